@@ -1,0 +1,132 @@
+"""What a check is: declared data plus a small, pure ``evaluate`` body.
+
+A check's probe (``probe = "toolchain.c_compiler"``: function ``c_compiler`` in
+``stackpeel/probes/toolchain.py``) runs in a child of the *target* interpreter and
+returns a dict of observed facts. ``evaluate`` runs in stackpeel's own process, turns
+those facts into a :class:`Verdict` and never touches the system. Keeping the two apart
+lets the runner isolate the dangerous part and lets tests feed recorded facts to
+``evaluate`` directly.
+
+Example::
+
+    class CCompiler(Check):
+        id = "toolchain.c_compiler"
+        title = "C compiler that Triton will use"
+        layer = "toolchain"
+        probe = "toolchain.c_compiler"
+
+        def evaluate(self, facts, ctx):
+            if not facts["compiler"]:
+                return ctx.fail("no C compiler", ctx.finding("no-c-compiler", "..."))
+            return ctx.ok(f"{facts['compiler']} works")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple
+
+from .. import codes as _codes
+from .. import remedies
+from ..model import Finding, Severity, Status
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    summary: str
+    findings: Tuple[Finding, ...] = ()
+    #: facts derived in evaluate, merged over the probe's facts in the result
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Context:
+    """What ``evaluate`` may look at: the host, the target, and the facts of the
+    checks it requires (``deps``). It also builds findings with remedies."""
+
+    def __init__(self, host: Mapping[str, Any], target: Mapping[str, Any], deps: Mapping[str, Mapping[str, Any]],
+                 dep_status: Optional[Mapping[str, Status]] = None):
+        self.host = host
+        self.target = target
+        self.deps = deps
+        self.dep_status = dep_status or {}
+
+    def dep(self, check_id: str) -> Mapping[str, Any]:
+        """Facts of a required check ({} when it produced none)."""
+        return self.deps.get(check_id) or {}
+
+    def finding(self, code: str, message: str, evidence: str = "", severity: Optional[Severity] = None,
+                **params: Any) -> Finding:
+        spec = _codes.get(code)
+        merged = {"python": self.target.get("python")}
+        merged.update(params)
+        return Finding(
+            code=code,
+            severity=severity or spec.severity,
+            title=spec.title,
+            message=message,
+            evidence=evidence or "",
+            remedy=remedies.build(code, self.host, merged),
+        )
+
+    # verdict helpers -------------------------------------------------------
+    @staticmethod
+    def ok(summary: str, **facts: Any) -> Verdict:
+        return Verdict(Status.PASS, summary, (), facts)
+
+    @staticmethod
+    def skip(summary: str, **facts: Any) -> Verdict:
+        return Verdict(Status.SKIP, summary, (), facts)
+
+    @staticmethod
+    def verdict(summary: str, *findings: Finding, **facts: Any) -> Verdict:
+        """FAIL if any finding is blocking, WARN if any is degraded, else PASS."""
+        sevs = {f.severity for f in findings}
+        if Severity.BLOCKING in sevs:
+            status = Status.FAIL
+        elif Severity.DEGRADED in sevs:
+            status = Status.WARN
+        else:
+            status = Status.PASS
+        return Verdict(status, summary, tuple(findings), facts)
+
+
+class Check:
+    """Base class of every check. Subclasses set the class attributes and ``evaluate``.
+
+    id        dotted, names the healthy state (``toolchain.c_compiler``); public API
+    title     one line for people
+    layer     one of :data:`stackpeel.registry.LAYERS`
+    requires  checks whose facts this one reads and whose failure would explain its own
+    gate      subset of ``requires`` that must pass (or warn) for the probe to run at all;
+              otherwise the result is ``blocked``
+    probe     "module.function" in ``stackpeel/probes``; None for checks that only
+              combine facts of their requirements
+    timeout   seconds before the probe is killed
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    layer: ClassVar[str]
+    requires: ClassVar[Tuple[str, ...]] = ()
+    gate: ClassVar[Tuple[str, ...]] = ()
+    probe: ClassVar[Optional[str]] = None
+    timeout: ClassVar[float] = 30.0
+    #: options the probe receives in its input (besides deps); override per check
+    probe_options: ClassVar[Dict[str, Any]] = {}
+
+    def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def describe(cls) -> Dict[str, Any]:
+        return {
+            "id": cls.id,
+            "title": cls.title,
+            "layer": cls.layer,
+            "requires": list(cls.requires),
+            "gate": list(cls.gate),
+            "probe": cls.probe,
+            "timeout": cls.timeout,
+            "doc": (cls.__doc__ or "").strip(),
+        }

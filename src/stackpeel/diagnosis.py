@@ -1,0 +1,101 @@
+"""From check results to root causes: a pure function over the dependency graph.
+
+A *problem* is a check that failed, was blocked, or warned. A problem's
+*explainers* are its nearest problem ancestors along ``requires`` (walking through
+checks that passed). A problem with no explainer is a **root cause**; every other
+problem is a **symptom**, listed under each root it traces back to, with the path
+from the root to it. Roots whose findings are blocking come first; roots that only
+degrade (performance, latent risks) are listed apart. Checks that ended in ``error``
+explain their dependants but are never called a root cause: stackpeel could not
+measure them, and says so instead.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from .model import CheckResult, Diagnosis, RootCause, Severity, Status, Symptom
+
+_PROBLEM = (Status.FAIL, Status.BLOCKED, Status.WARN, Status.ERROR)
+
+
+def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
+    """Nearest problem ancestors of ``rid``, in declaration order."""
+    found: List[str] = []
+    seen: Set[str] = set()
+    frontier = list(by_id[rid].requires)
+    while frontier:
+        nxt: List[str] = []
+        for aid in frontier:
+            if aid in seen or aid not in by_id:
+                continue
+            seen.add(aid)
+            if by_id[aid].status in _PROBLEM:
+                found.append(aid)
+            else:
+                nxt.extend(by_id[aid].requires)
+        frontier = nxt
+    return found
+
+
+def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) -> Diagnosis:
+    by_id = {r.id: r for r in results}
+    order = {r.id: i for i, r in enumerate(results)}
+    problems = [r.id for r in results if r.status in _PROBLEM]
+    explainers = {pid: _explainers(pid, by_id) for pid in problems}
+
+    # paths from each root to each problem; a problem with no explainer is its own root
+    paths: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+
+    def roots_of(pid: str, stack: Tuple[str, ...] = ()) -> Dict[str, Tuple[str, ...]]:
+        if pid in paths:
+            return paths[pid]
+        if pid in stack:  # registry forbids cycles; be safe anyway
+            return {}
+        out: Dict[str, Tuple[str, ...]] = {}
+        if not explainers[pid]:
+            out[pid] = (pid,)
+        for e in explainers[pid]:
+            for root, path in roots_of(e, stack + (pid,)).items():
+                cand = path + (pid,)
+                if root not in out or len(cand) < len(out[root]):
+                    out[root] = cand
+        paths[pid] = out
+        return out
+
+    for pid in problems:
+        roots_of(pid)
+
+    def layer_rank(rid: str) -> Tuple[int, int]:
+        layer = by_id[rid].layer
+        return (list(layer_order).index(layer) if layer in layer_order else len(layer_order), order[rid])
+
+    blocking: List[RootCause] = []
+    degraded: List[RootCause] = []
+    for rid in sorted((p for p in problems if not explainers[p]), key=layer_rank):
+        r = by_id[rid]
+        if r.status is Status.ERROR:
+            continue  # unmeasured: listed under errors, never a root cause
+        symptoms = sorted(
+            (Symptom(pid, paths[pid][rid]) for pid in problems if pid != rid and rid in paths[pid]),
+            key=lambda s: (len(s.path), order[s.check_id]),
+        )
+        if r.status is Status.WARN:
+            sev = Severity.DEGRADED
+            codes = tuple(f.code for f in r.findings if f.severity is Severity.DEGRADED)
+            degraded.append(RootCause(rid, codes, sev, tuple(symptoms)))
+        else:
+            sev = Severity.BLOCKING
+            codes = tuple(f.code for f in r.findings if f.severity is Severity.BLOCKING)
+            blocking.append(RootCause(rid, codes, sev, tuple(symptoms)))
+    errors = tuple(r.id for r in results if r.status is Status.ERROR)
+    return Diagnosis(tuple(blocking), tuple(degraded), errors)
+
+
+def root_of(diagnosis: Diagnosis, check_id: str) -> Optional[List[str]]:
+    """The root causes that explain ``check_id`` (itself, if it is a root)."""
+    out = []
+    for root in diagnosis.blocking + diagnosis.degraded:
+        if root.check_id == check_id or any(s.check_id == check_id for s in root.symptoms):
+            out.append(root.check_id)
+    return out or None

@@ -1,0 +1,51 @@
+"""The doctor as a library: pick the target, run the checks, diagnose, return a Report."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from typing import Mapping, Optional, Sequence
+
+from . import __version__, registry
+from .diagnosis import diagnose
+from .host import TargetError, default_python, detect, identify
+from .model import Report
+from .redact import redact_report_dict
+from .runner import run_checks
+from .runner.scheduler import ProgressFn
+
+__all__ = ["TargetError", "check"]
+
+
+def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence[str] = (),
+          env: Optional[Mapping[str, str]] = None, progress: Optional[ProgressFn] = None,
+          workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True) -> Report:
+    """Diagnose the stack of ``python`` (default: the active environment's interpreter).
+
+    ``env`` replaces the environment the probes run in (default: this process's).
+    Raises :class:`TargetError` if the interpreter cannot run, and
+    :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
+    """
+    environ = os.environ if env is None else env
+    if python:
+        target = {"python": python, "source": "--python"}
+    else:
+        target = default_python(environ)
+    target.update(identify(target["python"], env=env))
+    classes = registry.select(registry.load(plugins=plugins), only, skip)
+    host = detect(target["python"])
+    start = time.monotonic()
+    results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
+                         timeout_scale=timeout_scale)
+    report = Report(
+        tool_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        target=target,
+        host=host,
+        results=tuple(results),
+        diagnosis=diagnose(results, registry.LAYERS),
+        duration_s=time.monotonic() - start,
+    )
+    # secrets never leave this function, whatever the renderer
+    return Report.from_dict(redact_report_dict(report.to_dict(), environ))

@@ -1,0 +1,328 @@
+"""The data stackpeel passes between its layers: frozen dataclasses and enums.
+
+Checks produce :class:`CheckResult` objects, the diagnosis turns a list of them into a
+:class:`Diagnosis`, and renderers turn a :class:`Report` into text. Everything here
+serialises to plain JSON (``to_dict``) and back (``from_dict``) so reports can cross
+process boundaries and be pinned by the schema in ``docs/report.schema.json``.
+
+Statuses keep "the system is broken" apart from "the check is broken":
+
+==========  ===============================================================
+``pass``     the layer works as far as this check can tell
+``warn``     it works, but something degrades it (performance, a latent risk)
+``fail``     it is broken; findings say why
+``skip``     not applicable here (e.g. the library is not installed)
+``blocked``  not run: a prerequisite it cannot run without did not pass
+``error``    the check itself crashed, hung or printed junk (evidence kept)
+==========  ===============================================================
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    BLOCKED = "blocked"
+    ERROR = "error"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is.
+
+    ``blocking``: the stack does not work (a training run fails or silently runs the
+    wrong code path). ``degraded``: it works but slower, or will break under a foreseeable
+    change (a latent failure). ``info``: worth knowing, nothing to fix.
+    """
+
+    BLOCKING = "blocking"
+    DEGRADED = "degraded"
+    INFO = "info"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the ``stackpeel`` command.
+
+    OK: every check ran and no blocking problem was found.
+    PROBLEMS: at least one blocking problem was found, or a check could not complete
+    (``error``): stackpeel does not claim health it could not measure.
+    USAGE: bad command-line input, or stackpeel itself failed.
+    """
+
+    OK = 0
+    PROBLEMS = 1
+    USAGE = 2
+
+
+@dataclass(frozen=True)
+class Command:
+    """One copy-pasteable shell command, tagged with the tool it belongs to.
+
+    ``manager`` is one of ``apt``, ``dnf``, ``yum``, ``apk``, ``zypper``, ``pacman``,
+    ``conda``, ``pip``, ``shell``.
+    """
+
+    manager: str
+    command: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"manager": self.manager, "command": self.command}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Command":
+        return cls(manager=d["manager"], command=d["command"])
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """What to do: prose for people, commands for machines, kept apart."""
+
+    text: str
+    commands: Tuple[Command, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"text": self.text, "commands": [c.to_dict() for c in self.commands]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Remedy":
+        return cls(text=d["text"], commands=tuple(Command.from_dict(c) for c in d.get("commands", ())))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A verdict with a stable code.
+
+    ``message`` states the fact with the observed values and its consequence.
+    ``evidence`` is the original text verbatim (exception, compiler stderr, exit code),
+    the part libraries usually swallow.
+    """
+
+    code: str
+    severity: Severity
+    title: str
+    message: str
+    evidence: str = ""
+    remedy: Optional[Remedy] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "title": self.title,
+            "message": self.message,
+            "evidence": self.evidence,
+            "remedy": self.remedy.to_dict() if self.remedy else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+        return cls(
+            code=d["code"],
+            severity=Severity(d["severity"]),
+            title=d["title"],
+            message=d["message"],
+            evidence=d.get("evidence", ""),
+            remedy=Remedy.from_dict(d["remedy"]) if d.get("remedy") else None,
+        )
+
+
+@dataclass(frozen=True)
+class ProbeFailure:
+    """Why a check ended in ``error``: what the child process did instead of answering."""
+
+    reason: str  # "timeout", "signal", "exit", "no-output", "bad-output", "probe-exception", "evaluate-exception", "spawn"
+    exit_code: Optional[int] = None
+    signal: Optional[int] = None
+    timed_out: bool = False
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    detail: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ProbeFailure":
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__ if k in d})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    title: str
+    layer: str
+    status: Status
+    summary: str
+    facts: Dict[str, Any] = field(default_factory=dict)
+    findings: Tuple[Finding, ...] = ()
+    duration_s: float = 0.0
+    failure: Optional[ProbeFailure] = None
+    requires: Tuple[str, ...] = ()
+
+    @property
+    def worst_severity(self) -> Optional[Severity]:
+        order = [Severity.BLOCKING, Severity.DEGRADED, Severity.INFO]
+        for sev in order:
+            if any(f.severity is sev for f in self.findings):
+                return sev
+        return None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "layer": self.layer,
+            "status": self.status.value,
+            "summary": self.summary,
+            "facts": self.facts,
+            "findings": [f.to_dict() for f in self.findings],
+            "duration_s": round(self.duration_s, 4),
+            "failure": self.failure.to_dict() if self.failure else None,
+            "requires": list(self.requires),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CheckResult":
+        return cls(
+            id=d["id"],
+            title=d["title"],
+            layer=d["layer"],
+            status=Status(d["status"]),
+            summary=d.get("summary", ""),
+            facts=dict(d.get("facts") or {}),
+            findings=tuple(Finding.from_dict(f) for f in d.get("findings", ())),
+            duration_s=float(d.get("duration_s", 0.0)),
+            failure=ProbeFailure.from_dict(d["failure"]) if d.get("failure") else None,
+            requires=tuple(d.get("requires", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """A problem explained by a root cause; ``path`` runs from the root to this check."""
+
+    check_id: str
+    path: Tuple[str, ...]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"check": self.check_id, "path": list(self.path)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Symptom":
+        return cls(check_id=d["check"], path=tuple(d["path"]))
+
+
+@dataclass(frozen=True)
+class RootCause:
+    check_id: str
+    codes: Tuple[str, ...]
+    severity: Severity
+    symptoms: Tuple[Symptom, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "check": self.check_id,
+            "codes": list(self.codes),
+            "severity": self.severity.value,
+            "symptoms": [s.to_dict() for s in self.symptoms],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RootCause":
+        return cls(
+            check_id=d["check"],
+            codes=tuple(d["codes"]),
+            severity=Severity(d["severity"]),
+            symptoms=tuple(Symptom.from_dict(s) for s in d.get("symptoms", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Root causes first. ``blocking`` and ``degraded`` hold the roots of each kind;
+    ``errors`` lists checks that could not complete (the check broke, not the system)."""
+
+    blocking: Tuple[RootCause, ...] = ()
+    degraded: Tuple[RootCause, ...] = ()
+    errors: Tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.PROBLEMS if (self.blocking or self.errors) else ExitCode.OK
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "blocking": [r.to_dict() for r in self.blocking],
+            "degraded": [r.to_dict() for r in self.degraded],
+            "errors": list(self.errors),
+            "exit_code": int(self.exit_code),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Diagnosis":
+        return cls(
+            blocking=tuple(RootCause.from_dict(r) for r in d.get("blocking", ())),
+            degraded=tuple(RootCause.from_dict(r) for r in d.get("degraded", ())),
+            errors=tuple(d.get("errors", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_version: str
+    created: str
+    target: Dict[str, Any]
+    host: Dict[str, Any]
+    results: Tuple[CheckResult, ...]
+    diagnosis: Diagnosis
+    duration_s: float = 0.0
+    schema_version: int = SCHEMA_VERSION
+
+    def result(self, check_id: str) -> Optional[CheckResult]:
+        for r in self.results:
+            if r.id == check_id:
+                return r
+        return None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "tool": {"name": "stackpeel", "version": self.tool_version},
+            "created": self.created,
+            "duration_s": round(self.duration_s, 3),
+            "target": self.target,
+            "host": self.host,
+            "diagnosis": self.diagnosis.to_dict(),
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
+        return cls(
+            schema_version=int(d["schema_version"]),
+            tool_version=d["tool"]["version"],
+            created=d["created"],
+            duration_s=float(d.get("duration_s", 0.0)),
+            target=dict(d.get("target") or {}),
+            host=dict(d.get("host") or {}),
+            results=tuple(CheckResult.from_dict(r) for r in d["results"]),
+            diagnosis=Diagnosis.from_dict(d["diagnosis"]),
+        )
+
+
+def results_by_id(results: List[CheckResult]) -> Dict[str, CheckResult]:
+    return {r.id: r for r in results}

@@ -1,0 +1,20 @@
+"""Code that runs inside the *target* interpreter.
+
+Rules for every module here:
+
+- standard library only, and valid on Python 3.8 to 3.13 (no ``match``, no
+  ``X | Y`` annotations evaluated at runtime, no ``str.removeprefix``...);
+- never imported by stackpeel's own process as part of this package: the runner loads
+  each file by path inside a child process, under the module name
+  ``_stackpeel_probe_<name>``, so a probe named ``kernels`` cannot shadow a real
+  library of that name;
+- a probe is a function ``def name(inp: dict) -> dict``. ``inp["deps"]`` holds the facts of
+  the checks it requires, ``inp["options"]`` its check's options. It returns facts
+  (JSON-serialisable) and catches the failures it expects, recording them as facts
+  (exception type, message, stderr); an unexpected exception becomes an ``error``
+  result with its traceback;
+- shared helpers live in ``_common.py``; import it as
+  ``import _stackpeel_probe__common as common``.
+
+This file itself is never loaded in the target interpreter.
+"""

@@ -1,0 +1,122 @@
+"""Helpers shared by probes. Standard library only; Python 3.8+."""
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import traceback
+import warnings
+
+#: most characters of any one captured text kept in facts
+MAX_TEXT = 8000
+
+
+def clip(text, limit=MAX_TEXT):
+    """Keep the head and the tail of a long text, marking the cut."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = text.decode("utf-8", "replace")
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + "\n[... %d characters cut ...]\n" % (len(text) - limit) + text[-half:]
+
+
+def run(argv, timeout=20, env=None, cwd=None, input_text=None):
+    """Run a program; never raises. Returns a dict with rc, stdout, stderr, error."""
+    try:
+        proc = subprocess.run(
+            argv, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
+            input=input_text.encode() if input_text is not None else None,
+        )
+        return {"argv": list(argv), "rc": proc.returncode, "stdout": clip(proc.stdout), "stderr": clip(proc.stderr),
+                "error": None}
+    except subprocess.TimeoutExpired as exc:
+        return {"argv": list(argv), "rc": None, "stdout": clip(exc.stdout), "stderr": clip(exc.stderr),
+                "error": "timed out after %ss" % timeout}
+    except OSError as exc:
+        return {"argv": list(argv), "rc": None, "stdout": "", "stderr": "", "error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+def exc_facts(exc):
+    """An exception as facts: type, message, traceback (clipped), and its chain."""
+    chain = []
+    cur = exc.__cause__ or exc.__context__
+    while cur is not None and len(chain) < 5:
+        chain.append({"type": type(cur).__name__, "message": clip(str(cur), 2000)})
+        cur = cur.__cause__ or cur.__context__
+    return {
+        "type": type(exc).__name__,
+        "module": type(exc).__module__,
+        "message": clip(str(exc), 4000),
+        "traceback": clip("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)), 6000),
+        "chain": chain,
+    }
+
+
+@contextlib.contextmanager
+def recorded():
+    """Record warnings (all of them, every time) and stdout/stderr writes of the block.
+
+    Yields a dict that, after the block, holds ``warnings`` (category, message,
+    file, line), ``stdout`` and ``stderr``.
+    """
+    box = {"warnings": [], "stdout": "", "stderr": ""}
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old_out, old_err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = out, err
+        try:
+            yield box
+        finally:
+            sys.stdout, sys.stderr = old_out, old_err
+            box["stdout"] = clip(out.getvalue())
+            box["stderr"] = clip(err.getvalue())
+            seen = set()
+            for w in caught:
+                key = (w.category.__name__, str(w.message), w.filename, w.lineno)
+                if key in seen:
+                    continue
+                seen.add(key)
+                box["warnings"].append({"category": w.category.__name__, "message": clip(str(w.message), 2000),
+                                        "file": w.filename, "line": w.lineno})
+
+
+def dist_version(name):
+    """Installed distribution version without importing the package (None if absent)."""
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover - Python < 3.8
+        return None
+    try:
+        return metadata.version(name)
+    except Exception:
+        return None
+
+
+def find_spec_origin(name):
+    """Where a top-level module would be imported from, without importing it."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        locs = list(spec.submodule_search_locations)
+        return locs[0] if locs else spec.origin
+    return spec.origin
+
+
+def which(name, path=None):
+    import shutil
+    return shutil.which(name, path=path)
+
+
+def env_flag_names():
+    return sorted(os.environ)

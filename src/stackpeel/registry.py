@@ -1,0 +1,132 @@
+"""Collects check classes from the built-in modules and from plugins, and validates them.
+
+Built-in checks live in ``stackpeel/checks/<layer>.py`` and are listed in
+:data:`BUILTIN_MODULES`. Third-party packages add checks the same way, through the
+entry-point group ``stackpeel.checks`` whose value is a module: every :class:`Check`
+subclass defined there with an ``id`` is registered.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Dict, Iterable, List, Optional, Sequence, Type
+
+from .checks.base import Check
+
+#: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
+LAYERS = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+
+BUILTIN_MODULES = (
+    "stackpeel.checks.system",
+    "stackpeel.checks.gpu",
+    "stackpeel.checks.cuda",
+    "stackpeel.checks.torch_layer",
+    "stackpeel.checks.toolchain",
+    "stackpeel.checks.triton_layer",
+    "stackpeel.checks.kernels",
+    "stackpeel.checks.multi_gpu",
+)
+
+ENTRY_POINT_GROUP = "stackpeel.checks"
+
+
+class RegistryError(ValueError):
+    """A check declaration is invalid (duplicate id, unknown requirement, cycle...)."""
+
+
+def _checks_in(module) -> List[Type[Check]]:
+    found = []
+    for _, obj in inspect.getmembers(module, inspect.isclass):
+        if issubclass(obj, Check) and obj is not Check and obj.__module__ == module.__name__ and "id" in vars(obj):
+            found.append(obj)
+    return found
+
+
+def _plugin_modules() -> List[str]:
+    try:
+        from importlib.metadata import entry_points
+    except ImportError:  # pragma: no cover
+        return []
+    eps = entry_points()
+    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])
+    return [ep.value for ep in group]
+
+
+def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
+    """Check declarations and return them in dependency order (stable by layer)."""
+    by_id: Dict[str, Type[Check]] = {}
+    for cls in classes:
+        for attr in ("id", "title", "layer"):
+            if not getattr(cls, attr, None):
+                raise RegistryError(f"{cls.__qualname__} lacks {attr}")
+        if cls.id in by_id:
+            raise RegistryError(f"check id {cls.id!r} declared twice")
+        if cls.layer not in LAYERS:
+            raise RegistryError(f"{cls.id}: unknown layer {cls.layer!r}; one of {LAYERS}")
+        if not set(cls.gate) <= set(cls.requires):
+            raise RegistryError(f"{cls.id}: gate must be a subset of requires")
+        by_id[cls.id] = cls
+    for cls in classes:
+        for req in cls.requires:
+            if req not in by_id:
+                raise RegistryError(f"{cls.id} requires unknown check {req!r}")
+    # topological order, ties broken by layer then declaration order
+    order = {cls.id: i for i, cls in enumerate(classes)}
+    rank = lambda c: (LAYERS.index(c.layer), order[c.id])  # noqa: E731
+    done: Dict[str, bool] = {}
+    out: List[Type[Check]] = []
+
+    def visit(cls: Type[Check], stack: tuple) -> None:
+        if cls.id in stack:
+            raise RegistryError("dependency cycle: " + " -> ".join(stack + (cls.id,)))
+        if done.get(cls.id):
+            return
+        for req in sorted((by_id[r] for r in cls.requires), key=rank):
+            visit(req, stack + (cls.id,))
+        done[cls.id] = True
+        out.append(cls)
+
+    for cls in sorted(classes, key=rank):
+        visit(cls, ())
+    return out
+
+
+def load(modules: Optional[Iterable[str]] = None, plugins: bool = True) -> List[Type[Check]]:
+    """Import check modules and return their validated check classes."""
+    names = list(BUILTIN_MODULES if modules is None else modules)
+    if plugins and modules is None:
+        names += _plugin_modules()
+    classes: List[Type[Check]] = []
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name and name in BUILTIN_MODULES:
+                continue  # a layer with no checks yet
+            raise
+        classes.extend(_checks_in(module))
+    return validate(classes)
+
+
+def select(classes: Sequence[Type[Check]], only: Sequence[str] = (), skip: Sequence[str] = ()) -> List[Type[Check]]:
+    """Filter by id or layer. ``only`` pulls in the requirements of what it names, so a
+    selected check always sees its prerequisites' facts."""
+
+    def matches(cls: Type[Check], keys: Sequence[str]) -> bool:
+        return any(k == cls.id or k == cls.layer or cls.id.startswith(k + ".") for k in keys)
+
+    by_id = {c.id: c for c in classes}
+    unknown = [k for k in list(only) + list(skip) if not any(matches(c, [k]) for c in classes)]
+    if unknown:
+        raise RegistryError(f"no check or layer named {', '.join(map(repr, unknown))}; see `stackpeel list`")
+    chosen = [c for c in classes if not only or matches(c, only)]
+    wanted = {c.id for c in chosen}
+    stack = list(wanted)
+    while stack:
+        for req in by_id[stack.pop()].requires:
+            if req not in wanted:
+                wanted.add(req)
+                stack.append(req)
+    skipped = {c.id for c in classes if skip and matches(c, skip)}
+    return [c for c in classes if c.id in wanted and c.id not in skipped]

@@ -1,0 +1,67 @@
+"""Turn a finding code's fix into commands for *this* host.
+
+Pure functions: ``host`` is the dict that :func:`stackpeel.host.detect` returns
+(package manager, root or not, conda prefix of the target interpreter).
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Dict, List, Mapping, Optional
+
+from . import codes as _codes
+from .model import Command, Remedy
+
+#: how each system package manager installs packages, as a template
+INSTALL = {
+    "apt": "{sudo}apt-get update && {sudo}apt-get install -y {packages}",
+    "dnf": "{sudo}dnf install -y {packages}",
+    "yum": "{sudo}yum install -y {packages}",
+    "apk": "{sudo}apk add {packages}",
+    "zypper": "{sudo}zypper install -y {packages}",
+    "pacman": "{sudo}pacman -S --noconfirm {packages}",
+}
+#: managers that belong to the target environment rather than the OS
+ENV_MANAGERS = {
+    "conda": "conda install -y -p {conda_prefix} {packages}",
+    "pip": "{python} -m pip install {packages}",
+}
+
+
+def _fill(template: str, params: Mapping[str, Any]) -> Optional[str]:
+    """Format ``template`` with ``params``; None when a named param is missing or empty."""
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+    if any(params.get(n) in (None, "") and n != "sudo" for n in names):
+        return None
+    return template.format(**{n: params.get(n, "") for n in names})
+
+
+def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> Remedy:
+    """The remedy for ``code`` on ``host``, with observed values from ``params`` filled in."""
+    spec = _codes.get(code)
+    p: Dict[str, Any] = dict(host)
+    p.setdefault("sudo", "" if host.get("is_root") else "sudo ")
+    p.update(params or {})
+    commands: List[Command] = []
+
+    pm = host.get("pkg_manager")
+    if pm in spec.packages and pm in INSTALL:
+        pkgs = _fill(spec.packages[pm], p)
+        if pkgs:
+            commands.append(Command(pm, INSTALL[pm].format(sudo=p["sudo"], packages=pkgs)))
+    if host.get("conda_prefix") and "conda" in spec.packages:
+        pkgs = _fill(spec.packages["conda"], p)
+        if pkgs:
+            commands.append(Command("conda", ENV_MANAGERS["conda"].format(conda_prefix=host["conda_prefix"], packages=pkgs)))
+    if "pip" in spec.packages:
+        pkgs = _fill(spec.packages["pip"], p)
+        if pkgs and p.get("python"):
+            commands.append(Command("pip", ENV_MANAGERS["pip"].format(python=p["python"], packages=pkgs)))
+    for manager, template in spec.commands:
+        if manager in INSTALL and manager != pm:
+            continue  # another distro's command
+        cmd = _fill(template, p)
+        if cmd:
+            commands.append(Command(manager, cmd))
+    text = _fill(spec.fix, p) or spec.fix
+    return Remedy(text=text, commands=tuple(commands))

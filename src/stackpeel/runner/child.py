@@ -1,0 +1,158 @@
+"""Run one probe in a child of the target interpreter, and never trust it.
+
+Every subprocess rule of stackpeel lives here: argv lists (never a shell), the
+child's own session so a timeout kills its whole process group, stdout and stderr
+spooled to files (a child that prints megabytes costs disk, not memory), and the
+answer read from a file the child writes last, so junk on stdout cannot be mistaken
+for a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional
+
+from ..model import ProbeFailure
+
+PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
+
+#: Executed with ``python -c`` in the target interpreter (3.8+). Loads the probe module by
+#: path under a private name, runs it, writes the answer atomically, then leaves with
+#: os._exit so that no library's atexit hook or lingering thread can hang the child.
+BOOTSTRAP = r"""
+import sys, os, json, traceback, importlib.util
+d, mod, fn, inp_path, out_path = sys.argv[1:6]
+def _load(name):
+    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(d, name + ".py"))
+    m = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = m
+    spec.loader.exec_module(m)
+    return m
+try:
+    _load("_common")
+    with open(inp_path) as f:
+        inp = json.load(f)
+    res = {"ok": True, "facts": getattr(_load(mod), fn)(inp)}
+except BaseException as e:
+    res = {"ok": False, "type": type(e).__name__, "message": str(e)[:4000], "traceback": traceback.format_exc()[-8000:]}
+try:
+    data = json.dumps(res, default=repr)
+except Exception as e:
+    data = json.dumps({"ok": False, "type": type(e).__name__, "message": "facts not serialisable: %s" % e, "traceback": ""})
+with open(out_path + ".tmp", "w") as f:
+    f.write(data)
+os.replace(out_path + ".tmp", out_path)
+for s in (sys.stdout, sys.stderr):
+    try:
+        s.flush()
+    except Exception:
+        pass
+os._exit(0)
+"""
+
+TAIL_BYTES = 6000
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    facts: Optional[Dict[str, Any]]
+    failure: Optional[ProbeFailure]
+    duration_s: float
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+def _tail(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            if size > TAIL_BYTES:
+                f.seek(size - TAIL_BYTES)
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if size > TAIL_BYTES:
+        text = f"[... {size - TAIL_BYTES} bytes cut ...]" + text
+    return text
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
+              env: Optional[Mapping[str, str]] = None, probes_dir: Optional[Path] = None) -> ProbeAnswer:
+    """Run ``probe`` ("module.function") under ``python`` with ``inp`` as its input."""
+    module, _, function = probe.rpartition(".")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="stackpeel-") as tmp:
+        tmpdir = Path(tmp)
+        inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
+        out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
+        workdir = tmpdir / "cwd"
+        workdir.mkdir()
+        inp_path.write_text(json.dumps(inp))
+        argv = [python, "-c", BOOTSTRAP, str(probes_dir or PROBES_DIR), module, function, str(inp_path), str(out_path)]
+        timed_out = False
+        try:
+            with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe, cwd=workdir,
+                                        env=dict(env) if env is not None else None, start_new_session=True)
+                try:
+                    rc = proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    _kill_group(proc)
+                    rc = proc.wait()
+                else:
+                    _kill_group(proc)  # leftovers the probe started in its group
+        except OSError as exc:
+            return ProbeAnswer(None, ProbeFailure("spawn", detail=f"cannot start {python}: {exc}"),
+                               time.monotonic() - start)
+        duration = time.monotonic() - start
+        so, se = _tail(out_file), _tail(err_file)
+
+        def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:
+            return ProbeAnswer(None, ProbeFailure(reason, exit_code=exit_code, signal=sig, timed_out=timed_out,
+                                                  stdout_tail=so, stderr_tail=se, detail=detail), duration, so, se)
+
+        if timed_out:
+            return failed("timeout", f"probe {probe} did not finish within {timeout:g} s and was killed", None)
+        if rc is not None and rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
+        if not out_path.exists():
+            return failed("exit" if rc else "no-output",
+                          f"probe {probe} exited with status {rc} without writing its answer")
+        if out_path.stat().st_size > MAX_ANSWER_BYTES:
+            return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
+        try:
+            answer = json.loads(out_path.read_text(encoding="utf-8", errors="replace"))
+            ok = answer["ok"]
+        except (ValueError, KeyError, TypeError) as exc:
+            return failed("bad-output", f"probe {probe} wrote an unreadable answer: {exc}")
+        if not ok:
+            detail = f"{answer.get('type')}: {answer.get('message')}\n{answer.get('traceback', '')}".strip()
+            return failed("probe-exception", detail)
+        facts = answer.get("facts")
+        if not isinstance(facts, dict):
+            return failed("bad-output", f"probe {probe} returned {type(facts).__name__}, not a dict of facts")
+        return ProbeAnswer(facts, None, duration, so, se)
