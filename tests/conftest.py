@@ -1,0 +1,101 @@
+"""Shared fixtures.
+
+``stack_python``: a real virtualenv with CPU torch, triton, flash-linear-attention and
+transformers (``scripts/make-stack-venv`` builds it at ``.venv-stack``; override with
+``STACKPEEL_STACK_PYTHON``). Tests that need it fail loudly when it is missing under CI,
+and skip with the command to build it elsewhere.
+
+``other_pythons``: the interpreters of other minor versions (pyenv), to run probes under
+3.8 and 3.13 as well.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _stack_python():
+    env = os.environ.get("STACKPEEL_STACK_PYTHON")
+    if env:
+        return env
+    cand = ROOT / ".venv-stack" / "bin" / "python"
+    return str(cand) if cand.exists() else None
+
+
+@pytest.fixture(scope="session")
+def stack_python() -> str:
+    py = _stack_python()
+    if not py:
+        if os.environ.get("CI"):
+            pytest.fail("the stack venv is missing: .ci/run must build it (scripts/make-stack-venv)")
+        pytest.skip("no stack venv: run scripts/make-stack-venv (or set STACKPEEL_STACK_PYTHON)")
+    return py
+
+
+def find_python(minor: str):
+    """An interpreter of version ``minor`` (e.g. "3.8"), or None."""
+    exe = shutil.which(f"python{minor}")
+    if exe:
+        return exe
+    roots = [os.environ.get("PYENV_ROOT", ""), os.path.expanduser("~/.pyenv")]
+    for root in filter(None, roots):
+        hits = sorted(glob.glob(os.path.join(root, "versions", f"{minor}.*", "bin", "python")))
+        if hits:
+            return hits[-1]
+    return None
+
+
+@pytest.fixture(scope="session", params=["3.8", "3.13"])
+def other_python(request) -> str:
+    py = find_python(request.param)
+    if not py:
+        if os.environ.get("CI"):
+            pytest.fail(f"Python {request.param} not found; target code must be tested on it")
+        pytest.skip(f"Python {request.param} not installed")
+    return py
+
+
+@pytest.fixture
+def clean_env():
+    """The current environment minus variables that would change what checks see."""
+    env = dict(os.environ)
+    for k in ("CUDA_VISIBLE_DEVICES", "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
+              "TRITON_PTXAS_BLACKWELL_PATH", "CC", "PYTHONPATH"):
+        env.pop(k, None)
+    return env
+
+
+def no_compiler_path(tmp_path: Path) -> str:
+    """A directory of symlinks to every program on PATH except C compilers (GPU_NOTES recipe)."""
+    d = tmp_path / "nocc-bin"
+    d.mkdir(exist_ok=True)
+    banned = ("cc", "gcc", "g++", "c++", "c89", "c99", "cpp", "tcc", "x86_64-linux-gnu-gcc")
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isdir(entry):
+            continue
+        for name in os.listdir(entry):
+            if (name in banned or name.startswith("clang") or "-gcc" in name or name.startswith("gcc-")
+                    or name.startswith("g++") or "-g++" in name or name.endswith("-cc")):
+                continue
+            link = d / name
+            src = os.path.join(entry, name)
+            if not link.exists() and os.access(src, os.X_OK) and not os.path.isdir(src):
+                link.symlink_to(src)
+    return str(d)
+
+
+@pytest.fixture
+def nocc_env(tmp_path, clean_env):
+    """Environment with every C compiler removed from PATH and CC unset."""
+    env = dict(clean_env)
+    env["PATH"] = no_compiler_path(tmp_path)
+    env.pop("CC", None)
+    return env
