@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Type
 
 from . import __version__, registry
 from .diagnosis import diagnose
 from .host import TargetError, default_python, detect, identify
+from .checks.base import Check
 from .model import Report
 from .redact import redact_report_dict
 from .runner import run_checks
@@ -20,10 +21,12 @@ __all__ = ["TargetError", "check"]
 
 def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence[str] = (),
           env: Optional[Mapping[str, str]] = None, progress: Optional[ProgressFn] = None,
-          workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True) -> Report:
+          workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True,
+          checks: Optional[Sequence[Type[Check]]] = None) -> Report:
     """Diagnose the stack of ``python`` (default: the active environment's interpreter).
 
     ``env`` replaces the environment the probes run in (default: this process's).
+    ``checks`` replaces the registered checks (validated the same way).
     Raises :class:`TargetError` if the interpreter cannot run, and
     :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
     """
@@ -33,7 +36,8 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     else:
         target = default_python(environ)
     target.update(identify(target["python"], env=env))
-    classes = registry.select(registry.load(plugins=plugins), only, skip)
+    pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
+    classes = registry.select(pool, only, skip)
     host = detect(target["python"])
     start = time.monotonic()
     results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,

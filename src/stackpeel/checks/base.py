@@ -100,8 +100,8 @@ class Check:
     requires  checks whose facts this one reads and whose failure would explain its own
     gate      subset of ``requires`` that must pass (or warn) for the probe to run at all;
               otherwise the result is ``blocked``
-    probe     "module.function" in ``stackpeel/probes``; None for checks that only
-              combine facts of their requirements
+    probe     "module.function" in ``probes_dir`` (default ``stackpeel/probes``); None for
+              checks that only combine facts of their requirements
     timeout   seconds before the probe is killed
     """
 
@@ -112,6 +112,9 @@ class Check:
     gate: ClassVar[Tuple[str, ...]] = ()
     probe: ClassVar[Optional[str]] = None
     timeout: ClassVar[float] = 30.0
+    #: directory holding the probe module; None means stackpeel's own ``probes/``.
+    #: Plugins set it to a folder of their package (their probes can still use ``_common``).
+    probes_dir: ClassVar[Optional[str]] = None
     #: options the probe receives in its input (besides deps); override per check
     probe_options: ClassVar[Dict[str, Any]] = {}
 

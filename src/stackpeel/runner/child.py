@@ -28,15 +28,15 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
 BOOTSTRAP = r"""
 import sys, os, json, traceback, importlib.util
-d, mod, fn, inp_path, out_path = sys.argv[1:6]
-def _load(name):
-    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(d, name + ".py"))
+common_dir, d, mod, fn, inp_path, out_path = sys.argv[1:7]
+def _load(name, where=None):
+    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(where or d, name + ".py"))
     m = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = m
     spec.loader.exec_module(m)
     return m
 try:
-    _load("_common")
+    _load("_common", common_dir)
     with open(inp_path) as f:
         inp = json.load(f)
     res = {"ok": True, "facts": getattr(_load(mod), fn)(inp)}
@@ -107,7 +107,8 @@ def run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
         workdir = tmpdir / "cwd"
         workdir.mkdir()
         inp_path.write_text(json.dumps(inp))
-        argv = [python, "-c", BOOTSTRAP, str(probes_dir or PROBES_DIR), module, function, str(inp_path), str(out_path)]
+        argv = [python, "-c", BOOTSTRAP, str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function,
+                str(inp_path), str(out_path)]
         timed_out = False
         try:
             with open(out_file, "wb") as fo, open(err_file, "wb") as fe:

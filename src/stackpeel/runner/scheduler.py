@@ -53,7 +53,7 @@ def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapp
     facts: Dict[str, Any] = {}
     if cls.probe:
         inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id}
-        answer = run_probe(python, cls.probe, inp, cls.timeout * timeout_scale, env=env)
+        answer = run_probe(python, cls.probe, inp, cls.timeout * timeout_scale, env=env, probes_dir=cls.probes_dir)
         if answer.failure is not None:
             return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
                            answer.duration_s, failure=answer.failure)

@@ -1,0 +1,88 @@
+"""Probes that misbehave on purpose, for the runner's fault suite."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+
+def healthy(inp):
+    return {"value": 42, "deps_seen": sorted(inp.get("deps", {}))}
+
+
+def hang(inp):
+    while True:
+        time.sleep(1)
+
+
+def hang_ignoring_sigterm(inp):
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        time.sleep(1)
+
+
+def segfault(inp):
+    ctypes.string_at(0)
+
+
+def abort(inp):
+    os.abort()
+
+
+def exit_nonzero(inp):
+    os._exit(3)
+
+
+def sys_exit(inp):
+    sys.exit(4)
+
+
+def raises(inp):
+    raise RuntimeError("probe blew up on purpose")
+
+
+def junk_answer(inp):
+    out = sys.argv[6]
+    with open(out, "w") as f:
+        f.write("\x00\x01 this is not json {")
+    os._exit(0)
+
+
+def junk_stdout(inp):
+    sys.stdout.write("Internal Triton PTX codegen error\n" + "\x1b[31mgarbage\x1b[0m\n" * 100)
+    return {"printed": True}
+
+
+def megabytes(inp):
+    chunk = "x" * 1023 + "\n"
+    for _ in range(20 * 1024):  # 20 MiB on stdout
+        sys.stdout.write(chunk)
+    sys.stderr.write("the end of stderr\n")
+    return {"printed_mib": 20}
+
+
+def not_a_dict(inp):
+    return [1, 2, 3]
+
+
+def unserialisable(inp):
+    return {"obj": object()}
+
+
+def leaves_grandchild(inp):
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    return {"grandchild": p.pid}
+
+
+def echo_env(inp):
+    """Leaks every environment value into facts and stderr, as careless libraries do."""
+    sys.stderr.write("env dump: " + " ".join("%s=%s" % kv for kv in sorted(os.environ.items())) + "\n")
+    return {"env": dict(os.environ), "cmdline": "curl -H 'Authorization: Bearer %s'" % os.environ.get("HF_TOKEN", "")}
+
+
+def echo_env_and_crash(inp):
+    sys.stderr.write("token is %s\n" % os.environ.get("WANDB_API_KEY"))
+    sys.stderr.flush()
+    os.abort()

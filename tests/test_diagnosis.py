@@ -1,0 +1,100 @@
+"""Pure diagnosis: tables of results in, root causes and chains out."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.diagnosis import diagnose, root_of
+from stackpeel.model import CheckResult, ExitCode, Finding, Severity, Status
+
+LAYERS = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels")
+
+
+def res(cid, status, requires=(), sev=None, code=None):
+    findings = ()
+    if sev is not None:
+        findings = (Finding(code or cid.replace(".", "-"), sev, "t", "m"),)
+    return CheckResult(id=cid, title=cid, layer=cid.split(".")[0], status=status, summary="s", findings=findings,
+                       requires=tuple(requires))
+
+
+P, F, W, B, E, S = Status.PASS, Status.FAIL, Status.WARN, Status.BLOCKED, Status.ERROR, Status.SKIP
+BL, DG = Severity.BLOCKING, Severity.DEGRADED
+
+# the seed's cascade on a GPU machine: no compiler; everything above it fails
+SEED = [
+    res("gpu.kernel_driver", P),
+    res("cuda.driver_api", P, ["gpu.kernel_driver"]),
+    res("torch.cuda", P, ["cuda.driver_api"]),
+    res("toolchain.c_compiler", F, [], BL, "no-c-compiler"),
+    res("toolchain.python_headers", P),
+    res("toolchain.extension_build", F, ["toolchain.c_compiler", "toolchain.python_headers"], BL),
+    res("triton.import", P, ["torch.cuda"]),
+    res("triton.build", F, ["triton.import", "toolchain.extension_build"], BL),
+    res("triton.kernel_launch", F, ["triton.import", "triton.build", "torch.cuda"], BL),
+    res("kernels.fla", F, ["triton.kernel_launch"], BL, "fla-cpu-fallback"),
+    res("kernels.transformers_fast_path", W, ["kernels.fla"], DG),
+]
+
+
+def test_seed_cascade_has_one_root_and_a_chain():
+    d = diagnose(SEED, LAYERS)
+    assert [r.check_id for r in d.blocking] == ["toolchain.c_compiler"]
+    root = d.blocking[0]
+    assert root.codes == ("no-c-compiler",)
+    paths = {s.check_id: s.path for s in root.symptoms}
+    assert paths["kernels.fla"] == ("toolchain.c_compiler", "toolchain.extension_build", "triton.build",
+                                    "triton.kernel_launch", "kernels.fla")
+    # the degraded fast path is explained by the same root, not listed as its own
+    assert "kernels.transformers_fast_path" in paths
+    assert d.degraded == ()
+    assert d.exit_code is ExitCode.PROBLEMS
+
+
+def test_two_independent_roots_bottom_layer_first():
+    rs = [
+        res("gpu.kernel_driver", F, [], BL, "no-nvidia-driver"),
+        res("cuda.driver_api", F, ["gpu.kernel_driver"], BL),
+        res("toolchain.c_compiler", F, [], BL),
+        res("triton.kernel_launch", F, ["cuda.driver_api", "toolchain.c_compiler"], BL),
+    ]
+    d = diagnose(rs, LAYERS)
+    assert [r.check_id for r in d.blocking] == ["gpu.kernel_driver", "toolchain.c_compiler"]
+    # a symptom of both roots is listed under each
+    assert root_of(d, "triton.kernel_launch") == ["gpu.kernel_driver", "toolchain.c_compiler"]
+
+
+def test_problem_explained_through_passing_intermediate():
+    rs = [res("a.root", F, [], BL), res("b.mid", P, ["a.root"]), res("c.top", F, ["b.mid"], BL)]
+    d = diagnose(rs)
+    assert [r.check_id for r in d.blocking] == ["a.root"]
+    assert d.blocking[0].symptoms[0].path == ("a.root", "c.top")
+
+
+def test_degraded_root_is_listed_apart_and_exit_is_ok():
+    rs = [res("toolchain.nvcc", W, [], DG, "nvcc-missing"), res("system.platform", P)]
+    d = diagnose(rs)
+    assert d.blocking == () and [r.check_id for r in d.degraded] == ["toolchain.nvcc"]
+    assert d.exit_code is ExitCode.OK
+
+
+def test_error_is_never_a_root_but_fails_the_exit_code():
+    rs = [res("a.crashed", E), res("b.dep", B, ["a.crashed"])]
+    d = diagnose(rs)
+    assert d.blocking == () and d.errors == ("a.crashed",)
+    assert d.exit_code is ExitCode.PROBLEMS
+
+
+def test_healthy_and_skipped_is_clean():
+    rs = [res("a.x", P), res("b.y", S, ["a.x"])]
+    d = diagnose(rs)
+    assert d.blocking == d.degraded == d.errors == ()
+    assert d.exit_code is ExitCode.OK
+
+
+@pytest.mark.parametrize("status", [F, B])
+def test_blocked_or_failed_symptom_nests_under_its_gate(status):
+    rs = [res("triton.import", F, [], BL), res("triton.build", status, ["triton.import"])]
+    d = diagnose(rs)
+    assert [r.check_id for r in d.blocking] == ["triton.import"]
+    assert [s.check_id for s in d.blocking[0].symptoms] == ["triton.build"]

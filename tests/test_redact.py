@@ -1,0 +1,100 @@
+"""Secrets planted in the environment appear in no output format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel import engine, render
+from stackpeel.checks.base import Check
+from stackpeel.redact import redact_report_dict, scrub_text, secret_values
+
+FAULTS = str(Path(__file__).parent / "data" / "fault_probes")
+
+SECRETS = {
+    "HF_TOKEN": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123",
+    "WANDB_API_KEY": "0123456789abcdef0123456789abcdef01234567",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "MY_DB_PASSWORD": "correct-horse-battery",
+    "GITHUB_TOKEN": "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345",
+}
+
+
+class EchoEnv(Check):
+    id = "system.echo_env"
+    title = "leaky"
+    layer = "system"
+    probe = "faulty.echo_env"
+    probes_dir = FAULTS
+
+    def evaluate(self, facts, ctx):
+        return ctx.verdict("leaks", ctx.finding("libc-unsupported", "env: " + json.dumps(facts["env"]),
+                                                evidence=facts["cmdline"], observed=facts["env"].get("HF_TOKEN")))
+
+
+class EchoCrash(Check):
+    id = "system.echo_crash"
+    title = "leaky crash"
+    layer = "system"
+    probe = "faulty.echo_env_and_crash"
+    probes_dir = FAULTS
+
+    def evaluate(self, facts, ctx):  # pragma: no cover - never reached
+        return ctx.ok("")
+
+
+def _all_outputs(report):
+    return [render(report, "text", verbose=True), render(report, "json"), render(report, "markdown", verbose=True)]
+
+
+def test_planted_secrets_appear_in_no_format(clean_env):
+    env = dict(clean_env, **SECRETS)
+    report = engine.check(python=sys.executable, env=env, checks=[EchoEnv, EchoCrash])
+    outs = _all_outputs(report)
+    # the leaky probe really did see them (otherwise this test proves nothing)
+    assert "<redacted>" in outs[1]
+    for out in outs:
+        for name, value in SECRETS.items():
+            assert value not in out, f"{name} leaked"
+        assert "hf_AbCd" not in out
+
+
+def test_secret_shapes_are_caught_without_a_variable():
+    text = ("token=hf_AbCdEfGhIjKlMnOpQrStUvWx AKIAIOSFODNN7EXAMPLE sk-proj-abcdefghijklmnopqrstuv "
+            "https://user:s3cr3tpass@example.com/x Authorization: Bearer abcdefghijklmnopqrstuvwxyz")
+    out = scrub_text(text, [])
+    for leaked in ("hf_AbCd", "AKIAIOSFODNN7EXAMPLE", "sk-proj-abc", "s3cr3tpass", "abcdefghijklmnopqrstuvwxyz"):
+        assert leaked not in out
+    assert "https://<redacted>@example.com" in out and "Bearer <redacted>" in out
+
+
+def test_secret_names_and_harmless_names():
+    vals = secret_values({"HF_TOKEN": "abcd1234", "SSH_AUTH_SOCK": "/tmp/agent.sock", "PATH": "/usr/bin",
+                          "NCCL_IB_DISABLE": "1", "API_KEY": "xyzw9876", "TRITON_CACHE_AUTOTUNING": "1"})
+    assert set(vals) == {"abcd1234", "xyzw9876"}
+
+
+def test_identity_redaction_hides_user_home_host():
+    env = {"HOME": "/home/alice-research", "USER": "alice"}
+    data = {"a": "/home/alice-research/.triton/cache owned by alice"}
+    out = redact_report_dict(data, env, identity=True)
+    assert "alice" not in json.dumps(out)
+
+
+def test_cli_with_planted_secrets(clean_env, tmp_path):
+    env = dict(clean_env, **SECRETS)
+    env["CC"] = "/opt/" + SECRETS["MY_DB_PASSWORD"] + "/gcc"  # a secret inside a value a check reports
+    for fmt in ("text", "json", "markdown"):
+        out = tmp_path / f"r.{fmt}"
+        proc = subprocess.run([sys.executable, "-m", "stackpeel", "check", "--python", sys.executable, "--only",
+                               "system,toolchain", "--format", fmt, "-o", str(out), "--redact"],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode in (0, 1), proc.stderr
+        text = out.read_text() + proc.stdout + proc.stderr
+        for name, value in SECRETS.items():
+            assert value not in text, f"{name} leaked in {fmt}"

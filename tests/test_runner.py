@@ -1,0 +1,149 @@
+"""The runner against real misbehaving children: hangs, crashes, junk, floods."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stackpeel.checks.base import Check
+from stackpeel.diagnosis import diagnose
+from stackpeel.model import CheckResult, Report, Status
+from stackpeel.runner import run_checks, run_probe
+
+FAULTS = str(Path(__file__).parent / "data" / "fault_probes")
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "report.schema.json").read_text())
+HOST = {"pkg_manager": "apt", "is_root": True}
+TARGET = {"python": sys.executable}
+
+
+def make(check_id: str, probe_fn: str, timeout: float = 20.0, requires=(), gate=()):
+    attrs = dict(id=f"system.{check_id}", title=check_id.replace("_", " "), layer="system", probe=f"faulty.{probe_fn}",
+                 probes_dir=FAULTS, timeout=timeout, requires=tuple(requires), gate=tuple(gate))
+
+    def evaluate(self, facts, ctx):
+        return ctx.ok(f"answered {sorted(facts)}")
+
+    attrs["evaluate"] = evaluate
+    return type(f"C_{check_id}", (Check,), attrs)
+
+
+def run(*classes, workers=4):
+    return {r.id: r for r in run_checks(list(classes), sys.executable, HOST, TARGET, workers=workers)}
+
+
+def test_healthy_probe_answers_and_sees_dependency_facts():
+    a = make("a", "healthy")
+    b = make("b", "healthy", requires=("system.a",))
+    res = run(a, b)
+    assert res["system.a"].status is Status.PASS
+    assert res["system.a"].facts["value"] == 42
+    assert res["system.b"].facts["deps_seen"] == ["system.a"]
+
+
+@pytest.mark.parametrize("fn, reason, check", [
+    ("segfault", "signal", lambda f: f.signal == 11),
+    ("abort", "signal", lambda f: f.signal == 6),
+    ("exit_nonzero", "exit", lambda f: f.exit_code == 3),
+    ("sys_exit", "probe-exception", lambda f: "SystemExit" in f.detail),
+    ("raises", "probe-exception", lambda f: "probe blew up on purpose" in f.detail and "Traceback" in f.detail),
+    ("junk_answer", "bad-output", lambda f: "unreadable answer" in f.detail),
+    ("not_a_dict", "bad-output", lambda f: "list" in f.detail),
+])
+def test_misbehaving_probe_becomes_error_with_evidence(fn, reason, check):
+    res = run(make(fn, fn))[f"system.{fn}"]
+    assert res.status is Status.ERROR
+    assert res.failure is not None and res.failure.reason == reason
+    assert check(res.failure), res.failure
+
+
+def test_hang_is_killed_at_its_timeout_and_the_run_completes():
+    start = time.monotonic()
+    res = run(make("hang", "hang", timeout=1.5), make("stubborn", "hang_ignoring_sigterm", timeout=1.5),
+              make("fine", "healthy"))
+    elapsed = time.monotonic() - start
+    for cid in ("system.hang", "system.stubborn"):
+        assert res[cid].status is Status.ERROR
+        assert res[cid].failure.timed_out and res[cid].failure.reason == "timeout"
+    assert res["system.fine"].status is Status.PASS
+    # the deadline is the check's timeout, not forever (generous bound for a loaded 2-core box)
+    assert elapsed < 30
+
+
+def test_junk_on_stdout_does_not_spoil_the_answer():
+    res = run(make("junk_stdout", "junk_stdout"))["system.junk_stdout"]
+    assert res.status is Status.PASS and res.facts["printed"] is True
+
+
+def test_megabytes_of_output_are_spooled_not_kept():
+    answer = run_probe(sys.executable, "faulty.megabytes", {"deps": {}, "options": {}}, 60, probes_dir=FAULTS)
+    assert answer.failure is None and answer.facts == {"printed_mib": 20}
+    assert len(answer.stdout_tail) < 10_000
+    assert "the end of stderr" in answer.stderr_tail
+
+
+def test_unserialisable_facts_are_reprd_not_fatal():
+    res = run(make("unser", "unserialisable"))["system.unser"]
+    assert res.status is Status.PASS and res.facts["obj"].startswith("<object object")
+
+
+def test_grandchildren_are_killed_with_the_probe_group():
+    res = run(make("gc", "leaves_grandchild"))["system.gc"]
+    pid = res.facts["grandchild"]
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        # a killed child lingers as a zombie until its parent reaps it; zombies count as gone
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split()[2] == "Z":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("grandchild survived its probe")
+
+
+def test_missing_interpreter_is_an_error_not_an_exception():
+    classes = [make("a", "healthy")]
+    res = run_checks(classes, "/nonexistent/python", HOST, TARGET)
+    assert res[0].status is Status.ERROR and res[0].failure.reason == "spawn"
+
+
+def test_gate_blocks_and_skip_propagates():
+    bad = make("bad", "segfault")
+    gated = make("gated", "healthy", requires=("system.bad",), gate=("system.bad",))
+    ungated = make("ungated", "healthy", requires=("system.bad",))
+    res = run(bad, gated, ungated)
+    assert res["system.gated"].status is Status.BLOCKED
+    assert "system.bad" in res["system.gated"].summary
+    assert res["system.ungated"].status is Status.PASS
+
+
+def test_evaluate_bug_is_an_error_result():
+    cls = make("evalbug", "healthy")
+    cls.evaluate = lambda self, facts, ctx: 1 / 0
+    res = run(cls)["system.evalbug"]
+    assert res.status is Status.ERROR and res.failure.reason == "evaluate-exception"
+    assert "ZeroDivisionError" in res.failure.detail
+
+
+def test_fault_suite_report_validates_against_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    classes = [make(n, n, timeout=2) for n in ("healthy", "segfault", "abort", "junk_answer", "hang", "raises")]
+    results = run_checks(classes, sys.executable, HOST, TARGET, workers=6)
+    report = Report(tool_version="test", created="2026-01-01T00:00:00+00:00", target={"python": "x", "source": "PATH"},
+                    host=HOST, results=tuple(results), diagnosis=diagnose(results))
+    data = report.to_dict()
+    jsonschema.validate(data, SCHEMA)
+    assert int(data["diagnosis"]["exit_code"]) == 1
+    assert sorted(data["diagnosis"]["errors"]) == sorted(r.id for r in results if r.status is Status.ERROR)
+    # round trip
+    assert Report.from_dict(json.loads(json.dumps(data))).to_dict() == data
