@@ -29,21 +29,6 @@ def _root(report: Report, n: int, root: RootCause, out: List[str]) -> None:
             out.append("")
             out.extend(_fence(evidence_tail(f.evidence, 20)))
             out.append("")
-    rows = symptom_rows(report, root)
-    if rows:
-        out.append("Symptoms it explains:")
-        out.append("")
-        for depth, s in rows:
-            codes = ", ".join(f"`{f.code}`" for f in s.findings)
-            detail = s.findings[0].message if s.findings else s.summary
-            out.append("  " * (depth - 1) + f"- **{s.title}** ({s.status.value}{', ' + codes if codes else ''}): {detail}")
-            for f in s.findings:
-                if f.evidence:
-                    out.append("  " * depth + "```")
-                    out.extend("  " * depth + ln.replace("```", "ʼʼʼ") for ln in evidence_tail(f.evidence, 6))
-                    out.append("  " * depth + "```")
-                    break
-        out.append("")
     for f in findings:
         if f.remedy:
             out.append(f"**Fix:** {f.remedy.text}")
@@ -53,6 +38,22 @@ def _root(report: Report, n: int, root: RootCause, out: List[str]) -> None:
                 out.extend(c.command for c in f.remedy.commands)
                 out.append("```")
                 out.append("")
+    rows = symptom_rows(report, root)
+    if rows:
+        out.append("Symptoms it explains:")
+        out.append("")
+        for depth, s in rows:
+            codes = ", ".join(f"`{f.code}`" for f in s.findings)
+            detail = s.findings[0].message if s.findings else s.summary
+            title = s.findings[0].title if s.findings else s.title
+            out.append("  " * (depth - 1) + f"- **{title}** ({s.status.value}{', ' + codes if codes else ''}): {detail}")
+            for f in s.findings:
+                if f.evidence:
+                    out.append("  " * depth + "```")
+                    out.extend("  " * depth + ln.replace("```", "ʼʼʼ") for ln in evidence_tail(f.evidence, 6))
+                    out.append("  " * depth + "```")
+                    break
+        out.append("")
 
 
 def render_markdown(report: Report, verbose: bool = False) -> str:

@@ -23,9 +23,12 @@ class _Out:
     def style(self, text: str, name: str) -> str:
         return f"\x1b[{_COLORS[name]}m{text}\x1b[0m" if self.color and text else text
 
-    def mark(self, status: Status) -> str:
+    def mark(self, status: Status, pad: bool = False) -> str:
         uni, asc = STATUS_MARK[status]
-        return self.style(asc if self.ascii else uni, _STATUS_COLOR[status])
+        text = asc if self.ascii else uni
+        if pad:
+            text = text.ljust(max(len(a if self.ascii else u) for u, a in STATUS_MARK.values()))
+        return self.style(text, _STATUS_COLOR[status])
 
     def line(self, text: str = "") -> None:
         self.lines.append(text)
@@ -54,6 +57,12 @@ def _root(out: _Out, report: Report, n: int, root: RootCause, verbose: bool) -> 
             out.line("      Evidence:")
             for ln in evidence_tail(f.evidence, 12 if verbose else 6):
                 out.line("        | " + ln)
+    for f in findings:
+        if f.remedy:
+            out.line("      Fix:")
+            out.wrap(f.remedy.text, "        ")
+            for c in f.remedy.commands:
+                out.line(f"        $ {c.command}" + out.style(f"   # {c.manager}", "dim"))
     rows = symptom_rows(report, root)
     if rows:
         out.line(f"      Explains {len(rows)} symptom{'s' if len(rows) != 1 else ''}:")
@@ -61,7 +70,7 @@ def _root(out: _Out, report: Report, n: int, root: RootCause, verbose: bool) -> 
             pad = "        " + "   " * (depth - 1)
             arrow = "`-> " if out.ascii else "└─ "
             codes_s = ", ".join(f.code for f in s.findings)
-            label = f"{s.title}" + (f" [{codes_s}]" if codes_s else "")
+            label = (s.findings[0].title if s.findings else s.title) + (f" [{codes_s}]" if codes_s else "")
             out.line(f"{pad}{arrow}{out.mark(s.status)} {label}" + out.style(f"  ({s.id})", "dim"))
             detail = s.findings[0].message if s.findings else s.summary
             out.wrap(detail, pad + "     ")
@@ -70,12 +79,6 @@ def _root(out: _Out, report: Report, n: int, root: RootCause, verbose: bool) -> 
                     for ln in evidence_tail(f.evidence, 4 if not verbose else 10):
                         out.line(pad + "     | " + ln)
                     break
-    for f in findings:
-        if f.remedy:
-            out.line("      Fix:")
-            out.wrap(f.remedy.text, "        ")
-            for c in f.remedy.commands:
-                out.line(f"        $ {c.command}" + out.style(f"   # {c.manager}", "dim"))
     out.line()
 
 
@@ -84,7 +87,8 @@ def render_text(report: Report, width: int = 100, color: bool = False, ascii_onl
     out = _Out(width, color, ascii_only)
     target, host = header_facts(report)
     out.line(out.style(f"stackpeel {report.tool_version}", "bold") + f" diagnosed {target}")
-    out.line(f"Host: {host}. {len(report.results)} checks in {report.duration_s:.1f} s.")
+    n = len(report.results)
+    out.line(f"Host: {host}. {n} check{'s' if n != 1 else ''} in {report.duration_s:.1f} s.")
     out.line()
     d = report.diagnosis
     if d.blocking:
@@ -117,7 +121,7 @@ def render_text(report: Report, width: int = 100, color: bool = False, ascii_onl
     out.line(out.style("CHECKS", "bold"))
     idw = max((len(r.id) for r in report.results), default=10)
     for r in report.results:
-        out.line(f" {out.mark(r.status)} {r.id.ljust(idw)}  {r.summary}")
+        out.line(f" {out.mark(r.status, pad=True)} {r.id.ljust(idw)}  {r.summary}")
         if verbose:
             for f in r.findings:
                 if f.severity is Severity.INFO:

@@ -47,7 +47,8 @@ def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapp
         if dep.status is Status.SKIP:
             return _result(cls, Status.SKIP, f"not applicable: {req} was skipped ({dep.summary})")
         if dep.status not in OK_STATUSES:
-            return _result(cls, Status.BLOCKED, f"not run: it needs {req}, which is {dep.status.value}")
+            how = {Status.FAIL: "failed", Status.ERROR: "could not complete", Status.BLOCKED: "was blocked"}
+            return _result(cls, Status.BLOCKED, f"not run: it needs {req}, which {how[dep.status]}")
     deps = {req: done[req].facts for req in cls.requires if req in done}
     start = time.monotonic()
     facts: Dict[str, Any] = {}
