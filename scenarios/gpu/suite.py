@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""GPU fault-injection scenarios: break one thing, run `stackpeel check`, assert the root cause.
+
+Run on any NVIDIA machine, as root for the scenarios that need mounts:
+
+    python scenarios/gpu/suite.py --python /path/to/venv/bin/python --out results/
+
+Each scenario sets up its fault without damaging the machine (a PATH of symlinks without
+compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
+namespace that hides Python.h, an environment variable), runs
+`stackpeel check --format json` on the target interpreter, and checks the report:
+the expected root cause is named, its symptoms are attributed to it, and the evidence
+libraries swallowed is recovered. Some scenarios also run a user's program under the same
+fault to *prove* the claim stackpeel makes (e.g. that a warm cache hides a missing
+compiler until a new kernel signature appears).
+
+A scenario whose needs this machine cannot meet (no GPU, fewer GPUs, not root, no
+unshare, FLA not installed) is reported as `skip` with the reason, never as a pass.
+Exit status: 0 if no scenario failed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+USER_KERNEL = HERE / "user_kernel.py"
+
+COMPILER_NAMES = ("cc", "gcc", "g++", "c++", "c89", "c99", "cpp", "tcc")
+
+
+# --------------------------------------------------------------------------- environment helpers
+
+def symlink_path(exclude: Callable[[str], bool], where: Path, path: Optional[str] = None) -> str:
+    """A directory of symlinks to every program on PATH except the excluded names."""
+    where.mkdir(parents=True, exist_ok=True)
+    for entry in (path or os.environ.get("PATH", "")).split(os.pathsep):
+        if not entry or not os.path.isdir(entry):
+            continue
+        for name in sorted(os.listdir(entry)):
+            src = os.path.join(entry, name)
+            link = where / name
+            if exclude(name) or link.exists() or os.path.isdir(src) or not os.access(src, os.X_OK):
+                continue
+            link.symlink_to(src)
+    return str(where)
+
+
+def is_compiler(name: str) -> bool:
+    return (name in COMPILER_NAMES or name.startswith(("clang", "gcc-", "g++")) or "-gcc" in name
+            or "-g++" in name or name.endswith("-cc"))
+
+
+@dataclass
+class Machine:
+    """What this machine offers, measured once."""
+
+    python: str
+    gpus: int
+    is_root: bool
+    unshare: bool
+    fla: bool
+    triton_version: Optional[str]
+    include_dir: Optional[str]
+    ptxas: Optional[str]
+    cc_major: Optional[int]
+
+    @classmethod
+    def probe(cls, python: str) -> "Machine":
+        code = r"""
+import json, os, sys, sysconfig, importlib.util
+out = {"gpus": 0, "fla": importlib.util.find_spec("fla") is not None, "triton": None, "ptxas": None, "cc_major": None}
+scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else sysconfig._get_default_scheme()
+if scheme == "posix_local":
+    scheme = "posix_prefix"
+out["include"] = sysconfig.get_paths(scheme=scheme)["include"]
+spec = importlib.util.find_spec("triton")
+if spec and spec.submodule_search_locations:
+    d = list(spec.submodule_search_locations)[0]
+    p = os.path.join(d, "backends", "nvidia", "bin", "ptxas")
+    out["ptxas"] = p if os.path.exists(p) else None
+    try:
+        from importlib.metadata import version
+        out["triton"] = version("triton")
+    except Exception:
+        pass
+try:
+    import torch
+    if torch.cuda.is_available():
+        out["gpus"] = torch.cuda.device_count()
+        out["cc_major"] = torch.cuda.get_device_capability(0)[0]
+except Exception:
+    pass
+print(json.dumps(out))
+"""
+        env = dict(os.environ)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+        facts = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else {}
+        unshare = bool(shutil.which("unshare")) and subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True, timeout=30).returncode == 0
+        return cls(python=python, gpus=int(facts.get("gpus", 0)), is_root=os.geteuid() == 0, unshare=unshare,
+                   fla=bool(facts.get("fla")), triton_version=facts.get("triton"), include_dir=facts.get("include"),
+                   ptxas=facts.get("ptxas"), cc_major=facts.get("cc_major"))
+
+    def triton_at_most(self, major: int, minor: int) -> bool:
+        if not self.triton_version:
+            return False
+        parts = self.triton_version.split(".")
+        return (int(parts[0]), int(parts[1])) <= (major, minor)
+
+
+@dataclass
+class Setup:
+    env: Dict[str, str]
+    wrap: List[str] = field(default_factory=list)  # argv prefix (e.g. unshare + bind mount)
+
+
+@dataclass
+class Proof:
+    """A user's program run under the fault, with the outcome the report's claim implies."""
+
+    label: str
+    args: Sequence[str]
+    expect_ok: bool
+    expect_text: str = ""
+    only_if: Callable[[Machine], bool] = lambda m: m.gpus > 0
+
+
+@dataclass
+class Scenario:
+    name: str
+    about: str
+    setup: Callable[[Machine, Path], Setup]
+    needs: Callable[[Machine], Optional[str]] = lambda m: None  # reason to skip, or None
+    roots: Sequence[str] = ()  # finding codes that must be blocking root causes
+    forbid_roots: Sequence[str] = ()  # codes that must NOT be root causes
+    findings: Sequence[str] = ()  # codes that must appear somewhere in the report
+    symptoms: Dict[str, Sequence[str]] = field(default_factory=dict)  # root code -> check ids nested under it
+    evidence: Dict[str, Sequence[str]] = field(default_factory=dict)  # check id -> substrings of its evidence
+    no_blocking: bool = False
+    passes: Sequence[str] = ()  # check ids that must pass
+    warm_cache: bool = False  # warm TRITON_CACHE_DIR with the user's kernel (compiler present) first
+    proofs: Sequence[Proof] = ()
+
+
+# --------------------------------------------------------------------------- needs
+
+def need_gpu(n: int = 1):
+    def check(m: Machine) -> Optional[str]:
+        if m.gpus < n:
+            return f"needs {n} visible NVIDIA GPU(s); torch sees {m.gpus}"
+        return None
+    return check
+
+
+def need_all(*checks):
+    def check(m: Machine) -> Optional[str]:
+        for c in checks:
+            why = c(m)
+            if why:
+                return why
+        return None
+    return check
+
+
+def need_fla(m: Machine) -> Optional[str]:
+    return None if m.fla else "flash-linear-attention is not installed in the target environment"
+
+
+def need_unshare(m: Machine) -> Optional[str]:
+    if not m.is_root:
+        return "needs root for a private mount namespace"
+    return None if m.unshare else "unshare -m is not permitted here"
+
+
+# --------------------------------------------------------------------------- setups
+
+def base_env() -> Dict[str, str]:
+    env = dict(os.environ)
+    for k in ("TRITON_CACHE_DIR", "TRITON_HOME", "CUDA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH",
+              "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH"):
+        env.pop(k, None)
+    env.setdefault("NCCL_NVLS_ENABLE", "0")
+    return env
+
+
+def fresh_cache(env: Dict[str, str], tmp: Path) -> Dict[str, str]:
+    d = tmp / "fresh-cache"
+    d.mkdir(exist_ok=True)
+    env["TRITON_CACHE_DIR"] = str(d)
+    return env
+
+
+def healthy(m: Machine, tmp: Path) -> Setup:
+    return Setup(fresh_cache(base_env(), tmp))
+
+
+def no_compiler(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env.pop("CC", None)
+    env.pop("CXX", None)
+    env["PATH"] = symlink_path(is_compiler, tmp / "bin-nocc")
+    return Setup(env)
+
+
+def no_compiler_warm(m: Machine, tmp: Path) -> Setup:
+    env = base_env()
+    env.pop("CC", None)
+    env.pop("CXX", None)
+    env["TRITON_CACHE_DIR"] = str(tmp / "warm-cache")  # warmed by the runner before this setup's env is used
+    env["PATH"] = symlink_path(is_compiler, tmp / "bin-nocc")
+    return Setup(env)
+
+
+def no_file_warm(m: Machine, tmp: Path) -> Setup:
+    env = no_compiler_warm(m, tmp).env
+    env["PATH"] = symlink_path(lambda n: is_compiler(n) or n == "file", tmp / "bin-nocc-nofile")
+    return Setup(env)
+
+
+def no_file_with_compiler(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["PATH"] = symlink_path(lambda n: n == "file", tmp / "bin-nofile")
+    return Setup(env)
+
+
+def hide_python_h(m: Machine, tmp: Path) -> Setup:
+    empty = tmp / "empty-include"
+    empty.mkdir(exist_ok=True)
+    script = 'mount --bind "$0" "$1" && shift 2 && exec "$@"'
+    return Setup(fresh_cache(base_env(), tmp),
+                 ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(empty), str(m.include_dir)])
+
+
+def hide_gpus(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    return Setup(env)
+
+
+def ptxas_not_executable(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    bad = tmp / "ptxas-noexec"
+    if m.ptxas:
+        shutil.copyfile(m.ptxas, bad)
+    else:
+        bad.write_text("not a program\n")
+    bad.chmod(0o644)
+    # whichever variable applies to this Triton and arch, both point at the broken tool
+    env["TRITON_PTXAS_PATH"] = str(bad)
+    env["TRITON_PTXAS_BLACKWELL_PATH"] = str(bad)
+    return Setup(env)
+
+
+SCENARIOS: List[Scenario] = [
+    Scenario(
+        "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
+        healthy, need_gpu(), no_blocking=True, passes=["cuda.driver_api", "torch.cuda", "triton.kernel_launch"],
+        proofs=[Proof("user kernel runs", [], True, "user kernel OK")]),
+    Scenario(
+        "no-compiler", "every C compiler removed from PATH, CC unset, fresh Triton cache",
+        no_compiler, roots=["no-c-compiler"],
+        symptoms={"no-c-compiler": ["toolchain.extension_build", "triton.build", "triton.kernel_launch"]},
+        evidence={"triton.build": ["Failed to find C compiler"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "Failed to find C compiler")]),
+    Scenario(
+        "no-compiler-warm-cache",
+        "cache warmed with a compiler, then the compiler removed: the user's launch still works; stackpeel "
+        "reports the latent failure, and a new launcher signature (n == 1, Triton <= 3.6) proves it",
+        no_compiler_warm, need_gpu(), roots=["no-c-compiler"], findings=["triton-warm-cache-hides-compiler"],
+        warm_cache=True,
+        proofs=[Proof("same launch with the warm cache works", [], True, "user kernel OK"),
+                Proof("new launcher signature (n == 1) fails", ["--n1"], False, "Failed to find C compiler",
+                      only_if=lambda m: m.gpus > 0 and m.triton_at_most(3, 6))]),
+    Scenario(
+        "no-file-warm-cache",
+        "cache warmed with a compiler, then both the compiler and `file` removed: the cache key changes and "
+        "the warm cache silently goes cold",
+        no_file_warm, need_gpu(), roots=["no-c-compiler"], findings=["file-command-missing"], warm_cache=True,
+        proofs=[Proof("the identical launch now fails", [], False, "Failed to find C compiler")]),
+    Scenario(
+        "no-file", "`file` missing but a compiler present: degraded only (caches from other images go cold)",
+        no_file_with_compiler, need_gpu(), findings=["file-command-missing"], no_blocking=True),
+    Scenario(
+        "python-h-hidden", "Python.h hidden by an empty bind mount over the include dir (private mount namespace)",
+        hide_python_h, need_unshare, roots=["python-headers-missing"],
+        symptoms={"python-headers-missing": ["toolchain.extension_build", "triton.build"]}),
+    Scenario(
+        "cuda-visible-devices-empty", "CUDA_VISIBLE_DEVICES= (empty): the variable is the root cause, not 'no GPU'",
+        hide_gpus, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        evidence={"triton.kernel_launch": ["0 active drivers"]}),
+    Scenario(
+        "ptxas-not-executable", "TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH point at a non-executable ptxas",
+        ptxas_not_executable, need_gpu(), roots=["ptxas-unusable"]),
+    Scenario(
+        "fla-no-compiler", "the seed: FLA installed, no C compiler, fresh cache; FLA's 'roll back to CPU' is a "
+        "symptom and the exception it swallowed is recovered",
+        no_compiler, need_all(need_gpu(), need_fla), roots=["no-c-compiler"],
+        symptoms={"no-c-compiler": ["kernels.fla"]},
+        evidence={"kernels.fla": ["roll back to CPU", "Failed to find C compiler"]}),
+    Scenario(
+        "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
+        healthy, need_gpu(2), no_blocking=True,
+        passes=["multi_gpu.nccl", "multi_gpu.p2p", "multi_gpu.shm"]),
+]
+
+
+# --------------------------------------------------------------------------- running
+
+def stackpeel_argv(python: str, extra: Sequence[str] = ()) -> List[str]:
+    return [python, "-m", "stackpeel", "check", "--python", python, "--format", "json", *extra]
+
+
+def run(argv: Sequence[str], env: Dict[str, str], timeout: float) -> Tuple[int, str, str, float]:
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(list(argv), capture_output=True, text=True, env=env, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired as exc:
+        return -999, exc.stdout or "", f"timed out after {timeout}s", time.monotonic() - t0
+
+
+def judge(sc: Scenario, report: dict) -> List[str]:
+    """Everything the report gets wrong for this scenario (empty = pass)."""
+    problems = []
+    diag = report["diagnosis"]
+    root_codes = {c: r for r in diag["blocking"] for c in r["codes"]}
+    all_codes = {f["code"] for res in report["results"] for f in res["findings"]}
+    if sc.no_blocking and diag["blocking"]:
+        problems.append("expected no blocking root cause, got: " +
+                        ", ".join(f"{r['check']} {r['codes']}" for r in diag["blocking"]))
+    if sc.no_blocking and diag["errors"]:
+        problems.append(f"checks could not complete: {diag['errors']}")
+    for code in sc.roots:
+        if code not in root_codes:
+            problems.append(f"expected root cause {code}; roots were "
+                            f"{sorted(root_codes) or 'none'}")
+    for code in sc.forbid_roots:
+        if code in root_codes:
+            problems.append(f"{code} must not be a root cause here")
+    for code in sc.findings:
+        if code not in all_codes:
+            problems.append(f"expected finding {code} somewhere; found {sorted(all_codes)}")
+    for code, checks in sc.symptoms.items():
+        root = root_codes.get(code)
+        if root is None:
+            continue
+        nested = {s["check"] for s in root["symptoms"]}
+        for cid in checks:
+            if cid not in nested:
+                problems.append(f"{cid} should be a symptom of {code}; symptoms were {sorted(nested)}")
+    by_id = {r["id"]: r for r in report["results"]}
+    for cid in sc.passes:
+        status = by_id.get(cid, {}).get("status", "absent")
+        if status != "pass":
+            problems.append(f"{cid} should pass; it is {status}")
+    for cid, needles in sc.evidence.items():
+        res = by_id.get(cid)
+        text = "" if res is None else "\n".join(f["evidence"] + "\n" + f["message"] for f in res["findings"])
+        for needle in needles:
+            if needle not in text:
+                problems.append(f"{cid}: evidence lacks {needle!r}")
+    return problems
+
+
+def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[str, str],
+                 timeout: float) -> dict:
+    why = sc.needs(m)
+    if why:
+        return {"name": sc.name, "about": sc.about, "status": "skip", "reason": why}
+    tmp = workdir / sc.name
+    tmp.mkdir(parents=True, exist_ok=True)
+    record: dict = {"name": sc.name, "about": sc.about, "proofs": []}
+    if sc.warm_cache:
+        warm_env = base_env()
+        warm_env["TRITON_CACHE_DIR"] = str(tmp / "warm-cache")
+        rc, out, err, t = run([m.python, str(USER_KERNEL)], warm_env, timeout)
+        record["warm_up"] = {"rc": rc, "wall_s": round(t, 2), "tail": (out + err)[-800:]}
+        if rc != 0:
+            record.update(status="fail", problems=["could not warm the cache on the healthy machine"])
+            return record
+    setup = sc.setup(m, tmp)
+    env = dict(setup.env)
+    env["PYTHONPATH"] = stackpeel_env.get("PYTHONPATH", "")
+    argv = setup.wrap + stackpeel_argv(m.python)
+    rc, out, err, wall = run(argv, env, timeout)
+    record.update(command=" ".join(argv[-8:]), exit_code=rc, wall_s=round(wall, 2))
+    try:
+        report = json.loads(out)
+    except ValueError:
+        record.update(status="fail", problems=[f"stackpeel printed no JSON (exit {rc})"], stderr=err[-3000:])
+        return record
+    (tmp / "report.json").write_text(json.dumps(report, indent=1))
+    record["roots"] = [{"check": r["check"], "codes": r["codes"], "symptoms": [s["check"] for s in r["symptoms"]]}
+                       for r in report["diagnosis"]["blocking"]]
+    record["degraded"] = [{"check": r["check"], "codes": r["codes"]} for r in report["diagnosis"]["degraded"]]
+    record["errors"] = report["diagnosis"]["errors"]
+    record["per_check_s"] = {r["id"]: r["duration_s"] for r in report["results"]}
+    record["statuses"] = {r["id"]: r["status"] for r in report["results"]}
+    problems = judge(sc, report)
+    if rc != report["diagnosis"]["exit_code"]:
+        problems.append(f"exit code {rc} != report's {report['diagnosis']['exit_code']}")
+    for proof in sc.proofs:
+        if not proof.only_if(m):
+            record["proofs"].append({"label": proof.label, "status": "skip",
+                                     "reason": f"not applicable to triton {m.triton_version}"})
+            continue
+        prc, pout, perr, pt = run(setup.wrap + [m.python, str(USER_KERNEL), *proof.args], setup.env, timeout)
+        text = pout + perr
+        ok = (prc == 0) == proof.expect_ok and proof.expect_text in text
+        record["proofs"].append({"label": proof.label, "status": "pass" if ok else "fail", "rc": prc,
+                                 "wall_s": round(pt, 2), "tail": text.strip().splitlines()[-1:] if text else []})
+        if not ok:
+            problems.append(f"proof failed: {proof.label} (rc={prc}, expected "
+                            f"{'success' if proof.expect_ok else 'failure'} with {proof.expect_text!r})")
+    record["status"] = "fail" if problems else "pass"
+    record["problems"] = problems
+    return record
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--python", default=sys.executable, help="target interpreter (default: this one)")
+    ap.add_argument("--only", action="append", default=[], help="run only these scenarios (repeatable)")
+    ap.add_argument("--out", help="directory for summary.json and per-scenario reports")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per stackpeel run")
+    ap.add_argument("--list", action="store_true", help="list scenarios and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for sc in SCENARIOS:
+            print(f"{sc.name:<28} {sc.about}")
+        return 0
+    chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
+    unknown = set(args.only) - {s.name for s in SCENARIOS}
+    if unknown:
+        print(f"unknown scenario(s): {', '.join(sorted(unknown))}; see --list", file=sys.stderr)
+        return 2
+    m = Machine.probe(args.python)
+    print(f"machine: {m.gpus} GPU(s), triton {m.triton_version}, FLA {'yes' if m.fla else 'no'}, "
+          f"root {m.is_root}, unshare {m.unshare}", flush=True)
+    spenv = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]))}
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="stackpeel-scenarios-"))
+    out.mkdir(parents=True, exist_ok=True)
+    records = []
+    for sc in chosen:
+        rec = run_scenario(sc, m, out, spenv, args.timeout)
+        records.append(rec)
+        line = f"{rec['status'].upper():<5} {sc.name:<28}"
+        if rec["status"] == "skip":
+            line += f" skipped: {rec['reason']}"
+        else:
+            roots = "; ".join(f"{r['check']} {','.join(r['codes'])}" for r in rec.get("roots", [])) or "no blocking root"
+            line += f" {rec.get('wall_s', 0):6.1f}s  roots: {roots}"
+        print(line, flush=True)
+        for p in rec.get("problems", []):
+            print(f"      - {p}", flush=True)
+        for p in rec.get("proofs", []):
+            print(f"      proof {p['status']}: {p['label']}", flush=True)
+    summary = {"machine": vars(m), "scenarios": records}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    failed = [r["name"] for r in records if r["status"] == "fail"]
+    print(f"\n{sum(r['status'] == 'pass' for r in records)} passed, {len(failed)} failed, "
+          f"{sum(r['status'] == 'skip' for r in records)} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
