@@ -1,0 +1,243 @@
+"""The knowledge base of ``stackpeel explain``: log patterns mapped to finding codes.
+
+The entries live in ``knowledge.toml`` (data, not code; its header documents the
+fields). This module loads and validates them once and compiles the regexes:
+
+* one regex per pattern, searched in single log lines (``re.MULTILINE`` so ``$`` also
+  works inside a multi-line exception text handed to :func:`match_codes`);
+* one *gate* regex, the alternation of every pattern plus the structural markers the
+  parser needs, run once per log line: a line that misses the gate costs one search.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    try:
+        import tomli as _toml
+    except ImportError:  # pragma: no cover
+        _toml = None
+
+#: Layers from the bottom of the stack to the top (the order of ``stackpeel list``);
+#: "deepest first" sorts by this rank.
+LAYER_ORDER: Tuple[str, ...] = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+
+KINDS = ("root", "symptom")
+
+KB_PATH = Path(__file__).with_name("knowledge.toml")
+
+
+class KnowledgeError(ValueError):
+    """knowledge.toml is malformed (a bad regex, an unknown field, a missing key)."""
+
+
+def layer_rank(layer: str) -> int:
+    try:
+        return LAYER_ORDER.index(layer)
+    except ValueError:
+        return len(LAYER_ORDER)
+
+
+@dataclass(frozen=True)
+class Refine:
+    context: Pattern[str]
+    codes: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    patterns: Tuple[Pattern[str], ...]
+    layer: str
+    codes: Tuple[str, ...]
+    kind: str
+    weight: int
+    explanation: str
+    fix: str
+    links: Tuple[str, ...] = ()
+    could_be: Tuple[str, ...] = ()
+    refine: Tuple[Refine, ...] = ()
+    order: int = 0
+
+    @property
+    def is_root(self) -> bool:
+        return self.kind == "root"
+
+    def search(self, line: str) -> Optional["re.Match[str]"]:
+        for pat in self.patterns:
+            m = pat.search(line)
+            if m:
+                return m
+        return None
+
+    def codes_for(self, context: str) -> Tuple[str, ...]:
+        """The codes this entry stands for, given the text around the matching line."""
+        for rule in self.refine:
+            if rule.context.search(context):
+                return rule.codes
+        return self.codes
+
+    def all_codes(self) -> Tuple[str, ...]:
+        seen: Dict[str, None] = {}
+        for c in self.codes + self.could_be + tuple(c for r in self.refine for c in r.codes):
+            seen.setdefault(c, None)
+        return tuple(seen)
+
+    def sort_key(self) -> Tuple[int, int, int]:
+        """Deepest first: root causes before symptoms, then by layer, then KB order."""
+        return (0 if self.is_root else 1, layer_rank(self.layer), self.order)
+
+
+_ALLOWED = {"id", "patterns", "layer", "codes", "kind", "weight", "explanation", "fix", "links", "could_be",
+            "refine"}
+
+#: Structural markers the parser needs to see even when no entry matches.
+STRUCTURAL = (
+    r"Traceback \(most recent call last\)",
+    r"During handling of the above exception",
+    r"The above exception was the direct cause",
+    r"Warning: ",
+    r"\berror\b",
+    r"Error\b",
+    r"Exception\b",
+    r"NCCL WARN",
+    r"fatal",
+    r"FAILED",
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    entries: Tuple[Entry, ...]
+    #: finding code -> check id that confirms it live
+    checks: Mapping[str, str] = field(default_factory=dict)
+    version: int = 1
+
+    @functools.cached_property
+    def gate(self) -> Pattern[str]:
+        parts = [p.pattern for e in self.entries for p in e.patterns] + list(STRUCTURAL)
+        return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
+
+    @functools.cached_property
+    def entry_gate(self) -> Pattern[str]:
+        """Only the entries' patterns (no structural markers)."""
+        return re.compile("|".join(f"(?:{p.pattern})" for e in self.entries for p in e.patterns), re.MULTILINE)
+
+    def by_id(self, entry_id: str) -> Entry:
+        for e in self.entries:
+            if e.id == entry_id:
+                return e
+        raise KeyError(entry_id)
+
+    def referenced_codes(self) -> Tuple[str, ...]:
+        seen: Dict[str, None] = {}
+        for e in self.entries:
+            for c in e.all_codes():
+                seen.setdefault(c, None)
+        for c in self.checks:
+            seen.setdefault(c, None)
+        return tuple(seen)
+
+    def match_line(self, line: str) -> List[Entry]:
+        """Entries whose patterns match ``line`` (in KB order)."""
+        return [e for e in self.entries if e.search(line)]
+
+
+def _compile(pattern: str, where: str) -> Pattern[str]:
+    try:
+        return re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise KnowledgeError(f"{where}: bad regex {pattern!r}: {exc}") from None
+
+
+def parse_kb(data: Mapping) -> KnowledgeBase:
+    entries: List[Entry] = []
+    seen = set()
+    for i, raw in enumerate(data.get("entry", ())):
+        where = f"knowledge.toml entry #{i + 1} ({raw.get('id', '?')})"
+        unknown = set(raw) - _ALLOWED
+        if unknown:
+            raise KnowledgeError(f"{where}: unknown field(s) {sorted(unknown)}")
+        for key in ("id", "patterns", "layer", "codes", "kind", "explanation", "fix"):
+            if not raw.get(key):
+                raise KnowledgeError(f"{where}: missing {key!r}")
+        if raw["id"] in seen:
+            raise KnowledgeError(f"{where}: duplicate id")
+        seen.add(raw["id"])
+        if raw["kind"] not in KINDS:
+            raise KnowledgeError(f"{where}: kind must be one of {KINDS}")
+        if raw["layer"] not in LAYER_ORDER:
+            raise KnowledgeError(f"{where}: unknown layer {raw['layer']!r}")
+        weight = int(raw.get("weight", 2))
+        if not 1 <= weight <= 3:
+            raise KnowledgeError(f"{where}: weight must be 1..3")
+        refine = tuple(
+            Refine(_compile(r["context"], where), tuple(r["codes"])) for r in raw.get("refine", ())
+        )
+        entries.append(Entry(
+            id=raw["id"],
+            patterns=tuple(_compile(p, where) for p in raw["patterns"]),
+            layer=raw["layer"],
+            codes=tuple(raw["codes"]),
+            kind=raw["kind"],
+            weight=weight,
+            explanation=raw["explanation"].strip(),
+            fix=raw["fix"].strip(),
+            links=tuple(raw.get("links", ())),
+            could_be=tuple(raw.get("could_be", ())),
+            refine=refine,
+            order=i,
+        ))
+    checks = dict(data.get("checks", {}))
+    return KnowledgeBase(entries=tuple(entries), checks=checks, version=int(data.get("version", 1)))
+
+
+@functools.lru_cache(maxsize=None)
+def load(path: Optional[str] = None) -> KnowledgeBase:
+    """The knowledge base (cached). ``path`` overrides the bundled knowledge.toml."""
+    if _toml is None:  # pragma: no cover
+        raise KnowledgeError("reading knowledge.toml needs Python 3.11+ or the 'tomli' package")
+    p = Path(path) if path else KB_PATH
+    with open(p, "rb") as f:
+        data = _toml.load(f)
+    return parse_kb(data)
+
+
+def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:
+    """The finding codes whose patterns match ``text``, deepest first.
+
+    Root causes come before symptoms, lower layers before higher ones. ``text`` may be
+    one line or a whole exception text; refinements (e.g. "no kernel image" inside
+    causal_conv1d -> ``extension-arch-missing``) are judged on ``text`` itself.
+    Never raises for any string input.
+    """
+    if not isinstance(text, str) or not text:
+        return []
+    kb = kb or load()
+    if not kb.entry_gate.search(text):
+        return []
+    hits: List[Tuple[Tuple[int, int, int], Tuple[str, ...]]] = []
+    for e in kb.entries:
+        if e.search(text):
+            hits.append((e.sort_key(), e.codes_for(text)))
+    out: Dict[str, None] = {}
+    for _, codes in sorted(hits, key=lambda h: h[0]):
+        for c in codes:
+            out.setdefault(c, None)
+    return list(out)
+
+
+def codes_of_entries(entries: Sequence[Entry], context: str = "") -> List[str]:
+    out: Dict[str, None] = {}
+    for e in sorted(entries, key=Entry.sort_key):
+        for c in e.codes_for(context):
+            out.setdefault(c, None)
+    return list(out)
