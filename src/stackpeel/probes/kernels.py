@@ -1,0 +1,307 @@
+"""Kernel libraries: flash-linear-attention, causal-conv1d, and what transformers binds.
+Standard library only; Python 3.8+.
+
+Each probe imports the library the way a training script does (torch first, warnings
+recorded, a fresh ``TRITON_CACHE_DIR`` so a warm cache cannot make a broken toolchain look
+healthy) and then recovers what the library swallowed by calling the same entry point
+directly.
+"""
+
+import importlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import _stackpeel_probe__common as common
+
+FLA_DISTS = ("fla-core", "flash-linear-attention")
+FLA_FALLBACK_TEXT = "roll back to CPU"
+CAUSAL_CONV1D_DISTS = ("causal-conv1d", "causal_conv1d")
+#: version tag of causal-conv1d's prebuilt wheels, e.g. 1.7.0+cu13torch2.11cxx11abiTRUE
+CC1D_TAG = re.compile(r"\+cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.I)
+
+#: transformers model modules with gated-delta-net layers, newest first
+GDN_MODULES = ("transformers.models.qwen3_next.modeling_qwen3_next",
+               "transformers.models.qwen3_5.modeling_qwen3_5")
+#: transformers <= 5.14: module-level names of the fast-path functions
+LEGACY_FAST_NAMES = ("causal_conv1d_fn", "causal_conv1d_update", "chunk_gated_delta_rule",
+                     "fused_recurrent_gated_delta_rule")
+
+
+def _fresh_triton_cache():
+    tmp = tempfile.mkdtemp(prefix="stackpeel-kernels-")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton-cache")
+    return tmp
+
+
+def _version_tuple(text):
+    out = []
+    for part in re.split(r"[.+]", str(text or "")):
+        m = re.match(r"(\d+)", part)
+        if not m:
+            break
+        out.append(int(m.group(1)))
+    return tuple(out)
+
+
+def _dists(names):
+    return {n: common.dist_version(n) for n in names if common.dist_version(n)}
+
+
+def _torch_facts(facts):
+    """Import torch (as the libraries do first) and record what it says about CUDA."""
+    try:
+        import torch
+    except Exception as exc:
+        facts["torch_error"] = common.exc_facts(exc)
+        return None
+    facts["torch_version"] = torch.__version__
+    facts["torch_cuda"] = getattr(torch.version, "cuda", None)
+    try:
+        facts["cuda_available"] = bool(torch.cuda.is_available())
+        facts["device_count"] = int(torch.cuda.device_count())
+    except Exception as exc:
+        facts["cuda_available"] = False
+        facts["cuda_error"] = common.exc_facts(exc)
+    return torch
+
+
+# --------------------------------------------------------------------------- kernels.fla
+
+def fla_facts(inp):
+    dists = _dists(FLA_DISTS)
+    facts = {"installed": bool(dists), "dists": dists,
+             "version": dists.get("fla-core") or dists.get("flash-linear-attention"),
+             "spec": common.find_spec_origin("fla"), "triton_installed": common.find_spec_origin("triton") is not None,
+             "torch_installed": common.find_spec_origin("torch") is not None,
+             "triton_version": common.dist_version("triton"), "device": None, "device_platform": None,
+             "device_name": None, "device_torch_lib": None, "IS_NVIDIA": None, "import_error": None,
+             "swallowed": None, "target": None, "fallback_warnings": [], "cuda_available": None}
+    if not dists and not facts["spec"]:
+        return facts
+    tmp = _fresh_triton_cache()
+    facts["triton_cache_dir"] = os.environ["TRITON_CACHE_DIR"]
+    try:
+        with common.recorded() as box:
+            torch = _torch_facts(facts)
+            try:
+                importlib.import_module("fla.utils")
+                fu = sys.modules["fla.utils"]
+            except Exception as exc:
+                facts["import_error"] = common.exc_facts(exc)
+                facts["import_error"]["missing_module"] = getattr(exc, "name", None)
+                fu = None
+            if fu is not None:
+                for name in ("device", "device_platform", "device_name", "IS_NVIDIA", "IS_NVIDIA_HOPPER",
+                             "IS_NVIDIA_BLACKWELL", "IS_TF32_SUPPORTED"):
+                    value = getattr(fu, name, None)
+                    facts[name] = value if isinstance(value, (str, bool, int, type(None))) else repr(value)
+                lib = getattr(fu, "device_torch_lib", None)
+                facts["device_torch_lib"] = getattr(lib, "__name__", repr(lib)) if lib is not None else None
+                # the entry point FLA's get_available_device() calls: re-run it to get what FLA swallowed
+                try:
+                    import triton
+                    target = triton.runtime.driver.active.get_current_target()
+                    facts["target"] = {"backend": getattr(target, "backend", None),
+                                       "arch": getattr(target, "arch", None)}
+                except Exception as exc:
+                    facts["swallowed"] = common.exc_facts(exc)
+                if torch is not None and facts.get("cuda_available"):
+                    try:
+                        facts["gpu_name"] = torch.cuda.get_device_name(0)
+                    except Exception:
+                        pass
+        facts["fallback_warnings"] = [w for w in box["warnings"] if FLA_FALLBACK_TEXT in w["message"]]
+        facts["other_warnings"] = [w for w in box["warnings"] if FLA_FALLBACK_TEXT not in w["message"]][:10]
+        facts["stderr"] = common.clip(box["stderr"], 3000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+# --------------------------------------------------------------------------- kernels.causal_conv1d
+
+def _demangle(symbol):
+    if not symbol or not common.which("c++filt"):
+        return None
+    res = common.run(["c++filt", symbol], timeout=10)
+    out = (res.get("stdout") or "").strip()
+    return out if res.get("rc") == 0 and out and out != symbol else None
+
+
+def causal_conv1d_facts(inp):
+    dists = _dists(CAUSAL_CONV1D_DISTS)
+    version = next(iter(dists.values()), None)
+    facts = {"installed": False, "version": version, "package": common.find_spec_origin("causal_conv1d"),
+             "extension": common.find_spec_origin("causal_conv1d_cuda"), "import_error": None,
+             "undefined_symbol": None, "undefined_symbol_demangled": None, "tag": None, "imported": False}
+    facts["installed"] = bool(version or facts["package"])
+    if not facts["installed"]:
+        return facts
+    m = CC1D_TAG.search(version or "")
+    if m:
+        facts["tag"] = {"cuda_major": int(m.group(1)), "torch": m.group(2), "cxx11abi": m.group(3).upper() == "TRUE"}
+    tmp = _fresh_triton_cache()
+    try:
+        with common.recorded() as box:
+            torch = _torch_facts(facts)
+            if torch is not None:
+                try:
+                    facts["torch_cxx11abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+                except Exception:
+                    facts["torch_cxx11abi"] = None
+            try:
+                mod = importlib.import_module("causal_conv1d")
+                facts["imported"] = True
+                facts["has_fn"] = callable(getattr(mod, "causal_conv1d_fn", None))
+            except Exception as exc:
+                err = common.exc_facts(exc)
+                err["missing_module"] = getattr(exc, "name", None)
+                facts["import_error"] = err
+                sym = re.search(r"undefined symbol: (\S+)", err["message"])
+                if sym:
+                    facts["undefined_symbol"] = sym.group(1)
+                    facts["undefined_symbol_demangled"] = _demangle(sym.group(1))
+            if facts["imported"] and facts.get("has_fn") and facts.get("cuda_available"):
+                facts["gpu_call"] = _causal_conv1d_gpu_call(torch, mod)
+        facts["warnings"] = box["warnings"][:10]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _causal_conv1d_gpu_call(torch, mod):
+    """One tiny call on the GPU, against the definition: reveals missing arch code (C6)."""
+    out = {"ok": False}
+    try:
+        import torch.nn.functional as F
+        batch, dim, seqlen, width = 1, 8, 16, 4
+        x = torch.arange(batch * dim * seqlen, dtype=torch.float32).reshape(batch, dim, seqlen) / 100.0
+        w = torch.arange(dim * width, dtype=torch.float32).reshape(dim, width) / 50.0
+        expected = F.conv1d(x, w.unsqueeze(1), padding=width - 1, groups=dim)[..., :seqlen]
+        got = mod.causal_conv1d_fn(x.cuda(), w.cuda(), None, activation=None)
+        torch.cuda.synchronize()
+        out["max_abs_err"] = float((got.float().cpu() - expected).abs().max().item())
+        out["ok"] = out["max_abs_err"] < 1e-3
+    except Exception as exc:
+        out["error"] = common.exc_facts(exc)
+    return out
+
+
+# --------------------------------------------------------------------------- kernels.transformers_fast_path
+
+def _find_binding(fn, depth=0):
+    """The closure of transformers' hub-kernel fallback wrapper: (implementation, torch_function, cells)."""
+    if depth > 4 or not callable(fn):
+        return None
+    code = getattr(fn, "__code__", None)
+    closure = getattr(fn, "__closure__", None) or ()
+    if code is not None and closure:
+        cells = {}
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                cells[name] = cell.cell_contents
+            except ValueError:
+                continue
+        if "implementation" in cells and "torch_function" in cells:
+            return cells
+        for value in cells.values():
+            if callable(value) and value is not fn:
+                found = _find_binding(value, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def _describe(fn):
+    if fn is None:
+        return None
+    return "%s.%s" % (getattr(fn, "__module__", "?"), getattr(fn, "__qualname__", getattr(fn, "__name__", "?")))
+
+
+def _why_unavailable(module_names):
+    """Import what transformers tried to import and keep the exception it swallowed."""
+    for name in module_names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            err = common.exc_facts(exc)
+            err["module"] = name
+            return err
+    return None
+
+
+def transformers_facts(inp):
+    version = common.dist_version("transformers")
+    facts = {"installed": bool(version), "version": version, "model_module": None, "bindings": [],
+             "legacy": None, "import_error": None, "cuda_available": None,
+             "fla_dists": _dists(FLA_DISTS), "causal_conv1d_version": next(iter(_dists(CAUSAL_CONV1D_DISTS).values()),
+                                                                            None)}
+    if not version:
+        return facts
+    options = inp.get("options") or {}
+    modules = options.get("modules") or GDN_MODULES
+    tmp = _fresh_triton_cache()
+    try:
+        with common.recorded() as box:
+            torch = _torch_facts(facts)
+            mod = None
+            for name in modules:
+                try:
+                    import importlib.util
+                    if importlib.util.find_spec(name) is None:
+                        continue
+                except Exception:
+                    continue
+                facts["model_module"] = name
+                try:
+                    mod = importlib.import_module(name)
+                except Exception as exc:
+                    facts["import_error"] = common.exc_facts(exc)
+                break
+            if mod is not None:
+                _read_bindings(mod, facts)
+        facts["warnings"] = [w for w in box["warnings"]][:10]
+        facts["stderr"] = common.clip(box["stderr"], 3000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if torch is None:
+        facts["cuda_available"] = None
+    return facts
+
+
+def _read_bindings(mod, facts):
+    mappings = {}
+    try:
+        hub = importlib.import_module("transformers.integrations.hub_kernels")
+        mappings = dict(getattr(hub, "_KERNELS_INTERNAL_PATH_MAPPINGS", {}) or {})
+    except Exception:
+        pass
+    for attr, value in sorted(vars(mod).items()):
+        if not callable(value) or getattr(value, "__module__", None) != mod.__name__:
+            continue
+        cells = _find_binding(value)
+        if not cells:
+            continue
+        impl, torch_fn = cells.get("implementation"), cells.get("torch_function")
+        func_name, package = cells.get("func_name"), cells.get("package")
+        entry = {"attr": attr, "func_name": func_name, "package": package, "implementation": _describe(impl),
+                 "reference": impl is torch_fn, "implementation_module": getattr(impl, "__module__", None)}
+        if entry["reference"] and package:
+            internal = mappings.get(func_name)
+            tried = [package] + (["%s.%s" % (package, internal)] if internal else [])
+            entry["reason"] = _why_unavailable(tried)
+        facts["bindings"].append(entry)
+    if not facts["bindings"] and hasattr(mod, "is_fast_path_available"):
+        legacy = {"is_fast_path_available": bool(getattr(mod, "is_fast_path_available")), "functions": {}}
+        for name in LEGACY_FAST_NAMES:
+            legacy["functions"][name] = _describe(getattr(mod, name, None))
+        missing = [n for n, v in legacy["functions"].items() if v is None]
+        if missing:
+            pkgs = ["causal_conv1d"] if any("conv1d" in n for n in missing) else []
+            if any("delta" in n for n in missing):
+                pkgs += ["fla.ops.gated_delta_rule"]
+            legacy["reasons"] = {p: _why_unavailable([p]) for p in pkgs}
+        facts["legacy"] = legacy

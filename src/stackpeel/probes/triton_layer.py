@@ -1,0 +1,596 @@
+"""Triton facts, measured with Triton's own code. Standard library only; Python 3.8+.
+
+Three probes:
+
+- ``import_facts``: installed distribution (metadata), the Triton torch pins, ``import triton``.
+- ``build_facts``: Triton's own C build function (``triton.runtime.build``) on a tiny Python
+  extension, with a fresh temporary ``TRITON_CACHE_DIR``; the compiler's stderr is captured
+  at the file-descriptor level because Triton lets it through to fd 2.
+- ``kernel_launch``: in sub-processes (so that each starts with Triton's in-process caches
+  empty and a crash becomes a fact): get the active driver and target, compile and launch
+  a real ``@triton.jit`` vector add on torch CUDA tensors and check the result exactly. The
+  first run uses a fresh cache. When it fails for want of a C compiler while the user's
+  cache holds ``cuda_utils`` for this Python, a second run uses a *copy* of the user's
+  compiled helpers (the user's cache is never written) and also launches with an int
+  argument equal to 1, which Triton <= 3.6 turns into a new launcher signature.
+
+Works with Triton 3.x: 3.6 (``compile_module_from_src`` builds from a string,
+per-signature launchers) and 3.7+ (generic launcher, ``compile_module_from_file``).
+"""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import _stackpeel_probe__common as common
+
+#: distributions that provide the ``triton`` module (upstream, torch nightlies, ROCm, XPU)
+TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu")
+
+COMPILER_MISSING = "Failed to find C compiler"
+
+BUILD_PROBE_NAME = "stackpeel_build_probe"
+BUILD_PROBE_SRC = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <dlfcn.h>
+
+static PyObject *answer(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    return PyLong_FromLong(42);
+}
+
+static PyMethodDef methods[] = {
+    {"answer", answer, METH_NOARGS, "stackpeel: Triton can build and load C extensions"},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "stackpeel_build_probe", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_stackpeel_build_probe(void) { return PyModule_Create(&module); }
+"""
+
+#: the kernel the launch probe compiles; @triton.jit needs real source, so it is written to a file
+KERNEL_SRC = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def stackpeel_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+'''
+
+#: runs one launch phase in a fresh interpreter: loads this file by path, like the runner does
+INNER_BOOT = r"""
+import sys, os, json, traceback, importlib.util
+d, out_path, opts = sys.argv[1], sys.argv[2], sys.argv[3]
+def _load(name):
+    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(d, name + ".py"))
+    m = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = m
+    spec.loader.exec_module(m)
+    return m
+try:
+    _load("_common")
+    res = _load("triton_layer")._launch_phase(json.loads(opts))
+except BaseException as e:
+    res = {"ok": False, "stage": "probe", "error": {"type": type(e).__name__, "message": str(e)[:4000],
+                                                   "traceback": traceback.format_exc()[-6000:], "chain": []}}
+with open(out_path + ".tmp", "w") as f:
+    json.dump(res, f, default=repr)
+os.replace(out_path + ".tmp", out_path)
+for s in (sys.stdout, sys.stderr):
+    try:
+        s.flush()
+    except Exception:
+        pass
+os._exit(0)
+"""
+
+
+# --------------------------------------------------------------------------- helpers
+
+def version_tuple(text):
+    """(3, 6, 0) from '3.6.0', '3.6.0+git1234', '3.7.0rc1'; () when unparsable."""
+    out = []
+    for part in re.split(r"[.+]", str(text or "")):
+        m = re.match(r"(\d+)", part)
+        if not m:
+            break
+        out.append(int(m.group(1)))
+        if len(out) == 3:
+            break
+    return tuple(out)
+
+
+def installed_triton():
+    """(distribution, version) of the installed Triton, without importing it."""
+    for dist in TRITON_DISTS:
+        v = common.dist_version(dist)
+        if v:
+            return dist, v
+    return None, None
+
+
+def torch_metadata():
+    """torch's version, its CUDA/HIP build (from torch/version.py, not imported) and its Triton pin."""
+    out = {"torch_version": common.dist_version("torch"), "torch_cuda": None, "torch_hip": None,
+           "triton_pin": None, "triton_pin_dist": None, "triton_requirement_line": None}
+    if not out["torch_version"]:
+        return out
+    try:
+        from importlib import metadata
+        reqs = metadata.requires("torch") or []
+    except Exception:
+        reqs = []
+    for line in reqs:
+        m = re.match(r"\s*(triton|pytorch-triton(?:-rocm|-xpu)?)\s*==\s*([^\s;,]+)", line)
+        if m:
+            out["triton_pin_dist"], out["triton_pin"] = m.group(1), m.group(2)
+            out["triton_requirement_line"] = line
+            break
+    origin = common.find_spec_origin("torch")
+    if origin:
+        text = ""
+        try:
+            with open(os.path.join(origin, "version.py")) as f:
+                text = f.read()
+        except (OSError, IOError):
+            pass
+        for key in ("cuda", "hip"):
+            m = re.search(r"^%s\s*(?::[^=\n]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)" % key, text, re.M)
+            if m:
+                out["torch_" + key] = m.group(1) or m.group(2) or None
+    return out
+
+
+@contextlib.contextmanager
+def fd_capture():
+    """Capture what the process and its children write to fds 1 and 2 (compilers, ptxas).
+
+    Yields a dict filled with ``stdout``/``stderr`` after the block.
+    """
+    box = {"stdout": "", "stderr": ""}
+    saved, files = {}, {}
+    for fd in (1, 2):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        try:
+            files[fd] = tempfile.TemporaryFile()
+            saved[fd] = os.dup(fd)
+            os.dup2(files[fd].fileno(), fd)
+        except OSError:
+            files.pop(fd, None)
+    try:
+        yield box
+    finally:
+        for fd in (1, 2):
+            if fd in saved:
+                try:
+                    os.dup2(saved[fd], fd)
+                    os.close(saved[fd])
+                except OSError:
+                    pass
+            f = files.get(fd)
+            if f is not None:
+                try:
+                    f.seek(0)
+                    box["stdout" if fd == 1 else "stderr"] = common.clip(f.read())
+                    f.close()
+                except OSError:
+                    pass
+
+
+def user_cache_dir(env=None):
+    """The cache directory Triton would use, resolved like ``triton.knobs.cache.dir``."""
+    env = os.environ if env is None else env
+    if env.get("TRITON_CACHE_DIR"):
+        return env["TRITON_CACHE_DIR"], "TRITON_CACHE_DIR"
+    home = env.get("TRITON_HOME") or os.path.expanduser("~/")
+    return os.path.join(home, ".triton", "cache"), ("TRITON_HOME" if env.get("TRITON_HOME") else "home")
+
+
+def scan_cache(path, ext_suffix, limit=50000):
+    """Count compiled helpers in a Triton cache, per kind and for this Python's EXT_SUFFIX."""
+    out = {"dir": path, "exists": os.path.isdir(path), "entries": 0, "cuda_utils": 0, "cuda_utils_this_python": 0,
+           "launchers": 0, "launchers_this_python": 0, "so_dirs_this_python": [], "truncated": False}
+    if not out["exists"]:
+        return out
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        out["error"] = "%s: %s" % (type(exc).__name__, exc)
+        return out
+    for i, name in enumerate(names):
+        if i >= limit:
+            out["truncated"] = True
+            break
+        sub = os.path.join(path, name)
+        try:
+            files = os.listdir(sub)
+        except OSError:
+            continue
+        out["entries"] += 1
+        mine = False
+        for fname in files:
+            if not fname.endswith(".so"):
+                continue
+            this = bool(ext_suffix) and fname.endswith(ext_suffix)
+            if fname.startswith("cuda_utils"):
+                out["cuda_utils"] += 1
+                out["cuda_utils_this_python"] += this
+                mine = mine or this
+            elif fname.startswith("__triton_launcher"):
+                out["launchers"] += 1
+                out["launchers_this_python"] += this
+                mine = mine or this
+        if mine:
+            out["so_dirs_this_python"].append(name)
+    return out
+
+
+def copy_helpers(src_dir, names, dest, limit=2000):
+    """Copy the cache entries holding compiled helpers into ``dest`` (same keys, same files)."""
+    copied = 0
+    for name in names[:limit]:
+        try:
+            shutil.copytree(os.path.join(src_dir, name), os.path.join(dest, name))
+            copied += 1
+        except (OSError, shutil.Error):
+            continue
+    return copied
+
+
+def compiler_choice(env=None):
+    """The C compiler Triton's build picks: $CC, else gcc, else clang (none probes plain `cc`)."""
+    env = os.environ if env is None else env
+    if env.get("CC") is not None:
+        return env["CC"], "CC"
+    path = env.get("PATH")
+    gcc = shutil.which("gcc", path=path)
+    if gcc:
+        return gcc, "PATH gcc"
+    clang = shutil.which("clang", path=path)
+    if clang:
+        return clang, "PATH clang"
+    return None, None
+
+
+def python_include():
+    scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else None
+    if scheme == "posix_local":
+        scheme = "posix_prefix"
+    try:
+        inc = sysconfig.get_paths(scheme=scheme)["include"] if scheme else sysconfig.get_paths()["include"]
+    except Exception:
+        inc = sysconfig.get_paths().get("include")
+    return inc
+
+
+def is_compiler_failure(err):
+    """Whether an exception's facts say that a C compile failed or no compiler was found."""
+    if not err:
+        return False
+    text = (err.get("message") or "") + "\n" + (err.get("traceback") or "")
+    return (COMPILER_MISSING in text or err.get("type") == "CalledProcessError"
+            or (err.get("type") == "FileNotFoundError" and "runtime/build.py" in text))
+
+
+# --------------------------------------------------------------------------- triton.import
+
+def import_facts(inp):
+    dist, version = installed_triton()
+    facts = {"installed": bool(dist), "dist": dist, "dist_version": version, "version": version,
+             "path": common.find_spec_origin("triton"), "importable": False, "import_error": None,
+             "python_version": "%d.%d.%d" % sys.version_info[:3]}
+    facts.update(torch_metadata())
+    if not dist and not facts["path"]:
+        return facts
+    start = time.monotonic()
+    with common.recorded() as box:
+        try:
+            import triton
+            facts["importable"] = True
+            facts["version"] = getattr(triton, "__version__", version)
+            facts["path"] = os.path.dirname(os.path.abspath(triton.__file__))
+        except Exception as exc:
+            facts["import_error"] = common.exc_facts(exc)
+    facts["import_s"] = round(time.monotonic() - start, 3)
+    facts["import_output"] = {"warnings": box["warnings"], "stderr": box["stderr"]}
+    facts["env"] = {k: v for k, v in os.environ.items() if k.startswith("TRITON_") or k == "CC"}
+    return facts
+
+
+# --------------------------------------------------------------------------- triton.build
+
+def _build_with(build_mod, tmp):
+    """Call the build entry point this Triton offers; returns (api, loaded module or .so path)."""
+    import inspect
+    fn = getattr(build_mod, "compile_module_from_src", None)
+    if fn is not None:
+        params = inspect.signature(fn).parameters
+        kwargs = {"src": BUILD_PROBE_SRC, "name": BUILD_PROBE_NAME}
+        if "language" in params:
+            kwargs["language"] = "c"
+        return "triton.runtime.build.compile_module_from_src", fn(**kwargs)
+    fn = getattr(build_mod, "_build")  # older Triton: only the raw build function
+    srcdir = os.path.join(tmp, "src")
+    os.makedirs(srcdir)
+    src = os.path.join(srcdir, BUILD_PROBE_NAME + ".c")
+    with open(src, "w") as f:
+        f.write(BUILD_PROBE_SRC)
+    params = inspect.signature(fn).parameters
+    args = {"name": BUILD_PROBE_NAME, "src": src, "srcdir": srcdir, "library_dirs": [], "include_dirs": [],
+            "libraries": [], "ccflags": []}
+    so = fn(**{k: v for k, v in args.items() if k in params})
+    return "triton.runtime.build._build", so
+
+
+def build_facts(inp):
+    tmp = tempfile.mkdtemp(prefix="stackpeel-triton-build-")
+    cache = os.path.join(tmp, "cache")
+    os.environ["TRITON_CACHE_DIR"] = cache  # before triton is imported: a fresh cache, nothing reused
+    cc, cc_source = compiler_choice()
+    inc = python_include()
+    facts = {"ok": False, "api": None, "cache_dir": cache, "compiler": cc, "compiler_source": cc_source,
+             "python_include": inc, "python_h": bool(inc) and os.path.exists(os.path.join(inc, "Python.h")),
+             "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"), "file_program": shutil.which("file"),
+             "error": None, "command": None, "returncode": None, "compiler_stderr": "", "compiler_stdout": "",
+             "answer": None, "python_version": "%d.%d.%d" % sys.version_info[:3]}
+    try:
+        with common.recorded() as box:
+            with fd_capture() as cap:
+                try:
+                    import triton
+                    import triton.runtime.build as build_mod
+                    facts["triton_version"] = getattr(triton, "__version__", None)
+                    pk = getattr(build_mod, "platform_key", None)
+                    if pk is not None:
+                        try:
+                            facts["platform_key"] = pk()
+                        except Exception as exc:
+                            facts["platform_key_error"] = "%s: %s" % (type(exc).__name__, exc)
+                    facts["api"], result = _build_with(build_mod, tmp)
+                    if isinstance(result, str):  # a path: load it ourselves
+                        import importlib.util
+                        spec = importlib.util.spec_from_file_location(BUILD_PROBE_NAME, result)
+                        result = importlib.util.module_from_spec(spec)
+                        spec.loader.exec_module(result)
+                    facts["answer"] = result.answer()
+                    facts["ok"] = facts["answer"] == 42
+                except Exception as exc:
+                    facts["error"] = common.exc_facts(exc)
+                    cmd = getattr(exc, "cmd", None)
+                    if cmd is not None:
+                        facts["command"] = [str(c) for c in cmd] if isinstance(cmd, (list, tuple)) else str(cmd)
+                        facts["returncode"] = getattr(exc, "returncode", None)
+        facts["compiler_stderr"] = cap["stderr"]
+        facts["compiler_stdout"] = cap["stdout"]
+        facts["warnings"] = box["warnings"]
+        facts["python_stderr"] = box["stderr"]
+        facts["cache_files"] = sorted(os.path.relpath(os.path.join(r, f), cache)
+                                      for r, _, fs in os.walk(cache) for f in fs)[:20]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+# --------------------------------------------------------------------------- triton.kernel_launch
+
+def _launch_once(torch, kernel, n, block, device):
+    x = torch.arange(n, dtype=torch.float32, device=device)
+    y = torch.full((n,), 0.5, dtype=torch.float32, device=device)
+    out = torch.full((n,), -1.0, dtype=torch.float32, device=device)
+    grid = ((n + block - 1) // block,)
+    kernel[grid](x, y, out, n, BLOCK=block)
+    torch.cuda.synchronize()
+    got = out.cpu()
+    expected = torch.arange(n, dtype=torch.float32) + 0.5  # exact in float32
+    bad = (got != expected)
+    nbad = int(bad.sum().item())
+    res = {"n": n, "block": block, "checked": n, "mismatches": nbad,
+           "max_abs_err": float((got - expected).abs().max().item()), "ok": nbad == 0}
+    if nbad:
+        idx = int(bad.nonzero()[0].item())
+        res["first_bad"] = {"index": idx, "got": float(got[idx].item()), "expected": float(expected[idx].item())}
+    return res
+
+
+def _launch_phase(opts):
+    """One launch run in this (fresh) interpreter; TRITON_CACHE_DIR was set by the parent."""
+    facts = {"cache": opts.get("cache"), "cache_dir": os.environ.get("TRITON_CACHE_DIR"), "ok": False,
+             "stage": None, "error": None, "launches": []}
+    t0 = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="stackpeel-kernel-")
+    try:
+        with common.recorded() as box:
+            with fd_capture() as cap:
+                _launch_steps(opts, facts, tmp)
+        facts["output"] = {"stdout": common.clip(box["stdout"] + cap["stdout"], 6000),
+                           "stderr": common.clip(box["stderr"] + cap["stderr"], 6000),
+                           "warnings": box["warnings"][:20]}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    facts["seconds"] = round(time.monotonic() - t0, 3)
+    cd = facts["cache_dir"]
+    if cd:
+        facts["cache_after"] = scan_cache(cd, sysconfig.get_config_var("EXT_SUFFIX"))
+        facts["cache_after"].pop("so_dirs_this_python", None)
+    return facts
+
+
+def _launch_steps(opts, facts, tmp):
+    facts["stage"] = "import-torch"
+    try:
+        import torch
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
+        return
+    facts["torch_version"] = torch.__version__
+    facts["torch_cuda"] = getattr(torch.version, "cuda", None)
+    try:
+        facts["cuda_available"] = bool(torch.cuda.is_available())
+        facts["device_count"] = int(torch.cuda.device_count())
+    except Exception as exc:
+        facts["cuda_available"] = False
+        facts["torch_cuda_error"] = common.exc_facts(exc)
+
+    facts["stage"] = "import-triton"
+    try:
+        import triton
+        import triton.runtime.build as build_mod
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
+        return
+    facts["triton_version"] = getattr(triton, "__version__", None)
+    try:
+        facts["platform_key"] = build_mod.platform_key()
+    except Exception as exc:
+        facts["platform_key"] = None
+        facts["platform_key_error"] = "%s: %s" % (type(exc).__name__, exc)
+
+    facts["stage"] = "driver"
+    try:
+        drv = triton.runtime.driver.active
+        target = drv.get_current_target()
+        facts["driver"] = type(drv).__module__ + "." + type(drv).__name__
+        facts["target"] = {"backend": getattr(target, "backend", None), "arch": getattr(target, "arch", None),
+                           "warp_size": getattr(target, "warp_size", None)}
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
+        return
+    if facts.get("cuda_available"):
+        try:
+            idx = torch.cuda.current_device()
+            facts["device"] = {"index": idx, "name": torch.cuda.get_device_name(idx),
+                               "cc": "%d.%d" % torch.cuda.get_device_capability(idx)}
+        except Exception as exc:
+            facts["device_error"] = common.exc_facts(exc)
+
+    facts["stage"] = "kernel-source"
+    try:
+        import importlib.util
+        path = os.path.join(tmp, "stackpeel_triton_kernel.py")
+        with open(path, "w") as f:
+            f.write(KERNEL_SRC)
+        spec = importlib.util.spec_from_file_location("stackpeel_triton_kernel", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        kernel = mod.stackpeel_add
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
+        return
+
+    device = "cuda"
+    for label, n in (("main", 1000),) + ((("int-arg-1", 1),) if opts.get("int1") else ()):
+        facts["stage"] = "launch" if label == "main" else "launch-int-arg-1"
+        entry = {"label": label}
+        facts["launches"].append(entry)
+        try:
+            entry.update(_launch_once(torch, kernel, n, 256, device))
+        except Exception as exc:
+            entry["ok"] = False
+            entry["error"] = common.exc_facts(exc)
+            entry["ptxas_error"] = type(exc).__name__ == "PTXASError"
+            cmd = getattr(exc, "cmd", None)
+            if cmd is not None:
+                entry["command"] = [str(c) for c in cmd] if isinstance(cmd, (list, tuple)) else str(cmd)
+            if label == "main":
+                facts["error"] = entry["error"]
+                return
+            continue
+        if label == "main" and not entry["ok"]:
+            facts["stage"] = "result"
+            return
+    facts["stage"] = "done"
+    facts["ok"] = all(e.get("ok") for e in facts["launches"][:1])
+
+
+def _run_phase(opts, env, timeout):
+    """Run ``_launch_phase`` in a fresh interpreter with ``env``; never raises."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out_dir = tempfile.mkdtemp(prefix="stackpeel-phase-")
+    out_path = os.path.join(out_dir, "answer.json")
+    try:
+        res = common.run([sys.executable, "-c", INNER_BOOT, here, out_path, json.dumps(opts)], timeout=timeout,
+                         env=env)
+        try:
+            with open(out_path) as f:
+                facts = json.load(f)
+        except (OSError, IOError, ValueError):
+            facts = {"ok": False, "stage": "process", "cache": opts.get("cache"),
+                     "error": {"type": "ProbeProcessFailed",
+                               "message": res.get("error") or ("exited with status %s without answering"
+                                                               % res.get("rc")),
+                               "traceback": "", "chain": []}}
+        facts["process"] = {"rc": res.get("rc"), "error": res.get("error"),
+                            "stderr_tail": common.clip(res.get("stderr"), 3000)}
+        return facts
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def kernel_launch(inp):
+    options = inp.get("options") or {}
+    deps = inp.get("deps") or {}
+    budget = float(options.get("budget_s", 220))
+    deadline = time.monotonic() + budget
+    ext_suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    dist, version = installed_triton()
+    facts = {"triton_version": version, "ext_suffix": ext_suffix, "fresh": None, "user_cache": None,
+             "user_run": None, "user_run_reason": None, "compiler": compiler_choice()[0],
+             "file_program": shutil.which("file")}
+    cache_dir, cache_source = user_cache_dir()
+    cache_dir = (deps.get("toolchain.triton_cache") or {}).get("cache_dir") or cache_dir
+    facts["user_cache"] = scan_cache(cache_dir, ext_suffix)
+    facts["user_cache"]["source"] = cache_source
+    helper_dirs = facts["user_cache"].pop("so_dirs_this_python", [])
+
+    tmp = tempfile.mkdtemp(prefix="stackpeel-launch-")
+    try:
+        env = dict(os.environ)
+        env["TRITON_CACHE_DIR"] = os.path.join(tmp, "fresh-cache")
+        fresh_timeout = max(10.0, min(float(options.get("fresh_timeout_s", 150)), deadline - time.monotonic() - 5))
+        facts["fresh"] = _run_phase({"cache": "fresh", "int1": False}, env, fresh_timeout)
+
+        fresh_err = facts["fresh"].get("error")
+        build_dep = deps.get("triton.build") or {}
+        no_compiler = is_compiler_failure(fresh_err) or build_dep.get("ok") is False
+        if not facts["fresh"].get("ok") and is_compiler_failure(fresh_err) \
+                and facts["user_cache"]["cuda_utils_this_python"] > 0:
+            remaining = deadline - time.monotonic() - 5
+            if remaining < 20:
+                facts["user_run_reason"] = "not run: %.0f s left of the probe's budget" % max(remaining, 0)
+            else:
+                copy = os.path.join(tmp, "user-cache-copy")
+                os.makedirs(copy)
+                facts["user_cache"]["copied_entries"] = copy_helpers(cache_dir, helper_dirs, copy)
+                env2 = dict(os.environ)
+                env2["TRITON_CACHE_DIR"] = copy
+                facts["user_run_reason"] = ("the fresh-cache run failed for want of a C compiler and the user's cache "
+                                            "holds cuda_utils for this Python")
+                facts["user_run"] = _run_phase({"cache": "user-copy", "int1": True}, env2,
+                                               min(float(options.get("user_timeout_s", 120)), remaining))
+        elif no_compiler:
+            facts["user_run_reason"] = "not run: the user's cache holds no cuda_utils for this Python"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
