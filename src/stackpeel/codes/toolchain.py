@@ -48,10 +48,11 @@ CODES = (
                 "clang it found on PATH, and runs it to build its helper. This compiler is missing, not "
                 "executable, or fails even `--version`, so Triton's build dies with `FileNotFoundError` or "
                 "`subprocess.CalledProcessError`, with the real reason only on the compiler's stderr.",
-        fix="Unset CC or point it at a working compiler (`unset CC`, or `export CC=/usr/bin/gcc`); reinstall the "
-            "compiler if it is the one on PATH that fails.",
-        packages={"apt": "gcc", "dnf": "gcc", "yum": "gcc", "apk": "gcc musl-dev", "zypper": "gcc", "pacman": "gcc"},
-        commands=(("shell", "unset CC"),),
+        fix="When CC is set, unset it or point it at a working compiler (`export CC=/usr/bin/gcc`); when the "
+            "compiler found on PATH fails, reinstall it ({compiler_pkg}).",
+        packages={"apt": "{compiler_pkg}", "dnf": "{compiler_pkg}", "yum": "{compiler_pkg}", "apk": "{compiler_pkg}",
+                  "zypper": "{compiler_pkg}", "pacman": "{compiler_pkg}"},
+        commands=(("shell", "unset CC  # was {cc_env}"),),
     ),
     Code(
         code="libc-headers-missing",
@@ -78,7 +79,9 @@ CODES = (
                 "(Debian/Ubuntu python3.X-dev, RHEL/Fedora python3.X-devel or python3-devel for the default "
                 "python3); conda, pyenv, uv/python-build-standalone and the official python images ship them, "
                 "so there a missing Python.h means a damaged install.",
-        fix="Install the development headers of Python {py_mm}, the version this environment runs.",
+        fix="Install the development headers of Python {py_mm}, the version this environment runs: the distro's "
+            "development package for a distro Python; for conda, pyenv, uv and other self-contained Pythons, "
+            "reinstall the interpreter.",
         packages={"apt": "{apt_dev}", "dnf": "{dnf_devel}", "yum": "{dnf_devel}", "apk": "python3-dev",
                   "zypper": "python{py_nodot}-devel", "pacman": "python"},
         commands=(("shell", "{reinstall_cmd}"),),

@@ -200,7 +200,9 @@ PyMODINIT_FUNC PyInit_stackpeel_ext_probe(void) { return PyModule_Create(&module
 _MISSING_HEADER_GCC = re.compile(r"fatal error: ([\w./+-]+\.h): No such file or directory")
 _MISSING_HEADER_CLANG = re.compile(r"fatal error: '([\w./+-]+\.h)' file not found")
 _START_FILES = re.compile(r"cannot find (crt1\.o|Scrt1\.o|crti\.o|crtn\.o|-lc\b|-lgcc_s\b|crtbeginS\.o)")
-_NO_TOOL = re.compile(r"(?:cannot execute|error trying to exec|cannot find) '?(as|ld|cc1|collect2|ld\.\w+)'?")
+# gcc quotes with '' or, in UTF-8 locales, \u2018\u2019
+_NO_TOOL = re.compile(u"(?:cannot execute|error trying to exec|cannot find) ['\u2018\"]?(as|ld|cc1|collect2|ld\\.\\w+)"
+                      u"['\u2019\"]?")
 
 
 def classify_build_stderr(text):
