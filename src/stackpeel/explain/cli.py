@@ -1,0 +1,108 @@
+"""``stackpeel explain``: argument parsing and input plumbing only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import IO, Optional
+
+EPILOG = """\
+examples:
+  stackpeel explain train.log                 root cause of a failed run's log
+  some_command 2>&1 | stackpeel explain       read the log from standard input
+  stackpeel explain ci.log.gz --no-live       a log from another machine (no local checks)
+  stackpeel explain err.txt --format json     machine-readable (has "schema_version")
+
+The log may be a traceback, a pip/gcc build log, a multi-rank training log
+([rank0]: / 0: prefixes), with colours, CRLF, binary junk or gzip; it is read
+once, line by line, in bounded memory.
+
+By default the checks of `stackpeel check` that the evidence points to are run
+on this machine (in the environment of --python) to confirm or rule out each
+candidate. Use --no-live for a log that came from another machine.
+
+exit status:
+  0  no known problem found in the log
+  1  a cause (or a known symptom) was identified
+  2  usage error, or the input is empty, binary or unreadable
+"""
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "explain", help="find the root cause in a pasted log or traceback",
+        description="Read a log or traceback and name the deepest cause it evidences, with the evidence lines, "
+                    "the symptoms it explains and the fix.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", nargs="?", metavar="FILE|-", help="the log file ('-' or nothing: standard input)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="output format (default: text)")
+    p.add_argument("--no-live", action="store_true",
+                   help="do not run checks on this machine to confirm the candidates")
+    p.add_argument("--python", metavar="PATH",
+                   help="interpreter whose environment the live checks diagnose (default: the active one)")
+    p.set_defaults(handler=run)
+    return p
+
+
+def _err(msg: str) -> int:
+    print(f"stackpeel explain: {msg}", file=sys.stderr)
+    return 2
+
+
+def _open(path: Optional[str]) -> "tuple[IO[bytes], str]":
+    if path in (None, "-"):
+        if path is None and sys.stdin is not None and sys.stdin.isatty():
+            raise ValueError("no input: give a log FILE, or pipe a log into standard input")
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise ValueError("standard input is not readable")
+        return stream, "<stdin>"
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a directory, not a log file")
+    return open(path, "rb"), path
+
+
+def run(args) -> int:
+    from .live import confirm
+    from .parser import InputError, scan_stream
+    from .reasoning import explain
+    from .render import render
+
+    try:
+        stream, source = _open(args.file)
+    except ValueError as exc:
+        return _err(str(exc))
+    except OSError as exc:
+        return _err(f"cannot read {args.file}: {exc.strerror or exc}")
+    try:
+        with stream if source != "<stdin>" else _nullcontext(stream):
+            parsed = scan_stream(stream)
+    except InputError as exc:
+        return _err(f"{source}: {exc}")
+    except OSError as exc:
+        return _err(f"cannot read {source}: {exc.strerror or exc}")
+    except (EOFError, ValueError) as exc:  # a corrupt gzip stream
+        return _err(f"cannot read {source}: {exc}")
+    except MemoryError:
+        return _err(f"{source}: out of memory while reading")
+    if not parsed.has_text:
+        return _err(f"{source} is empty: nothing to explain")
+    expl = explain(parsed, source=source)
+    if not args.no_live and expl.candidates:
+        expl = confirm(expl, python=args.python)
+    sys.stdout.write(render(expl, args.format))
+    sys.stdout.flush()
+    return expl.exit_code
+
+
+class _nullcontext:
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __enter__(self):
+        return self.obj
+
+    def __exit__(self, *exc):
+        return False

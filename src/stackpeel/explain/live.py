@@ -1,0 +1,141 @@
+"""Live confirmation: run the ``stackpeel check`` checks the log's evidence points to.
+
+For every candidate (and, for symptoms, every code in ``could_be``), the knowledge
+base's ``[checks]`` table names the check that can confirm it. Those checks run
+through the library API :func:`stackpeel.engine.check` (each probe in an isolated
+child of the target interpreter), and each candidate gets a verdict:
+
+``confirmed``      the check reports this very code
+``ruled-out``      the check ran and passed: this cause is absent *here*
+``other-problem``  the check failed with other codes (listed in the detail)
+``inconclusive``   skipped, blocked by a failed prerequisite, or the check crashed
+
+Blocking root causes the live run finds that the log's symptoms could stand for are
+added as candidates. A log pasted from another machine says nothing about this one:
+turn live confirmation off with ``--no-live`` there.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
+
+from ..model import Report, Status
+from .knowledge import KnowledgeBase, load
+from .reasoning import Candidate, Evidence, Explanation, LiveCheck, LiveSummary, with_live
+
+#: candidates whose codes are checked (the top ones; the rest are rarely informative)
+MAX_CANDIDATES = 6
+
+CheckFn = Callable[..., Report]
+
+
+def plan(expl: Explanation, kb: Optional[KnowledgeBase] = None, known: Optional[Set[str]] = None) -> List[str]:
+    """The check ids to run for ``expl``, in candidate order, limited to ``known`` ids."""
+    kb = kb or load()
+    ids: Dict[str, None] = {}
+    for cand in expl.candidates[:MAX_CANDIDATES]:
+        for code in (cand.code, *cand.could_be):
+            cid = kb.checks.get(code)
+            if cid and (known is None or cid in known):
+                ids.setdefault(cid, None)
+    return list(ids)
+
+
+def _known_checks() -> Set[str]:
+    from .. import registry
+
+    return {c.id for c in registry.load()}
+
+
+def verdicts(report: Report, codes: Sequence[str], kb: Optional[KnowledgeBase] = None) -> Dict[str, LiveCheck]:
+    """Pure: what ``report`` says about each code."""
+    kb = kb or load()
+    out: Dict[str, LiveCheck] = {}
+    for code in codes:
+        cid = kb.checks.get(code)
+        result = report.result(cid) if cid else None
+        if result is None:
+            continue
+        found = [f.code for f in result.findings]
+        status = result.status.value
+        if code in found:
+            f = next(f for f in result.findings if f.code == code)
+            out[code] = LiveCheck("confirmed", cid, status, f.message)
+        elif result.status in (Status.PASS,):
+            out[code] = LiveCheck("ruled-out", cid, status, result.summary)
+        elif result.status in (Status.FAIL, Status.WARN) and found:
+            out[code] = LiveCheck("other-problem", cid, status, "the check found " + ", ".join(found))
+        elif result.status is Status.WARN:
+            out[code] = LiveCheck("ruled-out", cid, status, result.summary)
+        else:
+            why = {"skip": "not applicable here", "blocked": "a prerequisite check failed",
+                   "error": "the check itself failed"}.get(status, status)
+            out[code] = LiveCheck("inconclusive", cid, status, f"{why}: {result.summary}".strip(": "))
+    return out
+
+
+def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[CheckFn] = None,
+            kb: Optional[KnowledgeBase] = None, known: Optional[Set[str]] = None,
+            env: Optional[Mapping[str, str]] = None) -> Explanation:
+    """Run the checks ``expl`` points to and return it with live verdicts attached.
+
+    ``check`` defaults to :func:`stackpeel.engine.check`; ``known`` to the registered
+    check ids. Never raises: a failure to run becomes a note in ``expl.live``.
+    """
+    kb = kb or load()
+    if not expl.candidates:
+        return expl
+    try:
+        if known is None:
+            known = _known_checks()
+        ids = plan(expl, kb, known)
+    except Exception as exc:  # noqa: BLE001 - the checks are optional here
+        return with_live(expl, {}, LiveSummary(False, python, (), (), f"cannot load the checks: {exc}"))
+    if not ids:
+        return with_live(expl, {}, LiveSummary(False, python, (), (),
+                                               "no installed check covers these causes"))
+    if check is None:
+        from ..engine import check as check  # noqa: PLW0127
+    try:
+        report = check(python=python, only=ids, env=env)
+    except Exception as exc:  # noqa: BLE001 - TargetError, RegistryError, anything
+        return with_live(expl, {}, LiveSummary(False, python, tuple(ids), (), f"live checks could not run: {exc}"))
+
+    codes: Dict[str, None] = {}
+    for cand in expl.candidates:
+        codes.setdefault(cand.code, None)
+        for c in cand.could_be:
+            codes.setdefault(c, None)
+    v = verdicts(report, list(codes), kb)
+    found = tuple(dict.fromkeys(code for root in report.diagnosis.blocking for code in root.codes))
+
+    # a live root cause that a symptom in the log could stand for becomes a candidate
+    present = {c.code for c in expl.candidates}
+    extra: List[Candidate] = []
+    for code in found:
+        if code in present:
+            continue
+        symptoms = [c for c in expl.candidates if code in c.could_be]
+        if not symptoms:
+            continue
+        verdict = v.get(code) or LiveCheck("confirmed", kb.checks.get(code, "?"), "fail", "")
+        extra.append(_live_candidate(code, symptoms, verdict))
+        present.add(code)
+    summary = LiveSummary(True, report.target.get("python") if report.target else python, tuple(ids), found)
+    out = with_live(expl, v, summary, extra)
+    return out
+
+
+def _live_candidate(code: str, symptoms: Sequence[Candidate], verdict: LiveCheck) -> Candidate:
+    from ..codes import all_codes
+
+    spec = all_codes().get(code)
+    ev = tuple(Evidence(s.first_line, f"[{s.code}] " + (s.evidence[0].text if s.evidence else ""), "live")
+               for s in symptoms[:3])
+    return Candidate(
+        code=code, layer=spec.layer if spec else "", kind="root", title=spec.title if spec else code,
+        evidence=ev, count=0, weight=0,
+        explanation=(spec.meaning if spec else "") + " (found by the live check; the log shows its symptoms)",
+        fix=spec.fix if spec else "", links=tuple(spec.links) if spec else (),
+        explains=tuple(s.code for s in symptoms), check=verdict.check, live=verdict,
+    )

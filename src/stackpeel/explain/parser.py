@@ -1,0 +1,527 @@
+"""A streaming scanner for machine-learning logs.
+
+It reads a log once, line by line, in bounded memory, and keeps only what matters:
+
+* **hits**: lines that match a knowledge-base entry, with a little context;
+* **tracebacks**: Python tracebacks, including chained ones ("During handling of the
+  above exception..." / "The above exception was the direct cause..."), followed per
+  output stream so interleaved ranks (``[rank0]:``, ``0:``, ``(Worker pid=1)``, docker
+  compose ``svc-1  |``) do not mix; truncated ones are marked as such;
+* **other errors**: compiler/linker/ptxas/nvcc errors, pip build failures, NCCL WARN
+  lines, ``file:line: Category: msg`` warnings and exception lines that no entry
+  explains (a bounded sample, for the "nothing known" case).
+
+Robust to ANSI colours, CRLF and bare CR (progress bars), NUL and other binary junk,
+UTF-16 logs with a BOM, gzip-compressed logs, and very long lines (cut at
+:data:`MAX_LINE` characters). Cost per line that matches nothing: one regex search.
+"""
+
+from __future__ import annotations
+
+import codecs
+import collections
+import gzip
+import io
+import re
+from dataclasses import dataclass, field
+from typing import IO, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from .knowledge import Entry, KnowledgeBase, load
+
+#: characters of one line that are kept and searched
+MAX_LINE = 16384
+#: bytes read at a time
+CHUNK = 1 << 20
+#: lines of context kept before and after a hit
+CONTEXT_BEFORE = 2
+CONTEXT_AFTER = 2
+#: hits kept per knowledge-base entry (the rest are only counted)
+HITS_PER_ENTRY = 8
+#: tracebacks kept (the first and the last ones; the rest are only counted)
+TRACEBACKS_HEAD = 20
+TRACEBACKS_TAIL = 20
+#: unexplained error lines kept
+OTHER_ERRORS = 40
+#: frames kept per traceback (the innermost ones)
+FRAMES_KEPT = 12
+#: exception message continuation lines kept
+MESSAGE_LINES = 15
+#: characters of traceback text kept as context for refinements
+TB_CONTEXT_CHARS = 6000
+
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
+
+#: known per-process line prefixes -> stream key
+PREFIX_RE = re.compile(
+    r"^(?:"
+    r"(?P<rank>\[(?:rank|Rank|RANK|default)\s*\d+\]\s*:?\s?)"        # [rank0]: , [default0]:
+    r"|(?P<mpi>\[\d+,\d+\]<std(?:out|err)>:\s?)"                     # mpirun [1,0]<stderr>:
+    r"|(?P<ray>\((?:pid=\d+|[\w.]+ pid=\d+)(?:, ip=[\w.:-]+)?\)\s)"   # (RayWorker pid=12, ip=1.2.3.4)
+    r"|(?P<compose>[\w.-]+-\d+\s+\|\s)"                             # docker compose: vllm-1  |
+    r"|(?P<num>\d{1,4}: )"                                          # srun/torchrun: 0:
+    r")"
+)
+TB_START = "Traceback (most recent call last)"
+CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
+CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
+FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
+EXC_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)|"
+    r"KeyboardInterrupt|StopIteration|[A-Z]\w*(?:Error|Failed)\w*))(?::\s?(?P<msg>.*))?$"
+)
+#: a line that starts a new log record (ends an exception's message)
+RECORD_RE = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[\d{4}|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|[IWEF]\d{4} "
+    r"|\[[A-Z]\w*\]|\S+:\d+: \w*Warning: |Traceback \(most recent call last\)|\S+ \d+:\d+:\d+ )"
+)
+WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)")
+#: unexplained lines worth showing when nothing known matched
+ERRORISH_RE = re.compile(
+    r"(?:^|\s)(?:fatal error|error|Error|ERROR)(?:\[\w+\])?:|ptxas fatal|nvcc fatal|NCCL WARN|"
+    r"cannot find -l|undefined reference to|Segmentation fault|core dumped|CUDA error|"
+    r"Failed building wheel|subprocess-exited-with-error|Killed$"
+)
+
+
+class InputError(Exception):
+    """The input cannot be read as a log (binary, unreadable); the message says why."""
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    text: str
+    stream: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: str
+    line: Line
+    before: Tuple[Line, ...] = ()
+    after: Tuple[Line, ...] = ()
+    #: index of the traceback the line belongs to (its exception line), or None
+    traceback: Optional[int] = None
+    #: the text a refinement is judged on: the line, its neighbours, its traceback
+    context: str = ""
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    func: str
+
+
+@dataclass
+class Traceback:
+    index: int
+    start: int                      # line number of "Traceback (most recent call last):"
+    stream: str = ""
+    end: int = 0
+    exc_type: Optional[str] = None
+    message: str = ""
+    exc_line: int = 0
+    frames: List[Frame] = field(default_factory=list)
+    n_frames: int = 0
+    #: how it links to the previous traceback of its stream: "cause" | "context" | None
+    chain: Optional[str] = None
+    parent: Optional[int] = None
+    truncated: bool = False
+    files_text: str = ""
+
+    def context(self) -> str:
+        return f"{self.files_text}\n{self.exc_type or ''}: {self.message}"[-TB_CONTEXT_CHARS:]
+
+
+@dataclass
+class ParseResult:
+    hits: List[Hit] = field(default_factory=list)
+    hit_counts: Dict[str, int] = field(default_factory=dict)
+    tracebacks: List[Traceback] = field(default_factory=list)
+    n_tracebacks: int = 0
+    other_errors: List[Line] = field(default_factory=list)
+    n_other_errors: int = 0
+    n_warnings: int = 0
+    lines: int = 0
+    bytes: int = 0
+    cut_lines: int = 0
+    junk_chars: int = 0
+    streams: List[str] = field(default_factory=list)
+    compressed: bool = False
+    #: False when the input held nothing but whitespace
+    has_text: bool = False
+
+    def traceback(self, index: Optional[int]) -> Optional[Traceback]:
+        if index is None:
+            return None
+        for tb in self.tracebacks:
+            if tb.index == index:
+                return tb
+        return None
+
+
+class _Open:
+    """A traceback being read (per stream)."""
+
+    __slots__ = ("tb", "state", "foreign", "lit")
+
+    def __init__(self, tb: Traceback, lit: str):
+        self.tb = tb
+        self.state = "frames"   # frames -> message -> closed
+        self.foreign = 0
+        self.lit = lit
+
+
+def split_prefix(line: str) -> Tuple[str, str]:
+    """(stream key, rest of the line) for a line with a known per-process prefix."""
+    if not line or line[0] not in "[(0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_":
+        return "", line
+    m = PREFIX_RE.match(line)
+    if not m:
+        return "", line
+    key = m.group(0)
+    return key.strip(), line[m.end():]
+
+
+def clean(text: str) -> Tuple[str, int]:
+    """Remove ANSI escapes and control characters; (clean text, junk characters removed)."""
+    junk = 0
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    m = CTRL_RE.search(text)
+    if m:
+        before = len(text)
+        text = CTRL_RE.sub("", text)
+        junk = before - len(text)
+    return text, junk
+
+
+class LogScanner:
+    """Feed it text with :meth:`feed` (any chunking), then call :meth:`close`."""
+
+    def __init__(self, kb: Optional[KnowledgeBase] = None):
+        self.kb = kb or load()
+        self.result = ParseResult()
+        self._gate = self.kb.gate.search
+        self._ring: Deque[Line] = collections.deque(maxlen=CONTEXT_BEFORE)
+        self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
+        self._open: Dict[str, _Open] = {}
+        self._last_closed: Dict[str, Traceback] = {}
+        self._chain: Dict[str, str] = {}
+        self._tb_tail: Deque[Traceback] = collections.deque(maxlen=TRACEBACKS_TAIL)
+        self._streams: Dict[str, None] = {}
+        self._carry = ""
+        self._lineno = 0
+        self._closed = False
+
+    # -- input ---------------------------------------------------------------
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        if not self.result.has_text and not text.isspace():
+            self.result.has_text = True
+        text = self._carry + text
+        cut = text.rfind("\n")
+        if cut < 0:
+            if len(text) > MAX_LINE * 4:   # one enormous line: keep its start, drop the rest
+                self._carry = text[:MAX_LINE]
+            else:
+                self._carry = text
+            return
+        self._carry = text[cut + 1:]
+        self._lines(text[:cut].split("\n"))
+
+    def close(self) -> ParseResult:
+        if self._closed:
+            return self.result
+        self._closed = True
+        if self._carry:
+            self._lines([self._carry])
+            self._carry = ""
+        for key in list(self._open):
+            op = self._open.pop(key)
+            if op.state == "frames":
+                op.tb.truncated = True
+            self._finish(op.tb)
+        for hit, after in self._waiting:
+            self._emit(hit, after)
+        self._waiting = []
+        r = self.result
+        r.lines = self._lineno
+        kept = {tb.index for tb in r.tracebacks}
+        r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
+        r.streams = [s for s in self._streams if s]
+        return r
+
+    # -- per line ------------------------------------------------------------
+    def _lines(self, raw_lines: List[str]) -> None:
+        gate = self._gate
+        ring = self._ring
+        lineno = self._lineno
+        r = self.result
+        for raw in raw_lines:
+            lineno += 1
+            if len(raw) > MAX_LINE:
+                raw = raw[:MAX_LINE]
+                r.cut_lines += 1
+            if "\x1b" in raw or "\r" in raw or "\x00" in raw:
+                segments = self._segments(raw)
+            elif gate(raw) is None and not self._open and not self._waiting:
+                ring.append(Line(lineno, raw))
+                continue
+            else:
+                segments = (raw,)
+            for seg in segments:
+                self._lineno = lineno
+                self._line(lineno, seg)
+        self._lineno = lineno
+
+    def _segments(self, raw: str) -> Iterable[str]:
+        text, junk = clean(raw.replace("\r\n", "\n").rstrip("\r"))
+        self.result.junk_chars += junk
+        # a bare CR rewrites the line (progress bars): keep every non-empty version
+        parts = [p for p in text.replace("\n", "\r").split("\r") if p.strip()] if "\r" in text or "\n" in text \
+            else [text]
+        # progress bars repeat: keep the distinct ones, last first wins on ties
+        if len(parts) > 3:
+            parts = list(dict.fromkeys(parts))[-3:]
+        return parts or [""]
+
+    def _line(self, lineno: int, text: str) -> None:
+        key, rest = split_prefix(text)
+        if not key and self._open:
+            for k, op in self._open.items():
+                if op.lit and text.startswith(op.lit):
+                    key, rest = k, text[len(op.lit):]
+                    break
+        self._streams.setdefault(key, None)
+        line = Line(lineno, rest, key)
+        tb_index = self._traceback_step(key, rest, lineno)
+
+        if self._waiting:
+            still = []
+            for hit, after in self._waiting:
+                after.append(line)
+                if len(after) >= CONTEXT_AFTER:
+                    self._emit(hit, after)
+                else:
+                    still.append((hit, after))
+            self._waiting = still
+
+        if self._gate(rest) is not None:
+            entries = self.kb.match_line(rest)
+            if entries:
+                tb = self._open.get(key)
+                tb_ctx = tb.tb.context() if tb else ""
+                before = tuple(self._ring)
+                for e in entries:
+                    n = self.result.hit_counts.get(e.id, 0) + 1
+                    self.result.hit_counts[e.id] = n
+                    if n <= HITS_PER_ENTRY:
+                        ctx = "\n".join([*(b.text for b in before), rest, tb_ctx])
+                        hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
+                                  ctx)
+                        self._waiting.append((hit, []))
+            else:
+                self._other(line)
+        self._ring.append(line)
+
+    def _emit(self, hit: Hit, after: List[Line]) -> None:
+        ctx = hit.context + "\n" + "\n".join(a.text for a in after)
+        tb = self.result.traceback(hit.traceback)
+        if tb is not None and tb.exc_type:
+            ctx += f"\n{tb.exc_type}: {tb.message}"
+        self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx))
+
+    def _other(self, line: Line) -> None:
+        text = line.text
+        r = self.result
+        if WARNING_RE.match(text):
+            r.n_warnings += 1
+            return
+        if ERRORISH_RE.search(text) or EXC_RE.match(text):
+            r.n_other_errors += 1
+            if len(r.other_errors) < OTHER_ERRORS:
+                r.other_errors.append(line)
+
+    # -- tracebacks ----------------------------------------------------------
+    def _traceback_step(self, key: str, text: str, lineno: int) -> Optional[int]:
+        """Advance the traceback state machine of ``key``; returns the index of the
+        traceback whose exception line ``text`` is, if it is one."""
+        pos = text.find(TB_START)
+        if pos >= 0:
+            # text before "Traceback" on an unprefixed line (e.g. "worker-0: "): later lines of
+            # this traceback may repeat it
+            lit = text[:pos] if pos and not key else ""
+            old = self._open.pop(key, None)
+            if old is not None:
+                old.tb.truncated = old.state == "frames"
+                self._finish(old.tb)
+            r = self.result
+            tb = Traceback(index=r.n_tracebacks, start=lineno, stream=key)
+            r.n_tracebacks += 1
+            chain = self._chain.pop(key, None)
+            if chain and key in self._last_closed:
+                tb.chain = chain
+                tb.parent = self._last_closed[key].index
+            self._open[key] = _Open(tb, lit if lit.strip() else "")
+            return None
+        if CHAIN_CONTEXT in text or CHAIN_CAUSE in text:
+            op = self._open.pop(key, None)
+            if op is not None:
+                self._finish(op.tb)
+            if key in self._last_closed:
+                self._chain[key] = "context" if CHAIN_CONTEXT in text else "cause"
+            return None
+        op = self._open.get(key)
+        if op is None:
+            return None
+        tb = op.tb
+        if op.state == "frames":
+            if not text.strip():
+                return None
+            if text[0] in " \t":
+                m = FRAME_RE.match(text)
+                if m:
+                    tb.n_frames += 1
+                    fr = Frame(m.group("file"), int(m.group("line")), (m.group("func") or "").strip())
+                    tb.frames.append(fr)
+                    if len(tb.frames) > FRAMES_KEPT:
+                        del tb.frames[0]
+                    if len(tb.files_text) < TB_CONTEXT_CHARS:
+                        tb.files_text += fr.file + "\n"
+                return None
+            m = EXC_RE.match(text.rstrip())
+            if m:
+                tb.exc_type = m.group("type")
+                tb.message = (m.group("msg") or "").strip()
+                tb.exc_line = lineno
+                tb.end = lineno
+                op.state = "message"
+                return tb.index
+            op.foreign += 1
+            if op.foreign > 3:
+                tb.truncated = True
+                self._close(key)
+            return None
+        # state == "message": continuation lines of a multi-line exception message
+        if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES:
+            self._close(key)
+            return None
+        tb.message += "\n" + text.rstrip()
+        tb.end = lineno
+        return tb.index
+
+    def _close(self, key: str) -> None:
+        op = self._open.pop(key, None)
+        if op is not None:
+            self._finish(op.tb)
+
+    def _finish(self, tb: Traceback) -> None:
+        if not tb.end:
+            tb.end = tb.start
+        self._last_closed[tb.stream] = tb
+        r = self.result
+        if len(r.tracebacks) < TRACEBACKS_HEAD:
+            r.tracebacks.append(tb)
+        else:
+            self._tb_tail.append(tb)
+
+
+# -- reading inputs ------------------------------------------------------------
+
+def _sniff_binary(sample: bytes) -> bool:
+    """True when ``sample`` does not look like text in any encoding we read."""
+    if not sample:
+        return False
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    nul = sample.count(b"\x00")
+    if nul > len(sample) // 10:
+        return True
+    text = sample.decode("utf-8", "replace")
+    bad = text.count("\ufffd") + sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\x1b\x08\x0c")
+    return bad > max(8, len(text) // 5)
+
+
+def iter_decoded(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[str]:
+    """Decode a byte stream to text chunks: UTF-8 (invalid bytes replaced), or UTF-16
+    with a BOM; gzip is decompressed. Raises :class:`InputError` for binary input."""
+    head = stream.read(chunk)
+    if head[:2] == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=_Prepend(head, stream))
+        head = stream.read(chunk)
+    if _sniff_binary(head[:65536]):
+        raise InputError("the input looks binary, not like a text log")
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        dec = codecs.getincrementaldecoder("utf-16")("replace")
+    else:
+        dec = codecs.getincrementaldecoder("utf-8")("replace")
+        if head.startswith(codecs.BOM_UTF8):
+            head = head[3:]
+    data = head
+    while data:
+        yield dec.decode(data)
+        data = stream.read(chunk)
+    tail = dec.decode(b"", final=True)
+    if tail:
+        yield tail
+
+
+class _Prepend(io.RawIOBase):
+    """A readable stream: ``head`` bytes, then the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]):
+        self.head = head
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.stream.read(len(b))
+        n = len(data)
+        b[:n] = data
+        return n
+
+
+def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None) -> ParseResult:
+    """Scan a binary stream (file, stdin.buffer) in bounded memory."""
+    scanner = LogScanner(kb)
+    counter = _Counting(stream)
+    for text in iter_decoded(counter):
+        scanner.feed(text)
+    result = scanner.close()
+    result.bytes = counter.n
+    result.compressed = counter.compressed
+    return result
+
+
+class _Counting:
+    def __init__(self, stream: IO[bytes]):
+        self.stream = stream
+        self.n = 0
+        self.compressed = False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        if self.n == 0 and data[:2] == b"\x1f\x8b":
+            self.compressed = True
+        self.n += len(data)
+        return data
+
+
+def scan_text(text: str, kb: Optional[KnowledgeBase] = None) -> ParseResult:
+    """Scan a log already in memory."""
+    scanner = LogScanner(kb)
+    scanner.feed(text)
+    result = scanner.close()
+    result.bytes = len(text.encode("utf-8", "replace"))
+    return result

@@ -1,0 +1,362 @@
+"""Cascade reasoning: a pure function from parsed log evidence to ranked causes.
+
+Each knowledge-base hit is evidence for finding codes, either as a *root* (the line
+names the cause) or a *symptom* (what a lower-layer cause looks like from above, with
+the codes that can produce it in ``could_be``). :func:`explain` aggregates the hits
+per code and ranks them:
+
+1. roots that no other evidenced cause explains (the deepest ones) come first; a
+   cause A explains B when A is in B's ``could_be`` (e.g. ``no-c-compiler`` explains
+   FLA's "roll back to CPU" and the ``torch.cpu`` AttributeError that follows it);
+2. among those, the one that explains most of the other evidence, then the most
+   specific wording (entry weight), then the lowest layer, then the earliest line;
+3. roots that another cause explains follow, then symptoms (deepest layer first).
+
+When the log holds only symptoms, the top candidate is the deepest symptom and its
+``could_be`` lists the lower-layer causes that can produce it, deepest first; live
+confirmation (:mod:`.live`) can then tell which one it is on this machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..codes import all_codes
+from .knowledge import Entry, KnowledgeBase, layer_rank, load
+from .parser import ParseResult
+
+SCHEMA_VERSION = 1
+#: evidence lines kept per candidate
+EVIDENCE_PER_CANDIDATE = 5
+
+
+@dataclass(frozen=True)
+class Evidence:
+    line: int
+    text: str
+    entry: str
+    stream: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"line": self.line, "text": self.text, "entry": self.entry, "stream": self.stream}
+
+
+@dataclass(frozen=True)
+class LiveCheck:
+    """What a live check said about a candidate on this machine."""
+
+    verdict: str          # "confirmed" | "ruled-out" | "inconclusive" | "other-problem"
+    check: str
+    status: str
+    detail: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"verdict": self.verdict, "check": self.check, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    code: str
+    layer: str
+    kind: str                     # "root" | "symptom"
+    title: str
+    evidence: Tuple[Evidence, ...]
+    count: int
+    weight: int
+    explanation: str
+    fix: str
+    links: Tuple[str, ...] = ()
+    #: other candidates in this log that this one accounts for
+    explains: Tuple[str, ...] = ()
+    #: candidates in this log that account for this one
+    explained_by: Tuple[str, ...] = ()
+    #: codes that can cause this one (deepest first); for symptoms, where to look
+    could_be: Tuple[str, ...] = ()
+    #: the `stackpeel check` check that can confirm it live
+    check: Optional[str] = None
+    live: Optional[LiveCheck] = None
+
+    @property
+    def first_line(self) -> int:
+        return min((e.line for e in self.evidence), default=0)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "code": self.code,
+            "layer": self.layer,
+            "kind": self.kind,
+            "title": self.title,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "count": self.count,
+            "weight": self.weight,
+            "explanation": self.explanation,
+            "fix": self.fix,
+            "links": list(self.links),
+            "explains": list(self.explains),
+            "explained_by": list(self.explained_by),
+            "could_be": list(self.could_be),
+            "check": self.check,
+            "live": self.live.to_dict() if self.live else None,
+        }
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    """One Python exception found in the log (the line of ``Type: message``)."""
+
+    line: int
+    type: Optional[str]
+    message: str
+    stream: str = ""
+    start: int = 0
+    chain: Optional[str] = None     # how it follows the previous one: "cause" | "context"
+    parent_line: Optional[int] = None
+    truncated: bool = False
+    frames: Tuple[str, ...] = ()    # innermost last: "file:line in func"
+    codes: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "line": self.line, "type": self.type, "message": self.message, "stream": self.stream,
+            "start": self.start, "chain": self.chain, "parent_line": self.parent_line,
+            "truncated": self.truncated, "frames": list(self.frames), "codes": list(self.codes),
+        }
+
+
+@dataclass(frozen=True)
+class LiveSummary:
+    ran: bool
+    python: Optional[str] = None
+    checks: Tuple[str, ...] = ()
+    #: blocking root causes the live run found (codes), whether or not the log shows them
+    found: Tuple[str, ...] = ()
+    note: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"ran": self.ran, "python": self.python, "checks": list(self.checks), "found": list(self.found),
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    source: str
+    lines: int
+    bytes: int
+    candidates: Tuple[Candidate, ...] = ()
+    exceptions: Tuple[ExceptionInfo, ...] = ()
+    n_exceptions: int = 0
+    unexplained: Tuple[Evidence, ...] = ()
+    n_unexplained: int = 0
+    n_warnings: int = 0
+    streams: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+    live: Optional[LiveSummary] = None
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def root(self) -> Optional[Candidate]:
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def codes(self) -> List[str]:
+        return [c.code for c in self.candidates]
+
+    @property
+    def exit_code(self) -> int:
+        """0: nothing known found; 1: a cause (or a known symptom) was identified."""
+        return 1 if self.candidates else 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "source": self.source,
+            "lines": self.lines,
+            "bytes": self.bytes,
+            "root_cause": self.root.code if self.root else None,
+            "root_kind": self.root.kind if self.root else None,
+            "exit_code": self.exit_code,
+            "candidates": [c.to_dict() for c in self.candidates],
+            "exceptions": [e.to_dict() for e in self.exceptions],
+            "n_exceptions": self.n_exceptions,
+            "unexplained": [e.to_dict() for e in self.unexplained],
+            "n_unexplained": self.n_unexplained,
+            "n_warnings": self.n_warnings,
+            "streams": list(self.streams),
+            "notes": list(self.notes),
+            "live": self.live.to_dict() if self.live else None,
+        }
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def code_layer(code: str, catalogue: Mapping[str, Any], default: str = "") -> str:
+    spec = catalogue.get(code)
+    return spec.layer if spec is not None else default
+
+
+def deepest_first(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Tuple[str, ...]:
+    seen: Dict[str, None] = {}
+    for c in codes:
+        seen.setdefault(c, None)
+    order = {c: i for i, c in enumerate(seen)}
+    return tuple(sorted(seen, key=lambda c: (layer_rank(code_layer(c, catalogue, "zz")), order[c])))
+
+
+@dataclass
+class _Acc:
+    code: str
+    entries: List[Entry] = field(default_factory=list)
+    evidence: List[Evidence] = field(default_factory=list)
+    count: int = 0
+    root: bool = False
+    weight: int = 0
+    could_be: List[str] = field(default_factory=list)
+
+
+def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
+    from .knowledge import codes_of_entries
+
+    by_index = {tb.index: tb for tb in parsed.tracebacks}
+    out = []
+    for tb in parsed.tracebacks:
+        if not tb.exc_type and not tb.truncated:
+            continue
+        text = f"{tb.exc_type or ''}: {tb.message}"
+        parent = by_index.get(tb.parent) if tb.parent is not None else None
+        frames = tuple(f"{f.file}:{f.line} in {f.func}" for f in tb.frames[-3:])
+        out.append(ExceptionInfo(
+            line=tb.exc_line or tb.end, type=tb.exc_type, message=tb.message, stream=tb.stream, start=tb.start,
+            chain=tb.chain, parent_line=(parent.exc_line or parent.end) if parent else None, truncated=tb.truncated,
+            frames=frames, codes=tuple(codes_of_entries(kb.match_line(text), tb.context())),
+        ))
+    return out, parsed.n_tracebacks
+
+
+# ----------------------------------------------------------------------------- explain
+
+def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBase] = None,
+            catalogue: Optional[Mapping[str, Any]] = None) -> Explanation:
+    """Rank the causes the parsed log evidences. Pure: reads only its arguments
+    (and the bundled knowledge base / code catalogue when not given)."""
+    kb = kb or load()
+    catalogue = all_codes() if catalogue is None else catalogue
+    entries = {e.id: e for e in kb.entries}
+
+    accs: Dict[str, _Acc] = {}
+    for hit in parsed.hits:
+        e = entries.get(hit.entry)
+        if e is None:
+            continue
+        for code in e.codes_for(hit.context):
+            acc = accs.setdefault(code, _Acc(code))
+            if e not in acc.entries:
+                acc.entries.append(e)
+            acc.evidence.append(Evidence(hit.line.number, hit.line.text.strip(), e.id, hit.line.stream))
+            acc.root = acc.root or e.is_root
+            acc.weight = max(acc.weight, e.weight)
+            for c in e.could_be:
+                if c != code and c not in acc.could_be:
+                    acc.could_be.append(c)
+    # counts include hits beyond those kept
+    for acc in accs.values():
+        acc.count = sum(parsed.hit_counts.get(e.id, 0) for e in acc.entries) or len(acc.evidence)
+
+    present = set(accs)
+    explains: Dict[str, List[str]] = {c: [] for c in accs}
+    explained_by: Dict[str, List[str]] = {c: [] for c in accs}
+    for b, acc in accs.items():
+        for a in acc.could_be:
+            if a in present and a != b:
+                explains[a].append(b)
+                explained_by[b].append(a)
+    # a symptom code that is also evidenced as a root stays a root; a root never
+    # "explains" a deeper root it is itself a could_be of (keep the graph acyclic-ish)
+    for a in list(explains):
+        for b in list(explains[a]):
+            if a in explains.get(b, []) and layer_rank(_layer(accs[b], catalogue)) < layer_rank(_layer(accs[a], catalogue)):
+                explains[a].remove(b)
+                explained_by[b].remove(a)
+
+    def rank(acc: _Acc) -> Tuple:
+        layer = _layer(acc, catalogue)
+        root_unexplained = acc.root and not explained_by[acc.code]
+        group = 0 if root_unexplained else (1 if acc.root else 2)
+        first = min((ev.line for ev in acc.evidence), default=0)
+        if group == 2:
+            return (group, layer_rank(layer), -acc.weight, first)
+        return (group, -len(explains[acc.code]), -acc.weight, layer_rank(layer), first)
+
+    ranked = sorted(accs.values(), key=rank)
+    candidates = []
+    for acc in ranked:
+        spec = catalogue.get(acc.code)
+        main = sorted(acc.entries, key=lambda e: (-e.weight, e.order))[0]
+        ev = _pick_evidence(acc.evidence)
+        candidates.append(Candidate(
+            code=acc.code,
+            layer=_layer(acc, catalogue),
+            kind="root" if acc.root else "symptom",
+            title=spec.title if spec is not None else acc.code,
+            evidence=ev,
+            count=acc.count,
+            weight=acc.weight,
+            explanation=main.explanation,
+            fix=main.fix,
+            links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
+            explains=tuple(explains[acc.code]),
+            explained_by=tuple(explained_by[acc.code]),
+            could_be=deepest_first(acc.could_be, catalogue),
+            check=kb.checks.get(acc.code),
+        ))
+
+    exceptions, n_exc = _exceptions(parsed, kb)
+    unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
+    notes = []
+    if parsed.cut_lines:
+        notes.append(f"{parsed.cut_lines} very long line(s) were cut to their first 16384 characters")
+    if parsed.junk_chars:
+        notes.append(f"{parsed.junk_chars} control/binary character(s) were ignored")
+    if parsed.n_tracebacks > len(parsed.tracebacks):
+        notes.append(f"{parsed.n_tracebacks} tracebacks in the log; the first and last "
+                     f"{len(parsed.tracebacks)} were kept")
+    if parsed.compressed:
+        notes.append("the input was gzip-compressed")
+    if candidates and candidates[0].kind == "symptom":
+        notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
+                     "'could be'; run on the affected machine without --no-live (or `stackpeel check`) to tell which")
+    return Explanation(
+        source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
+        exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
+        n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
+        notes=tuple(notes),
+    )
+
+
+def _layer(acc: _Acc, catalogue: Mapping[str, Any]) -> str:
+    return code_layer(acc.code, catalogue, acc.entries[0].layer if acc.entries else "")
+
+
+def _pick_evidence(evidence: List[Evidence]) -> Tuple[Evidence, ...]:
+    """Up to EVIDENCE_PER_CANDIDATE lines, one per distinct text first, in line order."""
+    seen: Dict[str, Evidence] = {}
+    for ev in sorted(evidence, key=lambda e: e.line):
+        seen.setdefault(ev.text, ev)
+    picked = list(seen.values())[:EVIDENCE_PER_CANDIDATE]
+    return tuple(sorted(picked, key=lambda e: e.line))
+
+
+def with_live(expl: Explanation, verdicts: Mapping[str, LiveCheck], summary: LiveSummary,
+              extra: Sequence[Candidate] = ()) -> Explanation:
+    """A copy of ``expl`` with live verdicts attached and the ranking updated:
+    confirmed candidates first, ruled-out ones last, the rest in their order."""
+    cands = [replace(c, live=verdicts.get(c.code, c.live)) for c in expl.candidates]
+    cands.extend(extra)
+
+    def key(ic: Tuple[int, Candidate]) -> Tuple[int, int]:
+        i, c = ic
+        v = c.live.verdict if c.live else ""
+        return ({"confirmed": 0, "ruled-out": 2}.get(v, 1), i)
+
+    ordered = [c for _, c in sorted(enumerate(cands), key=key)]
+    return replace(expl, candidates=tuple(ordered), live=summary)
