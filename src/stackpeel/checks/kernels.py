@@ -1,0 +1,306 @@
+"""Kernel libraries on top of Triton and torch: flash-linear-attention, causal-conv1d, and
+which implementation transformers binds for gated-delta-net layers (FAILURE_MODES.md
+sections 3, 4, 5). Each probe recovers what the library swallowed."""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Optional
+
+from ..model import Severity
+from .base import Check
+from .triton_layer import compiler_failure, exc_line, exc_text, version_tuple
+
+#: what FLA exposes when its Triton probe succeeded
+GPU_PLATFORMS = ("cuda", "hip", "xpu", "musa", "npu")
+
+
+def _warning_lines(warnings: List[Mapping[str, Any]]) -> str:
+    return "\n".join(f"{w.get('file')}:{w.get('line')}: {w.get('category')}: {w.get('message')}" for w in warnings)
+
+
+class Fla(Check):
+    """flash-linear-attention imports and detected the GPU. FLA runs Triton's driver at
+    import and, on any exception, warns 'roll back to CPU' and carries on with
+    ``device_platform == 'cpu'``; this check imports ``fla.utils`` with warnings recorded and a
+    fresh Triton cache, then calls the same entry point FLA called
+    (``triton.runtime.driver.active.get_current_target()``) to recover the exception FLA
+    swallowed."""
+
+    id = "kernels.fla"
+    title = "flash-linear-attention detects the GPU"
+    layer = "kernels"
+    requires = ("triton.kernel_launch",)
+    probe = "kernels.fla_facts"
+    timeout = 180.0
+
+    def evaluate(self, facts, ctx):
+        if not facts.get("installed"):
+            return ctx.skip("flash-linear-attention is not installed")
+        dists = facts.get("dists") or {}
+        names = " + ".join(f"{k} {v}" for k, v in dists.items()) or "fla"
+        err = facts.get("import_error")
+        if err:
+            missing = err.get("missing_module") or ""
+            if missing.split(".")[0] in ("triton", "torch") or not facts.get("triton_installed") \
+                    or not facts.get("torch_installed"):
+                what = missing or ("triton" if not facts.get("triton_installed") else "torch")
+                return ctx.verdict(f"{names} is installed without {what}", ctx.finding(
+                    "fla-missing-triton",
+                    f"{names} is installed but `import fla.utils` fails with {exc_line(err)}: {what} is not "
+                    "installed (fla-core only requires einops; torch and triton come with its `cuda` extra). "
+                    "`import fla` alone still succeeds, but every FLA layer and op fails, and transformers uses its "
+                    "slow reference code.",
+                    evidence=exc_text(err)))
+            return ctx.verdict(f"`import fla.utils` fails", ctx.finding(
+                "fla-import-failed",
+                f"{names} is installed but `import fla.utils` raises {exc_line(err)}; every FLA layer fails.",
+                evidence=exc_text(err), fla_dists=" ".join(dists) or "fla-core"))
+
+        platform = facts.get("device_platform")
+        fallback = platform == "cpu" or bool(facts.get("fallback_warnings"))
+        cuda = facts.get("cuda_available")
+        if not fallback:
+            gpu = facts.get("gpu_name")
+            return ctx.ok(f"{names}: device_platform={platform!r}" + (f" ({gpu})" if gpu else "")
+                          + f", IS_NVIDIA={facts.get('IS_NVIDIA')}")
+
+        sw = facts.get("swallowed")
+        warns = facts.get("fallback_warnings") or []
+        evidence = []
+        if warns:
+            evidence.append("FLA's warning at import:\n" + _warning_lines(warns))
+        if sw:
+            evidence.append("The exception FLA swallowed, raised again by "
+                            "triton.runtime.driver.active.get_current_target():\n" + exc_text(sw))
+        state = (f"device_platform={platform!r}, device={facts.get('device')!r}, "
+                 f"device_torch_lib={facts.get('device_torch_lib')}, IS_NVIDIA={facts.get('IS_NVIDIA')}")
+        if sw:
+            cause = f"FLA swallowed `{exc_line(sw)}`"
+        else:
+            cause = ("calling Triton's driver again now succeeds, so FLA's probe failed transiently at import "
+                     "(for example CUDA_VISIBLE_DEVICES changed after import)")
+        msg = (f"{names} fell back to CPU at import ({state}) while torch.cuda.is_available() is {cuda}; {cause}. "
+               "Every Triton-backed FLA op (chunk_gated_delta_rule, fused_recurrent_*, FusedRMSNormGated, "
+               "ShortConvolution) raises that error at its first call, and FLA's import-time tile sizes stay at "
+               "their slow defaults (this check used an empty Triton cache, as in a new container).")
+        severity: Optional[Severity] = None
+        launch = ctx.dep("triton.kernel_launch")
+        if sw and compiler_failure(sw) and launch.get("cache_used") == "user-copy":
+            severity = Severity.DEGRADED
+            msg += (" With the user's warm Triton cache, Triton's driver starts, so FLA works today; it will fall "
+                    "back as soon as that cache goes cold (see triton-warm-cache-hides-compiler).")
+        return ctx.verdict(f"{names} fell back to CPU: {exc_line(sw) or 'transient failure at import'}",
+                           ctx.finding("fla-cpu-fallback", msg, evidence="\n\n".join(evidence), severity=severity))
+
+
+class CausalConv1d(Check):
+    """causal-conv1d imports with its compiled ``causal_conv1d_cuda`` extension, was built
+    for the installed torch (the local version tag of prebuilt wheels names torch, CUDA
+    major and C++ ABI), and, with a GPU, runs one tiny convolution checked against its
+    definition."""
+
+    id = "kernels.causal_conv1d"
+    title = "causal-conv1d imports and matches torch"
+    layer = "kernels"
+    requires = ("torch.cuda",)
+    probe = "kernels.causal_conv1d_facts"
+    timeout = 120.0
+
+    def evaluate(self, facts, ctx):
+        if not facts.get("installed"):
+            return ctx.skip("causal-conv1d is not installed")
+        version = facts.get("version") or "(no metadata)"
+        torch_version = facts.get("torch_version")
+        err = facts.get("import_error")
+        tag = facts.get("tag") or {}
+        built_for = (f" (its version tag says torch {tag.get('torch')}, CUDA {tag.get('cuda_major')}, "
+                     f"cxx11abi {tag.get('cxx11abi')})") if tag else ""
+        if facts.get("package") and not facts.get("extension") and (
+                not err or err.get("missing_module") == "causal_conv1d_cuda" or "causal_conv1d_cuda" in
+                (err.get("message") or "")):
+            return ctx.verdict("causal-conv1d has no compiled extension", ctx.finding(
+                "causal-conv1d-no-extension",
+                f"causal-conv1d {version} is installed at {facts.get('package')} but its compiled module "
+                "causal_conv1d_cuda is not"
+                + (f"; import fails with {exc_line(err)}" if err else "")
+                + ". transformers and FLA silently use slower implementations.",
+                evidence=exc_text(err)))
+        if err and facts.get("undefined_symbol"):
+            sym = facts["undefined_symbol"]
+            dem = facts.get("undefined_symbol_demangled")
+            return ctx.verdict("causal-conv1d was built for another torch", ctx.finding(
+                "causal-conv1d-torch-mismatch",
+                f"`import causal_conv1d` fails: its extension needs the symbol {sym}"
+                + (f" ({dem})" if dem else "") + f", which torch {torch_version} does not export: it was built "
+                f"against another torch{built_for}. transformers 5.15+ falls back to slow PyTorch code (5.17+ "
+                "claiming causal-conv1d 'is not installed'); transformers <= 5.14 crashes at model import.",
+                evidence=exc_text(err)))
+        if err:
+            return ctx.verdict("`import causal_conv1d` fails", ctx.finding(
+                "causal-conv1d-import-failed",
+                f"causal-conv1d {version} is installed but `import causal_conv1d` raises {exc_line(err)}; "
+                "transformers falls back to slow PyTorch code or crashes at model import.",
+                evidence=exc_text(err)))
+        findings = []
+        mismatch = self._tag_mismatch(tag, facts)
+        if mismatch:
+            findings.append(ctx.finding(
+                "causal-conv1d-torch-mismatch",
+                f"causal-conv1d {version} imports, but it was built for {mismatch}; the C++ ABI between them is "
+                "not guaranteed, so calls may crash or misbehave.",
+                severity=Severity.DEGRADED))
+        call = facts.get("gpu_call") or {}
+        call_err = call.get("error")
+        if call_err and "no kernel image" in (call_err.get("message") or ""):
+            findings.append(ctx.finding(
+                "extension-arch-missing",
+                f"causal-conv1d {version} imports but its first GPU call fails with {exc_line(call_err)}: the "
+                "extension has no code for this GPU's architecture.",
+                evidence=exc_text(call_err)))
+        elif call_err:
+            findings.append(ctx.finding(
+                "causal-conv1d-import-failed",
+                f"causal-conv1d {version} imports but a tiny causal_conv1d_fn call on the GPU raises "
+                f"{exc_line(call_err)}.", evidence=exc_text(call_err)))
+        ran = (f"; a GPU call matches the definition (max abs error {call.get('max_abs_err')})"
+               if call.get("ok") else "")
+        return ctx.verdict(f"causal-conv1d {version} imports with torch {torch_version}{ran}", *findings)
+
+    @staticmethod
+    def _tag_mismatch(tag, facts) -> str:
+        if not tag:
+            return ""
+        parts = []
+        tv = version_tuple(facts.get("torch_version"))
+        if tv and version_tuple(tag.get("torch"))[:2] != tv[:2]:
+            parts.append(f"torch {tag.get('torch')} (installed: {facts.get('torch_version')})")
+        cuda = version_tuple(facts.get("torch_cuda"))
+        if cuda and tag.get("cuda_major") != cuda[0]:
+            parts.append(f"CUDA {tag.get('cuda_major')} (torch's: {facts.get('torch_cuda')})")
+        abi = facts.get("torch_cxx11abi")
+        if abi is not None and tag.get("cxx11abi") is not None and bool(abi) != tag["cxx11abi"]:
+            parts.append(f"cxx11abi {tag['cxx11abi']} (torch's: {abi})")
+        return ", ".join(parts)
+
+
+class TransformersFastPath(Check):
+    """Which implementation transformers binds for its gated-delta-net functions
+    (Qwen3-Next, Qwen3.5). 5.15+ wraps each function with a fallback that catches *any*
+    exception from importing FLA or causal-conv1d (and, 5.17+, logs that the package 'is
+    not installed'); this check imports the model module and reads the implementation each
+    wrapper closed over, then re-imports what failed to get the real reason. <= 5.14: reads
+    ``is_fast_path_available`` and the module-level functions."""
+
+    id = "kernels.transformers_fast_path"
+    title = "transformers binds fast gated-delta-net kernels"
+    layer = "kernels"
+    requires = ("kernels.fla", "kernels.causal_conv1d")
+    probe = "kernels.transformers_facts"
+    timeout = 180.0
+
+    def evaluate(self, facts, ctx):
+        if not facts.get("installed"):
+            return ctx.skip("transformers is not installed")
+        version = facts.get("version")
+        module = facts.get("model_module")
+        if not module:
+            return ctx.skip(f"transformers {version} has no gated-delta-net model (qwen3_next, qwen3_5)")
+        short = module.rsplit(".", 1)[-1]
+        err = facts.get("import_error")
+        if err:
+            return ctx.verdict(f"importing {short} fails", ctx.finding(
+                "transformers-fast-path-unavailable",
+                f"Importing {module} (transformers {version}) raises {exc_line(err)}: loading Qwen3-Next/Qwen3.5 "
+                "models fails, not just their fast path.",
+                evidence=exc_text(err), severity=Severity.BLOCKING,
+                missing_packages=self._packages_for(["fla", "causal_conv1d"], facts)))
+        cuda = facts.get("cuda_available")
+        bindings = facts.get("bindings") or []
+        if bindings:
+            return self._modern(facts, bindings, cuda, version, short, ctx)
+        legacy = facts.get("legacy")
+        if legacy is not None:
+            return self._legacy(facts, legacy, cuda, version, short, ctx)
+        return ctx.skip(f"transformers {version}: {short} has no recognisable fast-path bindings")
+
+    @staticmethod
+    def _packages_for(packages, facts) -> str:
+        out = []
+        if "fla" in packages:
+            out.append("flash-linear-attention")
+        if "causal_conv1d" in packages:
+            out.append("--no-build-isolation causal-conv1d")
+        return " ".join(out)
+
+    def _modern(self, facts, bindings, cuda, version, short, ctx):
+        listing = ", ".join(f"{b.get('func_name')} -> {'torch reference' if b.get('reference') else b.get('implementation')}"
+                            for b in bindings)
+        findings = []
+        fla_bound = [b for b in bindings if not b.get("reference") and b.get("package") == "fla"]
+        refs = [b for b in bindings if b.get("reference")]
+        if fla_bound and cuda is False:
+            fla_err = ctx.dep("kernels.fla").get("swallowed")
+            crash = f"`{exc_line(fla_err)}`" if fla_err else "Triton's error"
+            findings.append(ctx.finding(
+                "transformers-fla-on-cpu",
+                f"transformers {version} bound {', '.join(b.get('func_name') for b in fla_bound)} to "
+                f"flash-linear-attention ({fla_bound[0].get('implementation')}) although "
+                "torch.cuda.is_available() is False: transformers 5.15+ does not check CUDA, so the first "
+                f"gated-delta-net forward will crash inside Triton with {crash} instead of using the PyTorch path.",
+                evidence=f"{short}: {listing}"))
+        if refs and cuda:
+            findings.append(self._fast_path_finding(facts, refs, version, short, listing, ctx))
+        if not findings:
+            if refs and not cuda:
+                return ctx.ok(f"transformers {version}, CUDA unavailable: {short} uses the PyTorch reference path, "
+                              f"the right one here ({listing})")
+            return ctx.ok(f"transformers {version}: {listing}")
+        return ctx.verdict(f"transformers {version}: {listing}", *findings)
+
+    def _fast_path_finding(self, facts, refs, version, short, listing, ctx):
+        installed = {"fla": bool(facts.get("fla_dists")), "causal_conv1d": bool(facts.get("causal_conv1d_version"))}
+        dist_name = {"fla": "flash-linear-attention", "causal_conv1d": "causal-conv1d"}
+        parts, evidence, packages = [], [], set()
+        for package in sorted({b.get("package") for b in refs}):
+            funcs = ", ".join(b.get("func_name") for b in refs if b.get("package") == package)
+            reason = next((b.get("reason") for b in refs if b.get("package") == package and b.get("reason")), None)
+            name = dist_name.get(package, package)
+            if installed.get(package):
+                text = (f"{funcs} use the PyTorch reference although {name} IS installed: importing it failed with "
+                        f"`{exc_line(reason)}`" if reason else
+                        f"{funcs} use the PyTorch reference although {name} is installed and imports now")
+                if version_tuple(version) >= (5, 17):
+                    text += f" (transformers logs that `{name}` 'is not installed': that is wrong)"
+            else:
+                text = f"{funcs} use the PyTorch reference because {name} is not installed"
+                packages.add(package)
+            parts.append(text)
+            if reason:
+                evidence.append(f"import of {reason.get('module') or package}:\n{exc_text(reason)}")
+        msg = (f"transformers {version} runs {short}'s gated-delta-net layers on slow reference code although CUDA "
+               f"works: " + "; ".join(parts) + ". Training and inference are much slower and use more memory; "
+               "packed sequences (cu_seqlens) raise ValueError.")
+        return ctx.finding("transformers-fast-path-unavailable", msg,
+                           evidence="\n\n".join([f"{short}: {listing}"] + evidence),
+                           missing_packages=self._packages_for(packages, facts) or None)
+
+    def _legacy(self, facts, legacy, cuda, version, short, ctx):
+        funcs = legacy.get("functions") or {}
+        listing = ", ".join(f"{k} -> {v or 'None'}" for k, v in funcs.items())
+        if legacy.get("is_fast_path_available"):
+            return ctx.ok(f"transformers {version}: is_fast_path_available=True ({listing})")
+        if not cuda:
+            return ctx.ok(f"transformers {version}, CUDA unavailable: {short} uses the PyTorch path ({listing})")
+        reasons = legacy.get("reasons") or {}
+        why = "; ".join(f"import {m}: {exc_line(r)}" for m, r in reasons.items() if r) or \
+            "the packages import now: transformers' availability flags were false when the model module loaded"
+        missing = [p for p, r in reasons.items() if r]
+        return ctx.verdict(f"transformers {version}: is_fast_path_available=False", ctx.finding(
+            "transformers-fast-path-unavailable",
+            f"transformers {version} reports is_fast_path_available=False for {short} although CUDA works "
+            f"({listing}); {why}. Its warning only says 'one of the required library is not installed'.",
+            evidence="\n\n".join(f"import {m}:\n{exc_text(r)}" for m, r in reasons.items() if r),
+            missing_packages=self._packages_for(["fla" if "fla" in m else "causal_conv1d" for m in missing], facts)
+            or None))
+
+
