@@ -1,0 +1,229 @@
+"""Torch layer: is this PyTorch a CUDA build, does it initialise CUDA, does it have kernels
+for these GPUs, and does one real kernel run.
+
+torch is imported only in the probe's child process (once: it is the slowest import of
+the whole run). The rules below mirror torch's own: ``DEVICE_REQUIREMENT`` in
+``torch/cuda/__init__.py`` for which compiled architecture runs on which GPU, and CUDA's
+major-version compatibility for driver versus wheel.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from ..model import Severity, Status
+from .base import Check, Verdict
+from .cuda import cuda_version_text
+
+#: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
+#: ("set", members). An interval covers the same major with minor >= start's minor.
+DEVICE_REQUIREMENT = {
+    50: ("interval", 50, {53}), 52: ("interval", 52, {53}), 53: ("set", {53}),
+    60: ("interval", 60, {62}), 61: ("interval", 61, {62}), 62: ("set", {62}),
+    70: ("interval", 70, {72}), 72: ("set", {72}), 75: ("interval", 75, set()),
+    80: ("interval", 80, {87}), 86: ("interval", 86, {87}), 87: ("set", {87}),
+    89: ("interval", 89, set()), 90: ("interval", 90, set()),
+    100: ("interval", 100, {101}), 101: ("set", {101, 110}), 103: ("interval", 103, set()),
+    110: ("interval", 110, set()), 120: ("interval", 120, set()), 121: ("interval", 121, set()),
+}
+
+#: PyTorch wheel indexes: (minimum cuDriverGetVersion, index tag, compute capabilities built for).
+#: Newest first. cu130 needs driver R580+, cu128 R570+, cu126 R560+.
+WHEEL_INDEXES: Tuple[Tuple[int, str, Tuple[int, ...]], ...] = (
+    (13000, "cu130", (75, 80, 86, 90, 100, 110, 120)),
+    (12080, "cu128", (70, 75, 80, 86, 90, 100, 120)),
+    (12060, "cu126", (50, 60, 70, 75, 80, 86, 90)),
+    (12040, "cu124", (50, 60, 70, 75, 80, 86, 90)),
+    (11080, "cu118", (50, 60, 70, 75, 80, 86, 90)),
+)
+
+
+def arch_cc(arch: str) -> Optional[int]:
+    """'sm_90' -> 90, 'sm_100a' -> 100, 'compute_120' -> 120 (torch's _extract_arch_version)."""
+    m = re.match(r"^(?:sm|compute)_(\d+)[af]?$", arch.strip())
+    return int(m.group(1)) if m else None
+
+
+def code_runs_on(code_cc: int, device_cc: int) -> bool:
+    rule = DEVICE_REQUIREMENT.get(code_cc)
+    if rule is None:  # unknown to torch: same major, minor >= (what torch assumes too)
+        return device_cc // 10 == code_cc // 10 and device_cc % 10 >= code_cc % 10
+    if rule[0] == "set":
+        return device_cc in rule[1]
+    _, start, excluded = rule
+    return device_cc not in excluded and device_cc // 10 == start // 10 and device_cc % 10 >= start % 10
+
+
+def covering_arch(arch_list: Iterable[str], cc: str) -> Optional[str]:
+    """The entry of ``arch_list`` whose code runs on a GPU of compute capability ``cc`` ('9.0'), by
+    torch's rule; None if none does."""
+    major, _, minor = cc.partition(".")
+    device = int(major) * 10 + int(minor or 0)
+    for arch in arch_list:
+        code = arch_cc(arch)
+        if code is not None and code_runs_on(code, device):
+            return arch
+    return None
+
+
+def ptx_fallback(arch_list: Iterable[str], cc: str) -> Optional[str]:
+    """A PTX entry (compute_XY) the driver could JIT for ``cc`` although torch's rule says no."""
+    major, _, minor = cc.partition(".")
+    device = int(major) * 10 + int(minor or 0)
+    for arch in arch_list:
+        if arch.startswith("compute_"):
+            code = arch_cc(arch)
+            if code is not None and code <= device:
+                return arch
+    return None
+
+
+def torch_index_for(driver_version: Optional[int], ccs: Sequence[str] = ()) -> Optional[str]:
+    """The newest PyTorch wheel index that this driver can run and whose build covers every GPU."""
+    if not isinstance(driver_version, int):
+        return None
+    for minimum, tag, built in WHEEL_INDEXES:
+        if driver_version < minimum:
+            continue
+        archs = [f"sm_{c}" for c in built]
+        if all(covering_arch(archs, cc) for cc in ccs):
+            return tag
+    return None
+
+
+def _major(version: Optional[str]) -> Optional[int]:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return None
+
+
+def _matching(warnings: Sequence[str], *needles: str) -> List[str]:
+    return [w for w in warnings if any(n in w for n in needles)]
+
+
+class TorchCuda(Check):
+    """torch in the target interpreter: a CUDA build, is_available() (with torch's own warnings),
+    the driver's CUDA major against the wheel's, compiled architectures against each GPU, and a
+    one-element kernel."""
+
+    id = "torch.cuda"
+    title = "PyTorch CUDA"
+    layer = "torch"
+    requires = ("cuda.driver_api",)
+    probe = "torch_layer.torch_cuda"
+    timeout = 90.0
+
+    def evaluate(self, facts, ctx):
+        drv = ctx.dep("cuda.driver_api")
+        dv = drv.get("driver_version")
+        driver_ccs = [d["cc"] for d in drv.get("devices") or [] if d.get("cc")]
+        python = ctx.target.get("python") or "this interpreter"
+        index = torch_index_for(dv, driver_ccs)
+        params = {"torch_index": index}
+        if not facts.get("installed"):
+            return Verdict(Status.SKIP, f"torch is not installed in {python}", (ctx.finding(
+                "torch-not-installed", f"{python} has no torch distribution ('import torch' would fail with "
+                "ModuleNotFoundError).", **params),), {})
+        if facts.get("import_error"):
+            e = facts["import_error"]
+            return ctx.verdict(f"import torch fails: {e.get('type')}", ctx.finding(
+                "torch-import-failed",
+                f"torch {facts.get('dist_version') or ''} is installed ({facts.get('origin')}) but 'import torch' "
+                f"raises {e.get('type')}: {e.get('message')}. Every library built on torch fails the same way.",
+                evidence=e.get("traceback") or e.get("message") or "", **params))
+        version = facts.get("version")
+        cuda = facts.get("cuda")
+        if facts.get("hip"):
+            return ctx.skip(f"torch {version} is a ROCm (HIP {facts['hip']}) build: the NVIDIA checks do not apply")
+        driver_text = (f"The driver here supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}), so the "
+                       f"matching wheel index is {index}." if dv and index else
+                       "No usable CUDA driver was measured here (see cuda.driver_api); on the GPU machine use "
+                       "the index matching its driver: cu130 for R580+, cu128 for R570+, cu126 for R560+.")
+        if not cuda:
+            return ctx.verdict(f"torch {version} is a CPU-only build", ctx.finding(
+                "torch-cpu-only-build",
+                f"torch {version} is a CPU-only build (torch.version.cuda is None): it contains no CUDA code, so "
+                "torch.cuda.is_available() is False on any machine, tensors on 'cuda' fail with 'Torch not "
+                f"compiled with CUDA enabled', and Triton and FLA cannot use a GPU through it. {driver_text}",
+                evidence=f"torch.__version__ = {version!r}, torch.version.cuda = None, path = {facts.get('path')}",
+                **params))
+        findings = []
+        available = facts.get("available")
+        warnings = facts.get("warnings") or []
+        tmajor, dmajor = _major(cuda), (dv // 1000 if isinstance(dv, int) else None)
+        if tmajor is not None and dmajor is not None and dmajor < tmajor:
+            findings.append(ctx.finding(
+                "driver-too-old-for-torch",
+                f"The NVIDIA driver supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}) but torch "
+                f"{version} was built with CUDA {cuda}, a newer major version: CUDA initialisation fails ('The "
+                "NVIDIA driver on your system is too old') and torch.cuda.is_available() is "
+                f"{bool(available)}. " + (f"Install the {index} wheel, or upgrade the driver (R580+ for CUDA 13)."
+                                           if index else "Upgrade the driver (R580+ for CUDA 13)."),
+                evidence="\n".join(_matching(warnings, "too old", "driver")) or
+                         f"cuDriverGetVersion = {dv}; torch.version.cuda = {cuda}", **params))
+        if not available:
+            if not findings:
+                cause = warnings[0] if warnings else "torch gave no warning"
+                err = (facts.get("errors") or {}).get("is_available")
+                if err:
+                    cause = f"{err.get('type')}: {err.get('message')}"
+                below = ""
+                if ctx.dep_status.get("cuda.driver_api") not in (None, Status.PASS, Status.WARN):
+                    below = " The CUDA driver itself does not work here (cuda.driver_api), which explains it."
+                findings.append(ctx.finding(
+                    "torch-cuda-unavailable",
+                    f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; torch says: "
+                    f"{cause.splitlines()[0] if cause else ''}.{below}",
+                    evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
+                    **params))
+            return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)
+        arch = facts.get("arch_list") or facts.get("built_arch_flags") or []
+        devices = facts.get("devices") or []
+        for dev in devices:
+            cc = dev.get("cc")
+            if not cc or not arch:
+                continue
+            if covering_arch(arch, cc):
+                continue
+            ptx = ptx_fallback(arch, cc)
+            cover_index = torch_index_for(dv, [cc])
+            msg = (f"GPU {dev.get('index')} {dev.get('name')} has compute capability {cc}, but torch {version} "
+                   f"was built for {' '.join(arch)}: none of these runs on cc {cc} (same major version and a minor "
+                   "version not above the GPU's). ")
+            if ptx:
+                msg += (f"Only the PTX in {ptx} can be JIT-compiled by the driver: slow first launches, and kernels "
+                        "shipped as SASS only (most extensions) fail with 'no kernel image is available'.")
+                sev = Severity.DEGRADED
+            else:
+                msg += "Kernels fail with 'CUDA error: no kernel image is available for execution on the device'."
+                sev = Severity.BLOCKING
+            if cover_index:
+                msg += f" The {cover_index} wheels cover it."
+            findings.append(ctx.finding(
+                "torch-arch-not-supported", msg, severity=sev,
+                evidence="\n".join(_matching(warnings, "compute capability", "not compatible", "CUDA capability"))
+                         or f"get_arch_list() = {arch}; get_device_capability({dev.get('index')}) = {cc}",
+                torch_index=cover_index))
+        if facts.get("op_ok") is False:
+            err = (facts.get("errors") or {}).get("op") or {}
+            if err:
+                first = (err.get("message") or "").splitlines()
+                outcome = f"raised {err.get('type')}: {first[0] if first else ''}"
+            else:
+                outcome = f"returned {facts.get('op_result')!r} instead of 2"
+            findings.append(ctx.finding(
+                "torch-gpu-op-failed",
+                f"torch.cuda.is_available() is True, but (torch.ones(1, device='cuda') + 1).item() {outcome}. "
+                "Any model on this GPU hits the same error first.",
+                evidence=err.get("traceback") or err.get("message") or "", **params))
+        summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
+                   f"arch list {' '.join(arch) or 'empty'}")
+        if facts.get("op_ok"):
+            summary += "; test kernel ran"
+        return ctx.verdict(summary, *findings)
+
+
+def _gpu_list(devices) -> str:
+    return ", ".join(f"{d.get('name')} (cc {d.get('cc')})" for d in devices)
