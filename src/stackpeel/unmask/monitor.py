@@ -1,0 +1,949 @@
+"""In-process monitor: records the exceptions that code catches and does not re-raise.
+
+This module runs inside the TARGET interpreter. It is standard-library only and runs on
+Python 3.8 to 3.13. ``stackpeel run`` copies it next to a bootstrap ``sitecustomize.py``
+(as ``_stackpeel_unmask_monitor``); ``stackpeel.unmask.watch()`` imports it in-process.
+
+What it records
+---------------
+* **handled exceptions**: an exception raised and then caught by an ``except`` (or a
+  ``with`` block that suppresses it) without being re-raised. One entry per
+  (type, raise site, handler site), with counts, first/last time and sequence numbers,
+  the first message (capped), a short stack (handler frame -> raise site) and the
+  first frame of the user's own code above the handler ("during").
+  Re-raised exceptions (``finally``, non-matching ``except``, bare ``raise``,
+  ``raise e``) are subtracted again; exceptions turned into another one
+  (``raise X from e`` / raised inside the handler and escaping it) are counted as
+  ``converted``.
+* **warnings** as shown (wrapping ``warnings._showwarnmsg``, so what the user sees does
+  not change), with the issuing stack and the exception being handled at the time.
+* **log records** of level WARNING and above (wrapping ``logging.Logger.callHandlers``
+  once ``logging`` is imported).
+* **process end**: the uncaught exception (``sys.last_value``), a pending ``SystemExit``.
+
+How
+---
+* Python >= 3.12: ``sys.monitoring`` (PEP 669) events RAISE, RERAISE and
+  EXCEPTION_HANDLED. These fire only when exceptions happen, so code that raises
+  nothing pays nothing. (They are not per-location events, so ``DISABLE`` cannot
+  switch them off per code object; the callbacks return early instead.)
+* Python < 3.12: ``sys.settrace`` + ``threading.settrace`` with line events switched
+  off in every frame (``f_trace_lines = False``); after an ``exception`` event a frame's
+  line events are switched on until its next event: a ``line`` event means a handler
+  in that frame started (the exception was caught there), a ``return`` means it
+  unwound. This costs a trace call per Python call and return.
+
+No exception, traceback or frame is kept alive: pending "caught, maybe re-raised"
+exceptions are remembered by ``id()`` only (a fresh raise of an object clears a stale
+id). Memory is bounded: entries are capped per scope, then counted as overflow.
+
+Records go to ``$STACKPEEL_UNMASK_DIR/record-<pid>.json`` at exit; every new entry is
+also appended to ``journal-<pid>.jsonl`` at once, so a process that dies by a signal
+or ``os._exit`` still leaves its evidence. Fatal signals are dumped by ``faulthandler``
+to ``crash-<pid>.txt`` and then re-delivered, so the exit status does not change.
+"""
+
+import _thread
+import atexit
+import itertools
+import json
+import os
+import sys
+import time
+
+RECORD_FORMAT = "stackpeel-unmask-record"
+RECORD_VERSION = 1
+
+ENV_DIR = "STACKPEEL_UNMASK_DIR"
+ENV_OPTIONS = "STACKPEEL_UNMASK_OPTIONS"
+
+#: top-level modules of the GPU ML stack: code under these counts as library code even
+#: when it is not installed in site-packages (editable/dev installs)
+STACK_LIBS = (
+    "torch", "triton", "fla", "causal_conv1d", "transformers", "flash_attn", "bitsandbytes",
+    "xformers", "mamba_ssm", "accelerate", "deepspeed", "vllm", "apex", "liger_kernel",
+    "tilelang", "kernels", "peft", "torchvision", "torchaudio", "safetensors", "huggingface_hub",
+    "tokenizers", "nvidia", "cuda", "pynvml", "jax", "jaxlib", "tensorflow", "onnxruntime",
+    "tensorrt", "sglang", "flashinfer", "transformer_engine", "megatron", "nccl", "cupy",
+)
+
+SELF, STDLIB, LIBRARY, USER = 0, 1, 2, 3
+SCOPE_NAMES = {STDLIB: "stdlib", LIBRARY: "library", USER: "user"}
+
+DEFAULTS = {
+    "include": [],          # module prefixes: record only entries touching these (plus stack libs)
+    "exclude": [],          # module prefixes: never record entries handled in these
+    "max_message": 500,     # characters of a message kept
+    "max_stack": 10,        # frames of the handler -> raise-site stack kept
+    "cap_library": 1000,    # detailed entries per handler scope; more are counted only
+    "cap_user": 300,
+    "cap_stdlib": 300,
+    "cap_keys": 20000,      # distinct (type, raise site, handler site) keys in all
+    "cap_warnings": 500,
+    "cap_logs": 500,
+    "journal": True,
+}
+
+# indexes into an entry list (a list, not an object: the hot path only does += on it)
+COUNT, RERAISED, CONVERTED, FIRST_T, LAST_T, FIRST_SEQ, LAST_SEQ, INFO = range(8)
+
+_PENDING_CAP = 2048
+
+
+def _short(text, limit):
+    if len(text) > limit:
+        return text[:limit] + "... [%d more characters]" % (len(text) - limit)
+    return text
+
+
+def _type_name(cls):
+    mod = getattr(cls, "__module__", None) or ""
+    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "?")
+    if mod in ("builtins", "exceptions", "__builtin__"):
+        return name
+    return "%s.%s" % (mod, name)
+
+
+def _code_name(code):
+    return getattr(code, "co_qualname", None) or code.co_name
+
+
+def _frame_info(frame, lineno):
+    code = frame.f_code
+    try:
+        module = frame.f_globals.get("__name__")
+    except Exception:
+        module = None
+    return {"file": code.co_filename, "line": lineno, "function": _code_name(code),
+            "module": module if isinstance(module, str) else None}
+
+
+def _line_of_offset(code, offset):
+    """The source line of a handler's bytecode offset (sys.monitoring gives offsets).
+
+    A handler starts with an instruction that has no line (PUSH_EXC_INFO): take the
+    first line at or after the offset (the ``except`` clause)."""
+    try:
+        for start, end, line in code.co_lines():
+            if end > offset and line is not None:
+                return line
+    except Exception:
+        pass
+    return None
+
+
+class Monitor(object):
+    """One monitor per process. ``start()`` installs it, ``stop()`` removes it,
+    ``record()`` returns what it saw as a JSON-ready dict."""
+
+    def __init__(self, options=None, record_dir=None):
+        opts = dict(DEFAULTS)
+        opts.update(options or {})
+        self.options = opts
+        self.record_dir = record_dir
+        self.mode = None            # "monitoring" | "settrace" | None
+        self.mode_note = None
+        self.tool_id = None
+        self.started = False
+        self.t0 = time.monotonic()
+        self.wall0 = time.time()
+        self._reset_state()
+        here = os.path.dirname(os.path.abspath(__file__))
+        self._self_dirs = (here + os.sep,)
+        self._stdlib_dirs = self._find_stdlib_dirs()
+        self._include = tuple(p for p in opts.get("include") or () if p)
+        self._exclude = tuple(p for p in opts.get("exclude") or () if p)
+        self._journal = None
+        self._crash_file = None
+        self._warn_orig = None
+        self._log_orig = None
+        self._import_hook = None
+        self._finished = False
+
+    # -- state -----------------------------------------------------------------------
+
+    def _reset_state(self):
+        self.pid = os.getpid()
+        self.entries = {}           # key -> entry list
+        self.pending = {}           # id(exc) -> (entry, id(handler frame))
+        self.file_scope = {}        # co_filename -> scope
+        self.detailed = {STDLIB: 0, LIBRARY: 0, USER: 0}
+        self.overflow_keys = 0      # keys not stored at all (cap_keys reached)
+        self.overflow_events = 0
+        self.warnings = {}          # key -> warning dict
+        self.logs = {}
+        self.dropped_warnings = 0
+        self.dropped_logs = 0
+        self.system_exit = None     # ["code"] while a SystemExit propagates
+        self.busy = set()           # thread ids inside our slow path
+        self.next_id = itertools.count(1).__next__
+        self.next_seq = itertools.count(1).__next__
+
+    @staticmethod
+    def _find_stdlib_dirs():
+        dirs = set()
+        for mod in ("os", "json"):
+            m = sys.modules.get(mod)
+            f = getattr(m, "__file__", None)
+            if f:
+                d = os.path.dirname(os.path.dirname(f)) if mod == "json" else os.path.dirname(f)
+                dirs.add(d)
+                dirs.add(os.path.realpath(d))
+        for p in (sys.base_prefix, sys.base_exec_prefix):
+            dirs.add(os.path.join(p, "lib", "python%d.%d" % sys.version_info[:2]))
+        return tuple(d.rstrip(os.sep) + os.sep for d in dirs if d)
+
+    # -- classification ----------------------------------------------------------------
+
+    def classify(self, filename, frame=None):
+        scope = self._classify(filename, frame)
+        self.file_scope[filename] = scope
+        return scope
+
+    def _classify(self, fn, frame):
+        if fn.startswith(self._self_dirs):
+            return SELF
+        if fn.startswith("<frozen"):
+            return STDLIB
+        if "site-packages" in fn or "dist-packages" in fn:
+            return LIBRARY
+        if fn.startswith(self._stdlib_dirs):
+            return STDLIB
+        module = None
+        if frame is not None:
+            try:
+                module = frame.f_globals.get("__name__")
+            except Exception:
+                module = None
+        if isinstance(module, str) and module.split(".", 1)[0] in STACK_LIBS:
+            return LIBRARY
+        if module == "_stackpeel_unmask_monitor" or fn.endswith("_stackpeel_unmask_monitor.py"):
+            return SELF
+        return USER
+
+    def _scope_of(self, frame):
+        fn = frame.f_code.co_filename
+        sc = self.file_scope.get(fn)
+        if sc is None:
+            sc = self.classify(fn, frame)
+        return sc
+
+    def _excluded(self, hmod, rmod):
+        if self._exclude and hmod and hmod.startswith(self._exclude):
+            return True
+        if self._include:
+            for m in (hmod, rmod):
+                if m and (m.startswith(self._include) or m.split(".", 1)[0] in STACK_LIBS):
+                    return False
+            return True
+        return False
+
+    # -- the slow path: a key seen for the first time ----------------------------------
+
+    def new_entry(self, key, exc, tb, last, hscope, except_line):
+        """Create (and journal) the entry for a new key; None when it must not be stored."""
+        tid = _thread.get_ident()
+        if tid in self.busy:
+            return None
+        self.busy.add(tid)
+        try:
+            return self._new_entry(key, exc, tb, last, hscope, except_line)
+        except Exception:
+            return None
+        finally:
+            self.busy.discard(tid)
+
+    def _new_entry(self, key, exc, tb, last, hscope, except_line):
+        opts = self.options
+        if len(self.entries) >= opts["cap_keys"]:
+            self.overflow_keys += 1
+            self.overflow_events += 1
+            return None
+        entry = [0, 0, 0, 0.0, 0.0, 0, 0, None]
+        self.entries[key] = entry
+        cap = opts.get("cap_" + SCOPE_NAMES[hscope], 300)
+        if self.detailed[hscope] >= cap:
+            return entry        # counted, not described
+        hframe, rframe = tb.tb_frame, last.tb_frame
+        handled = _frame_info(hframe, tb.tb_lineno)
+        handled["except_line"] = except_line
+        raised = _frame_info(rframe, last.tb_lineno)
+        if self._excluded(handled["module"], raised["module"]):
+            entry[INFO] = {"excluded": True}
+            return entry
+        self.detailed[hscope] += 1
+        now = time.monotonic() - self.t0
+        info = {
+            "id": self.next_id(),
+            "type": _type_name(type(exc)),
+            "message": self._message(exc),
+            "raised": raised,
+            "handled": handled,
+            "scope": SCOPE_NAMES[hscope],
+            "raise_scope": SCOPE_NAMES.get(self._scope_of(rframe), "self"),
+            "stack": self._tb_stack(tb),
+            "during": self._during(hframe),
+            "chain": self._chain(exc),
+            "thread": self._thread_name(),
+            "pid": self.pid,
+        }
+        entry[INFO] = info
+        self._journal_write("handled", dict(info, first_time=now))
+        return entry
+
+    def _message(self, exc):
+        try:
+            text = str(exc)
+        except Exception as e:  # a broken __str__
+            text = "<str() failed: %s>" % type(e).__name__
+        return _short(text, self.options["max_message"])
+
+    def _tb_stack(self, tb):
+        frames = []
+        t = tb
+        while t is not None:
+            frames.append((t.tb_frame, t.tb_lineno))
+            t = t.tb_next
+        limit = self.options["max_stack"]
+        out = []
+        if len(frames) > limit:
+            head, tail = frames[:2], frames[-(limit - 2):]
+            out = [_frame_info(f, n) for f, n in head]
+            out.append({"skipped": len(frames) - len(head) - len(tail)})
+            out.extend(_frame_info(f, n) for f, n in tail)
+        else:
+            out = [_frame_info(f, n) for f, n in frames]
+        return out
+
+    def _during(self, frame):
+        f = frame.f_back
+        steps = 0
+        while f is not None and steps < 200:
+            if self._scope_of(f) == USER:
+                return _frame_info(f, f.f_lineno)
+            f = f.f_back
+            steps += 1
+        return None
+
+    def _chain(self, exc):
+        out = []
+        seen = set()
+        cur = exc
+        while len(out) < 3:
+            nxt = cur.__cause__ if cur.__cause__ is not None else cur.__context__
+            if nxt is None or id(nxt) in seen:
+                break
+            seen.add(id(nxt))
+            out.append({"type": _type_name(type(nxt)), "message": self._message(nxt),
+                        "relation": "cause" if cur.__cause__ is not None else "context"})
+            cur = nxt
+        return out
+
+    @staticmethod
+    def _thread_name():
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            try:
+                return threading.current_thread().name
+            except Exception:
+                pass
+        return str(_thread.get_ident())
+
+    def _converted(self, entry, new_exc):
+        info = entry[INFO]
+        if info and "converted_to" not in info and not info.get("excluded"):
+            info["converted_to"] = {"type": _type_name(type(new_exc)),
+                                    "message": self._message(new_exc)}
+
+    # -- the hot path (shared by both backends) ----------------------------------------
+
+    def _make_callbacks(self):
+        """The hot-path callbacks, as closures over the state dicts (attribute lookups
+        on self cost more). Returns (on_handled, on_raise, on_reraise):
+
+        * ``on_handled(exc, tb, code, where)``: exc was caught by a handler in the frame
+          at the head of tb (whose code is ``code``); ``where`` is the handler's bytecode
+          offset (sys.monitoring) or, when negative, minus its line (settrace);
+        * ``on_raise(exc, tb)``: exc is raised in, or propagates into, the frame at the
+          head of tb;
+        * ``on_reraise(exc)``: a handler re-raised exc (sys.monitoring RERAISE).
+        """
+        entries, pending, file_scope = self.entries, self.pending, self.file_scope
+        classify, new_entry = self.classify, self.new_entry
+        clock, nseq = time.monotonic, self.next_seq
+        mon = self
+
+        def on_handled(exc, tb, code, where):
+            hfile = code.co_filename
+            sc = file_scope.get(hfile)
+            if sc is None:
+                sc = classify(hfile, tb.tb_frame)
+            if sc == SELF:
+                return
+            last = tb
+            while last.tb_next is not None:
+                last = last.tb_next
+            key = (exc.__class__, hfile, tb.tb_lineno, last.tb_frame.f_code.co_filename, last.tb_lineno)
+            e = entries.get(key)
+            if e is None:
+                e = new_entry(key, exc, tb, last, sc, -where if where < 0 else _line_of_offset(code, where))
+                if e is None:
+                    return
+            e[COUNT] += 1
+            t = clock()
+            s = nseq()
+            if not e[FIRST_SEQ]:
+                e[FIRST_T] = t
+                e[FIRST_SEQ] = s
+            e[LAST_T] = t
+            e[LAST_SEQ] = s
+            pending[id(exc)] = (e, id(tb.tb_frame))
+            if len(pending) > _PENDING_CAP:
+                for k in list(pending)[:_PENDING_CAP // 2]:
+                    pending.pop(k, None)
+            if exc.__class__ is SystemExit:
+                mon.system_exit = None
+
+        def on_raise(exc, tb):
+            if pending:
+                p = pending.pop(id(exc), None)
+                if p is not None and tb is not None and tb.tb_next is not None:
+                    # a caught exception escaped again (raise e / re-raised into the caller)
+                    e = p[0]
+                    e[COUNT] -= 1
+                    e[RERAISED] += 1
+                # else: the id belonged to an exception that is dead now (ids are reused)
+                ctx = exc.__context__
+                if ctx is not None and tb is not None and tb.tb_next is not None:
+                    p = pending.get(id(ctx))
+                    if p is not None and p[1] == id(tb.tb_next.tb_frame):
+                        # raised while ctx was being handled, and now escaping the handler's
+                        # frame into its caller: ctx was converted, not swallowed
+                        del pending[id(ctx)]
+                        e = p[0]
+                        e[COUNT] -= 1
+                        e[CONVERTED] += 1
+                        mon._converted(e, exc)
+            if exc.__class__ is SystemExit:
+                mon.system_exit = [exc.code]
+
+        def on_reraise(exc):
+            p = pending.pop(id(exc), None)
+            if p is not None:
+                e = p[0]
+                e[COUNT] -= 1
+                e[RERAISED] += 1
+
+        return on_handled, on_raise, on_reraise
+
+    # -- backends ----------------------------------------------------------------------
+
+    def start(self):
+        if self.started:
+            return self
+        if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
+            self._start_monitoring()
+        else:
+            self._start_settrace()
+        self._hook_warnings()
+        self._hook_logging()
+        self.started = True
+        return self
+
+    def _start_monitoring(self):
+        M = sys.monitoring
+        ev = M.events
+        tool = None
+        for cand in (4, 3, 5):
+            if M.get_tool(cand) is None:
+                tool = cand
+                break
+        if tool is None:
+            self.mode_note = "no free sys.monitoring tool id (3, 4, 5 are taken)"
+            return
+        M.use_tool_id(tool, "stackpeel-unmask")
+        self.tool_id = tool
+        on_handled, on_raise, on_reraise = self._make_callbacks()
+
+        def handled_cb(code, offset, exc):
+            tb = exc.__traceback__
+            if tb is not None:
+                on_handled(exc, tb, code, offset)
+
+        def raise_cb(code, offset, exc):
+            on_raise(exc, exc.__traceback__)
+
+        def reraise_cb(code, offset, exc):
+            on_reraise(exc)
+
+        M.register_callback(tool, ev.EXCEPTION_HANDLED, handled_cb)
+        M.register_callback(tool, ev.RAISE, raise_cb)
+        M.register_callback(tool, ev.RERAISE, reraise_cb)
+        M.set_events(tool, ev.EXCEPTION_HANDLED | ev.RAISE | ev.RERAISE)
+        self.mode = "monitoring"
+
+    def _start_settrace(self):
+        if sys.gettrace() is not None:
+            self.mode_note = "another trace function (debugger, coverage) is active; not monitoring"
+            return
+        threading = sys.modules.get("threading")
+        if threading is None:
+            import threading  # noqa: F811 - new threads must be traced too (imported before tracing starts)
+        on_handled, on_raise, _ = self._make_callbacks()
+        armed = {}      # id(frame) -> (exc, tb): from an 'exception' event to the frame's next event
+
+        def local(frame, event, arg):
+            if event == "return":
+                if armed:
+                    armed.pop(id(frame), None)
+            elif event == "exception":
+                exc, tb = arg[1], arg[2]
+                if exc is None or tb is None:
+                    return local
+                on_raise(exc, tb)
+                armed[id(frame)] = (exc, tb)
+                frame.f_trace_lines = True
+            elif event == "line":
+                frame.f_trace_lines = False
+                a = armed.pop(id(frame), None)
+                if a is not None:
+                    on_handled(a[0], a[1], frame.f_code, -frame.f_lineno)
+            return local
+
+        def call(frame, event, arg):
+            frame.f_trace_lines = False
+            return local
+
+        self._trace_fns = (call, local)
+        # frames already running (in-process install): trace them too
+        f = sys._getframe(1)
+        while f is not None:
+            f.f_trace_lines = False
+            f.f_trace = local
+            f = f.f_back
+        sys.settrace(call)
+        threading.settrace(call)
+        self.mode = "settrace"
+
+    def stop(self):
+        if not self.started:
+            return
+        self.started = False
+        if self.mode == "monitoring":
+            M = sys.monitoring
+            M.set_events(self.tool_id, 0)
+            for e in (M.events.EXCEPTION_HANDLED, M.events.RAISE, M.events.RERAISE):
+                M.register_callback(self.tool_id, e, None)
+            M.free_tool_id(self.tool_id)
+        elif self.mode == "settrace":
+            call, local = self._trace_fns
+            if sys.gettrace() is call:
+                sys.settrace(None)
+            threading = sys.modules.get("threading")
+            if threading is not None:
+                threading.settrace(None)
+            f = sys._getframe(1)
+            while f is not None:
+                if f.f_trace is local:
+                    f.f_trace = None
+                f = f.f_back
+        self._unhook_warnings()
+        self._unhook_logging()
+
+    # -- warnings and logging --------------------------------------------------------
+
+    def _hook_warnings(self):
+        import warnings
+        orig = warnings._showwarnmsg
+        mon = self
+
+        def _showwarnmsg(msg):
+            try:
+                mon.record_warning(msg)
+            except Exception:
+                pass
+            return orig(msg)
+
+        _showwarnmsg._stackpeel_orig = orig
+        warnings._showwarnmsg = _showwarnmsg
+        self._warn_orig = orig
+
+    def _unhook_warnings(self):
+        warnings = sys.modules.get("warnings")
+        if warnings is not None and self._warn_orig is not None:
+            if getattr(warnings._showwarnmsg, "_stackpeel_orig", None) is self._warn_orig:
+                warnings._showwarnmsg = self._warn_orig
+        self._warn_orig = None
+
+    def _handling_entry(self):
+        """The id of the entry of the exception being handled right now, if recorded."""
+        exc = sys.exc_info()[1]
+        if exc is None:
+            return None
+        p = self.pending.get(id(exc))
+        if p is not None and p[0][INFO] and "id" in p[0][INFO]:
+            return p[0][INFO]["id"]
+        return None
+
+    def _issuer_stack(self, skip_modules):
+        frames = []
+        f = sys._getframe(2)
+        while f is not None and len(frames) < 8:
+            fn = f.f_code.co_filename
+            mod = f.f_globals.get("__name__") if isinstance(f.f_globals, dict) else None
+            if not (fn.startswith(self._self_dirs) or mod in skip_modules or fn.startswith("<frozen")):
+                frames.append(_frame_info(f, f.f_lineno))
+            f = f.f_back
+        return frames
+
+    def record_warning(self, msg):
+        tid = _thread.get_ident()
+        if tid in self.busy:
+            return
+        self.busy.add(tid)
+        try:
+            text = str(msg.message)
+            key = (msg.category, msg.filename, msg.lineno, text[:200])
+            w = self.warnings.get(key)
+            now = time.monotonic() - self.t0
+            seq = self.next_seq()
+            if w is None:
+                if len(self.warnings) >= self.options["cap_warnings"]:
+                    self.dropped_warnings += 1
+                    return
+                w = {"id": self.next_id(), "category": _type_name(msg.category),
+                     "message": _short(text, self.options["max_message"]),
+                     "file": msg.filename, "line": msg.lineno,
+                     "stack": self._issuer_stack(("warnings",)),
+                     "handling": self._handling_entry(), "thread": self._thread_name(),
+                     "pid": self.pid, "count": 0, "first_time": now, "first_seq": seq}
+                self.warnings[key] = w
+                self._journal_write("warning", w)
+            w["count"] += 1
+            w["last_time"] = now
+            w["last_seq"] = seq
+        finally:
+            self.busy.discard(tid)
+
+    def record_log(self, record):
+        tid = _thread.get_ident()
+        if tid in self.busy:
+            return
+        self.busy.add(tid)
+        try:
+            key = (record.name, record.pathname, record.lineno)
+            r = self.logs.get(key)
+            now = time.monotonic() - self.t0
+            seq = self.next_seq()
+            if r is None:
+                if len(self.logs) >= self.options["cap_logs"]:
+                    self.dropped_logs += 1
+                    return
+                try:
+                    text = record.getMessage()
+                except Exception:
+                    text = str(record.msg)
+                r = {"id": self.next_id(), "level": record.levelname, "logger": record.name,
+                     "message": _short(text, self.options["max_message"]),
+                     "file": record.pathname, "line": record.lineno, "function": record.funcName,
+                     "handling": self._handling_entry(), "thread": self._thread_name(),
+                     "pid": self.pid, "count": 0, "first_time": now, "first_seq": seq}
+                ei = record.exc_info
+                if ei and ei[1] is not None:
+                    r["exception"] = {"type": _type_name(type(ei[1])), "message": self._message(ei[1])}
+                self.logs[key] = r
+                self._journal_write("log", r)
+            r["count"] += 1
+            r["last_time"] = now
+            r["last_seq"] = seq
+        finally:
+            self.busy.discard(tid)
+
+    def _hook_logging(self):
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            self._patch_logging(logging)
+            return
+        mon = self
+
+        class _LoggingImportHook(object):
+            """One-shot meta path finder: patches logging right after it is imported."""
+
+            def find_spec(self, name, path=None, target=None):
+                if name != "logging":
+                    return None
+                try:
+                    sys.meta_path.remove(self)
+                except ValueError:
+                    pass
+                mon._import_hook = None
+                for finder in list(sys.meta_path):
+                    find = getattr(finder, "find_spec", None)
+                    if find is None:
+                        continue
+                    spec = find(name, path, target)
+                    if spec is not None:
+                        break
+                else:
+                    return None
+                loader = spec.loader
+                orig_exec = getattr(loader, "exec_module", None)
+                if orig_exec is None:
+                    return spec
+
+                def exec_module(module):
+                    try:
+                        orig_exec(module)
+                    finally:
+                        try:
+                            del loader.exec_module
+                        except AttributeError:
+                            pass
+                    if mon.started:
+                        mon._patch_logging(module)
+
+                try:
+                    loader.exec_module = exec_module
+                except Exception:
+                    pass
+                return spec
+
+            def invalidate_caches(self):
+                pass
+
+        self._import_hook = _LoggingImportHook()
+        sys.meta_path.insert(0, self._import_hook)
+
+    def _patch_logging(self, logging):
+        Logger = logging.Logger
+        orig = Logger.callHandlers
+        if getattr(orig, "_stackpeel_orig", None) is not None:
+            return
+        mon = self
+
+        def callHandlers(self, record):
+            if record.levelno >= 30 and mon.started:
+                try:
+                    mon.record_log(record)
+                except Exception:
+                    pass
+            return orig(self, record)
+
+        callHandlers._stackpeel_orig = orig
+        Logger.callHandlers = callHandlers
+        self._log_orig = orig
+
+    def _unhook_logging(self):
+        if self._import_hook is not None:
+            try:
+                sys.meta_path.remove(self._import_hook)
+            except ValueError:
+                pass
+            self._import_hook = None
+        logging = sys.modules.get("logging")
+        if logging is not None and self._log_orig is not None:
+            if getattr(logging.Logger.callHandlers, "_stackpeel_orig", None) is self._log_orig:
+                logging.Logger.callHandlers = self._log_orig
+        self._log_orig = None
+
+    # -- files ---------------------------------------------------------------------------
+
+    def _path(self, stem, ext):
+        return os.path.join(self.record_dir, "%s-%d.%s" % (stem, self.pid, ext))
+
+    def _journal_write(self, kind, data):
+        if not self.record_dir or not self.options.get("journal"):
+            return
+        try:
+            if self._journal is None:
+                self._journal = open(self._path("journal", "jsonl"), "a", buffering=1, encoding="utf-8")
+            self._journal.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
+        except Exception:
+            pass
+
+    def arm_crash_dump(self):
+        """Dump tracebacks on fatal signals into crash-<pid>.txt (then die as before)."""
+        if not self.record_dir:
+            return
+        try:
+            import faulthandler
+            import signal
+        except Exception:
+            return
+        try:
+            if faulthandler.is_enabled():
+                return      # the program (or -X faulthandler) uses it already
+            f = open(self._path("crash", "txt"), "w")
+            faulthandler.enable(file=f, all_threads=True)
+            for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+                sig = getattr(signal, name, None)
+                if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                    faulthandler.register(sig, file=f, all_threads=True, chain=True)
+            self._crash_file = f
+        except Exception:
+            pass
+
+    def after_fork_in_child(self):
+        """A forked child starts a record of its own."""
+        self._reset_state()
+        if self._journal is not None:
+            try:
+                self._journal.close()
+            except Exception:
+                pass
+            self._journal = None
+        if self._crash_file is not None:
+            try:
+                import faulthandler
+                faulthandler.disable()
+                self._crash_file.close()
+            except Exception:
+                pass
+            self._crash_file = None
+            self.arm_crash_dump()
+        self.t0 = time.monotonic()
+        self.wall0 = time.time()
+        if self.mode is not None:
+            # the callbacks close over the old dicts: rebuild them
+            started = self.started
+            self.stop()
+            if started:
+                self.start()
+
+    # -- the record --------------------------------------------------------------------
+
+    def _entry_dict(self, e):
+        info = e[INFO]
+        d = dict(info)
+        d["count"] = e[COUNT]
+        d["reraised"] = e[RERAISED]
+        d["converted"] = e[CONVERTED]
+        d["first_time"] = round(e[FIRST_T] - self.t0, 6) if e[FIRST_SEQ] else None
+        d["last_time"] = round(e[LAST_T] - self.t0, 6) if e[FIRST_SEQ] else None
+        d["first_seq"] = e[FIRST_SEQ]
+        d["last_seq"] = e[LAST_SEQ]
+        return d
+
+    def _uncaught(self):
+        exc = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        if exc is None or not isinstance(exc, BaseException):
+            return None
+        # it escaped: if it had been caught before, it was not swallowed after all
+        p = self.pending.pop(id(exc), None)
+        if p is not None:
+            p[0][COUNT] -= 1
+            p[0][RERAISED] += 1
+        cur, seen = exc, set()
+        while True:
+            nxt = cur.__cause__ if cur.__cause__ is not None else cur.__context__
+            if nxt is None or id(nxt) in seen:
+                break
+            seen.add(id(nxt))
+            p = self.pending.pop(id(nxt), None)
+            if p is not None:
+                p[0][COUNT] -= 1
+                p[0][CONVERTED] += 1
+                self._converted(p[0], cur)
+            cur = nxt
+        tb = exc.__traceback__
+        last = tb
+        while last is not None and last.tb_next is not None:
+            last = last.tb_next
+        return {"type": _type_name(type(exc)), "message": self._message(exc),
+                "raised": _frame_info(last.tb_frame, last.tb_lineno) if last is not None else None,
+                "stack": self._tb_stack(tb) if tb is not None else [],
+                "chain": self._chain(exc)}
+
+    def record(self, final=False):
+        """Everything seen so far, as a JSON-ready dict."""
+        tid = _thread.get_ident()
+        self.busy.add(tid)
+        try:
+            uncaught = self._uncaught() if final else None
+            handled, counted_only, excluded = [], {}, 0
+            for key, e in list(self.entries.items()):
+                info = e[INFO]
+                if info is None:
+                    scope = SCOPE_NAMES.get(self.file_scope.get(key[1]), "user")
+                    c = counted_only.setdefault(scope, [0, 0])
+                    c[0] += 1
+                    c[1] += max(e[COUNT], 0)
+                elif info.get("excluded"):
+                    excluded += max(e[COUNT], 0)
+                elif e[COUNT] > 0 or e[CONVERTED] > 0:
+                    handled.append(self._entry_dict(e))
+            handled.sort(key=lambda d: d["first_seq"] or 0)
+            rec = {
+                "format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": bool(final),
+                "pid": self.pid, "ppid": os.getppid(),
+                "python": "%d.%d.%d" % sys.version_info[:3], "implementation": sys.implementation.name,
+                "executable": sys.executable, "argv": [_short(a, 300) for a in sys.argv[:50]],
+                "mode": self.mode, "mode_note": self.mode_note,
+                "started": self.wall0, "duration": round(time.monotonic() - self.t0, 6),
+                "handled": handled,
+                "warnings": sorted(self.warnings.values(), key=lambda w: w["first_seq"]),
+                "logs": sorted(self.logs.values(), key=lambda w: w["first_seq"]),
+                "overflow": {
+                    "counted_only": {k: {"sites": v[0], "events": v[1]} for k, v in counted_only.items()},
+                    "keys_not_stored": self.overflow_keys, "events_not_stored": self.overflow_events,
+                    "excluded_events": excluded,
+                    "warnings": self.dropped_warnings, "logs": self.dropped_logs,
+                },
+                "uncaught": uncaught,
+                "system_exit": {"code": self.system_exit[0]} if (final and self.system_exit) else None,
+                "options": {k: self.options[k] for k in ("include", "exclude")},
+            }
+            return json.loads(json.dumps(rec, default=str))
+        finally:
+            self.busy.discard(tid)
+
+    def finish(self):
+        """atexit: write record-<pid>.json."""
+        if self._finished or os.getpid() != self.pid:
+            return
+        self._finished = True
+        try:
+            rec = self.record(final=True)
+        except Exception as exc:  # never disturb the exit
+            rec = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": False, "pid": self.pid,
+                   "error": "%s: %s" % (type(exc).__name__, exc)}
+        self.stop()
+        if not self.record_dir:
+            return rec
+        try:
+            path = self._path("record", "json")
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(rec, f)
+            os.replace(tmp, path)
+        except Exception:
+            pass
+        return rec
+
+
+_active = None
+
+
+def active():
+    """The monitor installed in this process by :func:`install_from_env`, if any."""
+    return _active
+
+
+def install_from_env():
+    """Called by the bootstrap sitecustomize: start recording when $STACKPEEL_UNMASK_DIR is set."""
+    global _active
+    record_dir = os.environ.get(ENV_DIR)
+    if not record_dir or _active is not None:
+        return _active
+    try:
+        options = json.loads(os.environ.get(ENV_OPTIONS) or "{}")
+    except ValueError:
+        options = {}
+    mon = Monitor(options, record_dir=record_dir)
+    mon.arm_crash_dump()
+    mon.start()
+    atexit.register(mon.finish)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=mon.after_fork_in_child)
+    _active = mon
+    return mon
