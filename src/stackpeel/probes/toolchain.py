@@ -280,6 +280,20 @@ _LIBCUDA_GUESSES = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64
                     "/run/nvidia/driver/usr/lib/x86_64-linux-gnu")
 
 
+def _run_unclipped(argv, timeout):
+    """Like common.run (never raises, has a timeout) but keeps all of stdout."""
+    import subprocess
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout)
+        return {"rc": proc.returncode, "stdout": proc.stdout.decode("utf-8", "replace"),
+                "stderr": proc.stderr.decode("utf-8", "replace"), "error": None}
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "stdout": "", "stderr": "", "error": "timed out after %ss" % timeout}
+    except OSError as exc:
+        return {"rc": None, "stdout": "", "stderr": "", "error": "%s: %s" % (type(exc).__name__, exc)}
+
+
 def libcuda_discovery(inp):
     env_path = os.environ.get("TRITON_LIBCUDA_PATH")
     facts = {
@@ -296,9 +310,11 @@ def libcuda_discovery(inp):
             "has_libcuda_so": _exists(os.path.join(env_path, "libcuda.so")),
             "is_stubs": os.path.basename(os.path.normpath(env_path)) == "stubs",
         }
-    # what the linker cache lists (always read, even when the override applies)
-    run = common.run([LDCONFIG, "-p"], timeout=20)
-    facts["ldconfig_run"] = {"rc": run["rc"], "error": run["error"], "stderr": run["stderr"]}
+    # what the linker cache lists (always read, even when the override applies); the whole
+    # listing is needed (hundreds of lines), so not common.run, which clips long output
+    run = _run_unclipped([LDCONFIG, "-p"], timeout=20)
+    facts["ldconfig_run"] = {"rc": run["rc"], "error": run["error"], "stderr": common.clip(run["stderr"]),
+                             "lines": len(run["stdout"].splitlines())}
     entries = []
     if run["rc"] == 0:
         for line in run["stdout"].splitlines():
