@@ -41,7 +41,7 @@ CODES = (
         commands=(("shell", "nvidia-smi topo -m"),
                   ("shell", "lspci -vvv | grep -i acsctl")),
         links=("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs",
-               "https://github.com/NVIDIA/nccl/issues/1099"),
+               "https://github.com/NVIDIA/nccl/issues/2079"),
     ),
     Code(
         code="memlock-limit-low",

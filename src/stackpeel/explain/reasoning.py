@@ -278,6 +278,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                 explains[a].remove(b)
                 explained_by[b].remove(a)
 
+    def closure_of(code: str) -> List[str]:
+        return closure.get(code, [])
+
     def rank(acc: _Acc) -> Tuple:
         layer = _layer(acc, catalogue)
         root_unexplained = acc.root and not explained_by[acc.code]
@@ -285,7 +288,19 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         first = min((ev.line for ev in acc.evidence), default=0)
         if group == 2:
             return (group, layer_rank(layer), -acc.weight, first)
-        return (group, -len(explains[acc.code]), -acc.weight, layer_rank(layer), first)
+        return (group, -len(closure_of(acc.code)), -acc.weight, layer_rank(layer), first)
+
+    # what each root accounts for, directly or through a chain of explained causes
+    closure: Dict[str, List[str]] = {}
+    for code in accs:
+        seen: List[str] = []
+        todo = list(explains[code])
+        while todo:
+            c = todo.pop(0)
+            if c not in seen and c != code:
+                seen.append(c)
+                todo.extend(explains.get(c, []))
+        closure[code] = seen
 
     ranked = sorted(accs.values(), key=rank)
     candidates = []
@@ -304,7 +319,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             explanation=main.explanation,
             fix=main.fix,
             links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
-            explains=tuple(explains[acc.code]),
+            explains=tuple(closure[acc.code]),
             explained_by=tuple(explained_by[acc.code]),
             could_be=deepest_first(acc.could_be, catalogue),
             check=kb.checks.get(acc.code),

@@ -72,7 +72,7 @@ def render_text(expl: Explanation) -> str:
     out.append(f"{head}: {root.code}  [{root.layer}]  {root.title}")
     out.extend(_candidate_body(root, "  "))
     rest = expl.candidates[1:]
-    explained = [c for c in rest if root.code in c.explained_by]
+    explained = [c for c in rest if c.code in root.explains]
     others = [c for c in rest if c not in explained]
     if explained:
         out.append("")
@@ -80,7 +80,9 @@ def render_text(expl: Explanation) -> str:
         for c in explained:
             ev = c.evidence[0] if c.evidence else None
             where = f"line {ev.line}: {_short(ev.text, 120)}" if ev else ""
-            out.append(f"  {c.code} [{c.layer}]  {where}")
+            via = [b for b in c.explained_by if b != root.code and b in root.explains]
+            how = f" (through {', '.join(via)})" if via else ""
+            out.append(f"  {c.code} [{c.layer}]{how}  {where}")
     if others:
         out.append("")
         out.append("Other candidates:")
@@ -125,7 +127,8 @@ def _candidate_body(c: Candidate, ind: str) -> List[str]:
         out.append(f"{ind}({c.count} matching lines in all)")
     out.extend(_wrap(c.explanation, ind))
     if c.could_be:
-        out.extend(_wrap("Could be caused by: " + ", ".join(c.could_be), ind))
+        label = "Could be caused by: " if c.kind == "symptom" else "The same text can also come from: "
+        out.extend(_wrap(label + ", ".join(c.could_be), ind))
     out.extend(_wrap("Fix: " + c.fix, ind))
     if c.live:
         out.append(f"{ind}Live: {_live_text(c)}")
@@ -159,7 +162,8 @@ def render_markdown(expl: Explanation) -> str:
     out.append(root.explanation)
     out.append("")
     if root.could_be:
-        out.append("Could be caused by: " + ", ".join(f"`{c}`" for c in root.could_be))
+        label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
+        out.append(label + ", ".join(f"`{c}`" for c in root.could_be))
         out.append("")
     out.append(f"**Fix:** {root.fix}")
     if root.live:
