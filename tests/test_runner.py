@@ -147,3 +147,15 @@ def test_fault_suite_report_validates_against_schema():
     assert sorted(data["diagnosis"]["errors"]) == sorted(r.id for r in results if r.status is Status.ERROR)
     # round trip
     assert Report.from_dict(json.loads(json.dumps(data))).to_dict() == data
+
+
+def test_probe_starts_before_requirements_it_does_not_read():
+    slow = make("slow", "sleepy")
+    eager = make("eager", "stamp", requires=("system.slow",))
+    eager.probe_needs = ()
+    patient = make("patient", "stamp", requires=("system.slow",))
+    res = run(slow, eager, patient)
+    # ordering, not timing: the eager probe ran while the slow one slept; the patient one after it
+    assert res["system.eager"].facts["start"] < res["system.slow"].facts["end"]
+    assert res["system.patient"].facts["start"] >= res["system.slow"].facts["end"]
+    assert res["system.eager"].facts["deps_seen"] == [] and res["system.patient"].facts["deps_seen"] == ["system.slow"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 import time
 from typing import Mapping, Optional, Sequence, Type
 
@@ -32,6 +33,11 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     """
     environ = os.environ if env is None else env
     if python:
+        # absolute, but not resolved: a venv's python is a symlink that must stay one
+        if os.sep in python:
+            python = os.path.abspath(python)
+        else:
+            python = shutil.which(python, path=environ.get("PATH")) or python
         target = {"python": python, "source": "--python"}
     else:
         target = default_python(environ)

@@ -66,6 +66,8 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
             raise RegistryError(f"{cls.id}: unknown layer {cls.layer!r}; one of {LAYERS}")
         if not set(cls.gate) <= set(cls.requires):
             raise RegistryError(f"{cls.id}: gate must be a subset of requires")
+        if cls.probe_needs is not None and not set(cls.probe_needs) <= set(cls.requires):
+            raise RegistryError(f"{cls.id}: probe_needs must be a subset of requires")
         by_id[cls.id] = cls
     for cls in classes:
         for req in cls.requires:

@@ -100,6 +100,7 @@ class Check:
     requires  checks whose facts this one reads and whose failure would explain its own
     gate      subset of ``requires`` that must pass (or warn) for the probe to run at all;
               otherwise the result is ``blocked``
+    probe_needs  requirements whose facts the probe itself reads (default: all)
     probe     "module.function" in ``probes_dir`` (default ``stackpeel/probes``); None for
               checks that only combine facts of their requirements
     timeout   seconds before the probe is killed
@@ -111,6 +112,10 @@ class Check:
     requires: ClassVar[Tuple[str, ...]] = ()
     gate: ClassVar[Tuple[str, ...]] = ()
     probe: ClassVar[Optional[str]] = None
+    #: requirements whose facts the *probe* reads; it starts once they are done. None
+    #: means all of ``requires``. Listing fewer lets slow probes of different layers
+    #: run at the same time; ``evaluate`` always waits for every requirement.
+    probe_needs: ClassVar[Optional[Tuple[str, ...]]] = None
     timeout: ClassVar[float] = 30.0
     #: directory holding the probe module; None means stackpeel's own ``probes/``.
     #: Plugins set it to a folder of their package (their probes can still use ``_common``).
@@ -129,6 +134,7 @@ class Check:
             "layer": cls.layer,
             "requires": list(cls.requires),
             "gate": list(cls.gate),
+            "probe_needs": list(cls.requires if cls.probe_needs is None else cls.probe_needs),
             "probe": cls.probe,
             "timeout": cls.timeout,
             "doc": (cls.__doc__ or "").strip(),

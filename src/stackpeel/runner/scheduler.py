@@ -1,7 +1,8 @@
 """Run checks in parallel, in dependency order, and always come back with a result for each.
 
-A check starts as soon as every check it requires has finished. If a check in its
-``gate`` did not pass (or warn), it is ``blocked`` without running. Its probe runs in
+A check's probe starts as soon as the checks whose facts it reads (``probe_needs``) and
+its ``gate`` have finished; its verdict waits for everything it ``requires``. If a check
+in its ``gate`` did not pass (or warn), it is ``blocked`` without running. Its probe runs in
 a child of the target interpreter (:mod:`.child`); its ``evaluate`` runs here. Any
 misbehaviour (probe crash, timeout, junk, a bug in ``evaluate``) becomes an ``error``
 result with the evidence; nothing escapes as an exception.
@@ -11,14 +12,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Type
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 from ..checks.base import Check, Context, Verdict
 from ..model import CheckResult, ProbeFailure, Status
-from .child import run_probe
+from .child import ProbeAnswer, run_probe
 
 OK_STATUSES = (Status.PASS, Status.WARN)
 
@@ -36,10 +36,8 @@ def _result(cls: Type[Check], status: Status, summary: str, duration: float = 0.
                        requires=tuple(cls.requires))
 
 
-def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapping[str, Any],
-            done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]] = None,
-            timeout_scale: float = 1.0) -> CheckResult:
-    """Run a single check whose requirements are in ``done``."""
+def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckResult]:
+    """The result of a check that must not run because of its gate, else None."""
     for req in cls.gate:
         dep = done.get(req)
         if dep is None:
@@ -49,71 +47,127 @@ def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapp
         if dep.status not in OK_STATUSES:
             how = {Status.FAIL: "failed", Status.ERROR: "could not complete", Status.BLOCKED: "was blocked"}
             return _result(cls, Status.BLOCKED, f"not run: it needs {req}, which {how[dep.status]}")
+    return None
+
+
+def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]],
+           timeout_scale: float) -> Optional[ProbeAnswer]:
+    if not cls.probe:
+        return None
+    deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
+    inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id}
+    return run_probe(python, cls.probe, inp, cls.timeout * timeout_scale, env=env, probes_dir=cls.probes_dir)
+
+
+def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
+            done: Mapping[str, CheckResult]) -> CheckResult:
+    """Turn a probe's answer into the check's result; ``done`` holds every requirement."""
+    if answer is not None and answer.failure is not None:
+        return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
+                       answer.duration_s, failure=answer.failure)
+    facts: Dict[str, Any] = dict(answer.facts or {}) if answer is not None else {}
+    duration = answer.duration_s if answer is not None else 0.0
     deps = {req: done[req].facts for req in cls.requires if req in done}
-    start = time.monotonic()
-    facts: Dict[str, Any] = {}
-    if cls.probe:
-        inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id}
-        answer = run_probe(python, cls.probe, inp, cls.timeout * timeout_scale, env=env, probes_dir=cls.probes_dir)
-        if answer.failure is not None:
-            return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
-                           answer.duration_s, failure=answer.failure)
-        facts = answer.facts or {}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
+    start = time.monotonic()
     try:
         verdict = cls().evaluate(facts, ctx)
         if not isinstance(verdict, Verdict):
             raise TypeError(f"evaluate returned {type(verdict).__name__}, not a Verdict")
     except Exception as exc:  # a bug in stackpeel's own check: report it, keep going
         return _result(cls, Status.ERROR, f"stackpeel's evaluation of this check failed: {exc}",
-                       time.monotonic() - start, facts=facts,
+                       duration + time.monotonic() - start, facts=facts,
                        failure=ProbeFailure("evaluate-exception", detail=traceback.format_exc()[-6000:]))
     merged = dict(facts)
     merged.update(verdict.facts)
-    return _result(cls, verdict.status, verdict.summary, time.monotonic() - start, merged, verdict.findings)
+    return _result(cls, verdict.status, verdict.summary, duration + time.monotonic() - start, merged,
+                   verdict.findings)
+
+
+def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
+    """Requirements whose facts the probe reads, so it must start after them."""
+    return tuple(cls.requires) if cls.probe_needs is None else tuple(cls.probe_needs)
+
+
+def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapping[str, Any],
+            done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]] = None,
+            timeout_scale: float = 1.0) -> CheckResult:
+    """Run a single check whose requirements are in ``done``."""
+    gated = _gate(cls, done)
+    if gated is not None:
+        return gated
+    return _finish(cls, _probe(cls, python, done, env, timeout_scale), host, target, done)
 
 
 def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, Any],
                target: Mapping[str, Any], env: Optional[Mapping[str, str]] = None,
                workers: Optional[int] = None, progress: Optional[ProgressFn] = None,
                timeout_scale: float = 1.0) -> List[CheckResult]:
-    """Run ``classes`` (already validated, in dependency order); results come back in that order."""
+    """Run ``classes`` (already validated, in dependency order); results come back in that order.
+
+    A probe starts as soon as the checks it reads (``probe_needs``) and its gate are done,
+    so slow probes of different layers overlap; its ``evaluate`` waits for every check in
+    ``requires``, because the verdict may depend on them.
+    """
     by_id = {c.id: c for c in classes}
-    pending = {c.id: {r for r in c.requires if r in by_id} for c in classes}
+    present = set(by_id)
+    start_after = {c.id: (set(probe_inputs(c)) | set(c.gate)) & present for c in classes}
+    waiting_probe = [c.id for c in classes]
+    answered: Dict[str, Optional[ProbeAnswer]] = {}
     done: Dict[str, CheckResult] = {}
-    lock = threading.Lock()
     futures: Dict[cf.Future, str] = {}
 
-    def safe_run(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> CheckResult:
+    def safe_probe(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> Optional[ProbeAnswer]:
         try:
-            return run_one(cls, python, host, target, snapshot, env, timeout_scale)
-        except Exception as exc:  # runner bug: still a result
-            return _result(cls, Status.ERROR, f"stackpeel failed to run this check: {exc}",
-                           failure=ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]))
+            return _probe(cls, python, snapshot, env, timeout_scale)
+        except Exception:  # runner bug: still an answer
+            return ProbeAnswer(None, ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]), 0.0)
+
+    def complete(cid: str, res: CheckResult) -> None:
+        done[cid] = res
+        if progress:
+            progress("finish", by_id[cid], res)
 
     with cf.ThreadPoolExecutor(max_workers=workers or _default_workers(), thread_name_prefix="stackpeel") as pool:
-
-        def submit_ready() -> None:
-            for cid in [c for c, reqs in pending.items() if not reqs]:
-                del pending[cid]
-                cls = by_id[cid]
-                if progress:
-                    progress("start", cls, None)
-                with lock:
-                    snapshot = dict(done)
-                futures[pool.submit(safe_run, cls, snapshot)] = cid
-
-        submit_ready()
-        while futures:
+        while len(done) < len(classes):
+            progressed = True
+            while progressed:
+                progressed = False
+                for cid in list(waiting_probe):
+                    if not start_after[cid] <= set(done):
+                        continue
+                    waiting_probe.remove(cid)
+                    cls = by_id[cid]
+                    gated = _gate(cls, done)
+                    if gated is not None:
+                        complete(cid, gated)
+                        progressed = True
+                        continue
+                    if progress:
+                        progress("start", cls, None)
+                    if cls.probe:
+                        futures[pool.submit(safe_probe, cls, dict(done))] = cid
+                    else:
+                        answered[cid] = None
+                for cid in list(answered):
+                    if set(by_id[cid].requires) & present <= set(done):
+                        answer = answered.pop(cid)
+                        try:
+                            res = _finish(by_id[cid], answer, host, target, done)
+                        except Exception as exc:  # runner bug: still a result
+                            res = _result(by_id[cid], Status.ERROR, f"stackpeel failed to run this check: {exc}",
+                                          failure=ProbeFailure("runner-exception",
+                                                               detail=traceback.format_exc()[-6000:]))
+                        complete(cid, res)
+                        progressed = True
+            if len(done) == len(classes):
+                break
+            if not futures:  # nothing running and nothing ready: cannot happen with a validated DAG
+                for cid in list(waiting_probe) + list(answered):
+                    complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",
+                                          failure=ProbeFailure("runner-exception", detail="unsatisfiable order")))
+                break
             finished, _ = cf.wait(list(futures), return_when=cf.FIRST_COMPLETED)
             for fut in finished:
-                cid = futures.pop(fut)
-                res = fut.result()
-                with lock:
-                    done[cid] = res
-                if progress:
-                    progress("finish", by_id[cid], res)
-                for reqs in pending.values():
-                    reqs.discard(cid)
-            submit_ready()
+                answered[futures.pop(fut)] = fut.result()
     return [done[c.id] for c in classes]

@@ -86,3 +86,13 @@ def echo_env_and_crash(inp):
     sys.stderr.write("token is %s\n" % os.environ.get("WANDB_API_KEY"))
     sys.stderr.flush()
     os.abort()
+
+
+def sleepy(inp):
+    start = time.time()
+    time.sleep(1.5)
+    return {"start": start, "end": time.time()}
+
+
+def stamp(inp):
+    return {"start": time.time(), "deps_seen": sorted(inp.get("deps", {}))}
