@@ -601,6 +601,7 @@ def test_ptxas_override_missing_or_not_executable(stack_python, clean_env, bundl
     r = run_check(Ptxas, stack_python, env, deps=_driver("9.0"))
     (f,) = [f for f in r.findings if f.code == "ptxas-unusable"]
     assert f.severity is Severity.DEGRADED and "silently" in f.message
+    assert [c.command for c in f.remedy.commands] == ["unset TRITON_PTXAS_BLACKWELL_PATH"]
     assert _triton_ptxas(stack_python, 90, env)[0] == r.facts["archs"][0]["ptxas"] == str(bundled_bin / "ptxas-blackwell")
     # an override without exec bit: Triton does not catch the PermissionError
     noexec = tmp_path / "ptxas"
@@ -651,6 +652,7 @@ def test_libcuda_absent_here_matches_triton(stack_python, clean_env):
                   deps={"cuda.driver_api": {"libcuda_loaded": False, "devices": []}})
     assert r.status is Status.FAIL and [f.code for f in r.findings] == ["libcuda-not-in-ldconfig"]
     assert "not installed on this machine" in r.findings[0].message
+    assert r.findings[0].remedy.commands == ()  # nothing to point ldconfig at: the fix is the driver's
     assert r.facts["triton_error"] == _libcuda_dirs(stack_python, clean_env)
 
 

@@ -291,9 +291,10 @@ class LibcudaDiscovery(Check):
                 Status.FAIL, Status.BLOCKED):
             msg += (" The dynamic loader cannot load it either (see cuda.driver_api): the driver's user-space library "
                     "is not installed on this machine or not mounted into this container.")
+        refresh = "drop the stale entries" if entries and not libcuda_dir else None
         return ctx.verdict("libcuda.so.1 is not where Triton looks",
                            ctx.finding("libcuda-not-in-ldconfig", msg, evidence=facts.get("triton_error") or "",
-                                       libcuda_dir=libcuda_dir), **keep)
+                                       libcuda_dir=libcuda_dir, refresh_reason=refresh), **keep)
 
 
 def _driver_cuda(dv: Any) -> Optional[str]:
@@ -342,7 +343,7 @@ class Ptxas(Check):
                 msg = (f"{t.get('env_var')}={t.get('override')} does not run ({bad.get('error') or 'exit status %s' % bad.get('rc')}), "
                        f"so Triton silently uses its bundled {name} {t.get('release')} instead of the one you chose.")
                 findings.append(ctx.finding("ptxas-unusable", msg, evidence=bad.get("stderr") or "",
-                                            severity=Severity.DEGRADED, triton_version=version))
+                                            severity=Severity.DEGRADED, override_var=t.get("env_var")))
         drv = _driver_cuda(facts.get("driver_version"))
         notes: List[str] = []
         for a in archs:
@@ -388,7 +389,7 @@ class Ptxas(Check):
         known = any(a.get("from_device") for a in archs)
         summary = f"Triton {version}: " + ("" if known else "no GPU known; ") + (", ".join(notes) or "no ptxas run")
         if findings:
-            summary = f"Triton {version}: " + "; ".join(f.title for f in findings)
+            summary = f"Triton {version}: " + "; ".join(dict.fromkeys(f.title for f in findings))
         return ctx.verdict(summary, *findings)
 
 

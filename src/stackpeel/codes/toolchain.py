@@ -117,7 +117,7 @@ CODES = (
         commands=(
             ("shell", "echo {libcuda_dir} | {sudo}tee /etc/ld.so.conf.d/zz-libcuda.conf && {sudo}/sbin/ldconfig"),
             ("shell", "export TRITON_LIBCUDA_PATH={libcuda_dir}"),
-            ("shell", "{sudo}/sbin/ldconfig"),
+            ("shell", "{sudo}/sbin/ldconfig  # {refresh_reason}"),
         ),
         links=(f"{_TRITON}/pull/2019",),
     ),
@@ -162,7 +162,8 @@ CODES = (
         fix="Restore the exec bit of Triton's bundled tools (or reinstall triton), remount site-packages with "
             "exec, or point the variable that applies to this GPU at a working ptxas.",
         commands=(("shell", "chmod +x {ptxas_path}"),
-                  ("pip", "{python} -m pip install --force-reinstall --no-deps triton=={triton_version}")),
+                  ("pip", "{python} -m pip install --force-reinstall --no-deps triton=={triton_version}"),
+                  ("shell", "unset {override_var}")),
     ),
     Code(
         code="ptxas-arch-unsupported",
