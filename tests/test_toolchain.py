@@ -350,8 +350,11 @@ def test_ptxas_table(version, archs, tools, driver, status, code, needles):
         assert "chmod +x /venv/triton/backends/nvidia/bin/ptxas-blackwell" in commands(v)
 
 
-def test_ptxas_skips_without_triton():
+def test_ptxas_skips_without_triton_or_its_nvidia_backend():
     assert evaluate(Ptxas, {"triton_installed": False}).status is Status.SKIP
+    v = evaluate(Ptxas, {"triton_installed": True, "triton_version": "3.6.0", "nvidia_backend": False,
+                         "triton_path": "/venv/triton"})
+    assert v.status is Status.SKIP and "no NVIDIA backend" in v.summary
 
 
 CACHE = {"cache_dir": "/home/u/.triton/cache", "abs_path": "/home/u/.triton/cache", "source": "HOME",

@@ -320,6 +320,8 @@ class Ptxas(Check):
     def evaluate(self, facts, ctx):
         if not facts.get("triton_installed"):
             return ctx.skip("triton is not installed")
+        if facts.get("nvidia_backend") is False:
+            return ctx.skip(f"triton {facts.get('triton_version')} at {facts.get('triton_path')} has no NVIDIA backend")
         tools: Mapping[str, Any] = facts.get("tools") or {}
         archs = facts.get("archs") or []
         version = facts.get("triton_version")

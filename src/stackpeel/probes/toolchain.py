@@ -562,7 +562,9 @@ def ptxas(inp):
     threshold, bw_env = ptxas_rule(version)
     pkg_bin = os.path.join(pkg, "backends", "nvidia", "bin")
     facts.update(triton_path=pkg, triton_version=version, bin_dir=pkg_bin, blackwell_from_arch=threshold,
-                 blackwell_env=bw_env)
+                 blackwell_env=bw_env, nvidia_backend=os.path.isdir(os.path.dirname(pkg_bin)))
+    if not facts["nvidia_backend"]:  # a ROCm or CPU-only build of Triton: no ptxas to look for
+        return facts
 
     driver = (inp.get("deps") or {}).get("cuda.driver_api") or {}
     facts["driver_version"] = driver.get("driver_version")
