@@ -59,6 +59,18 @@ class Launch:
     duration: float
     records: List[Dict[str, Any]] = field(default_factory=list)
     crash_dumps: Dict[int, str] = field(default_factory=dict)
+    pid: Optional[int] = None       # of the process the command started
+
+    @property
+    def main_pid(self) -> Optional[int]:
+        """The pid of the Python the command started (or, through a wrapper, its first child)."""
+        pids = [r.get("pid") for r in self.records]
+        if self.pid in pids:
+            return self.pid
+        for r in self.records:
+            if r.get("ppid") == self.pid or r.get("ppid") == os.getpid():
+                return r.get("pid")
+        return pids[0] if pids else None
 
     @property
     def signal(self) -> Optional[int]:
@@ -252,7 +264,7 @@ def launch(argv: Sequence[str], options: Optional[Dict[str, Any]] = None,
                     pass
         duration = time.monotonic() - t0
         recs, crashes = read_records(records)
-        return Launch(argv, target, rc, duration, recs, crashes)
+        return Launch(argv, target, rc, duration, recs, crashes, proc.pid)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
