@@ -23,6 +23,7 @@ import collections
 import gzip
 import io
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import IO, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -451,7 +452,7 @@ def iter_decoded(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[str]:
     with a BOM; gzip is decompressed. Raises :class:`InputError` for binary input."""
     head = stream.read(chunk)
     if head[:2] == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=_Prepend(head, stream))
+        stream = _Gunzip(gzip.GzipFile(fileobj=_Prepend(head, stream)))
         head = stream.read(chunk)
     if _sniff_binary(head[:65536]):
         raise InputError("the input looks binary, not like a text log")
@@ -468,6 +469,19 @@ def iter_decoded(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[str]:
     tail = dec.decode(b"", final=True)
     if tail:
         yield tail
+
+
+class _Gunzip:
+    """Reads a gzip stream; a corrupt one raises :class:`InputError`."""
+
+    def __init__(self, gz: "gzip.GzipFile"):
+        self.gz = gz
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self.gz.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"cannot read the gzip-compressed input: {exc}") from None
 
 
 class _Prepend(io.RawIOBase):
