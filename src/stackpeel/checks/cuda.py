@@ -104,7 +104,8 @@ class DriverApi(Check):
             f"cuDriverGetVersion = {facts.get('driver_version')}",
             f"kernel module: {facts.get('kernel_driver_version')}",
             f"/dev/nvidia-uvm: {'present' if facts.get('uvm_node') else 'absent'}; nvidia_uvm module: {uvm_module}",
-            f"CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r}",
+            "CUDA_VISIBLE_DEVICES=" + ("(unset)" if facts.get("cuda_visible_devices") is None
+                                        else repr(facts.get("cuda_visible_devices"))),
         ])
         head = (f"cuInit(0) with {where} returns {text}, so CUDA cannot start here: torch reports CUDA "
                 "unavailable ('CUDA initialization: ...' warning) and Triton finds no active driver.")
