@@ -189,6 +189,8 @@ def read_records(records: Path) -> (List[Dict[str, Any]], Dict[int, str]):
 def record_from_journal(pid: int, path: Path) -> Dict[str, Any]:
     """A partial record rebuilt from a journal: counts are 'at least once'."""
     handled, warnings, logs = [], [], []
+    header: Dict[str, Any] = {}
+    updates: Dict[Any, set] = {}
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -200,7 +202,11 @@ def record_from_journal(pid: int, path: Path) -> Dict[str, Any]:
             continue          # a line cut short by the crash
         data = item.get("data") or {}
         kind = item.get("kind")
-        if kind == "handled":
+        if kind == "process":
+            header = data
+        elif kind in ("reraised", "converted"):
+            updates.setdefault(data.get("id"), set()).add(kind)
+        elif kind == "handled":
             data.setdefault("count", 1)
             data.setdefault("reraised", 0)
             data.setdefault("converted", 0)
@@ -212,11 +218,20 @@ def record_from_journal(pid: int, path: Path) -> Dict[str, Any]:
         elif kind == "log":
             data["count"] = max(int(data.get("count") or 0), 1)
             logs.append(data)
-    return {"format": _monitor.RECORD_FORMAT, "version": _monitor.RECORD_VERSION, "complete": False,
+    for h in handled:
+        seen = updates.get(h.get("id"), ())
+        if "reraised" in seen:
+            h["count"], h["reraised"] = 0, 1       # handled there, but passed on (at least once)
+        if "converted" in seen:
+            h["count"], h["converted"] = 0, 1
+    rec = {k: header.get(k) for k in ("ppid", "python", "implementation", "executable", "argv", "mode",
+                                      "mode_note", "started")}
+    rec.update({"format": _monitor.RECORD_FORMAT, "version": _monitor.RECORD_VERSION, "complete": False,
             "pid": pid, "handled": handled, "warnings": warnings, "logs": logs,
             "note": "the process ended without running its exit handlers (signal, os._exit, crash): "
                     "rebuilt from its journal; counts are 'at least once', and exceptions handled "
-                    "and then re-raised may be listed"}
+                    "and then re-raised may be listed"})
+    return rec
 
 
 def launch(argv: Sequence[str], options: Optional[Dict[str, Any]] = None,

@@ -412,6 +412,8 @@ class Monitor(object):
                     e = p[0]
                     e[COUNT] -= 1
                     e[RERAISED] += 1
+                    if e[RERAISED] == 1:
+                        mon._journal_update(e, "reraised")
                 # else: the id belonged to an exception that is dead now (ids are reused)
                 ctx = exc.__context__
                 if ctx is not None and tb is not None and tb.tb_next is not None:
@@ -424,6 +426,8 @@ class Monitor(object):
                         e[COUNT] -= 1
                         e[CONVERTED] += 1
                         mon._converted(e, exc)
+                        if e[CONVERTED] == 1:
+                            mon._journal_update(e, "converted")
             if exc.__class__ is SystemExit:
                 mon.system_exit = [exc.code]
 
@@ -433,6 +437,8 @@ class Monitor(object):
                 e = p[0]
                 e[COUNT] -= 1
                 e[RERAISED] += 1
+                if e[RERAISED] == 1:
+                    mon._journal_update(e, "reraised")
 
         return on_handled, on_raise, on_reraise
 
@@ -761,6 +767,23 @@ class Monitor(object):
         except Exception:
             pass
 
+    def _process_info(self):
+        return {"pid": self.pid, "ppid": os.getppid(), "python": "%d.%d.%d" % sys.version_info[:3],
+                "implementation": sys.implementation.name, "executable": sys.executable,
+                "argv": [_short(a, 300) for a in sys.argv[:50]], "mode": self.mode,
+                "mode_note": self.mode_note, "started": self.wall0}
+
+    def journal_header(self):
+        """First journal line: who this process is (a record rebuilt from the journal needs it).
+        sys.argv is not set yet when sitecustomize runs: it is filled in at exit."""
+        self._journal_write("process", self._process_info())
+
+    def _journal_update(self, entry, what):
+        """Once per entry: it was re-raised or converted (a journal-only record needs that)."""
+        info = entry[INFO]
+        if info and "id" in info:
+            self._journal_write(what, {"id": info["id"]})
+
     def arm_crash_dump(self):
         """Dump tracebacks on fatal signals into crash-<pid>.txt (then die as before)."""
         if not self.record_dir:
@@ -809,6 +832,7 @@ class Monitor(object):
             self.stop()
             if started:
                 self.start()
+        self.journal_header()
 
     # -- the record --------------------------------------------------------------------
 
@@ -873,13 +897,10 @@ class Monitor(object):
                 elif e[COUNT] > 0 or e[CONVERTED] > 0:
                     handled.append(self._entry_dict(e))
             handled.sort(key=lambda d: d["first_seq"] or 0)
-            rec = {
-                "format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": bool(final),
-                "pid": self.pid, "ppid": os.getppid(),
-                "python": "%d.%d.%d" % sys.version_info[:3], "implementation": sys.implementation.name,
-                "executable": sys.executable, "argv": [_short(a, 300) for a in sys.argv[:50]],
-                "mode": self.mode, "mode_note": self.mode_note,
-                "started": self.wall0, "duration": round(time.monotonic() - self.t0, 6),
+            rec = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": bool(final)}
+            rec.update(self._process_info())
+            rec.update({
+                "duration": round(time.monotonic() - self.t0, 6),
                 "handled": handled,
                 "warnings": sorted(self.warnings.values(), key=lambda w: w["first_seq"]),
                 "logs": sorted(self.logs.values(), key=lambda w: w["first_seq"]),
@@ -892,7 +913,7 @@ class Monitor(object):
                 "uncaught": uncaught,
                 "system_exit": {"code": self.system_exit[0]} if (final and self.system_exit) else None,
                 "options": {k: self.options[k] for k in ("include", "exclude")},
-            }
+            })
             return json.loads(json.dumps(rec, default=str))
         finally:
             self.busy.discard(tid)
@@ -942,6 +963,7 @@ def install_from_env():
     mon = Monitor(options, record_dir=record_dir)
     mon.arm_crash_dump()
     mon.start()
+    mon.journal_header()
     atexit.register(mon.finish)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=mon.after_fork_in_child)
