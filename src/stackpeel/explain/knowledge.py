@@ -18,6 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
 
+try:  # the regex parser, to find the literal every pattern needs
+    import re._parser as _sre_parse  # type: ignore[import-not-found]  # 3.11+
+    import re._constants as _sre_c  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - 3.9/3.10
+    import sre_constants as _sre_c  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
 if sys.version_info >= (3, 11):
     import tomllib as _toml
 else:  # pragma: no cover - exercised on 3.9/3.10 only
@@ -37,6 +44,52 @@ KB_PATH = Path(__file__).with_name("knowledge.toml")
 
 class KnowledgeError(ValueError):
     """knowledge.toml is malformed (a bad regex, an unknown field, a missing key)."""
+
+
+#: shortest literal a pattern must contain (the scanner's prefilter looks for it)
+MIN_NEEDLE = 4
+
+
+def needles_of(pattern: str) -> List[str]:
+    """Literal strings, one of which every match of ``pattern`` contains.
+
+    The longest run of literal characters in the pattern's top-level sequence (plain
+    groups are looked into); a top-level alternation gives one needle per branch.
+    Raises :class:`KnowledgeError` when a branch has no literal of MIN_NEEDLE chars.
+    """
+    parsed = _sre_parse.parse(pattern)
+    items = list(parsed)
+    if len(items) == 1 and items[0][0] is _sre_c.BRANCH:
+        out: List[str] = []
+        for branch in items[0][1][1]:
+            out.extend(_needles_seq(list(branch), pattern))
+        return out
+    return _needles_seq(items, pattern)
+
+
+def _needles_seq(items, pattern: str) -> List[str]:
+    runs: List[str] = []
+    cur: List[str] = []
+
+    def walk(seq) -> None:
+        for op, av in seq:
+            if op is _sre_c.LITERAL:
+                cur.append(chr(av))
+            elif op is _sre_c.SUBPATTERN and not any(o is _sre_c.BRANCH for o, _ in av[-1]):
+                walk(list(av[-1]))
+            else:
+                if cur:
+                    runs.append("".join(cur))
+                    cur.clear()
+                if op is _sre_c.BRANCH and len(seq) == 1:
+                    raise KnowledgeError(f"pattern {pattern!r}: put alternatives at the top level")
+    walk(items)
+    if cur:
+        runs.append("".join(cur))
+    best = max(runs, key=len, default="")
+    if len(best) < MIN_NEEDLE:
+        raise KnowledgeError(f"pattern {pattern!r} has no literal of {MIN_NEEDLE}+ characters to search for")
+    return [best]
 
 
 def layer_rank(layer: str) -> int:
@@ -66,12 +119,16 @@ class Entry:
     could_be: Tuple[str, ...] = ()
     refine: Tuple[Refine, ...] = ()
     order: int = 0
+    #: literals, one of which any matching line contains (from the patterns)
+    needles: Tuple[str, ...] = ()
 
     @property
     def is_root(self) -> bool:
         return self.kind == "root"
 
     def search(self, line: str) -> Optional["re.Match[str]"]:
+        if not any(n in line for n in self.needles):
+            return None
         for pat in self.patterns:
             m = pat.search(line)
             if m:
@@ -99,18 +156,22 @@ class Entry:
 _ALLOWED = {"id", "patterns", "layer", "codes", "kind", "weight", "explanation", "fix", "links", "could_be",
             "refine"}
 
-#: Structural markers the parser needs to see even when no entry matches.
+#: Literals the parser needs to see even when no entry matches (tracebacks, warnings,
+#: compiler and NCCL errors), so that they reach the "unexplained errors" sample.
 STRUCTURAL = (
-    r"Traceback \(most recent call last\)",
-    r"During handling of the above exception",
-    r"The above exception was the direct cause",
-    r"Warning: ",
-    r"\berror\b",
-    r"Error\b",
-    r"Exception\b",
-    r"NCCL WARN",
-    r"fatal",
-    r"FAILED",
+    "Traceback (most recent call last)",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+    "Warning: ",
+    "error",
+    "Error",
+    "ERROR",
+    "Exception",
+    "NCCL WARN",
+    "fatal",
+    "FAILED",
+    "Killed",
+    "Segmentation fault",
 )
 
 
@@ -123,13 +184,16 @@ class KnowledgeBase:
 
     @functools.cached_property
     def gate(self) -> Pattern[str]:
-        parts = [p.pattern for e in self.entries for p in e.patterns] + list(STRUCTURAL)
-        return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
+        """One search per log line: the alternation of every entry's needles and the
+        structural literals. Plain literals keep Python's regex engine fast (a 10 MB
+        log of noise in a fraction of a second); the full patterns run only on lines
+        that pass."""
+        return _literal_alternation([n for e in self.entries for n in e.needles] + list(STRUCTURAL))
 
     @functools.cached_property
     def entry_gate(self) -> Pattern[str]:
-        """Only the entries' patterns (no structural markers)."""
-        return re.compile("|".join(f"(?:{p.pattern})" for e in self.entries for p in e.patterns), re.MULTILINE)
+        """Only the entries' needles (no structural markers)."""
+        return _literal_alternation([n for e in self.entries for n in e.needles])
 
     def by_id(self, entry_id: str) -> Entry:
         for e in self.entries:
@@ -149,6 +213,26 @@ class KnowledgeBase:
     def match_line(self, line: str) -> List[Entry]:
         """Entries whose patterns match ``line`` (in KB order)."""
         return [e for e in self.entries if e.search(line)]
+
+
+def _literal_alternation(literals: Sequence[str]) -> Pattern[str]:
+    """A regex matching any of ``literals``, shaped as a trie: ``F(?:ailed to find C|ound no)``.
+    Python's engine then tries about one branch per position instead of every literal
+    (about 2.5x faster than a flat alternation on a log of noise)."""
+    trie: Dict[str, dict] = {}
+    for word in set(literals):
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: Dict[str, dict]) -> str:
+        if "" in node:  # a shorter literal ends here: enough for a prefilter
+            return ""
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return re.compile(emit(trie) if trie else "(?!)")
 
 
 def _compile(pattern: str, where: str) -> Pattern[str]:
@@ -182,8 +266,13 @@ def parse_kb(data: Mapping) -> KnowledgeBase:
         refine = tuple(
             Refine(_compile(r["context"], where), tuple(r["codes"])) for r in raw.get("refine", ())
         )
+        try:
+            needles = tuple(dict.fromkeys(n for p in raw["patterns"] for n in needles_of(p)))
+        except (KnowledgeError, re.error) as exc:
+            raise KnowledgeError(f"{where}: {exc}") from None
         entries.append(Entry(
             id=raw["id"],
+            needles=needles,
             patterns=tuple(_compile(p, where) for p in raw["patterns"]),
             layer=raw["layer"],
             codes=tuple(raw["codes"]),

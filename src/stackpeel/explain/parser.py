@@ -25,7 +25,7 @@ import io
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .knowledge import Entry, KnowledgeBase, load
 
@@ -206,7 +206,7 @@ class LogScanner:
         self.kb = kb or load()
         self.result = ParseResult()
         self._gate = self.kb.gate.search
-        self._ring: Deque[Line] = collections.deque(maxlen=CONTEXT_BEFORE)
+        self._tail: List[Line] = []                        # last lines of the previous chunk
         self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
         self._open: Dict[str, _Open] = {}
         self._last_closed: Dict[str, Traceback] = {}
@@ -256,41 +256,64 @@ class LogScanner:
         r.streams = [s for s in self._streams if s]
         return r
 
-    # -- per line ------------------------------------------------------------
+    # -- per chunk -----------------------------------------------------------
     def _lines(self, raw_lines: List[str]) -> None:
-        gate = self._gate
-        ring = self._ring
-        lineno = self._lineno
+        self._chunk("\n".join(raw_lines))
+
+    def _chunk(self, body: str) -> None:
+        """Scan whole lines. The gate runs once over the chunk (in C); Python only
+        touches the lines it flags, the lines of open tracebacks and the few lines of
+        context after a hit."""
         r = self.result
-        for raw in raw_lines:
-            lineno += 1
+        if "\r" in body:
+            body = body.replace("\r\n", "\n")
+        if "\x1b" in body or CTRL_RE.search(body):
+            body, junk = clean(body)
+            r.junk_chars += junk
+        lines = body.split("\n")
+        base = self._lineno
+        n = len(lines)
+        flagged: List[int] = []
+        line_of, last = 0, 0
+        for m in self.kb.gate.finditer(body):
+            pos = m.start()
+            line_of += body.count("\n", last, pos)
+            last = pos
+            if not flagged or flagged[-1] != line_of:
+                flagged.append(line_of)
+        k = 0
+        i = 0
+        while i < n:
+            if not (self._open or self._waiting):
+                while k < len(flagged) and flagged[k] < i:
+                    k += 1
+                if k == len(flagged):
+                    break
+                i = flagged[k]
+            before = [Line(base + j + 1, lines[j]) for j in range(max(0, i - CONTEXT_BEFORE), i)]
+            if len(before) < CONTEXT_BEFORE:
+                before = (self._tail + before)[-CONTEXT_BEFORE:]
+            raw = lines[i]
             if len(raw) > MAX_LINE:
                 raw = raw[:MAX_LINE]
                 r.cut_lines += 1
-            if "\x1b" in raw or "\r" in raw or "\x00" in raw:
-                segments = self._segments(raw)
-            elif gate(raw) is None and not self._open and not self._waiting:
-                ring.append(Line(lineno, raw))
-                continue
-            else:
-                segments = (raw,)
-            for seg in segments:
-                self._lineno = lineno
-                self._line(lineno, seg)
-        self._lineno = lineno
+            for seg in (self._segments(raw) if "\r" in raw else (raw,)):
+                self._line(base + i + 1, seg, before)
+            i += 1
+        self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
+                      )[-CONTEXT_BEFORE:]
+        self._lineno = base + n
 
-    def _segments(self, raw: str) -> Iterable[str]:
-        text, junk = clean(raw.replace("\r\n", "\n").rstrip("\r"))
-        self.result.junk_chars += junk
-        # a bare CR rewrites the line (progress bars): keep every non-empty version
-        parts = [p for p in text.replace("\n", "\r").split("\r") if p.strip()] if "\r" in text or "\n" in text \
-            else [text]
-        # progress bars repeat: keep the distinct ones, last first wins on ties
+    @staticmethod
+    def _segments(raw: str) -> List[str]:
+        """A bare CR rewrites the line (progress bars): keep the distinct non-empty
+        versions, at most the last three."""
+        parts = [p for p in raw.split("\r") if p.strip()]
         if len(parts) > 3:
             parts = list(dict.fromkeys(parts))[-3:]
         return parts or [""]
 
-    def _line(self, lineno: int, text: str) -> None:
+    def _line(self, lineno: int, text: str, before: Sequence[Line] = ()) -> None:
         key, rest = split_prefix(text)
         if not key and self._open:
             for k, op in self._open.items():
@@ -316,7 +339,7 @@ class LogScanner:
             if entries:
                 tb = self._open.get(key)
                 tb_ctx = tb.tb.context() if tb else ""
-                before = tuple(self._ring)
+                before = tuple(before)
                 for e in entries:
                     n = self.result.hit_counts.get(e.id, 0) + 1
                     self.result.hit_counts[e.id] = n
@@ -327,7 +350,6 @@ class LogScanner:
                         self._waiting.append((hit, []))
             else:
                 self._other(line)
-        self._ring.append(line)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
         ctx = hit.context + "\n" + "\n".join(a.text for a in after)
