@@ -51,7 +51,7 @@ class Fla(Check):
                     "`import fla` alone still succeeds, but every FLA layer and op fails, and transformers uses its "
                     "slow reference code.",
                     evidence=exc_text(err)))
-            return ctx.verdict(f"`import fla.utils` fails", ctx.finding(
+            return ctx.verdict("`import fla.utils` fails", ctx.finding(
                 "fla-import-failed",
                 f"{names} is installed but `import fla.utils` raises {exc_line(err)}; every FLA layer fails.",
                 evidence=exc_text(err), fla_dists=" ".join(dists) or "fla-core"))

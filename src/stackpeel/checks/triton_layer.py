@@ -61,6 +61,13 @@ def py_params(version: Any) -> Mapping[str, str]:
     return {"py_mm": f"{v[0]}.{v[1]}", "py_nodot": f"{v[0]}{v[1]}"}
 
 
+def _launch_label(launch: Mapping[str, Any]) -> str:
+    n = launch.get("n")
+    if n is None and launch.get("label") == "int-arg-1":
+        n = 1
+    return f"{launch.get('label')} (n={n})" if n is not None else str(launch.get("label"))
+
+
 def _pin_matches(pin: str, installed: str) -> bool:
     if "+" in pin:
         return pin == installed
@@ -166,7 +173,7 @@ class TritonBuild(Check):
         finding = ctx.finding(
             "triton-build-failed",
             f"Triton {version}'s own build ({facts.get('api') or 'triton.runtime.build'}) failed with an empty "
-            f"cache: {exc_line(err) or why}. Cause: {why}. With an empty cache (a new container, another Python, "
+            f"cache: {(exc_line(err) or why).rstrip('.')}. Cause: {why}. With an empty cache (a new container, another Python, "
             "a cleared ~/.triton) Triton cannot build cuda_utils, so every Triton kernel, FLA op and torch.compile "
             "fails.",
             evidence="\n\n".join(e for e in evidence if e),
@@ -239,10 +246,8 @@ class TritonKernelLaunch(Check):
         if stage == "driver":
             extra = ""
             if compiler_failure(err):
-                extra = (" Creating the driver compiles Triton's cuda_utils helper, and that needs a C compiler.")
-                reason = facts.get("user_run_reason")
-                if reason:
-                    extra += f" User cache {cache.get('dir')}: {reason}."
+                extra = " Creating the driver compiles Triton's cuda_utils helper, and that needs a C compiler." \
+                    + self._cache_words(facts, cache)
             return ctx.finding(
                 "triton-driver-init-failed",
                 f"Creating Triton {version}'s driver with an empty cache raised `{exc_line(err)}`.{extra} Every "
@@ -283,6 +288,26 @@ class TritonKernelLaunch(Check):
             "way.",
             evidence="\n\n".join(e for e in evidence if e), **params)
 
+    @staticmethod
+    def _cache_words(facts, cache):
+        """What the user's cache did (or could not do) about a missing compiler."""
+        user = facts.get("user_run")
+        n = cache.get("cuda_utils_this_python")
+        if user is not None:
+            key = user.get("platform_key")
+            why = (f" (its platform key here is {key!r}, without 'ELF': the `file` program is missing, so a cache "
+                   "warmed where `file` exists is never hit)" if isinstance(key, str) and key.endswith(",") else
+                   " (another Triton release, another Python, or on Triton >= 3.8 a moved venv or libcuda directory)")
+            return (f" The user's cache {cache.get('dir')} holds {n} cuda_utils module(s) for this Python, but Triton "
+                    f"did not reuse them here: the build-cache key differs{why}.")
+        reason = facts.get("user_run_reason")
+        if reason == "no-cuda-utils":
+            return f" The user's cache {cache.get('dir')} holds no cuda_utils for this Python either."
+        if reason == "no-time-left":
+            return (f" The user's cache {cache.get('dir')} holds {n} cuda_utils module(s) for this Python; there was "
+                    "no time left to try them.")
+        return ""
+
     def _warm_cache(self, facts, fresh, user, cache, version, ctx):
         """The verdict when a replay on the user's cached helpers was run; None if it proves nothing."""
         stage = user.get("stage")
@@ -298,13 +323,12 @@ class TritonKernelLaunch(Check):
         evidence = [f"With an empty cache ({fresh.get('cache_dir')}):\n{exc_text(fresh.get('error'))}"]
         for x in launches:
             tag = "OK" if x.get("ok") else exc_line(x.get("error"))
-            evidence.append(f"With a copy of the user's cached helpers, launch {x.get('label')} "
-                            f"(n={x.get('n')}): {tag}")
+            evidence.append(f"With a copy of the user's cached helpers, launch {_launch_label(x)}: {tag}")
         for x in latent + other:
             evidence.append(exc_text(x.get("error")))
         findings = []
         if latent:
-            labels = ", ".join(f"{x.get('label')} (n={x.get('n')})" for x in latent)
+            labels = ", ".join(_launch_label(x) for x in latent)
             msg = (f"Triton {version} works only because of the cache in {where}: with an empty cache it fails "
                    f"(`{fresh_err}`); with the user's cached helpers the driver starts, but launching a kernel "
                    f"whose launcher is not cached yet ({labels}) fails with `{exc_line(latent[0].get('error'))}`. "
@@ -315,7 +339,7 @@ class TritonKernelLaunch(Check):
                                         evidence="\n\n".join(evidence), severity=Severity.BLOCKING,
                                         cache_dir=cache.get("dir"), **py_params(ctx.target.get("version"))))
         else:
-            ok_labels = ", ".join(f"{x.get('label')} (n={x.get('n')})" for x in launches if x.get("ok"))
+            ok_labels = ", ".join(_launch_label(x) for x in launches if x.get("ok"))
             msg = (f"Triton {version} works only because of the cache in {where}: with an empty cache it fails "
                    f"(`{fresh_err}`), while with the user's cached helpers the kernel launches succeed "
                    f"({ok_labels or 'none'}). A new container, another Python, a missing `file` program (it "
@@ -327,7 +351,7 @@ class TritonKernelLaunch(Check):
         for x in other:
             findings.append(ctx.finding(
                 "triton-kernel-failed",
-                f"With the user's cached helpers, launching the kernel ({x.get('label')}, n={x.get('n')}) raised "
+                f"With the user's cached helpers, launching the kernel ({_launch_label(x)}) raised "
                 f"`{exc_line(x.get('error'))}`.", evidence=exc_text(x.get("error")), cache_dir=cache.get("dir")))
         summary = (f"triton {version} works only with the user's warm cache"
                    + ("; a new kernel signature fails now" if latent else ""))

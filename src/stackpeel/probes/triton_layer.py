@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -502,7 +501,7 @@ def _launch_steps(opts, facts, tmp):
     device = "cuda"
     for label, n in (("main", 1000),) + ((("int-arg-1", 1),) if opts.get("int1") else ()):
         facts["stage"] = "launch" if label == "main" else "launch-int-arg-1"
-        entry = {"label": label}
+        entry = {"label": label, "n": n, "block": 256}
         facts["launches"].append(entry)
         try:
             entry.update(_launch_once(torch, kernel, n, 256, device))
@@ -578,19 +577,18 @@ def kernel_launch(inp):
                 and facts["user_cache"]["cuda_utils_this_python"] > 0:
             remaining = deadline - time.monotonic() - 5
             if remaining < 20:
-                facts["user_run_reason"] = "not run: %.0f s left of the probe's budget" % max(remaining, 0)
+                facts["user_run_reason"] = "no-time-left"
             else:
                 copy = os.path.join(tmp, "user-cache-copy")
                 os.makedirs(copy)
                 facts["user_cache"]["copied_entries"] = copy_helpers(cache_dir, helper_dirs, copy)
                 env2 = dict(os.environ)
                 env2["TRITON_CACHE_DIR"] = copy
-                facts["user_run_reason"] = ("the fresh-cache run failed for want of a C compiler and the user's cache "
-                                            "holds cuda_utils for this Python")
+                facts["user_run_reason"] = "compiler-missing-and-cached-helpers"
                 facts["user_run"] = _run_phase({"cache": "user-copy", "int1": True}, env2,
                                                min(float(options.get("user_timeout_s", 120)), remaining))
         elif no_compiler:
-            facts["user_run_reason"] = "not run: the user's cache holds no cuda_utils for this Python"
+            facts["user_run_reason"] = "no-cuda-utils"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return facts
