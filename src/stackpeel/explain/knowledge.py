@@ -188,12 +188,12 @@ class KnowledgeBase:
         structural literals. Plain literals keep Python's regex engine fast (a 10 MB
         log of noise in a fraction of a second); the full patterns run only on lines
         that pass."""
-        return _literal_alternation([n for e in self.entries for n in e.needles] + list(STRUCTURAL))
+        return _literal_alternation([rare_start(n) for e in self.entries for n in e.needles] + list(STRUCTURAL))
 
     @functools.cached_property
     def entry_gate(self) -> Pattern[str]:
         """Only the entries' needles (no structural markers)."""
-        return _literal_alternation([n for e in self.entries for n in e.needles])
+        return _literal_alternation([rare_start(n) for e in self.entries for n in e.needles])
 
     def by_id(self, entry_id: str) -> Entry:
         for e in self.entries:
@@ -213,6 +213,25 @@ class KnowledgeBase:
     def match_line(self, line: str) -> List[Entry]:
         """Entries whose patterns match ``line`` (in KB order)."""
         return [e for e in self.entries if e.search(line)]
+
+
+#: rough frequency of characters in ML logs (per mille); others count as 2. Used to cut
+#: each needle down to a substring that starts with a rare character: the regex engine
+#: then stops at far fewer positions (3x faster on a log of training noise).
+_CHAR_FREQ: Dict[str, int] = {
+    " ": 150, "e": 60, "t": 45, "a": 40, "o": 38, "i": 38, "n": 36, "s": 35, "r": 34, "l": 25, "d": 22, "c": 20,
+    "u": 18, "m": 16, "p": 15, "h": 15, "f": 12, "g": 12, "b": 8, "y": 8, "w": 7, "v": 6, "k": 5, "x": 3, "q": 1,
+    "j": 1, "z": 1, **{d: 30 for d in "0123456789"}, **{ch: 20 for ch in "=.:,-_/[]"},
+    **{ch: 5 for ch in "()'\"|<>"}, **{ch: 4 for ch in "ABCDHJKLMPQUVWXYZ"}, **{ch: 8 for ch in "EINOSRTAFG"},
+}
+
+
+def rare_start(needle: str, keep: int = 6) -> str:
+    """The suffix of ``needle`` (at least ``keep`` characters) starting with its rarest character."""
+    if len(needle) <= keep:
+        return needle
+    best = min(range(len(needle) - keep + 1), key=lambda p: (_CHAR_FREQ.get(needle[p], 2), p))
+    return needle[best:]
 
 
 def _literal_alternation(literals: Sequence[str]) -> Pattern[str]:
