@@ -147,7 +147,8 @@ CODES = (
             ("shell", "sh NVIDIA-Linux-x86_64-{kernel_driver_version}.run --no-kernel-module   # inside LXC, "
                       "the installer of the host's exact version"),
         ),
-        links=("https://forums.developer.nvidia.com/t/failed-to-initialize-nvml-driver-library-version-mismatch/190421",),
+        links=("https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3",
+               "https://stackoverflow.com/questions/43022843/nvidia-nvml-driver-library-version-mismatch"),
     ),
     Code(
         code="cuda-visible-devices-hides-gpus",
