@@ -24,7 +24,6 @@ from stackpeel.diagnosis import root_of
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_probe
 
-from conftest import no_compiler_path
 
 DATA = Path(__file__).parent / "data" / "triton"
 HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
@@ -48,6 +47,7 @@ def commands(finding):
 
 
 def base_env():
+    """What the ``clean_env`` fixture gives, for the module-scoped run."""
     env = dict(os.environ)
     for k in ("CUDA_VISIBLE_DEVICES", "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
               "TRITON_PTXAS_BLACKWELL_PATH", "CC", "PYTHONPATH"):
@@ -363,10 +363,8 @@ def test_plain_run_transformers_binds_fla_on_cpu(plain_report):
     assert plain_report.result("kernels.causal_conv1d").status is Status.SKIP
 
 
-def test_no_compiler_fails_triton_build_under_the_compiler_root(stack_python, tmp_path):
-    env = base_env()
-    env["PATH"] = no_compiler_path(tmp_path)
-    report = engine.check(stack_python, only=["triton.build"], env=env, plugins=False)
+def test_no_compiler_fails_triton_build_under_the_compiler_root(stack_python, nocc_env):
+    report = engine.check(stack_python, only=["triton.build"], env=nocc_env, plugins=False)
     build = report.result("triton.build")
     assert build.status is Status.FAIL
     (f,) = build.findings
@@ -374,7 +372,7 @@ def test_no_compiler_fails_triton_build_under_the_compiler_root(stack_python, tm
     assert "toolchain.c_compiler" in (root_of(report.diagnosis, "triton.build") or [])
 
 
-def test_compiler_without_python_h_surfaces_gcc_stderr(stack_python, tmp_path):
+def test_compiler_without_python_h_surfaces_gcc_stderr(stack_python, tmp_path, clean_env):
     gcc = shutil.which("gcc")
     if not gcc:
         pytest.skip("needs gcc to wrap")
@@ -383,7 +381,7 @@ def test_compiler_without_python_h_surfaces_gcc_stderr(stack_python, tmp_path):
                        "os.path.exists(os.path.join(a[2:], 'Python.h')))]\nos.execv(%r, [%r] + args)\n"
                        % (sys.executable, gcc, gcc))
     wrapper.chmod(0o755)
-    env = dict(base_env(), CC=str(wrapper))
+    env = dict(clean_env, CC=str(wrapper))
     answer = run_probe(stack_python, "triton_layer.build_facts", {"deps": {}, "options": {}}, 120, env=env)
     assert answer.failure is None
     v = evaluate(TritonBuild, answer.facts)
@@ -409,13 +407,13 @@ def _fake_causal_conv1d(root: Path, ext_suffix: str, with_extension: bool) -> Pa
 
 
 @pytest.mark.parametrize("with_extension", [True, False], ids=["undefined-symbol", "no-extension"])
-def test_fake_causal_conv1d_built_for_another_torch(stack_python, tmp_path, with_extension):
+def test_fake_causal_conv1d_built_for_another_torch(stack_python, tmp_path, clean_env, with_extension):
     if with_extension and not shutil.which("gcc"):
         pytest.skip("needs gcc to build the fake extension")
     suffix = subprocess.run([stack_python, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
                             capture_output=True, text=True, check=True).stdout.strip()
     root = _fake_causal_conv1d(tmp_path / "site", suffix, with_extension)
-    env = dict(base_env(), PYTHONPATH=str(root))
+    env = dict(clean_env, PYTHONPATH=str(root))
     answer = run_probe(stack_python, "kernels.causal_conv1d_facts", {"deps": {}, "options": {}}, 120, env=env)
     assert answer.failure is None, answer.failure
     facts = answer.facts
@@ -450,11 +448,11 @@ def real_interpreter(py):
     return hits[-1] if hits else py
 
 
-def test_probes_run_on_other_pythons(other_python):
+def test_probes_run_on_other_pythons(other_python, clean_env):
     """No triton, torch or FLA there: every probe answers, nothing crashes, and the
     library checks skip (triton.build and the launch would be gated on triton.import)."""
     other_python = real_interpreter(other_python)
-    env = base_env()
+    env = clean_env
     for probe, cls in PROBES:
         answer = run_probe(other_python, probe, {"deps": {}, "options": {"budget_s": 60}}, 90, env=env)
         assert answer.failure is None, (probe, answer.failure)

@@ -67,11 +67,11 @@ class Fla(Check):
         sw = facts.get("swallowed")
         warns = facts.get("fallback_warnings") or []
         evidence = []
-        if warns:
-            evidence.append("FLA's warning at import:\n" + _warning_lines(warns))
         if sw:
             evidence.append("The exception FLA swallowed, raised again by "
                             "triton.runtime.driver.active.get_current_target():\n" + exc_text(sw))
+        if warns:  # last, so that a renderer showing the tail shows both texts
+            evidence.append("All FLA reported at import:\n" + _warning_lines(warns))
         state = (f"device_platform={platform!r}, device={facts.get('device')!r}, "
                  f"device_torch_lib={facts.get('device_torch_lib')}, IS_NVIDIA={facts.get('IS_NVIDIA')}")
         if sw:
@@ -232,9 +232,19 @@ class TransformersFastPath(Check):
             out.append("--no-build-isolation causal-conv1d")
         return " ".join(out)
 
+    @staticmethod
+    def _grouped(bindings) -> str:
+        """``FLA for a, b; torch reference for c, d`` (one line for summaries)."""
+        groups = {}
+        for b in bindings:
+            key = "torch reference" if b.get("reference") else (b.get("implementation_module") or "?").split(".")[0]
+            groups.setdefault(key, []).append(b.get("func_name"))
+        return "; ".join(f"{k} for {', '.join(v)}" for k, v in groups.items())
+
     def _modern(self, facts, bindings, cuda, version, short, ctx):
         listing = ", ".join(f"{b.get('func_name')} -> {'torch reference' if b.get('reference') else b.get('implementation')}"
                             for b in bindings)
+        grouped = self._grouped(bindings)
         findings = []
         fla_bound = [b for b in bindings if not b.get("reference") and b.get("package") == "fla"]
         refs = [b for b in bindings if b.get("reference")]
@@ -253,9 +263,9 @@ class TransformersFastPath(Check):
         if not findings:
             if refs and not cuda:
                 return ctx.ok(f"transformers {version}, CUDA unavailable: {short} uses the PyTorch reference path, "
-                              f"the right one here ({listing})")
-            return ctx.ok(f"transformers {version}: {listing}")
-        return ctx.verdict(f"transformers {version}: {listing}", *findings)
+                              f"the right one here ({grouped})")
+            return ctx.ok(f"transformers {version}: {grouped}")
+        return ctx.verdict(f"transformers {version}: {grouped}", *findings)
 
     def _fast_path_finding(self, facts, refs, version, short, listing, ctx):
         installed = {"fla": bool(facts.get("fla_dists")), "causal_conv1d": bool(facts.get("causal_conv1d_version"))}
