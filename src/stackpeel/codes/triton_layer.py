@@ -25,7 +25,7 @@ CODES = (
         layer="triton",
         severity=Severity.BLOCKING,
         title="Triton is missing although torch is a CUDA build",
-        meaning="torch ({torch_version}) is a CUDA build, but no Triton distribution is installed. torch.compile "
+        meaning="torch is a CUDA (or ROCm) build, but no Triton distribution is installed. torch.compile "
                 "(Inductor) and every library of Triton kernels (flash-linear-attention, Liger, Unsloth, ...) import "
                 "triton: they fail with `ModuleNotFoundError: No module named 'triton'`, or quietly fall back to slow "
                 "paths (transformers' gated-delta-net models use their reference PyTorch code).",
@@ -53,8 +53,8 @@ CODES = (
         layer="triton",
         severity=Severity.DEGRADED,
         title="Triton is not the version torch pins",
-        meaning="torch {torch_version} declares `Requires-Dist: triton=={triton_pin}` but triton {triton_version} is "
-                "installed (usually a later `pip install triton` or a library that requires another Triton). torch's "
+        meaning="torch declares the Triton it was built with (`Requires-Dist: triton==X` in its metadata) but "
+                "another release is installed (usually a later `pip install triton` or a library that requires another Triton). torch's "
                 "Inductor generates code against the internals of the Triton it pins and is only tested with it: with "
                 "another release torch.compile commonly fails with ImportError or AttributeError on triton internals, "
                 "or produces kernels that fail to compile. Libraries that only use `@triton.jit` usually keep working, "
@@ -159,7 +159,7 @@ CODES = (
         layer="triton",
         severity=Severity.DEGRADED,
         title="Triton works only because its cache is warm",
-        meaning="With an empty cache Triton fails for want of a C compiler, but the user's cache ({cache_dir}) holds "
+        meaning="With an empty cache Triton fails for want of a C compiler, but the user's cache (TRITON_CACHE_DIR, default ~/.triton/cache) holds "
                 "`cuda_utils` (and launchers) built earlier, so today's runs work. This is a latent failure: a new "
                 "kernel signature (Triton <= 3.6: e.g. an int argument equal to 1, `None` instead of a tensor, a "
                 "value past 2**31), a new container, another Python, a missing `file` program (it changes the cache "
@@ -191,7 +191,7 @@ CODES = (
         layer="triton",
         severity=Severity.BLOCKING,
         title="The GPU architecture lacks a data type the kernel uses",
-        meaning="A Triton kernel uses a type the GPU ({arch}) cannot execute: bf16 before Ampere (sm_80: V100, T4), "
+        meaning="A Triton kernel uses a type this GPU cannot execute: bf16 before Ampere (sm_80: V100, T4), "
                 "fp8e4nv before sm_89 (`type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
                 "('fp8e4b15', 'fp8e5')`), TF32 before Ampere. The kernel does not compile on this GPU.",
         fix="Run the model in a type this GPU supports (float16 or float32 instead of bfloat16 or fp8), or use a "
