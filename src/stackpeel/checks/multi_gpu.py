@@ -1,0 +1,455 @@
+"""Multi-GPU layer: what NCCL needs from the host, and whether it actually works.
+
+``multi_gpu.shm`` and ``multi_gpu.memlock`` read host limits (no GPU needed).
+``multi_gpu.p2p`` copies real tensors between every ordered pair of visible GPUs, and
+``multi_gpu.nccl`` runs a real all-reduce with one worker process per GPU. Both skip,
+saying why, with fewer than two GPUs. Their probes (``probes/multi_gpu.py``) run torch
+only in worker processes with deadlines, so a hung copy or collective becomes evidence.
+
+Thresholds (documented here, used below):
+
+- /dev/shm: warn under :data:`SHM_MIN_BYTES` (1 GiB) in total or
+  :data:`SHM_MIN_FREE_BYTES` (512 MiB) free. DataLoader workers pass every batch through
+  it, and NCCL creates ``/dev/shm/nccl-*`` segments of ~10-35 MB per rank wherever it
+  keeps host buffers in POSIX shared memory; Docker's and Kubernetes' 64 MiB default is
+  the classic failure. Warn (degraded), not fail, because whether NCCL trips depends on
+  its version and transports. Measured on 2 x H200 with NCCL 2.28.9: a 1 MiB /dev/shm
+  did not stop an all-reduce by default (host buffers in cuMem memory), even with
+  NCCL_P2P_DISABLE=1; with NCCL_CUMEM_ENABLE=0 it failed at init (34 MB segment), with
+  NCCL_CUMEM_HOST_ENABLE=0 + NCCL_P2P_DISABLE=1 at the first all-reduce (9.6 MB). When
+  NCCL does fail on it, ``multi_gpu.nccl`` reports that as blocking with NCCL's words.
+- memlock: RDMA registration (``ibv_reg_mr``) needs the locked-memory limit raised
+  unless the process holds CAP_IPC_LOCK. Under :data:`MEMLOCK_MIN_BYTES` (1 GiB, far
+  above NCCL's own IB buffers) it is a degraded finding where RDMA devices exist and
+  an informational one where none do (NCCL then registers nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ..model import Severity, Status
+from .base import Check, Verdict
+
+GIB = 1 << 30
+MIB = 1 << 20
+SHM_MIN_BYTES = 1 * GIB
+SHM_MIN_FREE_BYTES = 512 * MIB
+DOCKER_DEFAULT_SHM = 64 * MIB
+MEMLOCK_MIN_BYTES = 1 * GIB
+
+#: NCCL variables that switch a transport off or on; worth naming in a summary
+_TRANSPORT_SWITCHES = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_P2P_LEVEL")
+
+_SHM_EVIDENCE = re.compile(r"/dev/shm|failed to extend|shared memory segment|shm_open|insufficient shared memory", re.I)
+_MEMLOCK_EVIDENCE = re.compile(r"ibv_reg_mr|memlock|RLIMIT_MEMLOCK", re.I)
+_NCCL_EVIDENCE = re.compile(r"NCCL (WARN|ERROR|error)|nccl\w*Error|DistBackendError|unhandled (system|cuda) error|"
+                            r"ncclInternalError|ncclInvalidUsage|ncclRemoteError|internal error - please report",
+                            re.I)
+
+
+def human_bytes(n: Optional[float]) -> str:
+    if n is None:
+        return "unknown"
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", 1 << 10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def _error_verdict(summary: str, **facts: Any) -> Verdict:
+    """The measurement itself could not be made: say so rather than guess."""
+    return Verdict(Status.ERROR, summary, (), facts)
+
+
+# --------------------------------------------------------------------------- /dev/shm
+
+class SharedMemory(Check):
+    """Size, free space and writability of /dev/shm, where NCCL puts its intra-node
+    segments and DataLoader workers pass batches. Warns under 1 GiB in total or 512 MiB
+    free (Docker and Kubernetes give 64 MiB unless told otherwise)."""
+
+    id = "multi_gpu.shm"
+    title = "/dev/shm large enough for NCCL and DataLoader workers"
+    layer = "multi_gpu"
+    probe = "multi_gpu.shm"
+    timeout = 15.0
+
+    def evaluate(self, facts, ctx):
+        path = facts.get("path", "/dev/shm")
+        container = facts.get("container")
+        where = f" (this is a {container} container)" if container else ""
+        if not facts.get("exists"):
+            return ctx.verdict(f"{path} does not exist", ctx.finding(
+                "nccl-shm-too-small",
+                f"{path} does not exist{where}. NCCL cannot create its shared-memory segments there and fails with "
+                "`unhandled system error` on its first collective across GPUs; DataLoader workers fail too.",
+                severity=Severity.DEGRADED, shm_size="missing"))
+        size, free = facts.get("size_bytes"), facts.get("free_bytes")
+        if size is None:
+            return _error_verdict(f"could not measure {path}: {facts.get('statvfs_error')}")
+        summary = f"{path}: {human_bytes(size)}, {human_bytes(free)} free"
+        mount = facts.get("mount") or {}
+        evidence = f"statvfs({path}): size {size} bytes, free {free} bytes"
+        if mount:
+            evidence += f"\nmount: {mount.get('fstype')} {mount.get('options')}"
+        largest = facts.get("largest") or []
+        if largest:
+            evidence += "\nlargest entries: " + ", ".join(f"{e['name']} ({human_bytes(e['bytes'])})" for e in largest)
+        findings = []
+        if not facts.get("writable"):
+            findings.append(ctx.finding(
+                "nccl-shm-too-small",
+                f"{path} ({human_bytes(size)}) is not writable by this user{where}. NCCL cannot create its "
+                "segments there (`unhandled system error` at the first collective across GPUs), and DataLoader "
+                "workers cannot share batches.",
+                evidence=evidence, severity=Severity.DEGRADED, shm_size=human_bytes(size)))
+        elif size < SHM_MIN_BYTES:
+            default = ""
+            if size == DOCKER_DEFAULT_SHM:
+                default = ", exactly the 64 MiB default of Docker, Podman and Kubernetes"
+            findings.append(ctx.finding(
+                "nccl-shm-too-small",
+                f"{path} is {human_bytes(size)}{default}{where}; stackpeel asks for at least "
+                f"{human_bytes(SHM_MIN_BYTES)}. DataLoader workers die with `bus error` once batches outgrow it, and "
+                "NCCL fails with `failed to extend /dev/shm/nccl-...` / `unhandled system error` wherever it keeps "
+                "its buffers there (older NCCL, NCCL_CUMEM_ENABLE=0, its SHM transport between GPUs without P2P); "
+                "multi_gpu.nccl shows whether it does here. A single GPU without DataLoader workers is not affected.",
+                evidence=evidence, severity=Severity.DEGRADED, shm_size=human_bytes(size)))
+        elif free is not None and free < SHM_MIN_FREE_BYTES:
+            leftovers = facts.get("nccl_segments") or 0
+            note = f"; {leftovers} `nccl-*` segment(s) left there, likely by killed jobs" if leftovers else ""
+            findings.append(ctx.finding(
+                "nccl-shm-too-small",
+                f"{path} is {human_bytes(size)} but only {human_bytes(free)} is free ({facts.get('entries', 0)} "
+                f"entries{note}). NCCL and DataLoader workers fail as if it were that small: `failed to extend "
+                "/dev/shm/nccl-...`, `bus error`. Remove stale files of finished jobs or enlarge it.",
+                evidence=evidence, severity=Severity.DEGRADED, shm_size=f"{human_bytes(free)} free of {human_bytes(size)}"))
+        return ctx.verdict(summary, *findings)
+
+
+# --------------------------------------------------------------------------- memlock
+
+def _memlock_text(soft: Optional[int]) -> str:
+    """``ulimit -l`` style: KiB, or unlimited."""
+    if soft is None:
+        return "unlimited"
+    return f"{soft // 1024} KiB ({human_bytes(soft)})" if soft >= 1024 else f"{soft} bytes"
+
+
+class Memlock(Check):
+    """The locked-memory limit (RLIMIT_MEMLOCK, ``ulimit -l``) that caps RDMA memory
+    registration for NCCL over InfiniBand/RoCE and GPUDirect RDMA. Warns under 1 GiB when
+    RDMA devices exist and the process lacks CAP_IPC_LOCK; notes it otherwise."""
+
+    id = "multi_gpu.memlock"
+    title = "Locked-memory limit (ulimit -l) for RDMA"
+    layer = "multi_gpu"
+    probe = "multi_gpu.memlock"
+    timeout = 15.0
+
+    def evaluate(self, facts, ctx):
+        soft = None if facts.get("soft_unlimited") else facts.get("soft_bytes")
+        hard = None if facts.get("hard_unlimited") else facts.get("hard_bytes")
+        text = _memlock_text(soft)
+        rdma = facts.get("rdma_devices") or []
+        summary = f"memlock soft limit {text}, hard {_memlock_text(hard)}"
+        if rdma:
+            summary += f"; RDMA devices: {', '.join(rdma)}"
+        if soft is None or soft >= MEMLOCK_MIN_BYTES:
+            return ctx.ok(summary)
+        if facts.get("cap_ipc_lock"):
+            return ctx.ok(summary + "; CAP_IPC_LOCK held, which lifts the limit for this process")
+        evidence = f"getrlimit(RLIMIT_MEMLOCK) = ({facts.get('soft_bytes')}, {facts.get('hard_bytes')})"
+        if rdma:
+            return ctx.verdict(summary, ctx.finding(
+                "memlock-limit-low",
+                f"The locked-memory limit is {text} and this host has RDMA devices ({', '.join(rdma)}). NCCL over "
+                "InfiniBand/RoCE and GPUDirect RDMA must pin its buffers: `ibv_reg_mr` fails beyond the limit "
+                "(`NCCL WARN Call to ibv_reg_mr failed`), and NCCL errors out or falls back to slower sockets.",
+                evidence=evidence, memlock=text))
+        return ctx.verdict(summary + " (no RDMA devices, so nothing registers memory here)", ctx.finding(
+            "memlock-limit-low",
+            f"The locked-memory limit is {text}. No RDMA devices (/dev/infiniband/uverbs*) are visible, so NCCL does "
+            "not register memory and nothing fails now; raise the limit before adding InfiniBand/RoCE or GPUDirect "
+            "RDMA, where `ibv_reg_mr` would fail beyond it.",
+            evidence=evidence, severity=Severity.INFO, memlock=text))
+
+
+# --------------------------------------------------------------------------- helpers for GPU checks
+
+def _tail(text: Optional[str], lines: int = 25) -> str:
+    if not text:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _transport_env(env: Mapping[str, str]) -> List[str]:
+    return [f"{k}={env[k]}" for k in _TRANSPORT_SWITCHES if k in env]
+
+
+def topology_links(text: str) -> Dict[tuple, str]:
+    """Parse ``nvidia-smi topo -m``: {(i, j): "NV18" | "PIX" | "SYS" ...} between GPUs,
+    indexed as nvidia-smi numbers them (not remapped by CUDA_VISIBLE_DEVICES)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text or "")  # newer nvidia-smi underlines the header
+    cols: Optional[List[str]] = None
+    links: Dict[tuple, str] = {}
+    for line in text.splitlines():
+        cells = line.split()
+        if not cells:
+            continue
+        if cols is None:
+            if "GPU0" in cells and not re.fullmatch(r"GPU\d+", cells[0]) or cells[:2] == ["GPU0", "GPU1"]:
+                cols = [c for c in cells if re.fullmatch(r"GPU\d+", c)]
+            continue
+        if cells[0].startswith("Legend"):
+            break
+        if re.fullmatch(r"GPU\d+", cells[0]):
+            i = int(cells[0][3:])
+            for col, cell in zip(cols, cells[1:]):
+                j = int(col[3:])
+                if i != j:
+                    links[(i, j)] = cell
+    return links
+
+
+# --------------------------------------------------------------------------- p2p
+
+class PeerToPeer(Check):
+    """Peer access between every ordered pair of visible GPUs, as CUDA reports it, and a
+    real 64 MiB copy each way whose values are checked. A copy that hangs or corrupts
+    data is blocking (ACS/IOMMU); peer access denied is degraded (NCCL goes through host
+    memory). Skips with fewer than two GPUs."""
+
+    id = "multi_gpu.p2p"
+    title = "GPU peer-to-peer access and copies"
+    layer = "multi_gpu"
+    requires = ("torch.cuda",)
+    gate = ("torch.cuda",)
+    probe = "multi_gpu.p2p"
+    timeout = 120.0
+    probe_options = {"timeout_s": 90}
+
+    def evaluate(self, facts, ctx):
+        if facts.get("skipped"):
+            return ctx.skip(f"not applicable: {facts['skipped']}")
+        n = facts.get("device_count")
+        worker = facts.get("worker") or {}
+        pairs = facts.get("pairs") or []
+        access = facts.get("access")
+        topo = facts.get("topology") or {}
+        topo_text = topo.get("stdout") if isinstance(topo, dict) else None
+        evidence_base = f"nvidia-smi topo -m:\n{topo_text.rstrip()}" if topo_text else ""
+        stage = worker.get("stage") or "start"
+        derived: Dict[str, Any] = {}
+        findings = []
+
+        # the worker hung or died: where it was says what broke
+        if worker.get("killed") or worker.get("exit_code") != 0:
+            how = (f"did not finish within {worker.get('timeout_s'):g} s and was killed" if worker.get("killed")
+                   else f"died with {worker.get('signal')}" if worker.get("signal")
+                   else f"exited with status {worker.get('exit_code')}")
+            err = facts.get("error") or {}
+            evidence = "\n".join(filter(None, [
+                f"worker {how} at stage {stage!r}",
+                f"{err.get('type')}: {err.get('message')}" if err else "",
+                _tail(worker.get("log_tail")), evidence_base]))
+            if stage.startswith("copy "):
+                src, dst = stage[5:].split("->")
+                findings.append(ctx.finding(
+                    "nccl-p2p-blocked",
+                    f"Copying 64 MiB from cuda:{src} to cuda:{dst} {'hung' if worker.get('killed') else 'failed'}: "
+                    f"the copy worker {how}. Peer access reported: {self._access(access, int(src), int(dst))}. "
+                    "NCCL's P2P transport between these GPUs will hang or fail the same way.",
+                    evidence=evidence, gpus=f"{src},{dst}"))
+                return ctx.verdict(f"copy cuda:{src} -> cuda:{dst} {'hung' if worker.get('killed') else 'failed'}",
+                                   *findings)
+            return _error_verdict(f"could not test peer copies: the worker {how} at stage {stage!r}"
+                                  + (f" ({err.get('type')}: {err.get('message')})" if err else ""),
+                                  evidence=evidence)
+
+        bad = [p for p in pairs if not p.get("ok")]
+        for p in bad:
+            i, j = p["src"], p["dst"]
+            findings.append(ctx.finding(
+                "nccl-p2p-blocked",
+                f"A 64 MiB copy from cuda:{i} to cuda:{j} and back returned wrong data ({p.get('mismatches_forward')} "
+                f"wrong elements forward, {p.get('mismatches_back')} back; peer access reported: "
+                f"{self._access(access, i, j)}). Anything moved between these GPUs, NCCL traffic included, is "
+                "silently corrupted.",
+                evidence="\n".join(filter(None, [f"sample: {p.get('sample')}", evidence_base])), gpus=f"{i},{j}"))
+        denied = [(i, j) for i in range(len(access or [])) for j in range(len(access or []))
+                  if i != j and access[i][j] is False]
+        if denied and not bad:
+            links = topology_links(topo_text or "")
+            nvlinked = [(i, j) for i, j in denied if links.get((i, j), "").startswith("NV")]
+            listing = ", ".join(f"cuda:{i}->cuda:{j}" for i, j in denied)
+            iommu = facts.get("iommu_cmdline")
+            hint = ("The topology shows NVLink between them, so peer access should work: the driver or the "
+                    "virtualisation layer blocks it." if nvlinked else
+                    "On bare metal PCIe GPUs this is usually ACS redirecting P2P through the root complex or an IOMMU "
+                    "not in passthrough mode; in VMs the hypervisor; on GeForce cards the driver disables P2P.")
+            findings.append(ctx.finding(
+                "nccl-p2p-blocked",
+                f"CUDA reports no peer access for {listing} (copies still arrive intact through host memory). "
+                f"NCCL falls back to shared memory through the CPU for these pairs: all-reduce runs, at a "
+                f"fraction of the bandwidth. {hint}"
+                + (f" Kernel command line IOMMU/ACS flags: {' '.join(iommu)}." if iommu else ""),
+                evidence=evidence_base, severity=Severity.DEGRADED,
+                gpus=",".join(str(x) for x in sorted({d for pair in denied for d in pair}))))
+        rates = [p["gb_per_s"] for p in pairs if p.get("gb_per_s")]
+        derived["pairs_checked"] = len(pairs)
+        summary = f"{len(pairs)} ordered pair(s) of {n} GPUs copied"
+        if bad:
+            summary = f"{len(bad)} of {len(pairs)} GPU pair copies returned wrong data"
+        elif rates:
+            summary += f", values intact, {min(rates):g}-{max(rates):g} GB/s"
+        if denied:
+            summary += f"; peer access denied for {len(denied)} pair(s)"
+        elif access:
+            summary += "; peer access on for every pair"
+        return ctx.verdict(summary, *findings, **derived)
+
+    @staticmethod
+    def _access(access: Optional[Sequence[Sequence[Optional[bool]]]], i: int, j: int) -> str:
+        try:
+            value = access[i][j]  # type: ignore[index]
+        except (TypeError, IndexError):
+            return "unknown"
+        return {True: "yes", False: "no"}.get(value, "unknown")
+
+
+# --------------------------------------------------------------------------- all-reduce
+
+class AllReduce(Check):
+    """A real all-reduce across every visible GPU: one worker process per GPU, backend
+    NCCL, each contributing rank+1; the sum must be n(n+1)/2 on every rank, and a second
+    16 MiB all-reduce must come back exact. Every worker is time-bounded; a worker that
+    hangs is killed and its last stage, log tail and NCCL WARN lines become evidence.
+    NVLink multicast (NVLS) is switched off for the workers unless NCCL_NVLS_ENABLE is
+    set. Also reports the NCCL_* variables in effect. Skips with fewer than two GPUs."""
+
+    id = "multi_gpu.nccl"
+    title = "NCCL all-reduce across the local GPUs"
+    layer = "multi_gpu"
+    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p")
+    gate = ("torch.cuda",)
+    probe = "multi_gpu.nccl"
+    timeout = 200.0
+    probe_options = {"backend": "nccl", "timeout_s": 150, "grace_s": 10}
+    # probe_needs stays at its default (all requires) on purpose: the all-reduce waits for
+    # the peer copies, so the two never share the GPUs and the copy rates stay honest.
+
+    def evaluate(self, facts, ctx):
+        env = facts.get("nccl_env") or {}
+        switches = _transport_env(env)
+        derived: Dict[str, Any] = {"nccl_transport_switches": switches}
+        if facts.get("skipped"):
+            return ctx.skip(f"not applicable: {facts['skipped']}", **derived)
+        backend = facts.get("backend", "nccl")
+        world = facts.get("world_size")
+        expected = facts.get("expected")
+        ranks = facts.get("ranks") or []
+        version = facts.get("nccl_version")
+        label = f"{backend}" + (f" {version}" if version and backend == "nccl" else "")
+        added = facts.get("env_set_by_stackpeel") or {}
+        notes = []
+        if "NCCL_NVLS_ENABLE" in added:
+            notes.append("NVLS off")
+        notes.extend(f"{s} set" for s in switches)
+        note = f" ({', '.join(notes)})" if notes else ""
+
+        if facts.get("ok"):
+            return ctx.ok(f"all-reduce across {world} ranks with {label}: sum {_num(facts.get('sum'))} as expected, "
+                          f"16 MiB all-reduce exact{note}", **derived)
+
+        evidence = self._evidence(ranks)
+        values = [r.get("value") for r in ranks]
+        finished = all(r.get("stage") in ("destroy_process_group", "done") and r.get("value") is not None
+                       for r in ranks)
+        if finished:
+            got = ", ".join(f"rank {r['rank']}: {_num(r.get('value'))} (16 MiB: {_num(r.get('big_min'))}.."
+                            f"{_num(r.get('big_max'))})" for r in ranks)
+            return ctx.verdict(
+                f"all-reduce across {world} ranks returned wrong results", ctx.finding(
+                    "nccl-allreduce-failed",
+                    f"The all-reduce across {world} ranks with {label}{note} completed but returned wrong sums: "
+                    f"expected {_num(expected)} everywhere, got {got}. Gradients averaged this way are silently "
+                    "wrong; training diverges without an error.",
+                    evidence=evidence, nccl_version=version), **derived)
+
+        story = "; ".join(self._rank_story(r) for r in ranks)
+        text = evidence + "\n" + "\n".join(
+            f"{(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message')}" for r in ranks)
+        consequence = ("Distributed training and tensor-parallel inference on this machine will fail or hang at "
+                       "their first collective.")
+        summary = f"all-reduce across {world} ranks with {label} failed: {story}"
+        if _SHM_EVIDENCE.search(text):
+            finding = ctx.finding(
+                "nccl-shm-too-small",
+                f"The all-reduce across {world} ranks with {label}{note} failed on /dev/shm ({story}); NCCL's own "
+                f"words are in the evidence. {consequence}", evidence=evidence, shm_size="too small for NCCL")
+        elif _MEMLOCK_EVIDENCE.search(text):
+            finding = ctx.finding(
+                "memlock-limit-low",
+                f"The all-reduce across {world} ranks with {label}{note} failed registering memory ({story}). "
+                f"{consequence}", evidence=evidence, severity=Severity.BLOCKING)
+        elif backend == "nccl" and _NCCL_EVIDENCE.search(text):
+            finding = ctx.finding(
+                "nccl-error",
+                f"NCCL{' ' + version if version else ''} reported an error during an all-reduce across {world} GPUs"
+                f"{note}: {story}. {consequence}", evidence=evidence, nccl_version=version)
+        else:
+            finding = ctx.finding(
+                "nccl-allreduce-failed",
+                f"The all-reduce across {world} ranks with {label}{note} did not complete: {story}. {consequence}",
+                evidence=evidence, nccl_version=version)
+        derived["values"] = values
+        return ctx.verdict(summary, finding, **derived)
+
+    @staticmethod
+    def _rank_story(r: Mapping[str, Any]) -> str:
+        stage = r.get("stage")
+        err = r.get("error") or {}
+        if r.get("killed") == "timeout":
+            return f"rank {r['rank']} still in {stage} at the deadline, killed"
+        if r.get("killed") == "peer-failed":
+            return f"rank {r['rank']} still in {stage} after another rank failed, killed"
+        if r.get("signal"):
+            return f"rank {r['rank']} killed by {r['signal']} in {stage}"
+        if err:
+            return f"rank {r['rank']} raised {err.get('type')} in {stage}"
+        if r.get("exit_code") not in (0, None):
+            return f"rank {r['rank']} exited with status {r.get('exit_code')} in {stage}"
+        if r.get("exit_code") is None:
+            return f"rank {r['rank']} could not be reaped in {stage}"
+        return f"rank {r['rank']} finished ({stage})"
+
+    @staticmethod
+    def _evidence(ranks: Sequence[Mapping[str, Any]]) -> str:
+        parts = []
+        for r in ranks:
+            err = r.get("error") or {}
+            head = f"--- rank {r['rank']}: stage {r.get('stage')}, exit {r.get('exit_code')}"
+            if r.get("signal"):
+                head += f" ({r['signal']})"
+            if r.get("killed"):
+                head += f", killed ({r['killed']})"
+            parts.append(head)
+            if err:
+                parts.append(f"{err.get('type')}: {err.get('message')}")
+            warns = r.get("nccl_warnings") or []
+            if warns:
+                parts.append("NCCL warnings:\n" + "\n".join(warns))
+            tail = _tail(r.get("log_tail"), 15)
+            if tail and not err:
+                parts.append(tail)
+        return "\n".join(parts)
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float) and x == int(x):
+        return str(int(x))
+    return str(x)
