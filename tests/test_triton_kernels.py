@@ -286,7 +286,8 @@ def test_transformers_on_h200_without_causal_conv1d_is_degraded():
 def test_transformers_fast_path_tables():
     fla = "fla.ops.gated_delta_rule.chunk.chunk_gated_delta_rule"
     missing = exc("ModuleNotFoundError", "No module named 'causal_conv1d'")
-    base = {"installed": True, "version": "5.17.0", "model_module": "transformers.models.qwen3_next.modeling_qwen3_next",
+    base = {"installed": True, "version": "5.17.0",
+            "model_module": "transformers.models.qwen3_next.modeling_qwen3_next",
             "fla_dists": {"fla-core": "0.6.0"}, "causal_conv1d_version": None,
             "bindings": [_binding("causal_conv1d_fn", "causal_conv1d", reason=missing),
                          _binding("chunk_gated_delta_rule", "fla", impl=fla)]}
@@ -395,7 +396,8 @@ def _fake_causal_conv1d(root: Path, ext_suffix: str, with_extension: bool) -> Pa
     (pkg / "__init__.py").write_text("import causal_conv1d_cuda\n\ndef causal_conv1d_fn(*a, **k):\n    pass\n")
     dist = root / "causal_conv1d-1.7.0+cu12torch2.4cxx11abiFALSE.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: causal_conv1d\nVersion: 1.7.0+cu12torch2.4cxx11abiFALSE\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: causal_conv1d\n"
+                                   "Version: 1.7.0+cu12torch2.4cxx11abiFALSE\n")
     if with_extension:
         src = root / "ext.c"
         # a real extension that needs a c10 symbol this torch does not export

@@ -242,8 +242,9 @@ class TransformersFastPath(Check):
         return "; ".join(f"{k} for {', '.join(v)}" for k, v in groups.items())
 
     def _modern(self, facts, bindings, cuda, version, short, ctx):
-        listing = ", ".join(f"{b.get('func_name')} -> {'torch reference' if b.get('reference') else b.get('implementation')}"
-                            for b in bindings)
+        listing = ", ".join(
+            f"{b.get('func_name')} -> {'torch reference' if b.get('reference') else b.get('implementation')}"
+            for b in bindings)
         grouped = self._grouped(bindings)
         findings = []
         fla_bound = [b for b in bindings if not b.get("reference") and b.get("package") == "fla"]

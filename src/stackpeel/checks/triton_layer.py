@@ -173,7 +173,8 @@ class TritonBuild(Check):
         finding = ctx.finding(
             "triton-build-failed",
             f"Triton {version}'s own build ({facts.get('api') or 'triton.runtime.build'}) failed with an empty "
-            f"cache: {(exc_line(err) or why).rstrip('.')}. Cause: {why}. With an empty cache (a new container, another Python, "
+            f"cache: {(exc_line(err) or why).rstrip('.')}. Cause: {why}. With an empty cache (a new container, "
+            "another Python, "
             "a cleared ~/.triton) Triton cannot build cuda_utils, so every Triton kernel, FLA op and torch.compile "
             "fails.",
             evidence="\n\n".join(e for e in evidence if e),
@@ -208,7 +209,8 @@ class TritonKernelLaunch(Check):
             launch = (fresh.get("launches") or [{}])[0]
             dev = fresh.get("device") or {}
             target = fresh.get("target") or {}
-            where = f"{dev.get('name')} (cc {dev.get('cc')})" if dev else f"{target.get('backend')} {target.get('arch')}"
+            where = (f"{dev.get('name')} (cc {dev.get('cc')})" if dev
+                     else f"{target.get('backend')} {target.get('arch')}")
             return ctx.ok(f"triton {version}: vector add of {launch.get('n')} floats compiled and launched on "
                           f"{where} with an empty cache, result exact", cache_used="fresh")
         stage = fresh.get("stage")

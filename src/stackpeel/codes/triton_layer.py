@@ -54,8 +54,9 @@ CODES = (
         severity=Severity.DEGRADED,
         title="Triton is not the version torch pins",
         meaning="torch declares the Triton it was built with (`Requires-Dist: triton==X` in its metadata) but "
-                "another release is installed (usually a later `pip install triton` or a library that requires another Triton). torch's "
-                "Inductor generates code against the internals of the Triton it pins and is only tested with it: with "
+                "another release is installed (usually a later `pip install triton`, or a library that requires "
+                "another Triton). torch's Inductor generates code against the internals of the Triton it pins and "
+                "is only tested with it: with "
                 "another release torch.compile commonly fails with ImportError or AttributeError on triton internals, "
                 "or produces kernels that fail to compile. Libraries that only use `@triton.jit` usually keep working, "
                 "so this is reported as degraded.",
@@ -159,7 +160,8 @@ CODES = (
         layer="triton",
         severity=Severity.DEGRADED,
         title="Triton works only because its cache is warm",
-        meaning="With an empty cache Triton fails for want of a C compiler, but the user's cache (TRITON_CACHE_DIR, default ~/.triton/cache) holds "
+        meaning="With an empty cache Triton fails for want of a C compiler, but the user's cache "
+                "(TRITON_CACHE_DIR, default ~/.triton/cache) holds "
                 "`cuda_utils` (and launchers) built earlier, so today's runs work. This is a latent failure: a new "
                 "kernel signature (Triton <= 3.6: e.g. an int argument equal to 1, `None` instead of a tensor, a "
                 "value past 2**31), a new container, another Python, a missing `file` program (it changes the cache "
@@ -183,7 +185,8 @@ CODES = (
                 "another machine, shared over NFS between GPU generations, built with TRITON_OVERRIDE_ARCH or by a "
                 "ptxas newer than this driver accepts). An empty cache compiles correctly.",
         fix="Clear the cache, or give each machine its own TRITON_CACHE_DIR.",
-        commands=(("shell", "rm -rf {cache_dir}"), ("shell", "export TRITON_CACHE_DIR=$HOME/.triton/cache-$(hostname)")),
+        commands=(("shell", "rm -rf {cache_dir}"),
+                  ("shell", "export TRITON_CACHE_DIR=$HOME/.triton/cache-$(hostname)")),
         links=("https://github.com/fla-org/flash-linear-attention/issues/3",),
     ),
     Code(
