@@ -346,7 +346,8 @@ class Ptxas(Check):
                        f"so Triton silently uses its bundled {name} {t.get('release')} instead of the one you chose.")
                 findings.append(ctx.finding("ptxas-unusable", msg, evidence=bad.get("stderr") or "",
                                             severity=Severity.DEGRADED, override_var=t.get("env_var")))
-        drv = _driver_cuda(facts.get("driver_version"))
+        dv = ctx.dep("cuda.driver_api").get("driver_version", facts.get("driver_version"))
+        drv = _driver_cuda(dv)
         notes: List[str] = []
         for a in archs:
             asm = a.get("assemble")
@@ -375,7 +376,8 @@ class Ptxas(Check):
                     findings.append(ctx.finding("ptxas-unusable", msg, evidence=_run_evidence(asm),
                                                 triton_version=version))
                 continue
-            if a.get("newer_than_driver") and a.get("from_device"):
+            newer = bool(drv and a.get("release")) and int(a["release"].split(".")[0]) > dv // 1000
+            if newer and a.get("from_device"):
                 msg = (f"Triton {version} assembles kernels for compute capability {a['cc']} with {chosen}, but the "
                        f"driver supports CUDA {drv} only. Cubins of a newer CUDA major do not load on an older "
                        "driver: the first launch fails with 'Triton Error [CUDA]: device kernel image is invalid'."
