@@ -41,15 +41,18 @@ def stack_python() -> str:
 
 
 def find_python(minor: str):
-    """An interpreter of version ``minor`` (e.g. "3.8"), or None."""
-    exe = shutil.which(f"python{minor}")
-    if exe:
-        return exe
+    """An interpreter of version ``minor`` (e.g. "3.8"), or None.
+
+    pyenv's real interpreters first: its shims on PATH refuse versions that are not selected.
+    """
     roots = [os.environ.get("PYENV_ROOT", ""), os.path.expanduser("~/.pyenv")]
     for root in filter(None, roots):
         hits = sorted(glob.glob(os.path.join(root, "versions", f"{minor}.*", "bin", "python")))
         if hits:
             return hits[-1]
+    exe = shutil.which(f"python{minor}")
+    if exe and "shims" not in exe:
+        return exe
     return None
 
 
