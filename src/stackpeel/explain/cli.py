@@ -65,10 +65,16 @@ def _open(path: Optional[str]) -> "tuple[IO[bytes], str]":
 
 
 def run(args) -> int:
+    from .knowledge import KnowledgeError, load
     from .live import confirm
     from .parser import InputError, scan_stream
     from .reasoning import explain
     from .render import render
+
+    try:
+        load()
+    except (KnowledgeError, OSError) as exc:
+        return _err(f"cannot load the knowledge base: {exc}")
 
     try:
         stream, source = _open(args.file)

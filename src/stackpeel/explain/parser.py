@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import IO, Deque, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .knowledge import Entry, KnowledgeBase, load
+from .knowledge import KnowledgeBase, load
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
