@@ -185,8 +185,8 @@ CODES = (
         layer="toolchain",
         severity=Severity.BLOCKING,
         title="Triton's ptxas is newer than the driver",
-        meaning="The ptxas Triton uses for this GPU is CUDA {ptxas_version}, but the driver only supports CUDA "
-                "{driver_cuda}. Cubins from a newer major toolkit use an ELF ABI the older driver cannot load "
+        meaning="The ptxas Triton uses for this GPU comes from a newer CUDA major than the driver supports "
+                "(cuDriverGetVersion). Cubins from a newer major toolkit use an ELF ABI the older driver cannot load "
                 "(CUDA 13 ptxas: OS/ABI 41, ABI version 8), so the first launch fails with `RuntimeError: Triton "
                 "Error [CUDA]: device kernel image is invalid`. Triton 3.9 uses its CUDA 13 ptxas for Hopper "
                 "too; 3.7+ for Blackwell.",
