@@ -85,7 +85,7 @@ DEFAULTS = {
 }
 
 # indexes into an entry list (a list, not an object: the hot path only does += on it)
-COUNT, RERAISED, CONVERTED, FIRST_T, LAST_T, FIRST_SEQ, LAST_SEQ, INFO = range(8)
+COUNT, RERAISED, CONVERTED, FIRST_T, LAST_T, FIRST_SEQ, LAST_SEQ, INFO, CODES = range(9)
 
 _PENDING_CAP = 2048
 
@@ -259,7 +259,9 @@ class Monitor(object):
             self.overflow_keys += 1
             self.overflow_events += 1
             return None
-        entry = [0, 0, 0, 0.0, 0.0, 0, 0, None]
+        # the entry keeps its two code objects alive: the key holds their id()s, which must
+        # not be reused by other code (exec'd code comes and goes); code holds no frames
+        entry = [0, 0, 0, 0.0, 0.0, 0, 0, None, (tb.tb_frame.f_code, last.tb_frame.f_code)]
         self.entries[key] = entry
         cap = opts.get("cap_" + SCOPE_NAMES[hscope], 300)
         if self.detailed[hscope] >= cap:
@@ -359,80 +361,100 @@ class Monitor(object):
 
     def _make_callbacks(self):
         """The hot-path callbacks, as closures over the state dicts (attribute lookups
-        on self cost more). Returns (on_handled, on_raise, on_reraise):
+        on self cost more). Returns (on_handled, on_raise, on_reraise), the sys.monitoring
+        callbacks (the settrace backend adapts its events to them):
 
-        * ``on_handled(exc, tb, code, where)``: exc was caught by a handler in the frame
-          at the head of tb (whose code is ``code``); ``where`` is the handler's bytecode
-          offset (sys.monitoring) or, when negative, minus its line (settrace);
-        * ``on_raise(exc, tb)``: exc is raised in, or propagates into, the frame at the
-          head of tb;
-        * ``on_reraise(exc)``: a handler re-raised exc (sys.monitoring RERAISE).
+        * ``on_handled(code, where, exc, tb=None)``: exc was caught by a handler in the
+          frame at the head of its traceback (whose code is ``code``); ``where`` is the
+          handler's bytecode offset (sys.monitoring) or, when negative, minus its line;
+        * ``on_raise(code, offset, exc, tb=None)``: exc is raised in, or propagates into,
+          the frame at the head of tb (``exc.__traceback__`` when not given);
+        * ``on_reraise(code, offset, exc)``: a handler re-raised exc.
+
+        The key of an entry is (type, id(handler code), handler tb_lasti, id(raise code),
+        raise tb_lasti): cheap to compute (no line-table lookups, no string hashing).
         """
         entries, pending, file_scope = self.entries, self.pending, self.file_scope
         classify, new_entry = self.classify, self.new_entry
         clock, nseq = time.monotonic, self.next_seq
+        pending_pop, pending_get, entries_get, scope_get = pending.pop, pending.get, entries.get, file_scope.get
         mon = self
 
-        def on_handled(exc, tb, code, where):
-            hfile = code.co_filename
-            sc = file_scope.get(hfile)
+        def on_handled(code, where, exc, tb=None):
+            if tb is None:
+                tb = exc.__traceback__
+                if tb is None:
+                    return
+            sc = scope_get(code.co_filename)
             if sc is None:
-                sc = classify(hfile, tb.tb_frame)
+                sc = classify(code.co_filename, tb.tb_frame)
             if sc == SELF:
                 return
             last = tb
-            while last.tb_next is not None:
-                last = last.tb_next
-            key = (exc.__class__, hfile, tb.tb_lineno, last.tb_frame.f_code.co_filename, last.tb_lineno)
-            e = entries.get(key)
+            nxt = tb.tb_next
+            while nxt is not None:
+                last = nxt
+                nxt = nxt.tb_next
+            rcode = last.tb_frame.f_code
+            if sc == STDLIB:
+                rsc = scope_get(rcode.co_filename)
+                if rsc is None:
+                    rsc = classify(rcode.co_filename, last.tb_frame)
+                if rsc <= STDLIB:
+                    return      # the standard library's own business (import system, inspect...)
+            key = (exc.__class__, id(code), tb.tb_lasti, id(rcode), last.tb_lasti)
+            e = entries_get(key)
             if e is None:
                 e = new_entry(key, exc, tb, last, sc, -where if where < 0 else _line_of_offset(code, where))
                 if e is None:
                     return
             e[COUNT] += 1
-            t = clock()
-            s = nseq()
+            e[LAST_T] = clock()
+            e[LAST_SEQ] = nseq()
             if not e[FIRST_SEQ]:
-                e[FIRST_T] = t
-                e[FIRST_SEQ] = s
-            e[LAST_T] = t
-            e[LAST_SEQ] = s
+                e[FIRST_T] = e[LAST_T]
+                e[FIRST_SEQ] = e[LAST_SEQ]
             pending[id(exc)] = (e, id(tb.tb_frame))
             if len(pending) > _PENDING_CAP:
                 for k in list(pending)[:_PENDING_CAP // 2]:
-                    pending.pop(k, None)
+                    pending_pop(k, None)
             if exc.__class__ is SystemExit:
                 mon.system_exit = None
 
-        def on_raise(exc, tb):
+        def on_raise(code, offset, exc, tb=None):
             if pending:
-                p = pending.pop(id(exc), None)
-                if p is not None and tb is not None and tb.tb_next is not None:
-                    # a caught exception escaped again (raise e / re-raised into the caller)
-                    e = p[0]
-                    e[COUNT] -= 1
-                    e[RERAISED] += 1
-                    if e[RERAISED] == 1:
-                        mon._journal_update(e, "reraised")
-                # else: the id belonged to an exception that is dead now (ids are reused)
+                p = pending_pop(id(exc), None)
                 ctx = exc.__context__
-                if ctx is not None and tb is not None and tb.tb_next is not None:
-                    p = pending.get(id(ctx))
-                    if p is not None and p[1] == id(tb.tb_next.tb_frame):
-                        # raised while ctx was being handled, and now escaping the handler's
-                        # frame into its caller: ctx was converted, not swallowed
-                        del pending[id(ctx)]
+                if p is None and ctx is None:
+                    pass
+                else:
+                    if tb is None:
+                        tb = exc.__traceback__
+                    if p is not None and tb is not None and tb.tb_next is not None:
+                        # a caught exception escaped again (raise e / re-raised into the caller)
                         e = p[0]
                         e[COUNT] -= 1
-                        e[CONVERTED] += 1
-                        mon._converted(e, exc)
-                        if e[CONVERTED] == 1:
-                            mon._journal_update(e, "converted")
+                        e[RERAISED] += 1
+                        if e[RERAISED] == 1:
+                            mon._journal_update(e, "reraised")
+                    # (p with a fresh traceback: the id belonged to a dead exception; dropped)
+                    if ctx is not None and tb is not None and tb.tb_next is not None:
+                        p = pending_get(id(ctx))
+                        if p is not None and p[1] == id(tb.tb_next.tb_frame):
+                            # raised while ctx was being handled, and now escaping the
+                            # handler's frame into its caller: ctx was converted, not swallowed
+                            del pending[id(ctx)]
+                            e = p[0]
+                            e[COUNT] -= 1
+                            e[CONVERTED] += 1
+                            mon._converted(e, exc)
+                            if e[CONVERTED] == 1:
+                                mon._journal_update(e, "converted")
             if exc.__class__ is SystemExit:
                 mon.system_exit = [exc.code]
 
-        def on_reraise(exc):
-            p = pending.pop(id(exc), None)
+        def on_reraise(code, offset, exc):
+            p = pending_pop(id(exc), None)
             if p is not None:
                 e = p[0]
                 e[COUNT] -= 1
@@ -470,21 +492,9 @@ class Monitor(object):
         M.use_tool_id(tool, "stackpeel-unmask")
         self.tool_id = tool
         on_handled, on_raise, on_reraise = self._make_callbacks()
-
-        def handled_cb(code, offset, exc):
-            tb = exc.__traceback__
-            if tb is not None:
-                on_handled(exc, tb, code, offset)
-
-        def raise_cb(code, offset, exc):
-            on_raise(exc, exc.__traceback__)
-
-        def reraise_cb(code, offset, exc):
-            on_reraise(exc)
-
-        M.register_callback(tool, ev.EXCEPTION_HANDLED, handled_cb)
-        M.register_callback(tool, ev.RAISE, raise_cb)
-        M.register_callback(tool, ev.RERAISE, reraise_cb)
+        M.register_callback(tool, ev.EXCEPTION_HANDLED, on_handled)
+        M.register_callback(tool, ev.RAISE, on_raise)
+        M.register_callback(tool, ev.RERAISE, on_reraise)
         M.set_events(tool, ev.EXCEPTION_HANDLED | ev.RAISE | ev.RERAISE)
         self.mode = "monitoring"
 
@@ -506,17 +516,25 @@ class Monitor(object):
                 exc, tb = arg[1], arg[2]
                 if exc is None or tb is None:
                     return local
-                on_raise(exc, tb)
+                on_raise(None, 0, exc, tb)
                 armed[id(frame)] = (exc, tb)
                 frame.f_trace_lines = True
             elif event == "line":
                 frame.f_trace_lines = False
                 a = armed.pop(id(frame), None)
                 if a is not None:
-                    on_handled(a[0], a[1], frame.f_code, -frame.f_lineno)
+                    on_handled(frame.f_code, -frame.f_lineno, a[0], a[1])
             return local
 
+        scope_get, classify = self.file_scope.get, self.classify
+
         def call(frame, event, arg):
+            fn = frame.f_code.co_filename
+            sc = scope_get(fn)
+            if sc is None:
+                sc = classify(fn, frame)
+            if sc <= STDLIB:
+                return None     # no local tracing in the standard library (or in us): cheaper
             frame.f_trace_lines = False
             return local
 
@@ -885,10 +903,10 @@ class Monitor(object):
         try:
             uncaught = self._uncaught() if final else None
             handled, counted_only, excluded = [], {}, 0
-            for key, e in list(self.entries.items()):
+            for e in list(self.entries.values()):
                 info = e[INFO]
                 if info is None:
-                    scope = SCOPE_NAMES.get(self.file_scope.get(key[1]), "user")
+                    scope = SCOPE_NAMES.get(self.file_scope.get(e[CODES][0].co_filename), "user")
                     c = counted_only.setdefault(scope, [0, 0])
                     c[0] += 1
                     c[1] += max(e[COUNT], 0)
