@@ -496,3 +496,25 @@ def test_cli_live_runs_checks(tmp_path, nocc_env):
     d = json.loads(p.stdout)
     assert p.returncode == 1 and d["live"]["ran"]
     assert d["candidates"][0]["live"]["verdict"] == "confirmed"
+
+
+def test_fuzz_never_crashes():
+    """Random mixes of log fragments, control bytes and broken UTF-8: a result or InputError, never a crash."""
+    import random
+    rng = random.Random(7)
+    alphabet = [b"\x00", b"\r", b"\n", b"\x1b[31m", b"\x1b]0;t\x07", b"Traceback (most recent call last):\n",
+                b"  File \"a\", line 1, in f\n", CC_ERR.encode() + b"\n", b"[rank0]: ", b"0: ", b"(pid=3) ",
+                b"During handling of the above exception, another exception occurred:\n",
+                b"The above exception was the direct cause of the following exception:\n", b"\xff\xfe", b"x" * 40,
+                b"\t", b"  ", b"ValueError: v\n", b"NCCL WARN Error: failed to extend /dev/shm/nccl-x\n",
+                "é".encode(), b"\xc3", b"\x1f\x8b", FLA_WARN.encode() + b"\n"]
+    for _ in range(400):
+        blob = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 50)))
+        try:
+            expl = explain_stream(io.BytesIO(blob))
+        except InputError:
+            pass
+        else:
+            for fmt in ("text", "json", "markdown"):
+                assert render(expl, fmt)
+        assert explain_text(blob.decode("utf-8", "replace")).exit_code in (0, 1)

@@ -25,7 +25,7 @@ import io
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Deque, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Optional, Tuple
 
 from .knowledge import KnowledgeBase, load
 
@@ -206,6 +206,7 @@ class LogScanner:
         self.kb = kb or load()
         self.result = ParseResult()
         self._gate = self.kb.gate.search
+        self._entry_gate = self.kb.entry_gate.search
         self._tail: List[Line] = []                        # last lines of the previous chunk
         self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
         self._open: Dict[str, _Open] = {}
@@ -290,15 +291,12 @@ class LogScanner:
                 if k == len(flagged):
                     break
                 i = flagged[k]
-            before = [Line(base + j + 1, lines[j]) for j in range(max(0, i - CONTEXT_BEFORE), i)]
-            if len(before) < CONTEXT_BEFORE:
-                before = (self._tail + before)[-CONTEXT_BEFORE:]
             raw = lines[i]
             if len(raw) > MAX_LINE:
                 raw = raw[:MAX_LINE]
                 r.cut_lines += 1
             for seg in (self._segments(raw) if "\r" in raw else (raw,)):
-                self._line(base + i + 1, seg, before)
+                self._line(base + i + 1, seg, (lines, i, base))
             i += 1
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
@@ -313,7 +311,17 @@ class LogScanner:
             parts = list(dict.fromkeys(parts))[-3:]
         return parts or [""]
 
-    def _line(self, lineno: int, text: str, before: Sequence[Line] = ()) -> None:
+    def _before(self, where: Optional[Tuple[List[str], int, int]]) -> Tuple[Line, ...]:
+        """The CONTEXT_BEFORE lines before line ``i`` of a chunk (reaching into the previous one)."""
+        if where is None:
+            return ()
+        lines, i, base = where
+        before = [Line(base + j + 1, lines[j]) for j in range(max(0, i - CONTEXT_BEFORE), i)]
+        if len(before) < CONTEXT_BEFORE:
+            before = (self._tail + before)[-CONTEXT_BEFORE:]
+        return tuple(before)
+
+    def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None) -> None:
         key, rest = split_prefix(text)
         if not key and self._open:
             for k, op in self._open.items():
@@ -335,11 +343,13 @@ class LogScanner:
             self._waiting = still
 
         if self._gate(rest) is not None:
-            entries = self.kb.match_line(rest)
+            # most flagged lines carry only a structural word ("Error", "Traceback"):
+            # one more search rules out every entry at once
+            entries = self.kb.match_line(rest) if self._entry_gate(rest) is not None else []
             if entries:
                 tb = self._open.get(key)
                 tb_ctx = tb.tb.context() if tb else ""
-                before = tuple(before)
+                before = self._before(where)
                 for e in entries:
                     n = self.result.hit_counts.get(e.id, 0) + 1
                     self.result.hit_counts[e.id] = n
