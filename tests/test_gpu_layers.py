@@ -25,7 +25,9 @@ from stackpeel.checks import gpu as gpu_checks
 from stackpeel.checks import torch_layer as torch_checks
 from stackpeel.checks.base import Check, Context
 from stackpeel.codes import all_codes
-from stackpeel.model import Severity, Status
+from stackpeel.diagnosis import diagnose
+from stackpeel.model import CheckResult, Severity, Status
+from stackpeel.registry import LAYERS
 from stackpeel.runner import run_probe
 from stackpeel.runner.child import PROBES_DIR
 
@@ -561,6 +563,45 @@ def test_arch_rule_mirrors_torch_device_requirement(arch, cc, covered):
 ])
 def test_wheel_index_for_driver_and_gpus(driver, ccs, index):
     assert torch_checks.torch_index_for(driver, ccs) == index
+
+
+# --- facts recorded on the real H200 ------------------------------------------------------------
+
+RECORDED = json.loads((DATA / "h200_recorded.json").read_text())
+CHAIN = (gpu_checks.KernelDriver, gpu_checks.DeviceNodes, gpu_checks.Nvml, gpu_checks.VisibleDevices,
+         cuda_checks.DriverApi, torch_checks.TorchCuda)
+
+
+def replay(scenario: str):
+    """Evaluate the probes' facts recorded on the lent H200, in dependency order, and diagnose."""
+    done: Dict[str, CheckResult] = {}
+    for cls in CHAIN:
+        facts = RECORDED[scenario][cls.id]["facts"]
+        v = evaluate(cls, facts, {r: done[r].facts for r in cls.requires},
+                     {r: done[r].status for r in cls.requires})
+        done[cls.id] = CheckResult(id=cls.id, title=cls.title, layer=cls.layer, status=v.status, summary=v.summary,
+                                   facts={**facts, **v.facts}, findings=v.findings, requires=cls.requires)
+    return done, diagnose(list(done.values()), LAYERS)
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "empty", "dup"])
+def test_recorded_h200_facts_give_the_same_verdicts(scenario):
+    done, diagnosis = replay(scenario)
+    assert {cid: r.status.value for cid, r in done.items()} == \
+        {cid: rec["status"] for cid, rec in RECORDED[scenario].items() if not cid.startswith("_")}
+    if scenario == "healthy":
+        assert diagnosis.blocking == () and diagnosis.degraded == ()
+        t = done["torch.cuda"]
+        assert t.facts["version"] == "2.11.0+cu130" and t.facts["arch_list"] == H200_ARCH
+        assert "test kernel ran" in t.summary
+        assert done["cuda.driver_api"].facts["driver_version"] == 13000
+        return
+    assert [(r.check_id, list(r.codes)) for r in diagnosis.blocking] == \
+        [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"])]
+    assert {s.check_id for s in diagnosis.blocking[0].symptoms} == {"cuda.driver_api", "torch.cuda"}
+    if scenario == "dup":  # the real driver answers 101 to a repeated ordinal, torch words it as below
+        assert "CUDA_ERROR_INVALID_DEVICE" in done["cuda.driver_api"].findings[0].message
+        assert "Error 101: invalid device ordinal" in done["torch.cuda"].findings[0].evidence
 
 
 # --- fake driver libraries end to end --------------------------------------------------------

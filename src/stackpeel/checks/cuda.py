@@ -13,7 +13,7 @@ INIT_HINTS = {
     34: "the loaded libcuda is the CUDA toolkit's link-time stub (…/stubs/libcuda.so), not the driver's library",
     46: "the GPU is busy or in exclusive-process compute mode, held by another process",
     100: "CUDA sees no GPU: the device nodes are not usable or CUDA_VISIBLE_DEVICES hides every GPU",
-    101: "CUDA_VISIBLE_DEVICES names a device that does not exist",
+    101: "CUDA_VISIBLE_DEVICES is invalid: it repeats a device or names one that does not exist",
     304: "an operating-system call of the driver failed (often a device node it cannot open)",
     802: "the system is not ready: on NVSwitch systems the Fabric Manager has not configured the fabric",
     803: "libcuda does not match the kernel module's version (driver upgraded without reboot, or a container's "
@@ -134,6 +134,9 @@ class DriverApi(Check):
                         "or a GPU in a bad state (check dmesg for Xid errors)")
         if code == 100 and facts.get("cuda_visible_devices") is not None:
             hint = f"CUDA sees no GPU (CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r})"
+        if code == 101 and facts.get("cuda_visible_devices") is not None:
+            hint = (f"CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r} is invalid: it repeats a device "
+                    "or names one that does not exist")
         params: Dict[str, Any] = {"init_name": err.get("name")}
         if code == 999 and (not facts.get("uvm_node") or facts.get("uvm_module") is False):
             params["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts.get("uvm_node") else "nvidia_uvm not loaded")

@@ -165,17 +165,17 @@ class TorchCuda(Check):
                          f"cuDriverGetVersion = {dv}; torch.version.cuda = {cuda}", **params))
         if not available:
             if not findings:
-                cause = warnings[0] if warnings else "torch gave no warning"
+                said = f"torch says: {warnings[0].splitlines()[0]}" if warnings else \
+                    "torch emitted no warning (it swallowed the CUDA error)"
                 err = (facts.get("errors") or {}).get("is_available")
                 if err:
-                    cause = f"{err.get('type')}: {err.get('message')}"
+                    said = f"is_available() raised {err.get('type')}: {(err.get('message') or '').strip()}"
                 below = ""
                 if ctx.dep_status.get("cuda.driver_api") not in (None, Status.PASS, Status.WARN):
                     below = " The CUDA driver itself does not work here (cuda.driver_api), which explains it."
                 findings.append(ctx.finding(
                     "torch-cuda-unavailable",
-                    f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; torch says: "
-                    f"{cause.splitlines()[0] if cause else ''}.{below}",
+                    f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; {said}.{below}",
                     evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
                     **params))
             return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)

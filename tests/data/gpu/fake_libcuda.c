@@ -3,9 +3,9 @@
  *   FAKE_CUDA_INIT            CUresult cuInit returns (default 0; e.g. 999, 100, 803, 804)
  *   FAKE_CUDA_DRIVER_VERSION  what cuDriverGetVersion reports (default 13000)
  *   FAKE_GPUS                 see fake_gpus.h
- *   CUDA_VISIBLE_DEVICES      honoured like the real driver for plain ordinals: unset = all,
- *                             "" = none (cuInit -> 100), stops at the first invalid or
- *                             out-of-range entry, a repeated entry hides everything.
+ *   CUDA_VISIBLE_DEVICES      honoured like the real driver (580) for plain ordinals: unset =
+ *                             all, "" = none (cuInit -> 100), stops at the first invalid or
+ *                             out-of-range entry, a repeated entry -> cuInit 101.
  *
  * gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.580.159.04 fake_libcuda.c
  */
@@ -35,7 +35,7 @@ static int parse_visible(int n) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || v < 0 || v >= n || count >= FAKE_MAX_GPUS) break;
-        for (int j = 0; j < count; j++) if (visible[j] == v) return 0;
+        for (int j = 0; j < count; j++) if (visible[j] == v) return -1;
         visible[count++] = (int)v;
         p = comma ? comma + 1 : NULL;
     }
@@ -54,6 +54,10 @@ CUresult cuInit(unsigned int flags) {
     if (rc != 0) return rc;
     int n = fake_gpus(gpus);
     n_visible = parse_visible(n);
+    if (n_visible < 0) {  /* a repeated ordinal: driver 580 answers 101 (measured on an H200) */
+        n_visible = -1;
+        return 101;
+    }
     return n_visible > 0 ? 0 : 100;
 }
 
