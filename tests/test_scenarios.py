@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 SUITE_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "gpu" / "suite.py"
 spec = importlib.util.spec_from_file_location("gpu_suite", SUITE_PATH)
 suite = importlib.util.module_from_spec(spec)
+sys.modules["gpu_suite"] = suite  # dataclasses look their module up while the class is built
 spec.loader.exec_module(suite)
 
 

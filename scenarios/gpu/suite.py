@@ -239,7 +239,7 @@ def no_file_with_compiler(m: Machine, tmp: Path) -> Setup:
 def hide_python_h(m: Machine, tmp: Path) -> Setup:
     empty = tmp / "empty-include"
     empty.mkdir(exist_ok=True)
-    script = 'mount --bind "$0" "$1" && shift 2 && exec "$@"'
+    script = 'mount --bind "$0" "$1" && shift && exec "$@"'
     return Setup(fresh_cache(base_env(), tmp),
                  ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(empty), str(m.include_dir)])
 
@@ -447,7 +447,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unknown:
         print(f"unknown scenario(s): {', '.join(sorted(unknown))}; see --list", file=sys.stderr)
         return 2
-    m = Machine.probe(args.python)
+    python = os.path.abspath(args.python) if os.sep in args.python else (shutil.which(args.python) or args.python)
+    m = Machine.probe(python)
     print(f"machine: {m.gpus} GPU(s), triton {m.triton_version}, FLA {'yes' if m.fla else 'no'}, "
           f"root {m.is_root}, unshare {m.unshare}", flush=True)
     spenv = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]))}

@@ -31,6 +31,7 @@ class Fla(Check):
     layer = "kernels"
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
+    probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
     timeout = 180.0
 
     def evaluate(self, facts, ctx):
@@ -104,6 +105,7 @@ class CausalConv1d(Check):
     layer = "kernels"
     requires = ("torch.cuda",)
     probe = "kernels.causal_conv1d_facts"
+    probe_needs = ()
     timeout = 120.0
 
     def evaluate(self, facts, ctx):
@@ -196,6 +198,7 @@ class TransformersFastPath(Check):
     layer = "kernels"
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
+    probe_needs = ()
     timeout = 180.0
 
     def evaluate(self, facts, ctx):

@@ -484,6 +484,7 @@ class Nvcc(Check):
     layer = "toolchain"
     requires = ("torch.cuda",)
     probe = "toolchain.nvcc"
+    probe_needs = ()  # torch's CUDA version only matters to the verdict
     timeout = 45.0
 
     def evaluate(self, facts, ctx):

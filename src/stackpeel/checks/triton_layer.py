@@ -84,6 +84,7 @@ class TritonImport(Check):
     layer = "triton"
     requires = ("torch.cuda",)
     probe = "triton_layer.import_facts"
+    probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
     timeout = 60.0
 
     def evaluate(self, facts, ctx):
@@ -137,6 +138,7 @@ class TritonBuild(Check):
     requires = ("triton.import", "toolchain.extension_build")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
+    probe_needs = ()
     timeout = 120.0
 
     def evaluate(self, facts, ctx):
@@ -197,6 +199,7 @@ class TritonKernelLaunch(Check):
                 "toolchain.triton_cache")
     gate = ("triton.import",)
     probe = "triton_layer.kernel_launch"
+    probe_needs = ("toolchain.triton_cache", "triton.build")  # the cache dir and whether Triton can build
     timeout = 240.0
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
 

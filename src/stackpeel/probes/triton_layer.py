@@ -551,6 +551,8 @@ def kernel_launch(inp):
     options = inp.get("options") or {}
     deps = inp.get("deps") or {}
     budget = float(options.get("budget_s", 220))
+    if inp.get("timeout_s"):  # leave the runner time to read the answer under --timeout-scale
+        budget = min(budget * float(inp["timeout_s"]) / 240.0, float(inp["timeout_s"]) - 10)
     deadline = time.monotonic() + budget
     ext_suffix = sysconfig.get_config_var("EXT_SUFFIX")
     dist, version = installed_triton()

@@ -55,8 +55,10 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: 
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
-    inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id}
-    return run_probe(python, cls.probe, inp, cls.timeout * timeout_scale, env=env, probes_dir=cls.probes_dir)
+    timeout = cls.timeout * timeout_scale
+    # probes that budget sub-steps read their effective timeout from timeout_s
+    inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout}
+    return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
