@@ -13,7 +13,7 @@ CODES = (
         code="nccl-shm-too-small",
         layer="multi_gpu",
         severity=Severity.BLOCKING,
-        title="/dev/shm is too small for NCCL",
+        title="/dev/shm is too small for NCCL and DataLoader workers",
         meaning="/dev/shm is {shm_size}. NCCL's intra-node shared-memory transport creates segments of tens of "
                 "megabytes there per peer (`/dev/shm/nccl-XXXXXX`); with Docker's 64 MB default it fails with "
                 "`NCCL WARN Error: failed to extend /dev/shm/nccl-... to N bytes` and then `unhandled system error`, "
