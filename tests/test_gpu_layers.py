@@ -367,6 +367,12 @@ def test_uvm_missing_and_permissions():
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, modules=["nvidia"]), DRIVER_OK)
     assert codes(v) == ["nvidia-uvm-missing"] and "not loaded" in v.findings[0].message
     assert any("nvidia-modprobe -u -c=0" in c for c in commands(v.findings[0]))
+    v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False), DRIVER_OK)
+    assert codes(v) == ["nvidia-uvm-missing"] and "not root" in v.findings[0].message
+    # who can create the node at the first CUDA call: root, or a setuid-root nvidia-modprobe (as on the H200)
+    for extra in ({"uid": 0}, {"nvidia_modprobe": {"path": "/usr/bin/nvidia-modprobe", "setuid_root": True}}):
+        v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, **extra), DRIVER_OK)
+        assert v.status is Status.PASS and v.facts["uvm_on_demand"] is True and "first CUDA call" in v.summary
 
     denied = _nodes_facts(group="video")
     denied["gpus"] = [_node("/dev/nvidia0", mode="crw-rw----", access=False, group="video",
@@ -584,11 +590,22 @@ def replay(scenario: str):
     return done, diagnose(list(done.values()), LAYERS)
 
 
-@pytest.mark.parametrize("scenario", ["healthy", "empty", "dup"])
+@pytest.mark.parametrize("scenario", ["healthy", "empty", "dup", "stub", "uvm"])
 def test_recorded_h200_facts_give_the_same_verdicts(scenario):
     done, diagnosis = replay(scenario)
     assert {cid: r.status.value for cid, r in done.items()} == \
         {cid: rec["status"] for cid, rec in RECORDED[scenario].items() if not cid.startswith("_")}
+    if scenario == "stub":  # LD_LIBRARY_PATH put the toolkit's stub libcuda first
+        assert [(r.check_id, list(r.codes)) for r in diagnosis.blocking] == [("cuda.driver_api", ["cuda-init-failed"])]
+        f = done["cuda.driver_api"].findings[0]
+        assert "CUDA_ERROR_STUB_LIBRARY (34)" in f.message and "None" not in f.message
+        assert any("grep -v stubs" in c for c in commands(f))
+        assert "Error 34: CUDA driver is a stub library" in done["torch.cuda"].findings[0].evidence
+        return
+    if scenario == "uvm":  # /dev/nvidia-uvm removed; root's cuInit re-created it and CUDA worked
+        assert diagnosis.blocking == () and diagnosis.degraded == ()
+        assert done["gpu.device_nodes"].facts["uvm_on_demand"] is True
+        return
     if scenario == "healthy":
         assert diagnosis.blocking == () and diagnosis.degraded == ()
         t = done["torch.cuda"]
@@ -630,13 +647,20 @@ def test_cuinit_999_with_uvm_module_unloaded(tmp_path, fake_libs, clean_env):
     assert any("nvidia-modprobe -u -c=0" in c for c in commands(f))
 
 
-def test_cuinit_999_without_uvm_node_blames_the_node(tmp_path, fake_libs, clean_env):
+def test_cuinit_999_without_uvm_node(tmp_path, fake_libs, clean_env):
+    """Without /dev/nvidia-uvm, a non-root process is stuck (device_nodes is the root); root may have
+    libcuda create the node on demand, so only cuInit's failure proves it could not."""
     root = make_tree(tmp_path / "root", uvm=False)
     report = run_fake(root, fake_env(clean_env, fake_libs["good"], FAKE_CUDA_INIT="999"))
-    assert roots(report) == [("gpu.device_nodes", ["nvidia-uvm-missing"])]
-    assert "cuda.driver_api" in symptoms(report, "gpu.device_nodes")
     f = report.result("cuda.driver_api").findings[0]
     assert f.code == "cuda-init-failed" and "/dev/nvidia-uvm is missing" in f.message
+    if os.geteuid() == 0:
+        assert roots(report) == [("cuda.driver_api", ["cuda-init-failed"])]
+        assert report.result("gpu.device_nodes").facts["uvm_on_demand"] is True
+        assert "creating it at first use failed" in f.message
+    else:
+        assert roots(report) == [("gpu.device_nodes", ["nvidia-uvm-missing"])]
+        assert "cuda.driver_api" in symptoms(report, "gpu.device_nodes")
 
 
 def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_libs, clean_env, stack_python):

@@ -91,17 +91,22 @@ class DriverApi(Check):
             return ctx.verdict("CUDA sees 0 devices", finding, **derived)
         summary = (f"CUDA {version or '?'} driver API (cuDriverGetVersion {dv}) via {where}: "
                    f"{count} device(s): {_devices_text(devices)}")
+        if facts.get("uvm_node") is False and facts.get("uvm_node_after_init"):
+            summary += "; libcuda created the missing /dev/nvidia-uvm on demand"
         return ctx.ok(summary, **derived)
 
     @staticmethod
     def _init_failed(ctx, facts: Mapping[str, Any], err: Mapping[str, Any], where: str, version: Optional[str]):
         code = err.get("code")
-        text = f"{err.get('name')} ({code}): {err.get('message')}"
+        text = f"{err.get('name')} ({code})" + (f": {err['message']}" if err.get("message") else "")
+        dv = facts.get("driver_version")
+        dv_err = facts.get("driver_version_error") or {}
+        dv_text = str(dv) if dv is not None else f"failed: {dv_err.get('name') or 'no answer'}"
         uvm_module = {True: "loaded", False: "not loaded"}.get(facts.get("uvm_module"), "unknown")
         evidence = "\n".join([
-            f"cuInit(0) = {code} {err.get('name')}: {err.get('message')}",
+            f"cuInit(0) = {code} {err.get('name')}" + (f": {err['message']}" if err.get("message") else ""),
             f"libcuda: {where}",
-            f"cuDriverGetVersion = {facts.get('driver_version')}",
+            f"cuDriverGetVersion = {dv_text}",
             f"kernel module: {facts.get('kernel_driver_version')}",
             f"/dev/nvidia-uvm: {'present' if facts.get('uvm_node') else 'absent'}; nvidia_uvm module: {uvm_module}",
             "CUDA_VISIBLE_DEVICES=" + ("(unset)" if facts.get("cuda_visible_devices") is None
@@ -123,9 +128,11 @@ class DriverApi(Check):
                                driver_branch=(facts.get("kernel_driver_version") or "").split(".")[0] or None)
         hint = INIT_HINTS.get(code)
         if code == 999:
-            if not facts.get("uvm_node"):
+            if not facts.get("uvm_node") and not facts.get("uvm_node_after_init"):
                 hint = "/dev/nvidia-uvm is missing" + (
-                    " and the nvidia_uvm module is not loaded" if facts.get("uvm_module") is False else "")
+                    " and the nvidia_uvm module is not loaded" if facts.get("uvm_module") is False else
+                    ", and creating it at first use failed (a container's device cgroup forbids it, or there is "
+                    "no nvidia-modprobe)")
             elif facts.get("uvm_module") is False:
                 hint = "the nvidia_uvm kernel module is not loaded"
             else:

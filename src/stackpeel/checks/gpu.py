@@ -137,7 +137,8 @@ class DeviceNodes(Check):
             return ctx.verdict("NVIDIA device nodes missing", self._missing(ctx, facts, driver, ctl, gpus, kind,
                                                                              majors, env))
         findings = []
-        if not uvm.get("exists"):
+        on_demand = self._uvm_on_demand(facts) if not uvm.get("exists") else None
+        if not uvm.get("exists") and not on_demand:
             modules = facts.get("modules")
             if modules is None:
                 state = "whether the nvidia_uvm module is loaded is unknown (/proc/modules not readable)"
@@ -152,8 +153,12 @@ class DeviceNodes(Check):
                 "nvidia-uvm-missing",
                 f"/dev/nvidiactl and {len(gpus)} GPU node(s) exist, but /dev/nvidia-uvm does not; {state}. "
                 "NVML and nvidia-smi will still list the GPUs, but cuInit fails with CUDA error 999 (unknown "
-                "error) and torch warns 'CUDA unknown error' and reports CUDA unavailable.",
-                evidence="\n".join(_node_line(n) for n in [ctl] + gpus + [uvm])))
+                "error) and torch warns 'CUDA unknown error' and reports CUDA unavailable. Nothing here can "
+                "create it at first use: this process is not root and there is no setuid-root "
+                "/usr/bin/nvidia-modprobe.",
+                evidence="\n".join([_node_line(n) for n in [ctl] + gpus + [uvm]] +
+                                    [f"nvidia-modprobe: {(facts.get('nvidia_modprobe') or {}).get('path') or 'absent'}",
+                                     f"euid: {facts.get('uid')}"])))
         revoked, denied = [], []
         for node in [ctl] + gpus + ([uvm] if uvm.get("exists") else []):
             err = node.get("open_error")
@@ -188,7 +193,26 @@ class DeviceNodes(Check):
                    f"{', /dev/nvidia-uvm' if uvm.get('exists') else ''}")
         if findings:
             return ctx.verdict(summary + ": " + ", ".join(f.code for f in findings), *findings)
+        if on_demand:
+            return ctx.ok(summary + f" present and openable read-write; /dev/nvidia-uvm absent, but {on_demand} "
+                          "can create it at the first CUDA call (cuda.driver_api shows whether it did)",
+                          uvm_on_demand=True)
         return ctx.ok(summary + " present and openable read-write" + tools)
+
+    @staticmethod
+    def _uvm_on_demand(facts) -> Optional[str]:
+        """Who would create /dev/nvidia-uvm when libcuda asks for it, or None. libcuda runs the
+        setuid-root nvidia-modprobe (or, as root, creates the node itself) when nvidia_uvm is
+        available; a container's device cgroup can still forbid it, which cuInit then shows."""
+        modules = facts.get("modules")
+        if modules is not None and "nvidia_uvm" not in modules and "nvidia-uvm" not in (facts.get("proc_devices") or {}):
+            return None
+        if facts.get("uid") == 0:
+            return "this process (root)"
+        mp = facts.get("nvidia_modprobe") or {}
+        if mp.get("setuid_root"):
+            return f"the setuid-root {mp.get('path')}"
+        return None
 
     def _missing(self, ctx: Context, facts, driver, ctl, gpus, kind, majors, env):
         missing = [p for p, ok in (("/dev/nvidiactl", ctl.get("exists")), ("/dev/nvidia<N>", bool(gpus))) if not ok]

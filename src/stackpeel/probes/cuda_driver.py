@@ -125,6 +125,8 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
         return out
     rc = init(0)
     out["init_result"] = rc
+    # libcuda creates a missing /dev/nvidia-uvm itself when it can (root, or setuid nvidia-modprobe)
+    out["uvm_node_after_init"] = os.path.exists(gpu._path(root, "/dev/nvidia-uvm"))
     if rc != 0:
         out["init_error"] = cu.error(rc)
         out["missing_symbols"] = cu.missing

@@ -205,6 +205,20 @@ def _gpu_node_names(root):
     return sorted((n for n in names if re.match(r"^nvidia[0-9]+$", n)), key=lambda n: int(n[6:]))
 
 
+def nvidia_modprobe(root="/"):
+    """nvidia-modprobe, which the driver libraries run to load nvidia_uvm and create missing
+    nodes: where it is and whether it is setuid root (so it works for any user)."""
+    path = _path(root, "/usr/bin/nvidia-modprobe")
+    if not os.path.exists(path):
+        found = common.which("nvidia-modprobe") if root == "/" else None
+        path = found or path
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {"path": None, "setuid_root": False}
+    return {"path": path, "setuid_root": bool(st.st_mode & stat.S_ISUID) and st.st_uid == 0}
+
+
 def device_nodes_facts(root="/", env=None):
     env = os.environ if env is None else env
     dev = lambda name: _path(root, "/dev/" + name)  # noqa: E731
@@ -244,6 +258,7 @@ def device_nodes_facts(root="/", env=None):
         "hostname": socket.gethostname(),
         "user": user,
         "uid": os.geteuid() if hasattr(os, "geteuid") else None,
+        "nvidia_modprobe": nvidia_modprobe(root),
         "groups": groups,
         "env": {k: env.get(k) for k in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")},
     }
