@@ -1,8 +1,8 @@
 """Finding codes of the multi-GPU layer: NCCL and what it needs from the host
 (FAILURE_MODES.md section 8.3).
 
-Parameters a check may fill in: ``shm_size`` (e.g. ``64M``), ``memlock`` (``ulimit -l``
-value), ``nccl_version``, ``gpus`` (the pair that failed, e.g. ``0,1``).
+Meanings read as documentation (no placeholders); the checks put the observed values
+(/dev/shm size, ``ulimit -l``, the GPU pair, NCCL's version) in each finding's message.
 """
 
 from ..model import Severity
@@ -14,7 +14,7 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.BLOCKING,
         title="/dev/shm is too small for NCCL and DataLoader workers",
-        meaning="/dev/shm is {shm_size}. NCCL's intra-node shared-memory transport creates segments of tens of "
+        meaning="/dev/shm is small. NCCL's intra-node shared-memory transport creates segments of tens of "
                 "megabytes there per peer (`/dev/shm/nccl-XXXXXX`); with Docker's 64 MB default it fails with "
                 "`NCCL WARN Error: failed to extend /dev/shm/nccl-... to N bytes` and then `unhandled system error`, "
                 "or hangs at the first collective. PyTorch DataLoader workers also pass tensors through /dev/shm "
@@ -31,7 +31,7 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.BLOCKING,
         title="GPU peer-to-peer transfers are blocked or broken",
-        meaning="GPUs {gpus} report peer access, but peer-to-peer copies fail, hang or return wrong data. On bare "
+        meaning="The GPUs report peer access, but peer-to-peer copies fail, hang or return wrong data. On bare "
                 "metal this is PCIe Access Control Services (ACS) redirecting P2P traffic through the root complex, "
                 "or an IOMMU not in passthrough mode; in VMs the hypervisor does not support P2P. NCCL's P2P "
                 "transport then hangs at the first all-reduce or produces garbage.",
@@ -48,7 +48,7 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.DEGRADED,
         title="Locked-memory limit too low for RDMA/pinned memory",
-        meaning="`ulimit -l` is {memlock}. NCCL's InfiniBand/RoCE transport and GPUDirect RDMA register (pin) "
+        meaning="The locked-memory limit (`ulimit -l`) is low. NCCL's InfiniBand/RoCE transport and GPUDirect RDMA register (pin) "
                 "memory; with a low limit `ibv_reg_mr` fails (`NCCL WARN Call to ibv_reg_mr failed`) and NCCL "
                 "errors out or falls back to slower sockets. Pinned host memory for data loading is capped too.",
         fix="Raise the limit: `docker run --ulimit memlock=-1:-1`, `* - memlock unlimited` in "
@@ -75,7 +75,7 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.BLOCKING,
         title="NCCL reported an error",
-        meaning="NCCL {nccl_version} failed (`unhandled system error`, `unhandled cuda error`, `internal error` or "
+        meaning="NCCL failed (`unhandled system error`, `unhandled cuda error`, `internal error` or "
                 "`remote process exited`). These codes are generic: NCCL's `NCCL WARN` lines (printed with "
                 "`NCCL_DEBUG=WARN` or `INFO`) name the failing call, often /dev/shm, memlock, P2P or the network.",
         fix="Re-run with `NCCL_DEBUG=INFO` and read the first `NCCL WARN` line; check /dev/shm size "
