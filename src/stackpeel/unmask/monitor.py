@@ -132,6 +132,30 @@ def _line_of_offset(code, offset):
     return None
 
 
+def _handler_opcodes():
+    """Opcodes that set up an exception handler (Python < 3.11; 3.11 has co_exceptiontable)."""
+    try:
+        import opcode
+    except Exception:
+        return frozenset()
+    return frozenset(opcode.opmap[n] for n in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH",
+                                                "SETUP_EXCEPT", "SETUP_CLEANUP") if n in opcode.opmap)
+
+
+def _has_handler(code, handler_ops):
+    """Can a frame of this code catch an exception (try/except/finally/with)?"""
+    table = getattr(code, "co_exceptiontable", None)
+    if table is not None:
+        return len(table) > 0
+    if not handler_ops:
+        return True
+    raw = code.co_code
+    for i in range(0, len(raw), 2):
+        if raw[i] in handler_ops:
+            return True
+    return False
+
+
 class Monitor(object):
     """One monitor per process. ``start()`` installs it, ``stop()`` removes it,
     ``record()`` returns what it saw as a JSON-ready dict."""
@@ -499,14 +523,56 @@ class Monitor(object):
         self.mode = "monitoring"
 
     def _start_settrace(self):
+        """The fallback before 3.12: a trace function, local tracing only in frames that
+        can catch anything (code with try/except/finally/with), outside the stdlib.
+
+        An ``exception`` event in a frame switches its line events on until its next
+        event: ``line`` means a handler in it started, ``return`` that it unwound. A
+        caught exception that shows up again in a traced frame above its handler's frame
+        was passed on (re-raised), and one raised while it was handled that shows up
+        above the handler's frame means it was converted."""
         if sys.gettrace() is not None:
             self.mode_note = "another trace function (debugger, coverage) is active; not monitoring"
             return
         threading = sys.modules.get("threading")
         if threading is None:
             import threading  # noqa: F811 - new threads must be traced too (imported before tracing starts)
-        on_handled, on_raise, _ = self._make_callbacks()
+        on_handled, _, _ = self._make_callbacks()
+        pending, mon = self.pending, self
+        pending_pop, pending_get = pending.pop, pending.get
         armed = {}      # id(frame) -> (exc, tb): from an 'exception' event to the frame's next event
+
+        def above(tb, frame_id):
+            """Is the frame with that id in the traceback, below its head?"""
+            t = tb.tb_next
+            while t is not None:
+                if id(t.tb_frame) == frame_id:
+                    return True
+                t = t.tb_next
+            return False
+
+        def on_exception(exc, tb):
+            if pending:
+                p = pending_pop(id(exc), None)
+                if p is not None and above(tb, p[1]):
+                    e = p[0]
+                    e[COUNT] -= 1
+                    e[RERAISED] += 1
+                    if e[RERAISED] == 1:
+                        mon._journal_update(e, "reraised")
+                ctx = exc.__context__
+                if ctx is not None:
+                    p = pending_get(id(ctx))
+                    if p is not None and above(tb, p[1]):
+                        del pending[id(ctx)]
+                        e = p[0]
+                        e[COUNT] -= 1
+                        e[CONVERTED] += 1
+                        mon._converted(e, exc)
+                        if e[CONVERTED] == 1:
+                            mon._journal_update(e, "converted")
+            if exc.__class__ is SystemExit:
+                mon.system_exit = [exc.code]
 
         def local(frame, event, arg):
             if event == "return":
@@ -516,7 +582,7 @@ class Monitor(object):
                 exc, tb = arg[1], arg[2]
                 if exc is None or tb is None:
                     return local
-                on_raise(None, 0, exc, tb)
+                on_exception(exc, tb)
                 armed[id(frame)] = (exc, tb)
                 frame.f_trace_lines = True
             elif event == "line":
@@ -527,16 +593,34 @@ class Monitor(object):
             return local
 
         scope_get, classify = self.file_scope.get, self.classify
+        can_catch = {}          # id(code) -> bool
+        keep = []               # the code objects of can_catch, so that their ids stay unique
+        handler_ops = _handler_opcodes()
 
-        def call(frame, event, arg):
-            fn = frame.f_code.co_filename
+        def decide(code, frame):
+            if len(keep) > 200000:
+                can_catch.clear()
+                del keep[:]
+            fn = code.co_filename
             sc = scope_get(fn)
             if sc is None:
                 sc = classify(fn, frame)
-            if sc <= STDLIB:
-                return None     # no local tracing in the standard library (or in us): cheaper
-            frame.f_trace_lines = False
-            return local
+            ok = sc > STDLIB and _has_handler(code, handler_ops)
+            can_catch[id(code)] = ok
+            keep.append(code)
+            return ok
+
+        cc_get = can_catch.get
+
+        def call(frame, event, arg):
+            code = frame.f_code
+            ok = cc_get(id(code))
+            if ok is None:
+                ok = decide(code, frame)
+            if ok:
+                frame.f_trace_lines = False
+                return local
+            return None     # cannot catch anything, or the stdlib's/our own code: no local tracing
 
         self._trace_fns = (call, local)
         # frames already running (in-process install): trace them too
