@@ -45,9 +45,9 @@ def test_seed_cascade_has_one_root_and_a_chain():
     paths = {s.check_id: s.path for s in root.symptoms}
     assert paths["kernels.fla"] == ("toolchain.c_compiler", "toolchain.extension_build", "triton.build",
                                     "triton.kernel_launch", "kernels.fla")
-    # the degraded fast path is explained by the same root, not listed as its own
-    assert "kernels.transformers_fast_path" in paths
-    assert d.degraded == ()
+    # a warning under a failure is its own degraded root: had the failure caused it, it would fail too
+    assert "kernels.transformers_fast_path" not in paths
+    assert [r.check_id for r in d.degraded] == ["kernels.transformers_fast_path"]
     assert d.exit_code is ExitCode.PROBLEMS
 
 
@@ -98,3 +98,11 @@ def test_blocked_or_failed_symptom_nests_under_its_gate(status):
     d = diagnose(rs)
     assert [r.check_id for r in d.blocking] == ["triton.import"]
     assert [s.check_id for s in d.blocking[0].symptoms] == ["triton.build"]
+
+
+def test_warning_is_nested_under_a_warning():
+    rs = [res("triton.kernel_launch", W, [], DG, "triton-warm-cache-hides-compiler"),
+          res("kernels.fla", W, ["triton.kernel_launch"], DG)]
+    d = diagnose(rs)
+    assert [r.check_id for r in d.degraded] == ["triton.kernel_launch"]
+    assert [s.check_id for s in d.degraded[0].symptoms] == ["kernels.fla"]

@@ -2,7 +2,7 @@
 
 A *problem* is a check that failed, was blocked, or warned. A problem's
 *explainers* are its nearest problem ancestors along ``requires`` (walking through
-checks that passed). A problem with no explainer is a **root cause**; every other
+checks that passed; a check that only warns is explained by warnings alone). A problem with no explainer is a **root cause**; every other
 problem is a **symptom**, listed under each root it traces back to, with the path
 from the root to it. Roots whose findings are blocking come first; roots that only
 degrade (performance, latent risks) are listed apart. Checks that ended in ``error``
@@ -20,7 +20,14 @@ _PROBLEM = (Status.FAIL, Status.BLOCKED, Status.WARN, Status.ERROR)
 
 
 def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
-    """Nearest problem ancestors of ``rid``, in declaration order."""
+    """Nearest problem ancestors of ``rid`` that can explain it, in declaration order.
+
+    A check that only *warns* is explained by warning ancestors alone: had a failing
+    requirement caused its trouble, it would have failed too. (On a GPU box without a
+    compiler, transformers warning that causal-conv1d is missing is not a symptom of
+    the compiler; FLA falling back to CPU is.)
+    """
+    degraded_only = by_id[rid].status is Status.WARN
     found: List[str] = []
     seen: Set[str] = set()
     frontier = list(by_id[rid].requires)
@@ -30,7 +37,8 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
             if aid in seen or aid not in by_id:
                 continue
             seen.add(aid)
-            if by_id[aid].status in _PROBLEM:
+            status = by_id[aid].status
+            if status in _PROBLEM and (not degraded_only or status is Status.WARN):
                 found.append(aid)
             else:
                 nxt.extend(by_id[aid].requires)
