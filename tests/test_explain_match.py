@@ -24,3 +24,9 @@ def test_no_match_and_bad_input():
     assert match_codes("") == []
     assert match_codes("all good") == []
     assert match_codes(None) == []  # type: ignore[arg-type]
+
+
+def test_generic_extension_abi_break_and_old_nvcc():
+    assert match_codes("ImportError: /venv/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu"
+                       ".so: undefined symbol: _ZN3c104cuda9SetDeviceEi") == ["extension-torch-mismatch"]
+    assert match_codes("nvcc fatal   : Unsupported gpu architecture 'compute_120'") == ["nvcc-arch-unsupported"]

@@ -145,4 +145,20 @@ CODES = (
             "flash-linear-attention so transformers uses its PyTorch implementation.",
         commands=(("shell", "{python} -m pip uninstall -y flash-linear-attention fla-core"),),
     ),
+    Code(
+        code="extension-torch-mismatch",
+        layer="kernels",
+        severity=Severity.BLOCKING,
+        title="A compiled extension was built for another torch",
+        meaning="A CUDA extension (flash-attn, mamba-ssm, vLLM's _C, causal-conv1d...) fails to import with "
+                "`undefined symbol: _ZN3c10...` / `_ZN2at...`: it was compiled against a different PyTorch (version "
+                "or C++ ABI) than the one installed, typically after upgrading torch, or because pip's build "
+                "isolation built it against another torch. Libraries that import it optionally then silently fall "
+                "back to slower code.",
+        fix="Reinstall the extension against the installed torch (with torch already installed, no build "
+            "isolation), or install the prebuilt wheel whose name matches your torch, CUDA and C++ ABI.",
+        commands=(("pip", "{python} -m pip install --no-build-isolation --no-cache-dir --force-reinstall "
+                          "{package}"),),
+        links=("https://github.com/state-spaces/mamba/issues/465",),
+    ),
 )

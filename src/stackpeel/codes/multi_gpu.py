@@ -14,11 +14,13 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.BLOCKING,
         title="/dev/shm is too small for NCCL and DataLoader workers",
-        meaning="/dev/shm is small. NCCL's intra-node shared-memory transport creates segments of tens of "
-                "megabytes there per peer (`/dev/shm/nccl-XXXXXX`); with Docker's 64 MB default it fails with "
-                "`NCCL WARN Error: failed to extend /dev/shm/nccl-... to N bytes` and then `unhandled system error`, "
-                "or hangs at the first collective. PyTorch DataLoader workers also pass tensors through /dev/shm "
-                "(`bus error` / `insufficient shared memory`).",
+        meaning="/dev/shm is small. When NCCL keeps its intra-node buffers in shared memory (older NCCL, "
+                "`NCCL_CUMEM_ENABLE=0`, or its SHM transport when P2P is unavailable) it creates segments of tens "
+                "of megabytes per peer there (`/dev/shm/nccl-XXXXXX`); with Docker's 64 MB default it then fails "
+                "with `NCCL WARN Error: failed to extend /dev/shm/nccl-... to N bytes` and `unhandled system error`, "
+                "or hangs at the first collective. (On 2 H200s with NCCL 2.28's defaults a 1 MiB /dev/shm did not "
+                "break an all-reduce; the multi_gpu.nccl check decides.) PyTorch DataLoader workers also pass "
+                "tensors through /dev/shm (`bus error` / `insufficient shared memory`).",
         fix="Give the container a larger /dev/shm: `docker run --shm-size=1g` (or more, or `--ipc=host`); on "
             "Kubernetes mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm. `NCCL_SHM_DISABLE=1` is a slow "
             "workaround.",
@@ -31,7 +33,8 @@ CODES = (
         layer="multi_gpu",
         severity=Severity.BLOCKING,
         title="GPU peer-to-peer transfers are blocked or broken",
-        meaning="The GPUs report peer access, but peer-to-peer copies fail, hang or return wrong data. On bare "
+        meaning="Peer access between GPUs of one host is denied, or the GPUs report it but peer-to-peer copies "
+                "fail, hang or return wrong data. On bare "
                 "metal this is PCIe Access Control Services (ACS) redirecting P2P traffic through the root complex, "
                 "or an IOMMU not in passthrough mode; in VMs the hypervisor does not support P2P. NCCL's P2P "
                 "transport then hangs at the first all-reduce or produces garbage.",
@@ -50,7 +53,8 @@ CODES = (
         title="Locked-memory limit too low for RDMA/pinned memory",
         meaning="The locked-memory limit (`ulimit -l`) is low. NCCL's InfiniBand/RoCE transport and GPUDirect RDMA register (pin) "
                 "memory; with a low limit `ibv_reg_mr` fails (`NCCL WARN Call to ibv_reg_mr failed`) and NCCL "
-                "errors out or falls back to slower sockets. Pinned host memory for data loading is capped too.",
+                "errors out or falls back to slower sockets. (CUDA's own pinned host allocations are not bound by "
+                "this limit; RDMA registration is.)",
         fix="Raise the limit: `docker run --ulimit memlock=-1:-1`, `* - memlock unlimited` in "
             "/etc/security/limits.conf, or `LimitMEMLOCK=infinity` in the systemd unit (Slurm: "
             "`PropagateResourceLimitsExcept=MEMLOCK`).",

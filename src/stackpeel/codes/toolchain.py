@@ -252,4 +252,17 @@ CODES = (
                   "yum": "cuda-nvcc-{torch_cuda_pkg}", "conda": "-c nvidia cuda-nvcc={torch_cuda_mm}"},
         commands=(("shell", "export CUDA_HOME=/usr/local/cuda-{torch_cuda_mm}"),),
     ),
+    Code(
+        code="nvcc-arch-unsupported",
+        layer="toolchain",
+        severity=Severity.BLOCKING,
+        title="nvcc is older than the GPU architecture it is asked to build for",
+        meaning="An extension build asked nvcc for an architecture its CUDA release does not know "
+                "(`nvcc fatal : Unsupported gpu architecture 'compute_120'`, or `Value 'sm_121' is not defined for "
+                "option 'gpu-architecture'`): sm_100/sm_120 need CUDA 12.8+, sm_103/sm_121 12.9+, sm_110 13.0+. The "
+                "build fails before compiling anything.",
+        fix="Install a CUDA toolkit new enough for the GPU (matching torch's CUDA major), or limit the build to "
+            "architectures this nvcc knows with TORCH_CUDA_ARCH_LIST.",
+        commands=(("shell", "nvcc --list-gpu-arch"),),
+    ),
 )

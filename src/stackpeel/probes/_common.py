@@ -24,15 +24,20 @@ def clip(text, limit=MAX_TEXT):
     return text[:half] + "\n[... %d characters cut ...]\n" % (len(text) - limit) + text[-half:]
 
 
-def run(argv, timeout=20, env=None, cwd=None, input_text=None):
-    """Run a program; never raises. Returns a dict with rc, stdout, stderr, error."""
+def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True):
+    """Run a program; never raises. Returns a dict with rc, stdout, stderr, error.
+
+    Long output is clipped to its head and tail; a probe that *parses* long output
+    (``ldconfig -p``, ``nvidia-smi -q``) passes ``clip_output=False``.
+    """
+    keep = clip if clip_output else (lambda t: t.decode("utf-8", "replace") if isinstance(t, bytes) else (t or ""))
     try:
         proc = subprocess.run(
             argv, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
             input=input_text.encode() if input_text is not None else None,
         )
-        return {"argv": list(argv), "rc": proc.returncode, "stdout": clip(proc.stdout), "stderr": clip(proc.stderr),
+        return {"argv": list(argv), "rc": proc.returncode, "stdout": keep(proc.stdout), "stderr": keep(proc.stderr),
                 "error": None}
     except subprocess.TimeoutExpired as exc:
         return {"argv": list(argv), "rc": None, "stdout": clip(exc.stdout), "stderr": clip(exc.stderr),
