@@ -590,7 +590,7 @@ def replay(scenario: str):
     return done, diagnose(list(done.values()), LAYERS)
 
 
-@pytest.mark.parametrize("scenario", ["healthy", "empty", "dup", "stub", "uvm"])
+@pytest.mark.parametrize("scenario", ["healthy", "empty", "dup", "stub", "uvm", "uvm_nonroot"])
 def test_recorded_h200_facts_give_the_same_verdicts(scenario):
     done, diagnosis = replay(scenario)
     assert {cid: r.status.value for cid, r in done.items()} == \
@@ -601,6 +601,13 @@ def test_recorded_h200_facts_give_the_same_verdicts(scenario):
         assert "CUDA_ERROR_STUB_LIBRARY (34)" in f.message and "None" not in f.message
         assert any("grep -v stubs" in c for c in commands(f))
         assert "Error 34: CUDA driver is a stub library" in done["torch.cuda"].findings[0].evidence
+        return
+    if scenario == "uvm_nonroot":  # the same for user nobody: nothing can create the node, CUDA fails with 999
+        assert [(r.check_id, list(r.codes)) for r in diagnosis.blocking] == [("gpu.device_nodes", ["nvidia-uvm-missing"])]
+        assert {s.check_id for s in diagnosis.blocking[0].symptoms} == {"cuda.driver_api", "torch.cuda"}
+        assert done["cuda.driver_api"].facts["init_error"]["code"] == 999
+        assert "CUDA unknown error - this may be due to an incorrectly set up environment" in \
+            done["torch.cuda"].findings[0].evidence
         return
     if scenario == "uvm":  # /dev/nvidia-uvm removed; root's cuInit re-created it and CUDA worked
         assert diagnosis.blocking == () and diagnosis.degraded == ()
