@@ -85,3 +85,21 @@ def test_default_target_is_the_active_virtualenv(tmp_path, clean_env):
     data = json.loads(p.stdout)
     assert data["target"]["python"] == str(venv / "bin" / "python")
     assert data["target"]["source"] == "$VIRTUAL_ENV"
+
+
+def test_docs_codes_md_is_generated_from_the_catalogue():
+    from stackpeel.codes import all_codes
+    from stackpeel.docs import codes_markdown
+
+    path = Path(__file__).parent.parent / "docs" / "codes.md"
+    assert path.read_text() == codes_markdown(all_codes().values()), \
+        "docs/codes.md is stale: run `stackpeel codes --format markdown > docs/codes.md`"
+
+
+def test_every_code_has_meaning_and_fix_and_a_known_layer():
+    from stackpeel.codes import all_codes
+    from stackpeel.registry import LAYERS
+
+    for code in all_codes().values():
+        assert code.layer in LAYERS, code.code
+        assert len(code.meaning) > 40 and len(code.fix) > 20, code.code

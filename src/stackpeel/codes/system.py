@@ -9,7 +9,7 @@ CODES = (
         layer="system",
         severity=Severity.BLOCKING,
         title="C library cannot run PyTorch/Triton wheels",
-        meaning="The system C library ({observed}) is not one that PyTorch and Triton ship wheels for "
+        meaning="The system C library is not one that PyTorch and Triton ship wheels for "
                 "(glibc 2.28 or newer). pip either refuses the wheels or installs ones that cannot load.",
         fix="Use a glibc-based image of a current distro (Debian 12, Ubuntu 22.04+, RHEL 9) for GPU work.",
     ),
