@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Sequence, Tuple
 
 from ..model import CheckResult, Finding, Report, RootCause, Severity, Status
@@ -42,9 +43,16 @@ def first_lines(text: str, n: int) -> List[str]:
     return lines
 
 
+_NOISE = re.compile(r"^\s*[\^~]+\s*$|^\s*File \"<frozen importlib\._bootstrap(_external)?>\"")
+
+
 def evidence_tail(text: str, n: int) -> List[str]:
-    """The last lines of evidence: where a traceback says what went wrong."""
-    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    """The last lines of evidence: where a traceback says what went wrong.
+
+    Caret markers and importlib's frozen frames are left out here (they only push the
+    message off screen); the JSON report keeps the evidence verbatim.
+    """
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip() and not _NOISE.match(ln)]
     if len(lines) > n:
         return [f"... ({len(lines) - n} earlier lines; see --format json)"] + lines[-n:]
     return lines
