@@ -106,3 +106,22 @@ def test_warning_is_nested_under_a_warning():
     d = diagnose(rs)
     assert [r.check_id for r in d.degraded] == ["triton.kernel_launch"]
     assert [s.check_id for s in d.degraded[0].symptoms] == ["kernels.fla"]
+
+
+def test_failure_is_not_blamed_on_a_degraded_requirement():
+    rs = [res("gpu.nvml", W, [], DG, "nvml-unavailable"),
+          res("cuda.driver_api", F, ["gpu.nvml"], BL, "cuda-init-failed"),
+          res("gpu.kernel_driver", F, [], BL, "no-nvidia-driver"),
+          res("torch.cuda", F, ["cuda.driver_api"], BL)]
+    d = diagnose(rs)
+    assert [r.check_id for r in d.blocking] == ["cuda.driver_api", "gpu.kernel_driver"]
+    assert [s.check_id for s in d.blocking[0].symptoms] == ["torch.cuda"]
+    assert [r.check_id for r in d.degraded] == ["gpu.nvml"] and d.degraded[0].symptoms == ()
+
+
+def test_walk_passes_through_the_other_kind():
+    rs = [res("a.fail", F, [], BL), res("b.warn", W, ["a.fail"], DG), res("c.fail", F, ["b.warn"], BL)]
+    d = diagnose(rs)
+    assert [r.check_id for r in d.blocking] == ["a.fail"]
+    assert [s.check_id for s in d.blocking[0].symptoms] == ["c.fail"]
+    assert [r.check_id for r in d.degraded] == ["b.warn"]

@@ -22,10 +22,12 @@ _PROBLEM = (Status.FAIL, Status.BLOCKED, Status.WARN, Status.ERROR)
 def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     """Nearest problem ancestors of ``rid`` that can explain it, in declaration order.
 
-    A check that only *warns* is explained by warning ancestors alone: had a failing
-    requirement caused its trouble, it would have failed too. (On a GPU box without a
-    compiler, transformers warning that causal-conv1d is missing is not a symptom of
-    the compiler; FLA falling back to CPU is.)
+    Warnings and failures explain only their own kind: a check that only *warns* is
+    explained by warning ancestors (had a failing requirement caused its trouble, it would
+    have failed too: on a GPU box without a compiler, transformers warning that
+    causal-conv1d is missing is no symptom of the compiler), and a failure is never
+    blamed on a requirement that still works, only degraded (NVML missing does not
+    explain cuInit failing). The walk goes through problems of the other kind.
     """
     degraded_only = by_id[rid].status is Status.WARN
     found: List[str] = []
@@ -38,7 +40,7 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
                 continue
             seen.add(aid)
             status = by_id[aid].status
-            if status in _PROBLEM and (not degraded_only or status is Status.WARN):
+            if status in _PROBLEM and degraded_only == (status is Status.WARN):
                 found.append(aid)
             else:
                 nxt.extend(by_id[aid].requires)

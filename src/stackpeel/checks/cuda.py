@@ -46,6 +46,7 @@ class DriverApi(Check):
     layer = "cuda"
     requires = ("gpu.visible_devices",)
     probe = "cuda_driver.driver_api"
+    probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 30.0
 
     def evaluate(self, facts, ctx):

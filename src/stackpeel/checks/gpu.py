@@ -116,6 +116,7 @@ class DeviceNodes(Check):
     layer = "gpu"
     requires = ("gpu.kernel_driver",)
     probe = "gpu.device_nodes"
+    probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 20.0
 
     def evaluate(self, facts, ctx):
@@ -260,6 +261,7 @@ class Nvml(Check):
     layer = "gpu"
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
+    probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 20.0
 
     def evaluate(self, facts, ctx):
@@ -368,6 +370,7 @@ class VisibleDevices(Check):
     layer = "gpu"
     requires = ("gpu.nvml",)
     probe = "gpu.visible_devices"
+    probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 10.0
 
     def evaluate(self, facts, ctx):

@@ -113,6 +113,7 @@ class TorchCuda(Check):
     layer = "torch"
     requires = ("cuda.driver_api",)
     probe = "torch_layer.torch_cuda"
+    probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
 
     def evaluate(self, facts, ctx):
