@@ -27,11 +27,16 @@ How
   EXCEPTION_HANDLED. These fire only when exceptions happen, so code that raises
   nothing pays nothing. (They are not per-location events, so ``DISABLE`` cannot
   switch them off per code object; the callbacks return early instead.)
-* Python < 3.12: ``sys.settrace`` + ``threading.settrace`` with line events switched
-  off in every frame (``f_trace_lines = False``); after an ``exception`` event a frame's
-  line events are switched on until its next event: a ``line`` event means a handler
-  in that frame started (the exception was caught there), a ``return`` means it
-  unwound. This costs a trace call per Python call and return.
+* Python < 3.12: ``sys.settrace`` + ``threading.settrace``. Only frames of code that can
+  catch (try/except/finally/with) outside the standard library get a local trace
+  function, with line events off (``f_trace_lines = False``); after an ``exception``
+  event a frame's line events are switched on until its next event: a ``line`` event
+  means a handler in that frame started (the exception was caught there), a ``return``
+  means it unwound. An active trace function slows every Python instruction down in
+  CPython, so this fallback costs far more (bench/run_overhead.py).
+
+Exceptions raised and handled inside the standard library itself are not recorded
+(importing transformers handles ~20 000 of them in importlib and inspect).
 
 No exception, traceback or frame is kept alive: pending "caught, maybe re-raised"
 exceptions are remembered by ``id()`` only (a fresh raise of an object clears a stale
@@ -414,8 +419,10 @@ class Monitor(object):
                 sc = classify(code.co_filename, tb.tb_frame)
             if sc == SELF:
                 return
-            last = tb
             nxt = tb.tb_next
+            if nxt is None and sc == STDLIB:
+                return          # raised and caught in the same stdlib frame
+            last = tb
             while nxt is not None:
                 last = nxt
                 nxt = nxt.tb_next

@@ -1,0 +1,1 @@
+"""Files copied into the monitored Python's PYTHONPATH by stackpeel.unmask.launcher (never imported from here)."""
