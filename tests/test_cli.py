@@ -103,3 +103,12 @@ def test_every_code_has_meaning_and_fix_and_a_known_layer():
     for code in all_codes().values():
         assert code.layer in LAYERS, code.code
         assert len(code.meaning) > 40 and len(code.fix) > 20, code.code
+
+
+def test_readme_codes_table_is_current():
+    from stackpeel.codes import all_codes
+    from stackpeel.docs import README_BEGIN, README_END, codes_table
+
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    inner = text.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip()
+    assert inner == codes_table(all_codes().values()), "README's codes table is stale: run python -m stackpeel.docs"
