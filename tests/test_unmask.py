@@ -203,6 +203,7 @@ def test_handled_reraised_converted_and_linked(tmp_path, minor):
     if minor != "3.8":      # 3.8 emits no line event for a with-block's exit: documented limitation
         assert by_fn["suppress"][0]["count"] == 1
     assert by_fn["loop"][0]["count"] == 1000
+    assert by_fn["swallow_in_thread"][0]["thread"] == "worker-1"
     assert by_fn["probe"][0]["type"] == "ModuleNotFoundError" and by_fn["probe"][0]["shown"] is False
 
     warn = by_fn["warn_fallback"][0]
@@ -232,6 +233,16 @@ def test_default_report_hides_routine_noise(tmp_path):
     assert 'then          UserWarning "fast kernel not available' in text
     assert "fakelib_optional_dependency" not in text      # an optional-import probe
     assert "KeyError" not in text
+
+
+def test_include_and_exclude_filters(tmp_path):
+    py = _python("3.12")
+    _, rep = run_json(tmp_path, [py, str(DATA / "semantics.py")], env=fake_env(), extra=["--all", "--exclude", "fakelib"])
+    assert not [s for s in rep["swallowed"] if (s["handled"]["module"] or "").startswith("fakelib")]
+    _, rep = run_json(tmp_path, [py, str(DATA / "semantics.py")], env=fake_env(),
+                      extra=["--all", "--include", "fakelib"], name="inc.json")
+    mods = {(s["handled"]["module"] or "", s["raised"]["module"] or "") for s in rep["swallowed"]}
+    assert mods and all(h.startswith("fakelib") or r.startswith("fakelib") for h, r in mods)
 
 
 @pytest.mark.parametrize("minor", ["3.12", "3.11"])
