@@ -67,9 +67,9 @@ class Watch:
 
     def report(self, show_all: Optional[bool] = None, returncode: Optional[int] = None) -> RunReport:
         """The ranked report; ``str()`` of it is the text rendering."""
-        return build_report([self.record()], show_all=self.show_all if show_all is None else show_all,
-                            duration=self.monitor.record().get("duration"), returncode=returncode,
-                            main_pid=os.getpid())
+        rec = self.record()
+        return build_report([rec], show_all=self.show_all if show_all is None else show_all,
+                            duration=rec.get("duration"), returncode=returncode, main_pid=os.getpid())
 
 
 def watch(include: Iterable[str] = (), exclude: Iterable[str] = (), show_all: bool = False) -> Watch:

@@ -79,7 +79,8 @@ def cmd_run(args) -> int:
     notes = []
     t = result.target
     if t.kind in ("python", "python-script"):
-        flag_note = python_flags_note(argv if t.kind == "python" else [t.interpreter or "python"])
+        flag_note = python_flags_note(argv if t.kind == "python" else [t.interpreter or "python",
+                                                                       *t.interpreter_args])
         if flag_note:
             notes.append(flag_note)
     elif t.note:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import monitor as _monitor
 
@@ -47,6 +47,7 @@ class Target:
     kind: str                       # "python" | "python-script" | "other" | "missing"
     interpreter: Optional[str]      # the Python that will run (shebang of a console script)
     note: Optional[str] = None
+    interpreter_args: Tuple[str, ...] = ()  # flags on the shebang line
 
 
 @dataclass
@@ -77,7 +78,11 @@ class Launch:
         return -self.returncode if self.returncode < 0 else None
 
 
+PIP_EXEC = "'''exec'"      # pip's long-path trick:  #!/bin/sh  then  '''exec' /path/to/python "$0" "$@"
+
+
 def _read_shebang(path: str) -> Optional[List[str]]:
+    """The interpreter and its arguments from a script's #! line (pip's /bin/sh trick too)."""
     try:
         with open(path, "rb") as f:
             head = f.read(1024)
@@ -88,14 +93,16 @@ def _read_shebang(path: str) -> Optional[List[str]]:
     lines = head.decode("utf-8", "replace").splitlines()
     first = lines[0][2:].strip().split()
     if first and os.path.basename(first[0]) == "sh" and len(lines) > 1:
-        # pip's long-path trick:  #!/bin/sh  /  '''exec' /path/to/python "$0" "$@"
         second = lines[1].strip()
-        if second.startswith("'''exec'"):
-            return second[len("'''exec'"):].split()[:1]
+        if second.startswith(PIP_EXEC):
+            words = second[len(PIP_EXEC):].split()
+            return [w for w in words if not w.startswith(('"$0', '"$@'))] or None
     if first and os.path.basename(first[0]) == "env" and len(first) > 1:
-        rest = [a for a in first[1:] if not a.startswith("-")]
-        return rest[:1]
-    return first[:1]
+        rest = first[1:]
+        while rest and rest[0].startswith("-"):     # env -S, env -i ...
+            rest = rest[1:]
+        return rest or None
+    return first or None
 
 
 def _looks_like_python(name: str) -> bool:
@@ -118,19 +125,28 @@ def resolve_target(argv: Sequence[str], env: Optional[Dict[str, str]] = None) ->
         if not os.path.isabs(interp):
             interp = shutil.which(interp, path=path_env) or interp
         if _looks_like_python(interp):
-            return Target(argv0, path, "python-script", interp)
+            return Target(argv0, path, "python-script", interp, interpreter_args=tuple(shebang[1:]))
     return Target(argv0, path, "other", None,
-                  "not a Python program: only the Python processes it starts are monitored")
+                  note="not a Python program: only the Python processes it starts are monitored")
 
 
 def python_flags_note(argv: Sequence[str]) -> Optional[str]:
     """-I, -E and -S stop Python from reading PYTHONPATH or running sitecustomize."""
+    skip_next = False
     for a in argv[1:]:
-        if not a.startswith("-") or a in ("-m", "-c") or a.startswith(("-m", "-c")) or a == "--":
+        if skip_next:
+            skip_next = False
+            continue
+        if a == "--" or not a.startswith("-") or a.startswith("--") or a == "-":
             break
-        letters = a[1:] if not a.startswith("--") else ""
-        for flag, why in (("I", "-I (isolated mode)"), ("E", "-E"), ("S", "-S")):
-            if flag in letters:
+        for i, letter in enumerate(a[1:]):
+            if letter in "mc":
+                return None                     # the rest belongs to the program
+            if letter in "WX":
+                skip_next = i == len(a) - 2     # "-W arg" (rather than "-Warg")
+                break
+            why = {"I": "-I (isolated mode)", "E": "-E", "S": "-S"}.get(letter)
+            if why:
                 return (f"the command runs Python with {why}, which ignores PYTHONPATH or sitecustomize: "
                         "nothing can be monitored; drop the flag, or call stackpeel.unmask.install() "
                         "inside the program")
