@@ -375,7 +375,13 @@ def test_golden_text_and_json_roundtrip():
     if os.environ.get("STACKPEEL_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text()
-    back = report_from_dict(json.loads(render_json(rep)))
+    doc = json.loads(render_json(rep))
+    assert list(doc)[:2] == ["schema_version", "kind"] and doc["schema_version"] == 1
+    assert {"command", "target", "duration", "exit", "processes", "swallowed", "notices", "totals",
+            "notes", "show_all"} <= set(doc)
+    assert {"type", "message", "raised", "handled", "codes", "score", "reasons", "count", "shown",
+            "notices", "pid", "scope"} <= set(doc["swallowed"][0])
+    back = report_from_dict(doc)
     assert render_text(back) == text
     everything = render_text(build_report([rec], command=["python", "repro.py"], returncode=0, duration=9.5,
                                           main_pid=rec["pid"], codes_fn=lambda t: [], show_all=True))
