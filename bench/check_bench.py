@@ -5,6 +5,8 @@ Both run on the same target interpreter, alternating, N rounds each; the figure 
 matters is the ratio of medians (machines are noisy). Also reported:
 
 - the subset of checks that never import torch (system, gpu, cuda, toolchain without nvcc);
+- the run without the kernel-library layer (`--skip kernels`): collect_env's scope plus
+  the toolchain and Triton layers, without importing FLA and transformers;
 - the critical path: the slowest single check in the full run; a parallel runner should
   finish close to it.
 
@@ -41,7 +43,7 @@ def main() -> int:
 
     sp = [sys.executable, "-m", "stackpeel", "check", "--python", args.python, "--format", "json"]
     anchor = [args.python, "-m", "torch.utils.collect_env"]
-    ours, theirs, subset, reports = [], [], [], []
+    ours, theirs, subset, nokernels, reports = [], [], [], [], []
     # one warm-up of each so that the first round does not pay for cold disk caches alone
     wall(anchor)
     wall(sp)
@@ -62,11 +64,14 @@ def main() -> int:
                     return 2
         t, _ = wall(sp + ["--skip", NO_TORCH_SKIP])
         subset.append(t)
+        t, _ = wall(sp + ["--skip", "kernels"])
+        nokernels.append(t)
 
     last = reports[-1]
     durations = sorted(((r["duration_s"], r["id"]) for r in last["results"]), reverse=True)
     crit_s, crit_id = durations[0]
     med_ours, med_theirs, med_subset = statistics.median(ours), statistics.median(theirs), statistics.median(subset)
+    med_nok = statistics.median(nokernels)
     cpu = ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -81,11 +86,13 @@ def main() -> int:
     print(f"{'what':<48} {'median s':>9}")
     print(f"{'python -m torch.utils.collect_env (anchor)':<48} {med_theirs:>9.2f}")
     print(f"{'stackpeel check (all ' + str(len(last['results'])) + ' checks)':<48} {med_ours:>9.2f}")
+    print(f"{'stackpeel check --skip kernels':<48} {med_nok:>9.2f}")
     print(f"{'stackpeel check, checks that never import torch':<48} {med_subset:>9.2f}")
     print(f"{'slowest single check (critical path): ' + crit_id:<48} {crit_s:>9.2f}")
     print()
     print(f"ratio stackpeel / collect_env: {med_ours / med_theirs:.2f}")
     print(f"ratio stackpeel / critical path: {med_ours / crit_s:.2f}")
+    print(f"ratio stackpeel --skip kernels / collect_env: {med_nok / med_theirs:.2f}")
     print()
     print("per-check wall in the last full run:")
     for d, cid in durations:
@@ -93,7 +100,7 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine, "rounds": args.rounds, "collect_env_s": theirs, "stackpeel_s": ours,
-                       "no_torch_subset_s": subset, "critical_path": [crit_id, crit_s],
+                       "no_torch_subset_s": subset, "skip_kernels_s": nokernels, "critical_path": [crit_id, crit_s],
                        "per_check_s": {cid: d for d, cid in durations}}, f, indent=2)
     return 0
 
