@@ -14,7 +14,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest

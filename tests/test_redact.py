@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from stackpeel import engine, render
 from stackpeel.checks.base import Check

@@ -12,7 +12,7 @@ import pytest
 
 from stackpeel.checks.base import Check
 from stackpeel.diagnosis import diagnose
-from stackpeel.model import CheckResult, Report, Status
+from stackpeel.model import Report, Status
 from stackpeel.runner import run_checks, run_probe
 
 FAULTS = str(Path(__file__).parent / "data" / "fault_probes")

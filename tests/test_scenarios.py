@@ -12,7 +12,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 
 SUITE_PATH = Path(__file__).resolve().parent.parent / "scenarios" / "gpu" / "suite.py"
 spec = importlib.util.spec_from_file_location("gpu_suite", SUITE_PATH)

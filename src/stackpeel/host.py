@@ -13,6 +13,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
+# the system probe's parser: probes are standard-library only, so stackpeel may reuse them
+from .probes.system import os_release
+
 #: distro ids (from /etc/os-release ID and ID_LIKE) -> package manager
 _PKG_BY_DISTRO = (
     (("debian", "ubuntu"), "apt"),
@@ -25,22 +28,6 @@ _PKG_BY_DISTRO = (
 
 class TargetError(Exception):
     """The interpreter to diagnose cannot be found or does not run."""
-
-
-def read_os_release(root: str = "/") -> Dict[str, str]:
-    for rel in ("etc/os-release", "usr/lib/os-release"):
-        path = Path(root) / rel
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        out = {}
-        for line in text.splitlines():
-            key, sep, value = line.partition("=")
-            if sep and key.strip() and not key.startswith("#"):
-                out[key.strip()] = value.strip().strip('"').strip("'")
-        return out
-    return {}
 
 
 def package_manager(os_release: Mapping[str, str]) -> Optional[str]:
@@ -67,7 +54,7 @@ def conda_prefix_of(python: str) -> Optional[str]:
 
 
 def detect(python: str) -> Dict[str, Any]:
-    osr = read_os_release()
+    osr = os_release()
     return {
         "distro_id": osr.get("ID"),
         "distro_like": osr.get("ID_LIKE"),

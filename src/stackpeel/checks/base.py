@@ -23,12 +23,26 @@ Example::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple
 
 from .. import codes as _codes
 from .. import remedies
 from ..model import Finding, Severity, Status
+
+
+def version_tuple(text: Any) -> Tuple[int, ...]:
+    """(3, 6, 0) from '3.6.0', '2.11.0+cu130', '3.7.0rc1', 'glibc 2.36' parts; () when unparsable."""
+    out: List[int] = []
+    for part in re.split(r"[.+]", str(text or "")):
+        m = re.match(r"(\d+)", part)
+        if not m:
+            break
+        out.append(int(m.group(1)))
+        if len(out) == 3:
+            break
+    return tuple(out)
 
 
 @dataclass(frozen=True)

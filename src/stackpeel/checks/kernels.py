@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, List, Mapping, Optional
 
 from ..model import Severity
-from .base import Check
-from .triton_layer import compiler_failure, exc_line, exc_text, version_tuple
+from .base import Check, version_tuple
+from .triton_layer import compiler_failure, exc_line, exc_text
 
 #: what FLA exposes when its Triton probe succeeded
 GPU_PLATFORMS = ("cuda", "hip", "xpu", "musa", "npu")

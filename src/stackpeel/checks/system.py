@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Check
+from .base import Check, version_tuple
 
 #: oldest glibc that current PyTorch/Triton manylinux_2_28 wheels accept
 MIN_GLIBC = (2, 28)
-
-
-def _version_tuple(text):
-    try:
-        return tuple(int(p) for p in str(text).split(".")[:2])
-    except ValueError:
-        return None
 
 
 class Platform(Check):
@@ -36,7 +29,7 @@ class Platform(Check):
                 "The C library is musl; PyTorch and Triton publish wheels for glibc (manylinux) only, "
                 "so pip cannot install them here, or installs builds that fail to load.",
                 observed="musl"))
-        elif libc == "glibc" and ver and _version_tuple(ver) and _version_tuple(ver) < MIN_GLIBC:
+        elif libc == "glibc" and version_tuple(ver) and version_tuple(ver)[:2] < MIN_GLIBC:
             findings.append(ctx.finding(
                 "libc-unsupported",
                 f"glibc {ver} is older than {'.'.join(map(str, MIN_GLIBC))}, the oldest that current "

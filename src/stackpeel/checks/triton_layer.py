@@ -5,24 +5,12 @@ compile and launch a kernel, and does a warm cache hide a missing compiler
 from __future__ import annotations
 
 import re
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional
 
 from ..model import Severity
-from .base import Check
+from .base import Check, version_tuple
 
 COMPILER_MISSING = "Failed to find C compiler"
-
-
-def version_tuple(text: Any) -> Tuple[int, ...]:
-    out: List[int] = []
-    for part in re.split(r"[.+]", str(text or "")):
-        m = re.match(r"(\d+)", part)
-        if not m:
-            break
-        out.append(int(m.group(1)))
-        if len(out) == 3:
-            break
-    return tuple(out)
 
 
 def first_line(text: Any, limit: int = 300) -> str:

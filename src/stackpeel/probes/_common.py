@@ -1,6 +1,7 @@
 """Helpers shared by probes. Standard library only; Python 3.8+."""
 
 import contextlib
+import ctypes
 import io
 import os
 import subprocess
@@ -125,3 +126,36 @@ def which(name, path=None):
 
 def env_flag_names():
     return sorted(os.environ)
+
+
+def sibling(name):
+    """Another probe module of stackpeel's probes directory, loaded once, by path, under the
+    same private name the runner gives it (``_stackpeel_probe_<name>``)."""
+    import importlib.util
+    mod_name = "_stackpeel_probe_" + name
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class GuardedLib(object):
+    """A ctypes library whose missing symbols are recorded (``missing``), never raised."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.missing = []
+
+    def fn(self, name, argtypes, restype=ctypes.c_int):
+        try:
+            f = getattr(self.lib, name)
+        except AttributeError:
+            self.missing.append(name)
+            return None
+        f.argtypes = argtypes
+        f.restype = restype
+        return f

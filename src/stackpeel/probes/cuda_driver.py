@@ -8,9 +8,8 @@ initialisation fails.
 
 import ctypes
 import os
-import sys
 
-import _stackpeel_probe__common as common  # noqa: F401  (loaded by the runner)
+import _stackpeel_probe__common as common  # loaded by the runner
 
 #: CUresult names for when cuGetErrorName itself is unavailable (cuda.h)
 CU_ERRORS = {
@@ -30,36 +29,11 @@ ATTR_CC_MINOR = 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 
 def _gpu():
     """The gpu probe module (helpers for library paths and /proc), loaded by path."""
-    return _load_sibling("gpu")
+    return common.sibling("gpu")
 
 
-def _load_sibling(name):
-    import importlib.util
-    mod_name = "_stackpeel_probe_" + name
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-class _Cuda(object):
-    def __init__(self, lib):
-        self.lib = lib
-        self.missing = []
-
-    def fn(self, name, argtypes):
-        try:
-            f = getattr(self.lib, name)
-        except AttributeError:
-            self.missing.append(name)
-            return None
-        f.argtypes = argtypes
-        f.restype = ctypes.c_int
-        return f
+class _Cuda(common.GuardedLib):
+    """The CUDA driver API through ctypes; a missing symbol is recorded, never raised."""
 
     def _text(self, getter, rc):
         f = self.fn(getter, [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])

@@ -9,14 +9,12 @@ torch and nvidia-smi.
 
 import ctypes
 import errno
-import importlib.util
 import os
 import re
 import socket
 import stat
-import sys
 
-import _stackpeel_probe__common as common  # noqa: F401  (loaded by the runner)
+import _stackpeel_probe__common as common  # loaded by the runner
 
 
 def _path(root, path):
@@ -103,23 +101,10 @@ def pci_nvidia_gpus(root="/"):
     return out
 
 
-def _sibling(name):
-    """Another probe module of this directory (loaded once, by path, like the runner does)."""
-    mod_name = "_stackpeel_probe_" + name
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def container(root="/"):
     """(kind, signals) from the system probe; ("unknown", [error]) if it cannot tell."""
     try:
-        kind, signals = _sibling("system").container_kind(root=root)
+        kind, signals = common.sibling("system").container_kind(root=root)
         return kind, signals
     except Exception as exc:  # the system probe is another module's: never let it break this one
         return "unknown", ["%s: %s" % (type(exc).__name__, exc)]
@@ -342,22 +327,8 @@ NVML_ERRORS = {
 }
 
 
-class _Nvml(object):
-    """Thin, guarded ctypes wrapper: a missing symbol is recorded, never raised."""
-
-    def __init__(self, lib):
-        self.lib = lib
-        self.missing = []
-
-    def fn(self, name, argtypes):
-        try:
-            f = getattr(self.lib, name)
-        except AttributeError:
-            self.missing.append(name)
-            return None
-        f.argtypes = argtypes
-        f.restype = ctypes.c_int
-        return f
+class _Nvml(common.GuardedLib):
+    """NVML through ctypes; a missing symbol is recorded, never raised."""
 
     def error(self, rc):
         out = {"code": rc, "name": NVML_ERRORS.get(rc, "NVML_ERROR_%d" % rc), "message": None}

@@ -36,16 +36,6 @@ def _fresh_triton_cache():
     return tmp
 
 
-def _version_tuple(text):
-    out = []
-    for part in re.split(r"[.+]", str(text or "")):
-        m = re.match(r"(\d+)", part)
-        if not m:
-            break
-        out.append(int(m.group(1)))
-    return tuple(out)
-
-
 def _dists(names):
     return {n: common.dist_version(n) for n in names if common.dist_version(n)}
 

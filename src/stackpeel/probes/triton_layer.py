@@ -103,18 +103,6 @@ os._exit(0)
 
 # --------------------------------------------------------------------------- helpers
 
-def version_tuple(text):
-    """(3, 6, 0) from '3.6.0', '3.6.0+git1234', '3.7.0rc1'; () when unparsable."""
-    out = []
-    for part in re.split(r"[.+]", str(text or "")):
-        m = re.match(r"(\d+)", part)
-        if not m:
-            break
-        out.append(int(m.group(1)))
-        if len(out) == 3:
-            break
-    return tuple(out)
-
 
 def installed_triton():
     """(distribution, version) of the installed Triton, without importing it."""

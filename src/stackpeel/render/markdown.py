@@ -58,7 +58,7 @@ def _root(report: Report, n: int, root: RootCause, out: List[str]) -> None:
 
 def render_markdown(report: Report, verbose: bool = False) -> str:
     target, host = header_facts(report)
-    out: List[str] = [f"## stackpeel report", "", f"- Target: `{target}`", f"- Host: {host}",
+    out: List[str] = ["## stackpeel report", "", f"- Target: `{target}`", f"- Host: {host}",
                       f"- stackpeel {report.tool_version}, {len(report.results)} checks in {report.duration_s:.1f} s",
                       f"- Verdict: {exit_line(report)}", ""]
     d = report.diagnosis

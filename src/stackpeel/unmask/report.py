@@ -28,10 +28,9 @@ standard library on behalf of library code) and scores at least :data:`SHOW_SCOR
 
 from __future__ import annotations
 
-import os
 import re
 import signal as _signal
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 SCHEMA_VERSION = 1
