@@ -96,3 +96,35 @@ def test_cli_with_planted_secrets(clean_env, tmp_path):
         text = out.read_text() + proc.stdout + proc.stderr
         for name, value in SECRETS.items():
             assert value not in text, f"{name} leaked in {fmt}"
+
+
+def test_explain_never_repeats_a_secret_from_the_log(clean_env, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                   "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set "
+                   f"triton.knobs.build.impl. HF_TOKEN={SECRETS['HF_TOKEN']} key={SECRETS['WANDB_API_KEY']}\n")
+    env = dict(clean_env, **SECRETS)
+    for fmt in ("text", "json", "markdown"):
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", str(log), "--no-live", "--format", fmt],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 1, p.stderr
+        assert "no-c-compiler" in p.stdout
+        for value in SECRETS.values():
+            assert value not in p.stdout and value[:12] not in p.stdout  # not even cut short
+
+
+def test_run_report_never_repeats_a_secret(clean_env, tmp_path):
+    prog = tmp_path / "leaky.py"
+    prog.write_text("import os\nimport json\n"
+                    "try:\n    json.loads(os.environ['MY_DB_PASSWORD'])\nexcept ValueError:\n    pass\n"
+                    "try:\n    raise RuntimeError('auth failed with ' + os.environ['HF_TOKEN'])\n"
+                    "except RuntimeError:\n    pass\n")
+    env = dict(clean_env, **SECRETS)
+    out = tmp_path / "report.json"
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "run", "--all", "--format", "json", "-o", str(out), "--",
+                        sys.executable, str(prog)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert "auth failed with <redacted>" in text  # the swallowed exception is there, its secret is not
+    for value in SECRETS.values():
+        assert value not in text

@@ -98,7 +98,9 @@ def run(args) -> int:
     expl = explain(parsed, source=source)
     if not args.no_live and expl.candidates:
         expl = confirm(expl, python=args.python)
-    sys.stdout.write(render(expl, args.format))
+    from ..redact import scrub_output
+
+    sys.stdout.write(scrub_output(render(expl, args.format)))
     sys.stdout.flush()
     return expl.exit_code
 

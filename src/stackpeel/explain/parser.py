@@ -22,11 +22,13 @@ import codecs
 import collections
 import gzip
 import io
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from ..redact import scrub_text, secret_values
 from .knowledge import KnowledgeBase, load
 
 #: characters of one line that are kept and searched
@@ -202,8 +204,10 @@ def clean(text: str) -> Tuple[str, int]:
 class LogScanner:
     """Feed it text with :meth:`feed` (any chunking), then call :meth:`close`."""
 
-    def __init__(self, kb: Optional[KnowledgeBase] = None):
+    def __init__(self, kb: Optional[KnowledgeBase] = None, environ: Optional[Mapping[str, str]] = None):
         self.kb = kb or load()
+        # logs carry tokens too: secrets are replaced before any line is kept or cut short
+        self._secrets = secret_values(os.environ if environ is None else environ)
         self.result = ParseResult()
         self._gate = self.kb.gate.search
         self._entry_gate = self.kb.entry_gate.search
@@ -233,14 +237,14 @@ class LogScanner:
                 self._carry = text
             return
         self._carry = text[cut + 1:]
-        self._lines(text[:cut].split("\n"))
+        self._lines(scrub_text(text[:cut], self._secrets).split("\n"))
 
     def close(self) -> ParseResult:
         if self._closed:
             return self.result
         self._closed = True
         if self._carry:
-            self._lines([self._carry])
+            self._lines([scrub_text(self._carry, self._secrets)])
             self._carry = ""
         for key in list(self._open):
             op = self._open.pop(key)

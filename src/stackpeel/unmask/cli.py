@@ -89,7 +89,9 @@ def cmd_run(args) -> int:
     report = build_report(result.records, command=argv, target=target, returncode=result.returncode,
                           duration=result.duration, crash_dumps=result.crash_dumps,
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
-    text = render(report, args.format)
+    from ..redact import scrub_output
+
+    text = scrub_output(render(report, args.format))
     try:
         if args.output and args.output != "-":
             with open(args.output, "w", encoding="utf-8") as f:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..redact import scrub, scrub_text, secret_values
 from . import monitor as _monitor
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
@@ -199,7 +200,9 @@ def read_records(records: Path) -> (List[Dict[str, Any]], Dict[int, str]):
             continue
         if text.strip():
             crashes[pid] = text
-    return out, crashes
+    # the program's exception messages may hold its secrets: replaced before anything is ranked or cut
+    values = secret_values(os.environ)
+    return [scrub(rec, values) for rec in out], {pid: scrub_text(t, values) for pid, t in crashes.items()}
 
 
 def record_from_journal(pid: int, path: Path) -> Dict[str, Any]:
