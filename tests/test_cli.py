@@ -112,3 +112,13 @@ def test_readme_codes_table_is_current():
     text = (Path(__file__).parent.parent / "README.md").read_text()
     inner = text.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip()
     assert inner == codes_table(all_codes().values()), "README's codes table is stale: run python -m stackpeel.docs"
+
+
+def test_skipping_a_requirement_is_said_in_the_report():
+    p = sp("check", "--python", sys.executable, "--skip", "gpu,cuda,torch,triton,kernels,multi_gpu", "--format", "json")
+    data = json.loads(p.stdout)
+    assert "cuda.driver_api" in data["selection"]["not_run"]  # toolchain.ptxas needs it
+    text = sp("check", "--python", sys.executable, "--skip", "cuda", "--only", "toolchain.ptxas").stdout
+    assert "Not run on request" in text and "cuda.driver_api" in text
+    full = json.loads(sp("check", "--python", sys.executable, "--only", "system", "--format", "json").stdout)
+    assert full["selection"]["not_run"] == []

@@ -20,6 +20,15 @@ from .runner.scheduler import ProgressFn
 __all__ = ["TargetError", "check"]
 
 
+def _selection(only: Sequence[str], skip: Sequence[str], classes: Sequence[Type[Check]]) -> dict:
+    """What --only/--skip asked for, and which requirements of the checks that ran were left out."""
+    if not (only or skip):
+        return {}
+    ran = {c.id for c in classes}
+    missing = sorted({r for c in classes for r in c.requires if r not in ran})
+    return {"only": list(only), "skip": list(skip), "not_run": missing}
+
+
 def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence[str] = (),
           env: Optional[Mapping[str, str]] = None, progress: Optional[ProgressFn] = None,
           workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True,
@@ -56,6 +65,7 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         results=tuple(results),
         diagnosis=diagnose(results, registry.LAYERS),
         duration_s=time.monotonic() - start,
+        selection=_selection(only, skip, classes),
     )
     # secrets never leave this function, whatever the renderer
     return Report.from_dict(redact_report_dict(report.to_dict(), environ))

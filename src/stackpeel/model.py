@@ -291,6 +291,8 @@ class Report:
     diagnosis: Diagnosis
     duration_s: float = 0.0
     schema_version: int = SCHEMA_VERSION
+    #: what --only/--skip left out: ``{"only": [...], "skip": [...], "not_run": [check ids]}``
+    selection: Dict[str, Any] = field(default_factory=dict)
 
     def result(self, check_id: str) -> Optional[CheckResult]:
         for r in self.results:
@@ -304,6 +306,7 @@ class Report:
             "tool": {"name": "stackpeel", "version": self.tool_version},
             "created": self.created,
             "duration_s": round(self.duration_s, 3),
+            "selection": self.selection,
             "target": self.target,
             "host": self.host,
             "diagnosis": self.diagnosis.to_dict(),
@@ -321,6 +324,7 @@ class Report:
             host=dict(d.get("host") or {}),
             results=tuple(CheckResult.from_dict(r) for r in d["results"]),
             diagnosis=Diagnosis.from_dict(d["diagnosis"]),
+            selection=dict(d.get("selection") or {}),
         )
 
 

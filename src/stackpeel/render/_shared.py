@@ -85,3 +85,13 @@ STATUS_MARK = {
     Status.BLOCKED: ("↳", "[blocked]"),
     Status.ERROR: ("⚠", "[ERROR]"),
 }
+
+
+def selection_note(report: Report) -> str:
+    """One sentence when --skip left out requirements of checks that ran (a root cause may then
+    be a symptom of one of them)."""
+    left_out = report.selection.get("not_run") or []
+    if not left_out:
+        return ""
+    return (f"Not run on request, though other checks depend on {'them' if len(left_out) != 1 else 'it'}: "
+            f"{', '.join(left_out)}. A root cause below may be a symptom of something not checked.")

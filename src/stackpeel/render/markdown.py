@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Report, RootCause
-from ._shared import evidence_tail, exit_line, header_facts, main_findings, symptom_rows
+from ._shared import evidence_tail, exit_line, header_facts, main_findings, selection_note, symptom_rows
 
 
 def _fence(lines: List[str]) -> List[str]:
@@ -60,7 +60,10 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     target, host = header_facts(report)
     out: List[str] = ["## stackpeel report", "", f"- Target: `{target}`", f"- Host: {host}",
                       f"- stackpeel {report.tool_version}, {len(report.results)} checks in {report.duration_s:.1f} s",
-                      f"- Verdict: {exit_line(report)}", ""]
+                      f"- Verdict: {exit_line(report)}"]
+    if selection_note(report):
+        out.append(f"- Note: {selection_note(report)}")
+    out.append("")
     d = report.diagnosis
     if d.blocking:
         out += [f"## Root causes ({len(d.blocking)} blocking)", ""]

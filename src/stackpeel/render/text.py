@@ -8,7 +8,7 @@ from typing import List
 
 from ..model import Report, RootCause, Severity, Status
 from ._shared import (STATUS_MARK, evidence_tail, exit_line, first_lines, header_facts, main_findings,
-                      symptom_rows)
+                      selection_note, symptom_rows)
 
 _COLORS = {"red": "31", "yellow": "33", "green": "32", "dim": "2", "bold": "1", "cyan": "36"}
 _STATUS_COLOR = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.ERROR: "red",
@@ -89,6 +89,9 @@ def render_text(report: Report, width: int = 100, color: bool = False, ascii_onl
     out.line(out.style(f"stackpeel {report.tool_version}", "bold") + f" diagnosed {target}")
     n = len(report.results)
     out.line(f"Host: {host}. {n} check{'s' if n != 1 else ''} in {report.duration_s:.1f} s.")
+    note = selection_note(report)
+    if note:
+        out.wrap(note, "")
     out.line()
     d = report.diagnosis
     if d.blocking:
