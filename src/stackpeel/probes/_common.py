@@ -159,3 +159,22 @@ class GuardedLib(object):
         f.argtypes = argtypes
         f.restype = restype
         return f
+
+
+def torch_facts(facts, import_error_key="torch_error", cuda_error_key="cuda_error"):
+    """Import torch (as the libraries do first) and record what it says about CUDA in
+    ``facts``; returns the module, or None when the import failed."""
+    try:
+        import torch
+    except Exception as exc:
+        facts[import_error_key] = exc_facts(exc)
+        return None
+    facts["torch_version"] = torch.__version__
+    facts["torch_cuda"] = getattr(torch.version, "cuda", None)
+    try:
+        facts["cuda_available"] = bool(torch.cuda.is_available())
+        facts["device_count"] = int(torch.cuda.device_count())
+    except Exception as exc:
+        facts["cuda_available"] = False
+        facts[cuda_error_key] = exc_facts(exc)
+    return torch

@@ -40,24 +40,6 @@ def _dists(names):
     return {n: common.dist_version(n) for n in names if common.dist_version(n)}
 
 
-def _torch_facts(facts):
-    """Import torch (as the libraries do first) and record what it says about CUDA."""
-    try:
-        import torch
-    except Exception as exc:
-        facts["torch_error"] = common.exc_facts(exc)
-        return None
-    facts["torch_version"] = torch.__version__
-    facts["torch_cuda"] = getattr(torch.version, "cuda", None)
-    try:
-        facts["cuda_available"] = bool(torch.cuda.is_available())
-        facts["device_count"] = int(torch.cuda.device_count())
-    except Exception as exc:
-        facts["cuda_available"] = False
-        facts["cuda_error"] = common.exc_facts(exc)
-    return torch
-
-
 # --------------------------------------------------------------------------- kernels.fla
 
 def fla_facts(inp):
@@ -75,7 +57,7 @@ def fla_facts(inp):
     facts["triton_cache_dir"] = os.environ["TRITON_CACHE_DIR"]
     try:
         with common.recorded() as box:
-            torch = _torch_facts(facts)
+            torch = common.torch_facts(facts)
             try:
                 importlib.import_module("fla.utils")
                 fu = sys.modules["fla.utils"]
@@ -136,7 +118,7 @@ def causal_conv1d_facts(inp):
     tmp = _fresh_triton_cache()
     try:
         with common.recorded() as box:
-            torch = _torch_facts(facts)
+            torch = common.torch_facts(facts)
             if torch is not None:
                 try:
                     facts["torch_cxx11abi"] = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
@@ -236,7 +218,7 @@ def transformers_facts(inp):
     tmp = _fresh_triton_cache()
     try:
         with common.recorded() as box:
-            torch = _torch_facts(facts)
+            torch = common.torch_facts(facts)
             mod = None
             for name in modules:
                 try:

@@ -425,19 +425,9 @@ def _launch_phase(opts):
 
 def _launch_steps(opts, facts, tmp):
     facts["stage"] = "import-torch"
-    try:
-        import torch
-    except Exception as exc:
-        facts["error"] = common.exc_facts(exc)
+    torch = common.torch_facts(facts, import_error_key="error", cuda_error_key="torch_cuda_error")
+    if torch is None:
         return
-    facts["torch_version"] = torch.__version__
-    facts["torch_cuda"] = getattr(torch.version, "cuda", None)
-    try:
-        facts["cuda_available"] = bool(torch.cuda.is_available())
-        facts["device_count"] = int(torch.cuda.device_count())
-    except Exception as exc:
-        facts["cuda_available"] = False
-        facts["torch_cuda_error"] = common.exc_facts(exc)
 
     facts["stage"] = "import-triton"
     try:

@@ -380,6 +380,21 @@ class Monitor(object):
                 pass
         return str(_thread.get_ident())
 
+    def _mark_reraised(self, entry):
+        """A caught exception escaped again (raise e, re-raised into the caller): not swallowed."""
+        entry[COUNT] -= 1
+        entry[RERAISED] += 1
+        if entry[RERAISED] == 1:
+            self._journal_update(entry, "reraised")
+
+    def _mark_converted(self, entry, new_exc):
+        """A caught exception became the context of a new one leaving its handler: converted."""
+        entry[COUNT] -= 1
+        entry[CONVERTED] += 1
+        self._converted(entry, new_exc)
+        if entry[CONVERTED] == 1:
+            self._journal_update(entry, "converted")
+
     def _converted(self, entry, new_exc):
         info = entry[INFO]
         if info and "converted_to" not in info and not info.get("excluded"):
@@ -463,11 +478,7 @@ class Monitor(object):
                         tb = exc.__traceback__
                     if p is not None and tb is not None and tb.tb_next is not None:
                         # a caught exception escaped again (raise e / re-raised into the caller)
-                        e = p[0]
-                        e[COUNT] -= 1
-                        e[RERAISED] += 1
-                        if e[RERAISED] == 1:
-                            mon._journal_update(e, "reraised")
+                        mon._mark_reraised(p[0])
                     # (p with a fresh traceback: the id belonged to a dead exception; dropped)
                     if ctx is not None and tb is not None and tb.tb_next is not None:
                         p = pending_get(id(ctx))
@@ -475,23 +486,14 @@ class Monitor(object):
                             # raised while ctx was being handled, and now escaping the
                             # handler's frame into its caller: ctx was converted, not swallowed
                             del pending[id(ctx)]
-                            e = p[0]
-                            e[COUNT] -= 1
-                            e[CONVERTED] += 1
-                            mon._converted(e, exc)
-                            if e[CONVERTED] == 1:
-                                mon._journal_update(e, "converted")
+                            mon._mark_converted(p[0], exc)
             if exc.__class__ is SystemExit:
                 mon.system_exit = [exc.code]
 
         def on_reraise(code, offset, exc):
             p = pending_pop(id(exc), None)
             if p is not None:
-                e = p[0]
-                e[COUNT] -= 1
-                e[RERAISED] += 1
-                if e[RERAISED] == 1:
-                    mon._journal_update(e, "reraised")
+                mon._mark_reraised(p[0])
 
         return on_handled, on_raise, on_reraise
 
@@ -562,22 +564,13 @@ class Monitor(object):
             if pending:
                 p = pending_pop(id(exc), None)
                 if p is not None and above(tb, p[1]):
-                    e = p[0]
-                    e[COUNT] -= 1
-                    e[RERAISED] += 1
-                    if e[RERAISED] == 1:
-                        mon._journal_update(e, "reraised")
+                    mon._mark_reraised(p[0])
                 ctx = exc.__context__
                 if ctx is not None:
                     p = pending_get(id(ctx))
                     if p is not None and above(tb, p[1]):
                         del pending[id(ctx)]
-                        e = p[0]
-                        e[COUNT] -= 1
-                        e[CONVERTED] += 1
-                        mon._converted(e, exc)
-                        if e[CONVERTED] == 1:
-                            mon._journal_update(e, "converted")
+                        mon._mark_converted(p[0], exc)
             if exc.__class__ is SystemExit:
                 mon.system_exit = [exc.code]
 
