@@ -443,9 +443,19 @@ def gloo_check(**options):
                                                 "probe_options": opts, "timeout": 90.0})
 
 
-def run_gloo(stack_python, **options):
+FAULTS = Path(__file__).parent / "data" / "multi_gpu_faults"
+
+
+def run_gloo(stack_python, fault=None, **options):
+    """Run the gloo harness; ``fault`` ("raise:1", "hang:0", "wrong:1") breaks one rank from
+    outside: tests/data/multi_gpu_faults/sitecustomize.py patches torch.distributed in the
+    rank workers (the product has no fault hook)."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.pop("STACKPEEL_TEST_ALLREDUCE_FAULT", None)
+    if fault:
+        env["PYTHONPATH"] = str(FAULTS)
+        env["STACKPEEL_TEST_ALLREDUCE_FAULT"] = fault
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # this box's hostname need not resolve; the harness is the test
     (res,) = run_checks([gloo_check(**options)], stack_python, HOST, {"python": stack_python}, env=env)
     return res
@@ -463,12 +473,12 @@ def test_real_gloo_allreduce_two_ranks(stack_python):
 
 @pytest.mark.slow
 def test_real_gloo_rank_raising_gives_finding_with_evidence(stack_python):
-    res = run_gloo(stack_python, fault={"rank": 1, "kind": "raise"})
+    res = run_gloo(stack_python, fault="raise:1")
     assert res.status is Status.FAIL
     (f,) = res.findings
     assert f.code == "nccl-allreduce-failed"
     assert "rank 1 raised RuntimeError in all_reduce" in f.message
-    assert "fault injected by stackpeel's tests" in f.evidence
+    assert "fault injected from outside by the test: rank 1 raises in all_reduce" in f.evidence
     ranks = res.facts["ranks"]
     assert ranks[1]["exit_code"] == 1 and ranks[1]["error"]["type"] == "RuntimeError"
     assert ranks[0]["value"] is None  # rank 0 never got a sum: it errored or was stopped
@@ -476,7 +486,7 @@ def test_real_gloo_rank_raising_gives_finding_with_evidence(stack_python):
 
 @pytest.mark.slow
 def test_real_gloo_rank_hanging_is_killed_and_reported(stack_python):
-    res = run_gloo(stack_python, fault={"rank": 0, "kind": "hang"}, timeout_s=12)
+    res = run_gloo(stack_python, fault="hang:0", timeout_s=12)
     assert res.status is Status.FAIL and [f.code for f in res.findings] == ["nccl-allreduce-failed"]
     r0 = res.facts["ranks"][0]
     assert r0["killed"] in ("timeout", "peer-failed") and r0["signal"] == "SIGKILL" and r0["stage"] == "all_reduce"
@@ -485,7 +495,7 @@ def test_real_gloo_rank_hanging_is_killed_and_reported(stack_python):
 
 @pytest.mark.slow
 def test_real_gloo_wrong_contribution_is_caught(stack_python):
-    res = run_gloo(stack_python, fault={"rank": 1, "kind": "wrong"}, world_size=3)
+    res = run_gloo(stack_python, fault="wrong:1", world_size=3)
     assert res.status is Status.FAIL
     assert res.facts["sum"] == 7.0 and res.facts["expected"] == 6.0
     assert "expected 6 everywhere" in res.findings[0].message
