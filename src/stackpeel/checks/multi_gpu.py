@@ -190,29 +190,92 @@ def _transport_env(env: Mapping[str, str]) -> List[str]:
     return [f"{k}={env[k]}" for k in _TRANSPORT_SWITCHES if k in env]
 
 
-def topology_links(text: str) -> Dict[tuple, str]:
-    """Parse ``nvidia-smi topo -m``: {(i, j): "NV18" | "PIX" | "SYS" ...} between GPUs,
-    indexed as nvidia-smi numbers them (not remapped by CUDA_VISIBLE_DEVICES)."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", text or "")  # newer nvidia-smi underlines the header
+_GPU_CELL = re.compile(r"GPU(\d+)$")
+_LINK_KIND = re.compile(r"(X|SYS|NODE|PHB|PXB|PIX|NV\d+|SOC|PHB)$")
+_CPU_LIST = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+def topology_matrix(text: str) -> Dict[str, Any]:
+    """Parse ``nvidia-smi topo -m`` as people paste it: spaces or tabs, ANSI-underlined header,
+    a "N NICs found" preamble, a missing header line, or rows cut short.
+
+    Returns ``{"gpus": [0, 1, ...], "links": {(i, j): "NV18" | "PIX" | "SYS" ...},
+    "nics": {(i, "NIC0"): "PIX" ...}, "cpu_affinity": {i: "0-55"}, "numa": {i: "0"},
+    "truncated": [rows that ended early]}``. GPUs are numbered as nvidia-smi numbers them
+    (not remapped by CUDA_VISIBLE_DEVICES)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text or "")
     cols: Optional[List[str]] = None
-    links: Dict[tuple, str] = {}
+    out: Dict[str, Any] = {"gpus": [], "links": {}, "nics": {}, "cpu_affinity": {}, "numa": {}, "truncated": []}
     for line in text.splitlines():
-        cells = line.split()
+        if line.strip().startswith("Legend"):
+            break
+        cells = [c.strip() for c in (line.split("\t") if "\t" in line else line.split())]
+        if cells and cells[0] == "":
+            cells = cells[1:]
         if not cells:
             continue
-        if cols is None:
-            if "GPU0" in cells and not re.fullmatch(r"GPU\d+", cells[0]) or cells[:2] == ["GPU0", "GPU1"]:
-                cols = [c for c in cells if re.fullmatch(r"GPU\d+", c)]
+        if cols is None and cells[:2] == ["GPU0", "GPU1"]:
+            cols = [c for c in cells if _GPU_CELL.match(c) or re.match(r"(NIC|mlx)\S*$", c)]
             continue
-        if cells[0].startswith("Legend"):
-            break
-        if re.fullmatch(r"GPU\d+", cells[0]):
-            i = int(cells[0][3:])
-            for col, cell in zip(cols, cells[1:]):
-                j = int(col[3:])
-                if i != j:
-                    links[(i, j)] = cell
-    return links
+        m = _GPU_CELL.match(cells[0])
+        if not m:
+            continue
+        i = int(m.group(1))
+        row = cells[1:]
+        if cols is None:  # no header line: GPU columns run until the row's own "X"
+            if "X" not in row:
+                continue
+            n_gpu = max(row.index("X") + 1, sum(1 for c in row if re.match(r"(NV\d+|X)$", c)))
+            cols = ["GPU%d" % k for k in range(n_gpu)]
+        out["gpus"].append(i)
+        gpu_cols = [c for c in cols if _GPU_CELL.match(c)]
+        nic_cols = [c for c in cols if not _GPU_CELL.match(c)]
+        if len(row) < len(gpu_cols):
+            out["truncated"].append(i)
+        for col, cell in zip(gpu_cols, row):
+            j = int(_GPU_CELL.match(col).group(1))
+            if j != i:
+                out["links"][(i, j)] = cell
+        rest = row[len(gpu_cols):]
+        k = 0
+        while k < len(rest) and _LINK_KIND.match(rest[k]):
+            name = nic_cols[k] if k < len(nic_cols) else "NIC%d" % k
+            out["nics"][(i, name)] = rest[k]
+            k += 1
+        tail = [c for c in rest[k:] if c]
+        if tail and _CPU_LIST.match(tail[0]):
+            out["cpu_affinity"][i] = tail[0]
+            if len(tail) > 1 and re.match(r"\d+$", tail[1]):
+                out["numa"][i] = tail[1]
+    return out
+
+
+def topology_links(text: str) -> Dict[tuple, str]:
+    """{(i, j): "NV18" | "PIX" | "SYS" ...} between GPUs (see :func:`topology_matrix`)."""
+    return topology_matrix(text)["links"]
+
+
+def nvlink_layout(matrix: Mapping[str, Any]) -> Dict[str, Any]:
+    """What the GPU-to-GPU links say: ``kind`` is "all-nvlink" (every pair NV#: NVSwitch boards and
+    fully linked pairs), "partial-nvlink", "no-nvlink" or "unknown"; ``weak`` lists pairs whose
+    NVLink count is below the most common one, and ``not_nvlink`` the pairs without NVLink on a
+    board where most pairs have it (a GPU that lost links to the fabric, as on HGX boards whose
+    fabric is half-trained)."""
+    links = matrix.get("links") or {}
+    if not links:
+        return {"kind": "unknown", "weak": [], "not_nvlink": [], "common": None}
+    counts = {pair: int(cell[2:]) for pair, cell in links.items() if re.match(r"NV\d+$", cell)}
+    if not counts:
+        return {"kind": "no-nvlink", "weak": [], "not_nvlink": [], "common": None}
+    tally: Dict[int, int] = {}
+    for c in counts.values():
+        tally[c] = tally.get(c, 0) + 1
+    common = max(tally, key=lambda c: (tally[c], c))
+    weak = sorted(pair for pair, c in counts.items() if c < common and pair[0] < pair[1])
+    not_nv = sorted(pair for pair in links if pair not in counts and pair[0] < pair[1])
+    kind = "all-nvlink" if not not_nv else "partial-nvlink"
+    return {"kind": kind, "weak": weak, "not_nvlink": not_nv if len(counts) > len(links) / 2 else [],
+            "common": "NV%d" % common}
 
 
 # --------------------------------------------------------------------------- p2p
