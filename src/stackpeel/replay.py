@@ -1,0 +1,56 @@
+"""Re-diagnose a saved report with today's code: the recorded facts go through today's
+``evaluate`` bodies and today's diagnosis, without probing anything.
+
+This is how committed evidence stays honest: a test replays every committed report and
+fails when today's verdict differs from the one the real run printed (then the real
+scenario is re-run and its new output committed). It also lets a report from another
+machine be re-read by a newer stackpeel.
+
+Results that never reached ``evaluate`` stay as recorded: ``error`` (the probe crashed or
+timed out: there are no facts to judge) and ``blocked`` (a gate kept the probe from running).
+A check of today's registry that the report does not hold is left out; a recorded check that
+today's registry does not know is kept as recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Sequence, Type
+
+from . import registry
+from .checks.base import Check
+from .diagnosis import diagnose
+from .model import CheckResult, Report, Status
+from .runner.scheduler import _finish
+from .runner.child import ProbeAnswer
+
+__all__ = ["rediagnose", "verdict_of"]
+
+
+def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) -> Report:
+    """``report`` with every result re-evaluated from its recorded facts, in dependency order."""
+    pool = list(classes) if classes is not None else registry.load(plugins=False)
+    by_id = {c.id: c for c in pool}
+    recorded = {r.id: r for r in report.results}
+    done: Dict[str, CheckResult] = {}
+    for cls in registry.validate([c for c in pool if c.id in recorded]):
+        old = recorded[cls.id]
+        if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None:
+            done[cls.id] = old
+            continue
+        answer = ProbeAnswer(dict(old.facts), None, old.duration_s) if cls.probe else None
+        done[cls.id] = _finish(cls, answer, report.host, report.target, done)
+    results: List[CheckResult] = [done.get(r.id, r) if r.id in by_id else r for r in report.results]
+    return Report(tool_version=report.tool_version, created=report.created, target=report.target,
+                  host=report.host, results=tuple(results), diagnosis=diagnose(results, registry.LAYERS),
+                  duration_s=report.duration_s, selection=report.selection)
+
+
+def verdict_of(report: Report) -> Mapping[str, object]:
+    """What a report concludes, for comparing two of them: each check's status and codes,
+    the blocking and degraded roots with their codes, and the checks that could not complete."""
+    return {
+        "statuses": {r.id: (r.status.value, tuple(sorted(f.code for f in r.findings))) for r in report.results},
+        "blocking": sorted((rc.check_id, tuple(rc.codes)) for rc in report.diagnosis.blocking),
+        "degraded": sorted((rc.check_id, tuple(rc.codes)) for rc in report.diagnosis.degraded),
+        "errors": sorted(report.diagnosis.errors),
+    }
