@@ -1,0 +1,87 @@
+"""`stackpeel diff`: differences ranked by what they can explain."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel.compare import compare, render_comparison
+from stackpeel.model import Report
+
+ROOT = Path(__file__).resolve().parents[1]
+H200 = ROOT / "docs" / "validation" / "2026-11-29-h200" / "reports"
+
+
+def load(path):
+    return Report.from_dict(json.loads(Path(path).read_text()))
+
+
+def test_healthy_against_no_compiler_names_the_compiler_first():
+    cmp = compare(load(H200 / "healthy.json"), load(H200 / "no-compiler.json"))
+    first = cmp.differences[0]
+    assert (first.kind, first.where, first.b) == ("verdict", "toolchain.c_compiler", "fail (no-c-compiler)")
+    assert first.why == "root cause on B"
+    facts = [d for d in cmp.differences if d.where == "toolchain.c_compiler" and d.kind != "verdict"]
+    assert facts and min(cmp.differences.index(d) for d in facts) < \
+        min(i for i, d in enumerate(cmp.differences) if d.where == "triton.build")
+    assert any(d.key == "compiler" and d.a == "/opt/gcc/bin/gcc" and d.b is None for d in facts)
+    # noise stays out: timings, free bytes, captured stderr
+    assert not any(d.key.endswith(("duration_s", "free_bytes", "stderr")) for d in cmp.differences)
+    text = render_comparison(cmp)
+    assert text.index("toolchain.c_compiler: pass -> fail (no-c-compiler) [root cause on B]") < text.index("triton.build")
+    assert max(len(line) for line in text.splitlines() if not line.startswith(("A: ", "B: "))) <= 80  # labels are paths
+
+
+def test_a_report_against_itself_has_no_difference():
+    rep = load(H200 / "healthy.json")
+    cmp = compare(rep, rep)
+    assert cmp.differences == ()
+    assert "No meaningful difference" in render_comparison(cmp)
+    assert json.loads(render_comparison(cmp, "json"))["kind"] == "diff"
+
+
+def test_cli_exit_codes_and_markdown(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "stackpeel", "diff", *a], capture_output=True,  # noqa: E731
+                                    text=True, env=env, timeout=60)
+    same = run(str(H200 / "healthy.json"), str(H200 / "healthy.json"))
+    assert same.returncode == 0, same.stderr
+    differ = run(str(H200 / "healthy.json"), str(H200 / "no-compiler.json"), "--format", "markdown")
+    assert differ.returncode == 1 and differ.stdout.startswith("# stackpeel diff")
+    assert "### toolchain.c_compiler: pass -> fail (no-c-compiler)" in differ.stdout
+    missing = run(str(tmp_path / "nope.json"), str(H200 / "healthy.json"))
+    assert missing.returncode == 2 and "cannot read a report" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.fixture(scope="module")
+def triton36_venv(stack_python, tmp_path_factory):
+    """The stack venv with Triton 3.6.0 laid over it: a real second venv whose only difference
+    is the Triton release (its own site-packages comes before the stack's, added by a .pth)."""
+    base = tmp_path_factory.mktemp("triton36") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(base)], check=True, timeout=120)
+    site = subprocess.run([str(base / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stack_site = subprocess.run([stack_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "stack.pth").write_text(stack_site + "\n")
+    pip = subprocess.run([str(base / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
+                          "--disable-pip-version-check", "triton==3.6.0"], capture_output=True, text=True, timeout=600)
+    if pip.returncode != 0:
+        pytest.skip(f"triton 3.6.0 not installable here: {pip.stderr.strip()[-300:]}")
+    return str(base / "bin" / "python")
+
+
+@pytest.mark.slow
+def test_two_real_venvs_that_differ_in_triton(stack_python, triton36_venv):
+    from stackpeel.engine import check
+
+    a = check(python=stack_python, only=["triton.import"])
+    b = check(python=triton36_venv, only=["triton.import"])
+    cmp = compare(a, b, "stack", "triton-3.6")
+    first = cmp.differences[0]
+    assert (first.kind, first.where) == ("version", "triton.import") and first.key in ("version", "dist_version"), \
+        cmp.differences[:3]
+    assert first.a.startswith("3.9") and first.b == "3.6.0"
