@@ -43,7 +43,8 @@ def _add_check_parser(sub) -> None:
                        epilog=EPILOG_CHECK, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--python", metavar="PATH",
                    help="interpreter to diagnose (default: $VIRTUAL_ENV, then $CONDA_PREFIX, then python3 on PATH)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text",
+                   help="output format (default: text; html: one self-contained page with the cause graph)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
     p.add_argument("--only", action="append", default=[], metavar="ID|LAYER",
                    help="run only these checks or layers (and what they require); repeatable, comma-separated")

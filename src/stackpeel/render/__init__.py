@@ -6,7 +6,7 @@ from typing import Any
 
 from ..model import Report
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 
 
 def render(report: Report, fmt: str = "text", **options: Any) -> str:
@@ -19,6 +19,9 @@ def render(report: Report, fmt: str = "text", **options: Any) -> str:
     if fmt == "markdown":
         from .markdown import render_markdown
         return render_markdown(report, **{k: v for k, v in options.items() if k in ("verbose",)})
+    if fmt == "html":
+        from .html import render_html
+        return render_html(report)
     raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 
 
