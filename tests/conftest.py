@@ -20,6 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# a check that emits a finding code it does not declare (Check.codes) fails the test that
+# ran it, in this process and in every stackpeel child it starts
+os.environ["STACKPEEL_STRICT_CODES"] = "1"
+
 
 def _stack_python():
     env = os.environ.get("STACKPEEL_STACK_PYTHON")

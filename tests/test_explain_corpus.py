@@ -46,7 +46,7 @@ def read_corpus(path: Path) -> Tuple[Dict[str, str], str]:
 def test_every_code_the_kb_references_is_in_the_catalogue():
     catalogue = all_codes()
     missing = [c for c in load().referenced_codes() if c not in catalogue]
-    assert not missing, f"knowledge.toml names codes no codes/<layer>.py declares: {missing}"
+    assert not missing, f"log signatures name codes the knowledge base does not define: {missing}"
 
 
 def test_kb_entries_are_well_formed():
@@ -58,7 +58,7 @@ def test_kb_entries_are_well_formed():
         if e.kind == "symptom":
             assert e.could_be, f"symptom entry {e.id} must say what could cause it"
         for link in e.links:
-            assert link.startswith("https://github.com/"), (e.id, link)
+            assert link.startswith("https://"), (e.id, link)
         for pat in e.patterns:
             assert not pat.pattern.startswith("^"), f"{e.id}: patterns are searched unanchored"
 

@@ -31,7 +31,7 @@ class EchoEnv(Check):
     probes_dir = FAULTS
 
     def evaluate(self, facts, ctx):
-        return ctx.verdict("leaks", ctx.finding("libc-unsupported", "env: " + json.dumps(facts["env"]),
+        return ctx.verdict("leaks", ctx.finding("libc-unsupported", message="env: " + json.dumps(facts["env"]),
                                                 evidence=facts["cmdline"], observed=facts["env"].get("HF_TOKEN")))
 
 

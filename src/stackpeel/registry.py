@@ -12,6 +12,7 @@ import importlib
 import inspect
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
+from . import knowledge as _knowledge
 from .checks.base import Check
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
@@ -55,6 +56,7 @@ def _plugin_modules() -> List[str]:
 
 def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
     """Check declarations and return them in dependency order (stable by layer)."""
+    kb = _knowledge.load()
     by_id: Dict[str, Type[Check]] = {}
     for cls in classes:
         for attr in ("id", "title", "layer"):
@@ -68,6 +70,12 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
             raise RegistryError(f"{cls.id}: gate must be a subset of requires")
         if cls.probe_needs is not None and not set(cls.probe_needs) <= set(cls.requires):
             raise RegistryError(f"{cls.id}: probe_needs must be a subset of requires")
+        if isinstance(cls.codes, str) or not isinstance(cls.codes, tuple):
+            raise RegistryError(f"{cls.id}: codes must be a tuple of finding codes")
+        unknown_codes = [c for c in cls.codes if c not in kb]
+        if unknown_codes:
+            raise RegistryError(f"{cls.id}: declares finding code(s) {', '.join(unknown_codes)} that the knowledge "
+                                "base (stackpeel/knowledge/*.toml) does not define")
         by_id[cls.id] = cls
     for cls in classes:
         for req in cls.requires:
@@ -91,6 +99,25 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
 
     for cls in sorted(classes, key=rank):
         visit(cls, ())
+    return out
+
+
+def uncovered_codes(classes: Sequence[Type[Check]]) -> List[str]:
+    """Codes of the knowledge base that no check in ``classes`` declares and that are not
+    explain-only: each is wording nobody can emit (the test suite keeps this empty)."""
+    kb = _knowledge.load()
+    declared = {c for cls in classes for c in cls.codes}
+    explain_only = set(kb.explain_only())
+    return [c for c in kb.codes if c not in declared and c not in explain_only]
+
+
+def checks_for_codes(classes: Sequence[Type[Check]]) -> Dict[str, str]:
+    """finding code -> id of the first check (in dependency order) that declares it:
+    the check that can confirm the code live."""
+    out: Dict[str, str] = {}
+    for cls in classes:
+        for code in cls.codes:
+            out.setdefault(code, cls.id)
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from typing import Any, Dict, List, Mapping, Optional
 
-from . import codes as _codes
+from . import knowledge as _knowledge
 from .model import Command, Remedy
 
 #: how each system package manager installs packages, as a template
@@ -48,7 +48,7 @@ def _fill_loose(template: str, params: Mapping[str, Any]) -> str:
 
 def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> Remedy:
     """The remedy for ``code`` on ``host``, with observed values from ``params`` filled in."""
-    spec = _codes.get(code)
+    spec = _knowledge.get(code)
     p: Dict[str, Any] = dict(host)
     p.setdefault("sudo", "" if host.get("is_root") else "sudo ")
     p.update(params or {})

@@ -14,20 +14,25 @@ Example::
         title = "C compiler that Triton will use"
         layer = "toolchain"
         probe = "toolchain.c_compiler"
+        codes = ("no-c-compiler", "c-compiler-broken")
+        facts = CCompilerFacts  # a TypedDict (stackpeel/facts.py)
 
         def evaluate(self, facts, ctx):
             if not facts["compiler"]:
-                return ctx.fail("no C compiler", ctx.finding("no-c-compiler", "..."))
+                return ctx.verdict("no C compiler",
+                                   ctx.finding("no-c-compiler", path=facts["path_env"]))
             return ctx.ok(f"{facts['compiler']} works")
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple
 
-from .. import codes as _codes
+from .. import knowledge as _knowledge
 from .. import remedies
 from ..model import Finding, Severity, Status
 
@@ -64,16 +69,28 @@ class Context:
         self.target = target
         self.deps = deps
         self.dep_status = dep_status or {}
+        #: codes passed to :meth:`finding`, when the caller wants to audit them (tests, the runner)
+        self.emitted: Optional[List[str]] = None
 
     def dep(self, check_id: str) -> Mapping[str, Any]:
         """Facts of a required check ({} when it produced none)."""
         return self.deps.get(check_id) or {}
 
-    def finding(self, code: str, message: str, evidence: str = "", severity: Optional[Severity] = None,
-                **params: Any) -> Finding:
-        spec = _codes.get(code)
+    def finding(self, code: str, variant: Optional[str] = None, evidence: str = "",
+                severity: Optional[Severity] = None, message: Optional[str] = None, **observed: Any) -> Finding:
+        """A finding of ``code``, its message rendered from the knowledge base's template
+        (``variant`` picks one of ``messages.<variant>``) with the ``observed`` values.
+
+        ``message=`` (legacy, for checks not yet moved to templates) gives the text verbatim.
+        ``observed`` values also fill the remedy's commands.
+        """
+        spec = _knowledge.get(code)
+        if self.emitted is not None:
+            self.emitted.append(code)
         merged = {"python": self.target.get("python")}
-        merged.update(params)
+        merged.update(observed)
+        if message is None:
+            message = spec.render_message(variant, merged)
         return Finding(
             code=code,
             severity=severity or spec.severity,
@@ -105,6 +122,19 @@ class Context:
         return Verdict(status, summary, tuple(findings), facts)
 
 
+class UndeclaredCode(AssertionError):
+    """A check emitted a finding code missing from its ``codes`` (raised in strict mode only)."""
+
+
+#: environment variable that makes an undeclared code an error (the test suite sets it)
+STRICT_ENV = "STACKPEEL_STRICT_CODES"
+
+
+def strict_codes() -> bool:
+    """True when a check emitting a code it does not declare must fail loudly (tests, CI)."""
+    return os.environ.get(STRICT_ENV, "") not in ("", "0")
+
+
 class Check:
     """Base class of every check. Subclasses set the class attributes and ``evaluate``.
 
@@ -118,6 +148,8 @@ class Check:
     probe     "module.function" in ``probes_dir`` (default ``stackpeel/probes``); None for
               checks that only combine facts of their requirements
     timeout   seconds before the probe is killed
+    codes     finding codes ``evaluate`` may emit (validated against the knowledge base)
+    facts     the TypedDict of the probe's facts (``stackpeel/facts.py``)
     """
 
     id: ClassVar[str]
@@ -136,9 +168,32 @@ class Check:
     probes_dir: ClassVar[Optional[str]] = None
     #: options the probe receives in its input (besides deps); override per check
     probe_options: ClassVar[Dict[str, Any]] = {}
+    #: finding codes ``evaluate`` may emit; each exists in the knowledge base (the registry
+    #: checks) and emitting another one is a bug (the test suite fails)
+    codes: ClassVar[Tuple[str, ...]] = ()
+    #: the shape of the probe's facts: a TypedDict (``stackpeel/facts.py``); None while undeclared
+    facts: ClassVar[Optional[type]] = None
 
     def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "evaluate" in vars(cls) and not getattr(cls.evaluate, "_audited", False):
+            inner = cls.evaluate
+
+            @functools.wraps(inner)
+            def evaluate(self: "Check", facts: Mapping[str, Any], ctx: Context) -> Verdict:
+                verdict = inner(self, facts, ctx)
+                if strict_codes():
+                    undeclared = [f.code for f in verdict.findings if f.code not in type(self).codes]
+                    if undeclared:
+                        raise UndeclaredCode(f"{type(self).id}: emitted {', '.join(undeclared)} "
+                                             f"but declares only codes = {type(self).codes}")
+                return verdict
+
+            evaluate._audited = True  # type: ignore[attr-defined]
+            cls.evaluate = evaluate  # type: ignore[method-assign]
 
     @classmethod
     def describe(cls) -> Dict[str, Any]:
@@ -151,5 +206,6 @@ class Check:
             "probe_needs": list(cls.requires if cls.probe_needs is None else cls.probe_needs),
             "probe": cls.probe,
             "timeout": cls.timeout,
+            "codes": list(cls.codes),
             "doc": (cls.__doc__ or "").strip(),
         }

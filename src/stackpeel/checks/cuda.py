@@ -44,6 +44,13 @@ class DriverApi(Check):
     id = "cuda.driver_api"
     title = "CUDA driver API (libcuda.so.1, cuInit)"
     layer = "cuda"
+    codes = (
+        "container-toolkit-missing",
+        "fabric-manager-not-running",
+        "libcuda-missing",
+        "cuda-init-failed",
+        "cuda-forward-compat-unsupported",
+    )
     requires = ("gpu.visible_devices",)
     probe = "cuda_driver.driver_api"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -61,7 +68,7 @@ class DriverApi(Check):
             if kind in _TOOLKIT_CONTAINERS and facts.get("nvidiactl"):
                 finding = ctx.finding(
                     "container-toolkit-missing",
-                    f"libcuda.so.1 cannot be loaded ({err}) although /dev/nvidiactl exists in this {kind} "
+                    message=f"libcuda.so.1 cannot be loaded ({err}) although /dev/nvidiactl exists in this {kind} "
                     "container: the GPU device nodes were passed in but not the host driver's libraries, which "
                     "the NVIDIA Container Toolkit injects. No CUDA program can start: torch finds no driver and "
                     "Triton finds no libcuda.",
@@ -69,7 +76,7 @@ class DriverApi(Check):
             else:
                 finding = ctx.finding(
                     "libcuda-missing",
-                    f"libcuda.so.1, the CUDA driver library, cannot be loaded: {err}. No CUDA program can start "
+                    message=f"libcuda.so.1, the CUDA driver library, cannot be loaded: {err}. No CUDA program can start "
                     "here: torch warns 'Found no NVIDIA driver on your system' and reports CUDA unavailable, "
                     "Triton finds no libcuda." + (f" The kernel module is {kernel}, so the library must be "
                                                   f"exactly {kernel}." if kernel else ""),
@@ -86,7 +93,7 @@ class DriverApi(Check):
         if count == 0:
             finding = ctx.finding(
                 "cuda-init-failed",
-                f"cuInit(0) succeeded with {where} but cuDeviceGetCount reports 0 devices: CUDA has no GPU to run on.",
+                message=f"cuInit(0) succeeded with {where} but cuDeviceGetCount reports 0 devices: CUDA has no GPU to run on.",
                 evidence=f"cuDeviceGetCount = 0; CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r}",
                 init_name="no devices")
             return ctx.verdict("CUDA sees 0 devices", finding, **derived)
@@ -119,13 +126,13 @@ class DriverApi(Check):
         if code == 804 or (code == 803 and facts.get("forward_compat")):
             return ctx.finding(
                 "cuda-forward-compat-unsupported",
-                head + f" {where} is a CUDA forward-compatibility library (cuda-compat"
+                message=head + f" {where} is a CUDA forward-compatibility library (cuda-compat"
                 f"{', driver CUDA ' + version if version else ''}) and the "
                 + ("GPU does not support forward compatibility." if code == 804 else
                    f"installed kernel driver ({facts.get('kernel_driver_version') or 'unknown'}) is not a branch it supports."),
                 evidence=evidence, compat_dir=os.path.dirname(path) if path else None)
         if code == 802:
-            return ctx.finding("fabric-manager-not-running", head + " " + INIT_HINTS[802] + ".", evidence=evidence,
+            return ctx.finding("fabric-manager-not-running", message=head + " " + INIT_HINTS[802] + ".", evidence=evidence,
                                driver_branch=(facts.get("kernel_driver_version") or "").split(".")[0] or None)
         hint = INIT_HINTS.get(code)
         if code == 999:
@@ -153,5 +160,5 @@ class DriverApi(Check):
             hint = INIT_HINTS[34]
         if code == 46:
             params["busy_gpu"] = "every GPU (add -i <index> for one)"
-        return ctx.finding("cuda-init-failed", head + (f" Cause: {hint}." if hint else ""), evidence=evidence,
+        return ctx.finding("cuda-init-failed", message=head + (f" Cause: {hint}." if hint else ""), evidence=evidence,
                            **params)

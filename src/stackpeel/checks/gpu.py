@@ -32,6 +32,7 @@ class KernelDriver(Check):
     id = "gpu.kernel_driver"
     title = "NVIDIA kernel driver"
     layer = "gpu"
+    codes = ("no-nvidia-driver",)
     probe = "gpu.kernel_driver"
     timeout = 15.0
 
@@ -82,7 +83,7 @@ class KernelDriver(Check):
         if pci:
             params["pci_gpu"] = _pci_text(pci)
         return ctx.verdict("no NVIDIA driver: no GPU is visible", ctx.finding(
-            "no-nvidia-driver", message, evidence=evidence, **params))
+            "no-nvidia-driver", message=message, evidence=evidence, **params))
 
 
 def _pci_text(pci: Optional[Sequence[Mapping[str, Any]]]) -> str:
@@ -114,6 +115,7 @@ class DeviceNodes(Check):
     id = "gpu.device_nodes"
     title = "NVIDIA device nodes"
     layer = "gpu"
+    codes = ("device-nodes-missing", "nvidia-uvm-missing", "device-permission-denied", "gpu-access-revoked")
     requires = ("gpu.kernel_driver",)
     probe = "gpu.device_nodes"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -152,7 +154,7 @@ class DeviceNodes(Check):
                 state = "the nvidia_uvm kernel module is not loaded"
             findings.append(ctx.finding(
                 "nvidia-uvm-missing",
-                f"/dev/nvidiactl and {len(gpus)} GPU node(s) exist, but /dev/nvidia-uvm does not; {state}. "
+                message=f"/dev/nvidiactl and {len(gpus)} GPU node(s) exist, but /dev/nvidia-uvm does not; {state}. "
                 "NVML and nvidia-smi will still list the GPUs, but cuInit fails with CUDA error 999 (unknown "
                 "error) and torch warns 'CUDA unknown error' and reports CUDA unavailable. Nothing here can "
                 "create it at first use: this process is not root and there is no setuid-root "
@@ -171,7 +173,7 @@ class DeviceNodes(Check):
             paths = ", ".join(n["path"] for n in revoked)
             findings.append(ctx.finding(
                 "gpu-access-revoked",
-                f"Opening {paths} read-write fails with 'Operation not permitted' although the file modes allow "
+                message=f"Opening {paths} read-write fails with 'Operation not permitted' although the file modes allow "
                 f"this user{_where(kind)}: the device cgroup denies the GPU. CUDA and NVML fail ('Failed to "
                 "initialize NVML: Unknown Error', CUDA error 999) until the container is restarted.",
                 evidence="\n".join(_node_line(n) for n in revoked)))
@@ -182,7 +184,7 @@ class DeviceNodes(Check):
             group = first.get("group")
             findings.append(ctx.finding(
                 "device-permission-denied",
-                f"{', '.join(n['path'] for n in denied)} cannot be opened read-write by {user} (groups "
+                message=f"{', '.join(n['path'] for n in denied)} cannot be opened read-write by {user} (groups "
                 f"{', '.join(map(str, groups)) or 'none'}): {first['path']} is {first.get('mode')} owned by "
                 f"uid {first.get('uid')}, gid {first.get('gid')}{f' ({group})' if group else ''}. CUDA sees no "
                 "usable GPU, so torch reports CUDA unavailable.",
@@ -245,7 +247,7 @@ class DeviceNodes(Check):
         evidence = "\n".join([_node_line(ctl)] + [_node_line(g) for g in gpus] +
                              [f"/proc/devices: {majors}", f"container: {kind} ({'; '.join(facts.get('container_signals') or [])})",
                               f"NVIDIA_VISIBLE_DEVICES={nvd!r}"])
-        return ctx.finding("device-nodes-missing", message, evidence=evidence, **params)
+        return ctx.finding("device-nodes-missing", message=message, evidence=evidence, **params)
 
 
 def _devices_text(devices: Sequence[Mapping[str, Any]]) -> str:
@@ -259,6 +261,7 @@ class Nvml(Check):
     id = "gpu.nvml"
     title = "NVML (libnvidia-ml) and driver library versions"
     layer = "gpu"
+    codes = ("nvml-unavailable", "driver-library-mismatch")
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -276,7 +279,7 @@ class Nvml(Check):
                            "back to CUDA; CUDA itself may still work (see cuda.driver_api)." if nodes_ok else
                            "Without a usable driver, no GPU can be listed.")
             findings.append(ctx.finding(
-                "nvml-unavailable", f"libnvidia-ml.so.1 cannot be loaded: {facts.get('load_error')}. {consequence}",
+                "nvml-unavailable", message=f"libnvidia-ml.so.1 cannot be loaded: {facts.get('load_error')}. {consequence}",
                 evidence=facts.get("load_error") or "", severity=sev, **params))
             return ctx.verdict("NVML unavailable: libnvidia-ml.so.1 not loadable", *findings, *mismatch)
         err = facts.get("init_error")
@@ -285,7 +288,7 @@ class Nvml(Check):
             if err.get("code") == 18:
                 findings.append(ctx.finding(
                     "driver-library-mismatch",
-                    f"nvmlInit fails with {text}: libnvidia-ml.so.1 ({facts.get('path')}) is not the version of "
+                    message=f"nvmlInit fails with {text}: libnvidia-ml.so.1 ({facts.get('path')}) is not the version of "
                     f"the loaded kernel module ({kernel or 'unknown'}). nvidia-smi fails with 'Driver/library "
                     "version mismatch' and CUDA fails to initialise (803 or 'driver version is insufficient').",
                     evidence=text, **params))
@@ -297,7 +300,7 @@ class Nvml(Check):
                             "'systemctl daemon-reload' on the host; restarting the container restores it.")
                 findings.append(ctx.finding(
                     "nvml-unavailable",
-                    f"libnvidia-ml.so.1 ({facts.get('path')}) loads but nvmlInit fails with {text}; nvidia-smi "
+                    message=f"libnvidia-ml.so.1 ({facts.get('path')}) loads but nvmlInit fails with {text}; nvidia-smi "
                     f"reports 'Failed to initialize NVML'.{hint}", evidence=text, severity=sev, **params))
             return ctx.verdict(f"nvmlInit failed: {err.get('name')}", *findings, *(
                 m for m in mismatch if err.get("code") != 18))
@@ -322,7 +325,7 @@ class Nvml(Check):
         desc = "; ".join(f"{name} is {v}" + (f" ({path})" if path else "") for name, path, v in wrong)
         return [ctx.finding(
             "driver-library-mismatch",
-            f"The kernel module is NVIDIA {kernel} (/proc/driver/nvidia/version) but {desc}. User-space driver "
+            message=f"The kernel module is NVIDIA {kernel} (/proc/driver/nvidia/version) but {desc}. User-space driver "
             "libraries must be the kernel module's exact version: NVML fails with 'Driver/library version "
             "mismatch' and CUDA with error 803 or 'CUDA driver version is insufficient'.",
             evidence="\n".join([f"/proc/driver/nvidia/version: {kernel}"] +
@@ -368,6 +371,7 @@ class VisibleDevices(Check):
     id = "gpu.visible_devices"
     title = "CUDA_VISIBLE_DEVICES selection"
     layer = "gpu"
+    codes = ("cuda-visible-devices-hides-gpus",)
     requires = ("gpu.nvml",)
     probe = "gpu.visible_devices"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -406,7 +410,7 @@ class VisibleDevices(Check):
                 why = f"starts with {parsed.get('stopped_at')!r}, which is not a device index"
             finding = ctx.finding(
                 "cuda-visible-devices-hides-gpus",
-                f"CUDA_VISIBLE_DEVICES={raw!r} {why}. It hides all {n} GPU(s) that {source} sees"
+                message=f"CUDA_VISIBLE_DEVICES={raw!r} {why}. It hides all {n} GPU(s) that {source} sees"
                 f"{': ' + _devices_text(nvml.get('devices') or []) if source == 'NVML' and nvml.get('devices') else ''}. "
                 "CUDA reports no device (cuInit: CUDA_ERROR_NO_DEVICE), torch.cuda.is_available() is False and "
                 "Triton raises '0 active drivers', exactly as on a machine without a GPU.",
@@ -420,7 +424,7 @@ class VisibleDevices(Check):
         if ignored is not None and listed > seen:
             finding = ctx.finding(
                 "cuda-visible-devices-hides-gpus",
-                f"CUDA_VISIBLE_DEVICES={raw!r} lists {listed} entries but only {seen} GPU(s) are visible: parsing "
+                message=f"CUDA_VISIBLE_DEVICES={raw!r} lists {listed} entries but only {seen} GPU(s) are visible: parsing "
                 f"stops at {ignored!r} (not a usable device; {n} GPU(s) here per {source}), and every entry after "
                 "it is silently ignored.",
                 evidence=f"parsed {parsed.get('entries')!r}, {source}: {n} GPU(s)", severity=Severity.DEGRADED,

@@ -29,6 +29,7 @@ class Fla(Check):
     id = "kernels.fla"
     title = "flash-linear-attention detects the GPU"
     layer = "kernels"
+    codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
@@ -47,14 +48,14 @@ class Fla(Check):
                 what = missing or ("triton" if not facts.get("triton_installed") else "torch")
                 return ctx.verdict(f"{names} is installed without {what}", ctx.finding(
                     "fla-missing-triton",
-                    f"{names} is installed but `import fla.utils` fails with {exc_line(err)}: {what} is not "
+                    message=f"{names} is installed but `import fla.utils` fails with {exc_line(err)}: {what} is not "
                     "installed (fla-core only requires einops; torch and triton come with its `cuda` extra). "
                     "`import fla` alone still succeeds, but every FLA layer and op fails, and transformers uses its "
                     "slow reference code.",
                     evidence=exc_text(err)))
             return ctx.verdict("`import fla.utils` fails", ctx.finding(
                 "fla-import-failed",
-                f"{names} is installed but `import fla.utils` raises {exc_line(err)}; every FLA layer fails.",
+                message=f"{names} is installed but `import fla.utils` raises {exc_line(err)}; every FLA layer fails.",
                 evidence=exc_text(err), fla_dists=" ".join(dists) or "fla-core"))
 
         platform = facts.get("device_platform")
@@ -91,7 +92,7 @@ class Fla(Check):
             msg += (" With the user's warm Triton cache, Triton's driver starts, so FLA works today; it will fall "
                     "back as soon as that cache goes cold (see triton-warm-cache-hides-compiler).")
         return ctx.verdict(f"{names} fell back to CPU: {exc_line(sw) or 'transient failure at import'}",
-                           ctx.finding("fla-cpu-fallback", msg, evidence="\n\n".join(evidence), severity=severity))
+                           ctx.finding("fla-cpu-fallback", message=msg, evidence="\n\n".join(evidence), severity=severity))
 
 
 class CausalConv1d(Check):
@@ -103,6 +104,12 @@ class CausalConv1d(Check):
     id = "kernels.causal_conv1d"
     title = "causal-conv1d imports and matches torch"
     layer = "kernels"
+    codes = (
+        "causal-conv1d-import-failed",
+        "causal-conv1d-torch-mismatch",
+        "causal-conv1d-no-extension",
+        "extension-arch-missing",
+    )
     requires = ("torch.cuda",)
     probe = "kernels.causal_conv1d_facts"
     probe_needs = ()
@@ -122,7 +129,7 @@ class CausalConv1d(Check):
                 (err.get("message") or "")):
             return ctx.verdict("causal-conv1d has no compiled extension", ctx.finding(
                 "causal-conv1d-no-extension",
-                f"causal-conv1d {version} is installed at {facts.get('package')} but its compiled module "
+                message=f"causal-conv1d {version} is installed at {facts.get('package')} but its compiled module "
                 "causal_conv1d_cuda is not"
                 + (f"; import fails with {exc_line(err)}" if err else "")
                 + ". transformers and FLA silently use slower implementations.",
@@ -132,7 +139,7 @@ class CausalConv1d(Check):
             dem = facts.get("undefined_symbol_demangled")
             return ctx.verdict("causal-conv1d was built for another torch", ctx.finding(
                 "causal-conv1d-torch-mismatch",
-                f"`import causal_conv1d` fails: its extension needs the symbol {sym}"
+                message=f"`import causal_conv1d` fails: its extension needs the symbol {sym}"
                 + (f" ({dem})" if dem else "") + f", which torch {torch_version} does not export: it was built "
                 f"against another torch{built_for}. transformers 5.15+ falls back to slow PyTorch code (5.17+ "
                 "claiming causal-conv1d 'is not installed'); transformers <= 5.14 crashes at model import.",
@@ -140,7 +147,7 @@ class CausalConv1d(Check):
         if err:
             return ctx.verdict("`import causal_conv1d` fails", ctx.finding(
                 "causal-conv1d-import-failed",
-                f"causal-conv1d {version} is installed but `import causal_conv1d` raises {exc_line(err)}; "
+                message=f"causal-conv1d {version} is installed but `import causal_conv1d` raises {exc_line(err)}; "
                 "transformers falls back to slow PyTorch code or crashes at model import.",
                 evidence=exc_text(err)))
         findings = []
@@ -148,7 +155,7 @@ class CausalConv1d(Check):
         if mismatch:
             findings.append(ctx.finding(
                 "causal-conv1d-torch-mismatch",
-                f"causal-conv1d {version} imports, but it was built for {mismatch}; the C++ ABI between them is "
+                message=f"causal-conv1d {version} imports, but it was built for {mismatch}; the C++ ABI between them is "
                 "not guaranteed, so calls may crash or misbehave.",
                 severity=Severity.DEGRADED))
         call = facts.get("gpu_call") or {}
@@ -156,13 +163,13 @@ class CausalConv1d(Check):
         if call_err and "no kernel image" in (call_err.get("message") or ""):
             findings.append(ctx.finding(
                 "extension-arch-missing",
-                f"causal-conv1d {version} imports but its first GPU call fails with {exc_line(call_err)}: the "
+                message=f"causal-conv1d {version} imports but its first GPU call fails with {exc_line(call_err)}: the "
                 "extension has no code for this GPU's architecture.",
                 evidence=exc_text(call_err)))
         elif call_err:
             findings.append(ctx.finding(
                 "causal-conv1d-import-failed",
-                f"causal-conv1d {version} imports but a tiny causal_conv1d_fn call on the GPU raises "
+                message=f"causal-conv1d {version} imports but a tiny causal_conv1d_fn call on the GPU raises "
                 f"{exc_line(call_err)}.", evidence=exc_text(call_err)))
         ran = (f"; a GPU call matches the definition (max abs error {call.get('max_abs_err')})"
                if call.get("ok") else "")
@@ -196,6 +203,7 @@ class TransformersFastPath(Check):
     id = "kernels.transformers_fast_path"
     title = "transformers binds fast gated-delta-net kernels"
     layer = "kernels"
+    codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
     probe_needs = ()
@@ -213,7 +221,7 @@ class TransformersFastPath(Check):
         if err:
             return ctx.verdict(f"importing {short} fails", ctx.finding(
                 "transformers-fast-path-unavailable",
-                f"Importing {module} (transformers {version}) raises {exc_line(err)}: loading Qwen3-Next/Qwen3.5 "
+                message=f"Importing {module} (transformers {version}) raises {exc_line(err)}: loading Qwen3-Next/Qwen3.5 "
                 "models fails, not just their fast path.",
                 evidence=exc_text(err), severity=Severity.BLOCKING,
                 missing_packages=self._packages_for(["fla", "causal_conv1d"], facts)))
@@ -257,7 +265,7 @@ class TransformersFastPath(Check):
             crash = f"`{exc_line(fla_err)}`" if fla_err else "Triton's error"
             findings.append(ctx.finding(
                 "transformers-fla-on-cpu",
-                f"transformers {version} bound {', '.join(b.get('func_name') for b in fla_bound)} to "
+                message=f"transformers {version} bound {', '.join(b.get('func_name') for b in fla_bound)} to "
                 f"flash-linear-attention ({fla_bound[0].get('implementation')}) although "
                 "torch.cuda.is_available() is False: transformers 5.15+ does not check CUDA, so the first "
                 f"gated-delta-net forward will crash inside Triton with {crash} instead of using the PyTorch path.",
@@ -294,7 +302,7 @@ class TransformersFastPath(Check):
         msg = (f"transformers {version} runs {short}'s gated-delta-net layers on slow reference code although CUDA "
                f"works: " + "; ".join(parts) + ". Training and inference are much slower and use more memory; "
                "packed sequences (cu_seqlens) raise ValueError.")
-        return ctx.finding("transformers-fast-path-unavailable", msg,
+        return ctx.finding("transformers-fast-path-unavailable", message=msg,
                            evidence="\n\n".join([f"{short}: {listing}"] + evidence),
                            missing_packages=self._packages_for(packages, facts) or None)
 
@@ -311,7 +319,7 @@ class TransformersFastPath(Check):
         missing = [p for p, r in reasons.items() if r]
         return ctx.verdict(f"transformers {version}: is_fast_path_available=False", ctx.finding(
             "transformers-fast-path-unavailable",
-            f"transformers {version} reports is_fast_path_available=False for {short} although CUDA works "
+            message=f"transformers {version} reports is_fast_path_available=False for {short} although CUDA works "
             f"({listing}); {why}. Its warning only says 'one of the required library is not installed'.",
             evidence="\n\n".join(f"import {m}:\n{exc_text(r)}" for m, r in reasons.items() if r),
             missing_packages=self._packages_for(["fla" if "fla" in m else "causal_conv1d" for m in missing], facts)

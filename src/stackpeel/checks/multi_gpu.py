@@ -74,6 +74,7 @@ class SharedMemory(Check):
     id = "multi_gpu.shm"
     title = "/dev/shm large enough for NCCL and DataLoader workers"
     layer = "multi_gpu"
+    codes = ("nccl-shm-too-small",)
     probe = "multi_gpu.shm"
     timeout = 15.0
 
@@ -84,7 +85,7 @@ class SharedMemory(Check):
         if not facts.get("exists"):
             return ctx.verdict(f"{path} does not exist", ctx.finding(
                 "nccl-shm-too-small",
-                f"{path} does not exist{where}. NCCL cannot create its shared-memory segments there and fails with "
+                message=f"{path} does not exist{where}. NCCL cannot create its shared-memory segments there and fails with "
                 "`unhandled system error` on its first collective across GPUs; DataLoader workers fail too.",
                 severity=Severity.DEGRADED, shm_size="missing"))
         size, free = facts.get("size_bytes"), facts.get("free_bytes")
@@ -102,7 +103,7 @@ class SharedMemory(Check):
         if not facts.get("writable"):
             findings.append(ctx.finding(
                 "nccl-shm-too-small",
-                f"{path} ({human_bytes(size)}) is not writable by this user{where}. NCCL cannot create its "
+                message=f"{path} ({human_bytes(size)}) is not writable by this user{where}. NCCL cannot create its "
                 "segments there (`unhandled system error` at the first collective across GPUs), and DataLoader "
                 "workers cannot share batches.",
                 evidence=evidence, severity=Severity.DEGRADED, shm_size=human_bytes(size)))
@@ -112,7 +113,7 @@ class SharedMemory(Check):
                 default = ", exactly the 64 MiB default of Docker, Podman and Kubernetes"
             findings.append(ctx.finding(
                 "nccl-shm-too-small",
-                f"{path} is {human_bytes(size)}{default}{where}; stackpeel asks for at least "
+                message=f"{path} is {human_bytes(size)}{default}{where}; stackpeel asks for at least "
                 f"{human_bytes(SHM_MIN_BYTES)}. DataLoader workers die with `bus error` once batches outgrow it, and "
                 "NCCL fails with `failed to extend /dev/shm/nccl-...` / `unhandled system error` wherever it keeps "
                 "its buffers there (older NCCL, NCCL_CUMEM_ENABLE=0, its SHM transport between GPUs without P2P); "
@@ -123,7 +124,7 @@ class SharedMemory(Check):
             note = f"; {leftovers} `nccl-*` segment(s) left there, likely by killed jobs" if leftovers else ""
             findings.append(ctx.finding(
                 "nccl-shm-too-small",
-                f"{path} is {human_bytes(size)} but only {human_bytes(free)} is free ({facts.get('entries', 0)} "
+                message=f"{path} is {human_bytes(size)} but only {human_bytes(free)} is free ({facts.get('entries', 0)} "
                 f"entries{note}). NCCL and DataLoader workers fail as if it were that small: `failed to extend "
                 "/dev/shm/nccl-...`, `bus error`. Remove stale files of finished jobs or enlarge it.",
                 evidence=evidence, severity=Severity.DEGRADED, shm_size=f"{human_bytes(free)} free of {human_bytes(size)}"))
@@ -147,6 +148,7 @@ class Memlock(Check):
     id = "multi_gpu.memlock"
     title = "Locked-memory limit (ulimit -l) for RDMA"
     layer = "multi_gpu"
+    codes = ("memlock-limit-low",)
     probe = "multi_gpu.memlock"
     timeout = 15.0
 
@@ -166,13 +168,13 @@ class Memlock(Check):
         if rdma:
             return ctx.verdict(summary, ctx.finding(
                 "memlock-limit-low",
-                f"The locked-memory limit is {text} and this host has RDMA devices ({', '.join(rdma)}). NCCL over "
+                message=f"The locked-memory limit is {text} and this host has RDMA devices ({', '.join(rdma)}). NCCL over "
                 "InfiniBand/RoCE and GPUDirect RDMA must pin its buffers: `ibv_reg_mr` fails beyond the limit "
                 "(`NCCL WARN Call to ibv_reg_mr failed`), and NCCL errors out or falls back to slower sockets.",
                 evidence=evidence, memlock=text))
         return ctx.verdict(summary + " (no RDMA devices, so nothing registers memory here)", ctx.finding(
             "memlock-limit-low",
-            f"The locked-memory limit is {text}. No RDMA devices (/dev/infiniband/uverbs*) are visible, so NCCL does "
+            message=f"The locked-memory limit is {text}. No RDMA devices (/dev/infiniband/uverbs*) are visible, so NCCL does "
             "not register memory and nothing fails now; raise the limit before adding InfiniBand/RoCE or GPUDirect "
             "RDMA, where `ibv_reg_mr` would fail beyond it.",
             evidence=evidence, severity=Severity.INFO, memlock=text))
@@ -289,6 +291,7 @@ class PeerToPeer(Check):
     id = "multi_gpu.p2p"
     title = "GPU peer-to-peer access and copies"
     layer = "multi_gpu"
+    codes = ("nccl-p2p-blocked",)
     requires = ("torch.cuda",)
     gate = ("torch.cuda",)
     probe = "multi_gpu.p2p"
@@ -323,7 +326,7 @@ class PeerToPeer(Check):
                 src, dst = stage[5:].split("->")
                 findings.append(ctx.finding(
                     "nccl-p2p-blocked",
-                    f"Copying 64 MiB from cuda:{src} to cuda:{dst} {'hung' if worker.get('killed') else 'failed'}: "
+                    message=f"Copying 64 MiB from cuda:{src} to cuda:{dst} {'hung' if worker.get('killed') else 'failed'}: "
                     f"the copy worker {how}. Peer access reported: {self._access(access, int(src), int(dst))}. "
                     "NCCL's P2P transport between these GPUs will hang or fail the same way.",
                     evidence=evidence, gpus=f"{src},{dst}"))
@@ -338,7 +341,7 @@ class PeerToPeer(Check):
             i, j = p["src"], p["dst"]
             findings.append(ctx.finding(
                 "nccl-p2p-blocked",
-                f"A 64 MiB copy from cuda:{i} to cuda:{j} and back returned wrong data ({p.get('mismatches_forward')} "
+                message=f"A 64 MiB copy from cuda:{i} to cuda:{j} and back returned wrong data ({p.get('mismatches_forward')} "
                 f"wrong elements forward, {p.get('mismatches_back')} back; peer access reported: "
                 f"{self._access(access, i, j)}). Anything moved between these GPUs, NCCL traffic included, is "
                 "silently corrupted.",
@@ -356,7 +359,7 @@ class PeerToPeer(Check):
                     "not in passthrough mode; in VMs the hypervisor; on GeForce cards the driver disables P2P.")
             findings.append(ctx.finding(
                 "nccl-p2p-blocked",
-                f"CUDA reports no peer access for {listing} (copies still arrive intact through host memory). "
+                message=f"CUDA reports no peer access for {listing} (copies still arrive intact through host memory). "
                 f"NCCL falls back to shared memory through the CPU for these pairs: all-reduce runs, at a "
                 f"fraction of the bandwidth. {hint}"
                 + (f" Kernel command line IOMMU/ACS flags: {' '.join(iommu)}." if iommu else ""),
@@ -397,6 +400,7 @@ class AllReduce(Check):
     id = "multi_gpu.nccl"
     title = "NCCL all-reduce across the local GPUs"
     layer = "multi_gpu"
+    codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
     requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"
@@ -438,7 +442,7 @@ class AllReduce(Check):
             return ctx.verdict(
                 f"all-reduce across {world} ranks returned wrong results", ctx.finding(
                     "nccl-allreduce-failed",
-                    f"The all-reduce across {world} ranks with {label}{note} completed but returned wrong sums: "
+                    message=f"The all-reduce across {world} ranks with {label}{note} completed but returned wrong sums: "
                     f"expected {_num(expected)} everywhere, got {got}. Gradients averaged this way are silently "
                     "wrong; training diverges without an error.",
                     evidence=evidence, nccl_version=version), **derived)
@@ -452,22 +456,22 @@ class AllReduce(Check):
         if _SHM_EVIDENCE.search(text):
             finding = ctx.finding(
                 "nccl-shm-too-small",
-                f"The all-reduce across {world} ranks with {label}{note} failed on /dev/shm ({story}); NCCL's own "
+                message=f"The all-reduce across {world} ranks with {label}{note} failed on /dev/shm ({story}); NCCL's own "
                 f"words are in the evidence. {consequence}", evidence=evidence, shm_size="too small for NCCL")
         elif _MEMLOCK_EVIDENCE.search(text):
             finding = ctx.finding(
                 "memlock-limit-low",
-                f"The all-reduce across {world} ranks with {label}{note} failed registering memory ({story}). "
+                message=f"The all-reduce across {world} ranks with {label}{note} failed registering memory ({story}). "
                 f"{consequence}", evidence=evidence, severity=Severity.BLOCKING)
         elif backend == "nccl" and _NCCL_EVIDENCE.search(text):
             finding = ctx.finding(
                 "nccl-error",
-                f"NCCL{' ' + version if version else ''} reported an error during an all-reduce across {world} GPUs"
+                message=f"NCCL{' ' + version if version else ''} reported an error during an all-reduce across {world} GPUs"
                 f"{note}: {story}. {consequence}", evidence=evidence, nccl_version=version)
         else:
             finding = ctx.finding(
                 "nccl-allreduce-failed",
-                f"The all-reduce across {world} ranks with {label}{note} did not complete: {story}. {consequence}",
+                message=f"The all-reduce across {world} ranks with {label}{note} did not complete: {story}. {consequence}",
                 evidence=evidence, nccl_version=version)
         derived["values"] = values
         return ctx.verdict(summary, finding, **derived)

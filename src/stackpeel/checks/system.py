@@ -15,6 +15,7 @@ class Platform(Check):
     id = "system.platform"
     title = "Operating system, libc and container"
     layer = "system"
+    codes = ("libc-unsupported",)
     probe = "system.platform_facts"
     timeout = 15.0
 
@@ -26,13 +27,13 @@ class Platform(Check):
         if libc == "musl":
             findings.append(ctx.finding(
                 "libc-unsupported",
-                "The C library is musl; PyTorch and Triton publish wheels for glibc (manylinux) only, "
+                message="The C library is musl; PyTorch and Triton publish wheels for glibc (manylinux) only, "
                 "so pip cannot install them here, or installs builds that fail to load.",
                 observed="musl"))
         elif libc == "glibc" and version_tuple(ver) and version_tuple(ver)[:2] < MIN_GLIBC:
             findings.append(ctx.finding(
                 "libc-unsupported",
-                f"glibc {ver} is older than {'.'.join(map(str, MIN_GLIBC))}, the oldest that current "
+                message=f"glibc {ver} is older than {'.'.join(map(str, MIN_GLIBC))}, the oldest that current "
                 "PyTorch and Triton wheels (manylinux_2_28) support; they will not install or load.",
                 observed=f"glibc {ver}"))
         return ctx.verdict(summary, *findings)

@@ -39,6 +39,7 @@ class CCompiler(Check):
     id = "toolchain.c_compiler"
     title = "C compiler that Triton will use"
     layer = "toolchain"
+    codes = ("no-c-compiler", "c-compiler-broken")
     probe = "toolchain.c_compiler"
     timeout = 30.0
 
@@ -64,7 +65,7 @@ class CCompiler(Check):
             if hints:
                 msg += " " + " ".join(hints)
             return ctx.verdict("no C compiler that Triton can find",
-                               ctx.finding("no-c-compiler", msg, cc_path=alt), **keep)
+                               ctx.finding("no-c-compiler", message=msg, cc_path=alt), **keep)
         if not facts.get("works"):
             run = facts.get("version_run") or {}
             if source == "CC":
@@ -88,7 +89,7 @@ class CCompiler(Check):
             msg = (f"{what}. Triton uses this compiler without checking it, so building its CUDA helper fails "
                    "(FileNotFoundError or subprocess.CalledProcessError) and every Triton kernel fails.")
             return ctx.verdict(f"the C compiler Triton would use ({cc or 'empty CC'}) does not run",
-                               ctx.finding("c-compiler-broken", msg, evidence=_run_evidence(run),
+                               ctx.finding("c-compiler-broken", message=msg, evidence=_run_evidence(run),
                                            cc_env=(cc or "(empty)") if source == "CC" and "\n" not in cc else None,
                                            compiler_pkg=None if source == "CC" else source.split()[-1]), **keep)
         summary = f"{facts.get('version') or cc} at {facts.get('resolved') or cc} (from {source})"
@@ -135,6 +136,7 @@ class PythonHeaders(Check):
     id = "toolchain.python_headers"
     title = "Python headers for building C extensions"
     layer = "toolchain"
+    codes = ("python-headers-missing",)
     probe = "toolchain.python_headers"
     timeout = 15.0
 
@@ -153,7 +155,7 @@ class PythonHeaders(Check):
                "with 'fatal error: Python.h: No such file or directory' and a bare CalledProcessError, so every "
                "Triton kernel fails." + _kind_note(facts))
         return ctx.verdict(f"Python.h missing for Python {facts.get('python_version')}",
-                           ctx.finding("python-headers-missing", msg, **header_params(facts)))
+                           ctx.finding("python-headers-missing", message=msg, **header_params(facts)))
 
 
 class ExtensionBuild(Check):
@@ -164,6 +166,7 @@ class ExtensionBuild(Check):
     id = "toolchain.extension_build"
     title = "Build and load a C extension the way Triton does"
     layer = "toolchain"
+    codes = ("libc-headers-missing", "python-headers-missing", "extension-build-failed")
     requires = ("toolchain.c_compiler", "toolchain.python_headers")
     probe = "toolchain.extension_build"
     timeout = 120.0
@@ -185,13 +188,13 @@ class ExtensionBuild(Check):
             msg = (f"Compiling a C extension with Triton's command failed: {missing} was not found with "
                    f"-I{facts.get('include_dir')}. Triton's CUDA helper build fails the same way, so every Triton "
                    "kernel fails.")
-            findings.append(ctx.finding("python-headers-missing", msg, evidence=evidence,
+            findings.append(ctx.finding("python-headers-missing", message=msg, evidence=evidence,
                                         **header_params(ctx.dep("toolchain.python_headers"))))
         elif kind == "libc-headers":
             what = "start file" if missing and not missing.endswith(".h") else "header"
             msg = (f"{cc} runs but cannot find the C library {what} {missing}, so it cannot build anything: "
                    "Triton's CUDA helper build fails with a bare CalledProcessError and every Triton kernel fails.")
-            findings.append(ctx.finding("libc-headers-missing", msg, evidence=evidence))
+            findings.append(ctx.finding("libc-headers-missing", message=msg, evidence=evidence))
         else:
             if kind == "binutils":
                 what = f"{cc} cannot run the {'assembler' if missing == 'as' else 'linker'} `{missing}` (binutils)"
@@ -211,7 +214,7 @@ class ExtensionBuild(Check):
                 what = f"{cc} failed to build a minimal extension (exit status {facts.get('rc')})"
             msg = (f"Building a C extension with Triton's command failed: {what}. Triton's CUDA helper build "
                    "fails the same way, so every Triton kernel fails.")
-            findings.append(ctx.finding("extension-build-failed", msg, evidence=evidence))
+            findings.append(ctx.finding("extension-build-failed", message=msg, evidence=evidence))
         return ctx.verdict(f"a C extension does not build with {cc}", *findings, **keep)
 
 
@@ -223,6 +226,7 @@ class LibcudaDiscovery(Check):
     id = "toolchain.libcuda_discovery"
     title = "libcuda.so.1 where Triton looks for it"
     layer = "toolchain"
+    codes = ("libcuda-not-in-ldconfig", "ldconfig-missing", "triton-libcuda-path-wrong")
     requires = ("cuda.driver_api",)
     probe = "toolchain.libcuda_discovery"
     timeout = 30.0
@@ -251,7 +255,7 @@ class LibcudaDiscovery(Check):
             if libcuda_dir:
                 msg += f" libcuda.so.1 is in {libcuda_dir}."
             return ctx.verdict("TRITON_LIBCUDA_PATH does not hold libcuda.so.1",
-                               ctx.finding("triton-libcuda-path-wrong", msg, libcuda_dir=libcuda_dir), **keep)
+                               ctx.finding("triton-libcuda-path-wrong", message=msg, libcuda_dir=libcuda_dir), **keep)
         run = facts.get("ldconfig_run") or {}
         if run.get("error") or run.get("rc") not in (0, None):
             if not facts.get("ldconfig_exists"):
@@ -263,7 +267,7 @@ class LibcudaDiscovery(Check):
             if libcuda_dir:
                 msg += f" libcuda.so.1 is in {libcuda_dir}."
             return ctx.verdict("Triton cannot run /sbin/ldconfig",
-                               ctx.finding("ldconfig-missing", msg, evidence=run.get("stderr") or "",
+                               ctx.finding("ldconfig-missing", message=msg, evidence=run.get("stderr") or "",
                                            libcuda_dir=libcuda_dir), **keep)
         if facts.get("triton_ok"):
             stale = [e["path"] for e in facts.get("ldconfig_entries") or [] if not e.get("exists")]
@@ -293,7 +297,7 @@ class LibcudaDiscovery(Check):
                     "is not installed on this machine or not mounted into this container.")
         refresh = "drop the stale entries" if entries and not libcuda_dir else None
         return ctx.verdict("libcuda.so.1 is not where Triton looks",
-                           ctx.finding("libcuda-not-in-ldconfig", msg, evidence=facts.get("triton_error") or "",
+                           ctx.finding("libcuda-not-in-ldconfig", message=msg, evidence=facts.get("triton_error") or "",
                                        libcuda_dir=libcuda_dir, refresh_reason=refresh), **keep)
 
 
@@ -313,6 +317,7 @@ class Ptxas(Check):
     id = "toolchain.ptxas"
     title = "ptxas that Triton will use, for this GPU"
     layer = "toolchain"
+    codes = ("ptxas-unusable", "ptxas-arch-unsupported", "ptxas-newer-than-driver")
     requires = ("cuda.driver_api",)
     probe = "toolchain.ptxas"
     timeout = 120.0
@@ -336,7 +341,7 @@ class Ptxas(Check):
                 default = (t.get("tried") or [{}])[-1]
                 msg = (f"Triton {version} cannot run its {name}: {tried}. Every kernel needs it (its --version is "
                        f"part of each kernel's cache key, even for cached kernels), so Triton raises '{t['error']}'.")
-                findings.append(ctx.finding("ptxas-unusable", msg, evidence="\n".join(
+                findings.append(ctx.finding("ptxas-unusable", message=msg, evidence="\n".join(
                     (x.get("stderr") or "") for x in t.get("tried") or []).strip(),
                     ptxas_path=default.get("path") if default.get("exists") and not default.get("executable") else None,
                     triton_version=version))
@@ -344,7 +349,7 @@ class Ptxas(Check):
                 bad = (t.get("tried") or [{}])[0]
                 msg = (f"{t.get('env_var')}={t.get('override')} does not run ({bad.get('error') or 'exit status %s' % bad.get('rc')}), "
                        f"so Triton silently uses its bundled {name} {t.get('release')} instead of the one you chose.")
-                findings.append(ctx.finding("ptxas-unusable", msg, evidence=bad.get("stderr") or "",
+                findings.append(ctx.finding("ptxas-unusable", message=msg, evidence=bad.get("stderr") or "",
                                             severity=Severity.DEGRADED, override_var=t.get("env_var")))
         dv = ctx.dep("cuda.driver_api").get("driver_version", facts.get("driver_version"))
         drv = _driver_cuda(dv)
@@ -367,13 +372,13 @@ class Ptxas(Check):
                            "kernel." + ignored_note)
                     if ok_alt:
                         msg += f" {ok_alt} on this machine accepts it."
-                    findings.append(ctx.finding("ptxas-arch-unsupported", msg, evidence=_run_evidence(asm),
+                    findings.append(ctx.finding("ptxas-arch-unsupported", message=msg, evidence=_run_evidence(asm),
                                                 ptxas_env=a.get("env_var"), ptxas_alternative=ok_alt))
                 else:
                     msg = (f"{chosen} fails to assemble a minimal PTX for {asm['gpu_name']} (exit status "
                            f"{asm.get('rc')}{', ' + asm['error'] if asm.get('error') else ''}), so Triton cannot "
                            "compile kernels with it.")
-                    findings.append(ctx.finding("ptxas-unusable", msg, evidence=_run_evidence(asm),
+                    findings.append(ctx.finding("ptxas-unusable", message=msg, evidence=_run_evidence(asm),
                                                 triton_version=version))
                 continue
             newer = bool(drv and a.get("release")) and int(a["release"].split(".")[0]) > dv // 1000
@@ -384,7 +389,7 @@ class Ptxas(Check):
                        + ignored_note)
                 if ok_alt:
                     msg += f" {ok_alt} on this machine is not newer than the driver and accepts this GPU."
-                findings.append(ctx.finding("ptxas-newer-than-driver", msg, ptxas_version=a.get("release"),
+                findings.append(ctx.finding("ptxas-newer-than-driver", message=msg, ptxas_version=a.get("release"),
                                             driver_cuda=drv, ptxas_env=a.get("env_var"), ptxas_alternative=ok_alt))
                 continue
             who = f"GPU {a['cc']}: " if a.get("from_device") else ""
@@ -406,6 +411,7 @@ class TritonCache(Check):
     id = "toolchain.triton_cache"
     title = "Triton cache directory and build-cache key"
     layer = "toolchain"
+    codes = ("triton-cache-unusable", "file-command-missing")
     probe = "toolchain.triton_cache"
     timeout = 30.0
 
@@ -425,34 +431,34 @@ class TritonCache(Check):
         if facts.get("empty"):
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                "TRITON_CACHE_DIR is set but empty; Triton raises 'RuntimeError: Could not create or locate cache dir'. "
+                message="TRITON_CACHE_DIR is set but empty; Triton raises 'RuntimeError: Could not create or locate cache dir'. "
                 + consequence))
         elif not facts.get("writable"):
             target = d if tested == facts.get("abs_path") else f"{d} (does not exist; its nearest existing parent {tested})"
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                f"Triton's cache dir {target} ({origin}) cannot be written: {facts.get('write_error')}; mount "
+                message=f"Triton's cache dir {target} ({origin}) cannot be written: {facts.get('write_error')}; mount "
                 f"{where}. " + consequence, evidence=facts.get("write_error") or ""))
         elif facts.get("exec_ok") is False:
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                f"Triton's cache dir {d} ({origin}) is writable but files in it cannot be mapped executable "
+                message=f"Triton's cache dir {d} ({origin}) is writable but files in it cannot be mapped executable "
                 f"({facts.get('exec_error')}; mount {where}): loading a cached helper fails with 'failed to map "
                 "segment from shared object'. " + consequence, evidence=facts.get("exec_error") or ""))
         elif facts.get("free_bytes") is not None and facts["free_bytes"] < MIN_CACHE_FREE:
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                f"Triton's cache dir {d} has {facts['free_bytes'] // 1024} KiB free on {where}; writes of compiled "
+                message=f"Triton's cache dir {d} has {facts['free_bytes'] // 1024} KiB free on {where}; writes of compiled "
                 "kernels are about to fail with 'No space left on device'. " + consequence))
         elif facts.get("free_inodes") == 0:
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                f"The file system of Triton's cache dir {d} has no free inodes ({where}); Triton cannot create "
+                message=f"The file system of Triton's cache dir {d} has no free inodes ({where}); Triton cannot create "
                 "files there. " + consequence))
         if facts.get("relative") and not findings:
             findings.append(ctx.finding(
                 "triton-cache-unusable",
-                f"Triton's cache dir is the relative path {d} ({origin}): each process puts its cache under its "
+                message=f"Triton's cache dir is the relative path {d} ({origin}): each process puts its cache under its "
                 "own working directory, so caches are scattered and lost, and a read-only working directory breaks "
                 "Triton.", severity=Severity.DEGRADED))
         if not facts.get("file_program"):
@@ -461,7 +467,7 @@ class TritonCache(Check):
                      "`file` may have keyed differently." if helpers else "")
             findings.append(ctx.finding(
                 "file-command-missing",
-                f"`file` is not on PATH, so platform.architecture() returns no linkage and Triton's build-cache key "
+                message=f"`file` is not on PATH, so platform.architecture() returns no linkage and Triton's build-cache key "
                 f"is '{facts.get('platform_key')}' instead of '{facts.get('platform_key_with_file')}'. A Triton "
                 "cache warmed where `file` exists is cold here: Triton rebuilds its helpers and then needs a working "
                 "C compiler at runtime." + extra))
@@ -482,6 +488,7 @@ class Nvcc(Check):
     id = "toolchain.nvcc"
     title = "nvcc for CUDA extension builds"
     layer = "toolchain"
+    codes = ("nvcc-missing", "nvcc-torch-cuda-mismatch")
     requires = ("torch.cuda",)
     probe = "toolchain.nvcc"
     probe_needs = ()  # torch's CUDA version only matters to the verdict
@@ -520,7 +527,7 @@ class Nvcc(Check):
             if facts.get("pip_nvcc"):
                 state += f"; a pip-installed nvcc exists at {facts['pip_nvcc'][0]} but torch does not look there"
             return ctx.verdict("no usable nvcc for CUDA extension builds",
-                               ctx.finding("nvcc-missing", f"{state}. {consequence}",
+                               ctx.finding("nvcc-missing", message=f"{state}. {consequence}",
                                            evidence=facts.get("nvcc_stderr") or "", **params), **keep)
         if ver.split(".")[0] != tmm.split(".")[0]:
             msg = (f"nvcc at {nvcc} (from {facts.get('source')}) is CUDA {ver}, but torch {torch.get('version')} "
@@ -528,7 +535,7 @@ class Nvcc(Check):
                    f"CUDA version ({ver}) mismatches the version that was used to compilePyTorch ({tcuda})'). "
                    + consequence)
             return ctx.verdict(f"nvcc {ver} does not match torch's CUDA {tcuda}",
-                               ctx.finding("nvcc-torch-cuda-mismatch", msg, **params), **keep)
+                               ctx.finding("nvcc-torch-cuda-mismatch", message=msg, **params), **keep)
         note = "" if ver == tmm else f" (minor differs from torch's {tcuda}: torch only logs a warning)"
         return ctx.ok(f"{have} matches torch's CUDA {tcuda}{note}", **keep)
 

@@ -111,6 +111,15 @@ class TorchCuda(Check):
     id = "torch.cuda"
     title = "PyTorch CUDA"
     layer = "torch"
+    codes = (
+        "torch-not-installed",
+        "torch-import-failed",
+        "torch-cpu-only-build",
+        "driver-too-old-for-torch",
+        "torch-cuda-unavailable",
+        "torch-arch-not-supported",
+        "torch-gpu-op-failed",
+    )
     requires = ("cuda.driver_api",)
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -125,13 +134,13 @@ class TorchCuda(Check):
         params = {"torch_index": index}
         if not facts.get("installed"):
             return Verdict(Status.SKIP, f"torch is not installed in {python}", (ctx.finding(
-                "torch-not-installed", f"{python} has no torch distribution ('import torch' would fail with "
+                "torch-not-installed", message=f"{python} has no torch distribution ('import torch' would fail with "
                 "ModuleNotFoundError).", **params),), {})
         if facts.get("import_error"):
             e = facts["import_error"]
             return ctx.verdict(f"import torch fails: {e.get('type')}", ctx.finding(
                 "torch-import-failed",
-                f"torch {facts.get('dist_version') or ''} is installed ({facts.get('origin')}) but 'import torch' "
+                message=f"torch {facts.get('dist_version') or ''} is installed ({facts.get('origin')}) but 'import torch' "
                 f"raises {e.get('type')}: {e.get('message')}. Every library built on torch fails the same way.",
                 evidence=e.get("traceback") or e.get("message") or "", **params))
         version = facts.get("version")
@@ -145,7 +154,7 @@ class TorchCuda(Check):
         if not cuda:
             return ctx.verdict(f"torch {version} is a CPU-only build", ctx.finding(
                 "torch-cpu-only-build",
-                f"torch {version} is a CPU-only build (torch.version.cuda is None): it contains no CUDA code, so "
+                message=f"torch {version} is a CPU-only build (torch.version.cuda is None): it contains no CUDA code, so "
                 "torch.cuda.is_available() is False on any machine, tensors on 'cuda' fail with 'Torch not "
                 f"compiled with CUDA enabled', and Triton and FLA cannot use a GPU through it. {driver_text}",
                 evidence=f"torch.__version__ = {version!r}, torch.version.cuda = None, path = {facts.get('path')}",
@@ -157,7 +166,7 @@ class TorchCuda(Check):
         if tmajor is not None and dmajor is not None and dmajor < tmajor:
             findings.append(ctx.finding(
                 "driver-too-old-for-torch",
-                f"The NVIDIA driver supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}) but torch "
+                message=f"The NVIDIA driver supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}) but torch "
                 f"{version} was built with CUDA {cuda}, a newer major version: CUDA initialisation fails ('The "
                 "NVIDIA driver on your system is too old') and torch.cuda.is_available() is "
                 f"{bool(available)}. " + (f"Install the {index} wheel, or upgrade the driver (R580+ for CUDA 13)."
@@ -176,7 +185,7 @@ class TorchCuda(Check):
                     below = " The CUDA driver itself does not work here (cuda.driver_api), which explains it."
                 findings.append(ctx.finding(
                     "torch-cuda-unavailable",
-                    f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; {said}.{below}",
+                    message=f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; {said}.{below}",
                     evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
                     **params))
             return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)
@@ -203,7 +212,7 @@ class TorchCuda(Check):
             if cover_index:
                 msg += f" The {cover_index} wheels cover it."
             findings.append(ctx.finding(
-                "torch-arch-not-supported", msg, severity=sev,
+                "torch-arch-not-supported", message=msg, severity=sev,
                 evidence="\n".join(_matching(warnings, "compute capability", "not compatible", "CUDA capability"))
                          or f"get_arch_list() = {arch}; get_device_capability({dev.get('index')}) = {cc}",
                 torch_index=cover_index))
@@ -216,7 +225,7 @@ class TorchCuda(Check):
                 outcome = f"returned {facts.get('op_result')!r} instead of 2"
             findings.append(ctx.finding(
                 "torch-gpu-op-failed",
-                f"torch.cuda.is_available() is True, but (torch.ones(1, device='cuda') + 1).item() {outcome}. "
+                message=f"torch.cuda.is_available() is True, but (torch.ones(1, device='cuda') + 1).item() {outcome}. "
                 "Any model on this GPU hits the same error first.",
                 evidence=err.get("traceback") or err.get("message") or "", **params))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "

@@ -70,6 +70,7 @@ class TritonImport(Check):
     id = "triton.import"
     title = "Triton installed, importable, the release torch pins"
     layer = "triton"
+    codes = ("triton-not-installed", "triton-import-failed", "triton-torch-version-mismatch")
     requires = ("torch.cuda",)
     probe = "triton_layer.import_facts"
     probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
@@ -87,7 +88,7 @@ class TritonImport(Check):
             if gpu_build:
                 return ctx.verdict("triton is not installed", ctx.finding(
                     "triton-not-installed",
-                    f"torch {torch_version} is a GPU build (CUDA {facts.get('torch_cuda') or tc.get('cuda')}) but no "
+                    message=f"torch {torch_version} is a GPU build (CUDA {facts.get('torch_cuda') or tc.get('cuda')}) but no "
                     f"Triton distribution is installed{f' (torch pins {pin_dist}=={pin})' if pin else ''}: "
                     "torch.compile and every Triton kernel library fail with "
                     "`ModuleNotFoundError: No module named 'triton'` or fall back to slow paths.",
@@ -99,14 +100,14 @@ class TritonImport(Check):
             err = facts.get("import_error")
             return ctx.verdict(f"triton {version} is installed but `import triton` fails", ctx.finding(
                 "triton-import-failed",
-                f"triton {version} is installed ({facts.get('dist')}) but `import triton` raises "
+                message=f"triton {version} is installed ({facts.get('dist')}) but `import triton` raises "
                 f"{exc_line(err)}; torch.compile, FLA and every Triton kernel fail the same way.",
                 evidence=exc_text(err), **params))
         findings = []
         if pin and (not _pin_matches(pin, str(version)) or (facts.get("dist") and facts["dist"] != pin_dist)):
             findings.append(ctx.finding(
                 "triton-torch-version-mismatch",
-                f"torch {torch_version} pins {pin_dist}=={pin} but {facts.get('dist')} {version} is installed; "
+                message=f"torch {torch_version} pins {pin_dist}=={pin} but {facts.get('dist')} {version} is installed; "
                 "torch.compile (Inductor) is only tested with the pinned release and commonly fails with "
                 "ImportError/AttributeError on Triton internals with another one.",
                 evidence=facts.get("triton_requirement_line") or "", **params))
@@ -123,6 +124,7 @@ class TritonBuild(Check):
     id = "triton.build"
     title = "Triton can compile its C helpers (empty cache)"
     layer = "triton"
+    codes = ("triton-build-failed",)
     requires = ("triton.import", "toolchain.extension_build")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
@@ -162,7 +164,7 @@ class TritonBuild(Check):
             evidence.append(err["traceback"].rstrip())
         finding = ctx.finding(
             "triton-build-failed",
-            f"Triton {version}'s own build ({facts.get('api') or 'triton.runtime.build'}) failed with an empty "
+            message=f"Triton {version}'s own build ({facts.get('api') or 'triton.runtime.build'}) failed with an empty "
             f"cache: {(exc_line(err) or why).rstrip('.')}. Cause: {why}. With an empty cache (a new container, "
             "another Python, "
             "a cleared ~/.triton) Triton cannot build cuda_utils, so every Triton kernel, FLA op and torch.compile "
@@ -183,6 +185,14 @@ class TritonKernelLaunch(Check):
     id = "triton.kernel_launch"
     title = "Triton compiles and launches a kernel (empty cache)"
     layer = "triton"
+    codes = (
+        "triton-import-failed",
+        "triton-no-active-driver",
+        "triton-driver-init-failed",
+        "triton-kernel-failed",
+        "triton-wrong-result",
+        "triton-warm-cache-hides-compiler",
+    )
     requires = ("triton.import", "triton.build", "torch.cuda", "toolchain.libcuda_discovery", "toolchain.ptxas",
                 "toolchain.triton_cache")
     gate = ("triton.import",)
@@ -231,7 +241,7 @@ class TritonKernelLaunch(Check):
         if stage == "driver" and err and "active drivers" in (err.get("message") or ""):
             return ctx.finding(
                 "triton-no-active-driver",
-                f"Triton {version} found no active GPU backend: `{exc_line(err)}`; torch "
+                message=f"Triton {version} found no active GPU backend: `{exc_line(err)}`; torch "
                 f"{fresh.get('torch_version')} says torch.cuda.is_available() is {cuda} "
                 f"(device count {fresh.get('device_count')}). Every Triton kernel launch raises this, and FLA hides "
                 "it behind 'roll back to CPU'.",
@@ -243,7 +253,7 @@ class TritonKernelLaunch(Check):
                     + self._cache_words(facts, cache)
             return ctx.finding(
                 "triton-driver-init-failed",
-                f"Creating Triton {version}'s driver with an empty cache raised `{exc_line(err)}`.{extra} Every "
+                message=f"Creating Triton {version}'s driver with an empty cache raised `{exc_line(err)}`.{extra} Every "
                 "Triton kernel, FLA op and torch.compile fails the same way.",
                 evidence=exc_text(err), **params)
         if stage == "result":
@@ -251,13 +261,13 @@ class TritonKernelLaunch(Check):
             bad = launch.get("first_bad") or {}
             return ctx.finding(
                 "triton-wrong-result",
-                f"A Triton {version} vector add of {launch.get('n')} floats ran without error but "
+                message=f"A Triton {version} vector add of {launch.get('n')} floats ran without error but "
                 f"{launch.get('mismatches')} values are wrong (max abs error {launch.get('max_abs_err')}; first at "
                 f"index {bad.get('index')}: got {bad.get('got')}, expected {bad.get('expected')}).",
                 evidence="", **params)
         if stage == "import-triton":
             return ctx.finding("triton-import-failed",
-                               f"`import triton` fails in a fresh process: {exc_line(err)}.",
+                               message=f"`import triton` fails in a fresh process: {exc_line(err)}.",
                                evidence=exc_text(err), triton_requirement="triton")
         launch = (fresh.get("launches") or [{}])[0]
         out = (fresh.get("output") or {})
@@ -277,7 +287,7 @@ class TritonKernelLaunch(Check):
         on = f" on {dev.get('name')} (cc {dev.get('cc')})" if dev else ""
         return ctx.finding(
             "triton-kernel-failed",
-            f"Triton {version}'s driver works{on}, but {what}. Every Triton kernel in a new process fails the same "
+            message=f"Triton {version}'s driver works{on}, but {what}. Every Triton kernel in a new process fails the same "
             "way.",
             evidence="\n\n".join(e for e in evidence if e), **params)
 
@@ -328,7 +338,7 @@ class TritonKernelLaunch(Check):
                    "Any new kernel signature (an int argument equal to 1, None instead of a tensor), a new "
                    "container, another Python, a missing `file` program or a cleared cache fails the same way.")
             # proven to fail right now for a new kernel signature: blocking, not only latent
-            findings.append(ctx.finding("triton-warm-cache-hides-compiler", msg,
+            findings.append(ctx.finding("triton-warm-cache-hides-compiler", message=msg,
                                         evidence="\n\n".join(evidence), severity=Severity.BLOCKING,
                                         cache_dir=cache.get("dir"), **py_params(ctx.target.get("version"))))
         else:
@@ -339,12 +349,12 @@ class TritonKernelLaunch(Check):
                    "changes the cache key), a moved venv (Triton >= 3.8) or a cleared cache will fail with "
                    "`Failed to find C compiler`"
                    + (", and so will any new kernel signature on this Triton (<= 3.6)." if legacy else "."))
-            findings.append(ctx.finding("triton-warm-cache-hides-compiler", msg, evidence="\n\n".join(evidence),
+            findings.append(ctx.finding("triton-warm-cache-hides-compiler", message=msg, evidence="\n\n".join(evidence),
                                         cache_dir=cache.get("dir"), **py_params(ctx.target.get("version"))))
         for x in other:
             findings.append(ctx.finding(
                 "triton-kernel-failed",
-                f"With the user's cached helpers, launching the kernel ({_launch_label(x)}) raised "
+                message=f"With the user's cached helpers, launching the kernel ({_launch_label(x)}) raised "
                 f"`{exc_line(x.get('error'))}`.", evidence=exc_text(x.get("error")), cache_dir=cache.get("dir")))
         summary = (f"triton {version} works only with the user's warm cache"
                    + ("; a new kernel signature fails now" if latent else ""))

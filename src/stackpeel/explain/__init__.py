@@ -10,7 +10,7 @@ Public API::
 
 The pieces, each usable alone:
 
-* :mod:`.knowledge` -- the knowledge base (``knowledge.toml``: patterns -> finding codes);
+* :mod:`.knowledge` -- the log side of the knowledge base (``stackpeel/knowledge/``: patterns -> finding codes);
 * :mod:`.parser`    -- a streaming log scanner (tracebacks, warnings, compiler, NCCL, ...);
 * :mod:`.reasoning` -- a pure function from parsed evidence to ranked root causes;
 * :mod:`.live`      -- confirms candidates by running the matching ``stackpeel check`` checks;

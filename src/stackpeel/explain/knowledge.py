@@ -1,7 +1,8 @@
-"""The knowledge base of ``stackpeel explain``: log patterns mapped to finding codes.
+"""The log side of the knowledge base: ``stackpeel explain``'s view of it.
 
-The entries live in ``knowledge.toml`` (data, not code; its header documents the
-fields). This module loads and validates them once and compiles the regexes:
+Every finding code's log signatures (``[[code.log]]`` in ``stackpeel/knowledge/*.toml``)
+become :class:`Entry` objects here, with the code's own meaning and fix (one wording per
+code). This module compiles the regexes once:
 
 * one regex per pattern, searched in single log lines (``re.MULTILINE`` so ``$`` also
   works inside a multi-line exception text handed to :func:`match_codes`);
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
+
+from .. import knowledge as _knowledge
+from ..knowledge import KnowledgeError, render
 
 try:  # the regex parser, to find the literal every pattern needs
     import re._parser as _sre_parse  # type: ignore[import-not-found]  # 3.11+
@@ -25,25 +27,11 @@ except ImportError:  # pragma: no cover - 3.9/3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-if sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    try:
-        import tomli as _toml
-    except ImportError:  # pragma: no cover
-        _toml = None
-
 #: Layers from the bottom of the stack to the top (the order of ``stackpeel list``);
 #: "deepest first" sorts by this rank.
-LAYER_ORDER: Tuple[str, ...] = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYER_ORDER: Tuple[str, ...] = _knowledge.LAYERS
 
-KINDS = ("root", "symptom")
-
-KB_PATH = Path(__file__).with_name("knowledge.toml")
-
-
-class KnowledgeError(ValueError):
-    """knowledge.toml is malformed (a bad regex, an unknown field, a missing key)."""
+KINDS = _knowledge.KINDS
 
 
 #: shortest literal a pattern must contain (the scanner's prefilter looks for it)
@@ -153,9 +141,6 @@ class Entry:
         return (0 if self.is_root else 1, layer_rank(self.layer), self.order)
 
 
-_ALLOWED = {"id", "patterns", "layer", "codes", "kind", "weight", "explanation", "fix", "links", "could_be",
-            "refine"}
-
 #: Literals the parser needs to see even when no entry matches (tracebacks, warnings,
 #: compiler and NCCL errors), so that they reach the "unexplained errors" sample.
 STRUCTURAL = (
@@ -261,62 +246,54 @@ def _compile(pattern: str, where: str) -> Pattern[str]:
         raise KnowledgeError(f"{where}: bad regex {pattern!r}: {exc}") from None
 
 
-def parse_kb(data: Mapping) -> KnowledgeBase:
+def fix_text(code: _knowledge.CodeEntry) -> str:
+    """The code's fix as a log reader sees it: no observed values, so params show as ``<name>``."""
+    return render(code.fix, {})
+
+
+def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, str]] = None) -> KnowledgeBase:
+    """The explain view of ``kb``: one :class:`Entry` per log signature, in KB order."""
     entries: List[Entry] = []
-    seen = set()
-    for i, raw in enumerate(data.get("entry", ())):
-        where = f"knowledge.toml entry #{i + 1} ({raw.get('id', '?')})"
-        unknown = set(raw) - _ALLOWED
-        if unknown:
-            raise KnowledgeError(f"{where}: unknown field(s) {sorted(unknown)}")
-        for key in ("id", "patterns", "layer", "codes", "kind", "explanation", "fix"):
-            if not raw.get(key):
-                raise KnowledgeError(f"{where}: missing {key!r}")
-        if raw["id"] in seen:
-            raise KnowledgeError(f"{where}: duplicate id")
-        seen.add(raw["id"])
-        if raw["kind"] not in KINDS:
-            raise KnowledgeError(f"{where}: kind must be one of {KINDS}")
-        if raw["layer"] not in LAYER_ORDER:
-            raise KnowledgeError(f"{where}: unknown layer {raw['layer']!r}")
-        weight = int(raw.get("weight", 2))
-        if not 1 <= weight <= 3:
-            raise KnowledgeError(f"{where}: weight must be 1..3")
-        refine = tuple(
-            Refine(_compile(r["context"], where), tuple(r["codes"])) for r in raw.get("refine", ())
-        )
+    for i, sig in enumerate(kb.signatures()):
+        code = kb.get(sig.code)
+        where = f"{code.file} [{code.code}] log {sig.id!r}"
         try:
-            needles = tuple(dict.fromkeys(n for p in raw["patterns"] for n in needles_of(p)))
+            needles = tuple(dict.fromkeys(n for p in sig.patterns for n in needles_of(p)))
         except (KnowledgeError, re.error) as exc:
             raise KnowledgeError(f"{where}: {exc}") from None
         entries.append(Entry(
-            id=raw["id"],
+            id=sig.id,
             needles=needles,
-            patterns=tuple(_compile(p, where) for p in raw["patterns"]),
-            layer=raw["layer"],
-            codes=tuple(raw["codes"]),
-            kind=raw["kind"],
-            weight=weight,
-            explanation=raw["explanation"].strip(),
-            fix=raw["fix"].strip(),
-            links=tuple(raw.get("links", ())),
-            could_be=tuple(raw.get("could_be", ())),
-            refine=refine,
+            patterns=tuple(_compile(p, where) for p in sig.patterns),
+            layer=sig.layer,
+            codes=(sig.code,),
+            kind=sig.kind,
+            weight=sig.weight,
+            explanation=code.meaning,
+            fix=fix_text(code),
+            links=code.links,
+            could_be=sig.could_be,
+            refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
         ))
-    checks = dict(data.get("checks", {}))
-    return KnowledgeBase(entries=tuple(entries), checks=checks, version=int(data.get("version", 1)))
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}))
+
+
+def _live_checks() -> Dict[str, str]:
+    """finding code -> the check that confirms it live (the first that declares it)."""
+    from .. import registry
+
+    return registry.checks_for_codes(registry.load())
 
 
 @functools.lru_cache(maxsize=None)
 def load(path: Optional[str] = None) -> KnowledgeBase:
-    """The knowledge base (cached). ``path`` overrides the bundled knowledge.toml."""
-    if _toml is None:  # pragma: no cover
-        raise KnowledgeError("reading knowledge.toml needs Python 3.11+ or the 'tomli' package")
-    p = Path(path) if path else KB_PATH
-    with open(p, "rb") as f:
-        data = _toml.load(f)
-    return parse_kb(data)
+    """The explain view of the knowledge base (cached). ``path`` (a TOML file, or several
+    joined by os.pathsep) replaces the bundled ``stackpeel/knowledge/*.toml``."""
+    import os
+
+    kb = _knowledge.load(tuple(path.split(os.pathsep)) if path else None)
+    return from_knowledge(kb, _live_checks())
 
 
 def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:

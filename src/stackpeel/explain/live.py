@@ -1,7 +1,7 @@
 """Live confirmation: run the ``stackpeel check`` checks the log's evidence points to.
 
-For every candidate (and, for symptoms, every code in ``could_be``), the knowledge
-base's ``[checks]`` table names the check that can confirm it. Those checks run
+For every candidate (and, for symptoms, every code in ``could_be``), the check that
+declares the code (``Check.codes``) can confirm it. Those checks run
 through the library API :func:`stackpeel.engine.check` (each probe in an isolated
 child of the target interpreter), and each candidate gets a verdict:
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ..model import Report, Status
-from .knowledge import KnowledgeBase, load
+from .knowledge import KnowledgeBase, fix_text, load
 from .reasoning import Candidate, Evidence, Explanation, LiveCheck, LiveSummary, with_live
 
 #: candidates whose codes are checked (the top ones; the rest are rarely informative)
@@ -136,6 +136,6 @@ def _live_candidate(code: str, symptoms: Sequence[Candidate], verdict: LiveCheck
         code=code, layer=spec.layer if spec else "", kind="root", title=spec.title if spec else code,
         evidence=ev, count=0, weight=0,
         explanation=(spec.meaning if spec else "") + " (found by the live check; the log shows its symptoms)",
-        fix=spec.fix if spec else "", links=tuple(spec.links) if spec else (),
+        fix=fix_text(spec) if spec else "", links=tuple(spec.links) if spec else (),
         explains=tuple(s.code for s in symptoms), check=verdict.check, live=verdict,
     )

@@ -1,0 +1,401 @@
+"""The knowledge base: every finding code and every word a user reads about it, as data.
+
+One TOML table per finding code in ``knowledge/<layer>.toml`` (``explain_only.toml`` for
+codes that only logs show); the format is documented in ``docs/dev/KNOWLEDGE.md``.
+``check`` renders its findings from it (:meth:`CodeEntry.render_message`), ``explain``
+and ``run`` match its log signatures and exception shapes, ``stackpeel codes`` and
+``docs/codes.md`` print it. Nothing else holds a finding's wording.
+
+Loading validates the files: an error names the file and the code (:class:`KnowledgeError`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..model import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    try:
+        import tomli as _toml
+    except ImportError:  # pragma: no cover
+        _toml = None
+
+#: Layers from the bottom of the stack to the top: the order of files, docs and ``stackpeel list``.
+LAYERS: Tuple[str, ...] = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+KINDS = ("root", "symptom")
+#: the file of codes that no check emits
+EXPLAIN_ONLY = "explain_only"
+KB_DIR = Path(__file__).parent
+
+
+class KnowledgeError(ValueError):
+    """A knowledge-base file is malformed; the message names the file and the code."""
+
+
+@dataclass(frozen=True)
+class Refine:
+    """When ``context`` (a regex) matches the line or the text around it, the signature
+    evidences ``code`` instead of its own."""
+
+    context: str
+    code: str
+
+
+@dataclass(frozen=True)
+class LogSignature:
+    """Text in a log that evidences a code (for ``explain``)."""
+
+    id: str
+    code: str
+    patterns: Tuple[str, ...]
+    weight: int = 2
+    #: "root": the line names the cause itself; "symptom": what a lower cause looks like
+    kind: str = "root"
+    layer: str = ""
+    #: other codes the same text can stand for, deepest first
+    could_be: Tuple[str, ...] = ()
+    refine: Tuple[Refine, ...] = ()
+    source: str = ""
+    #: position in the knowledge base (files in layer order, then file order)
+    order: int = 0
+
+
+@dataclass(frozen=True)
+class ExceptionShape:
+    """An exception in a running process that evidences a code (for ``run``)."""
+
+    code: str
+    type: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CodeEntry:
+    """One finding code: its wording, its fix, and the evidence that shows it."""
+
+    code: str
+    layer: str
+    kind: str
+    severity: Severity
+    title: str
+    meaning: str
+    fix: str
+    #: template of the check's message; named params are observed values
+    message: str = ""
+    #: variant -> template, for distinct observed situations
+    messages: Mapping[str, str] = field(default_factory=dict)
+    consequence: str = ""
+    #: package manager -> space-separated packages (templated), e.g. {"apt": "gcc", "apk": "gcc musl-dev"}
+    packages: Mapping[str, str] = field(default_factory=dict)
+    #: extra commands: (manager, template). manager "shell" means any POSIX shell.
+    commands: Tuple[Tuple[str, str], ...] = ()
+    #: contract for `stackpeel fix`: {"automatic": bool, "why": str, "verify": [check ids]}
+    remedy: Mapping[str, Any] = field(default_factory=dict)
+    #: for symptoms: codes that can produce it, likeliest first
+    caused_by: Tuple[str, ...] = ()
+    #: codes this one can produce (derived: the codes whose caused_by names this one)
+    causes: Tuple[str, ...] = ()
+    #: upstream threads where the cause was established
+    links: Tuple[str, ...] = ()
+    source: str = ""
+    deprecated: str = ""
+    logs: Tuple[LogSignature, ...] = ()
+    exceptions: Tuple[ExceptionShape, ...] = ()
+    #: the file it came from (for error messages)
+    file: str = ""
+
+    def template(self, variant: Optional[str] = None) -> str:
+        """The message template of ``variant`` (the plain ``message`` for None)."""
+        if variant is None:
+            return self.message
+        try:
+            return self.messages[variant]
+        except KeyError:
+            raise KeyError(f"finding code {self.code!r} has no message variant {variant!r} "
+                           f"(it has: {', '.join(sorted(self.messages)) or 'none'})") from None
+
+    def render_message(self, variant: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+        """The message with observed values filled in; a missing one shows as ``<name>``
+        (a bug the wording tests catch). The consequence follows the message."""
+        text = render(self.template(variant), params or {})
+        if self.consequence:
+            text = f"{text} {render(self.consequence, params or {})}" if text else render(self.consequence, params or {})
+        return text
+
+    def params(self) -> List[str]:
+        """Every ``{param}`` the message templates, fix and commands name."""
+        names: Dict[str, None] = {}
+        for t in (self.message, *self.messages.values(), self.consequence, self.fix, *self.packages.values(),
+                  *(c for _, c in self.commands)):
+            for n in template_params(t):
+                names.setdefault(n, None)
+        return list(names)
+
+
+class _Loose(dict):
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def template_params(template: str) -> List[str]:
+    """Names of the ``{params}`` in ``template`` (``{x!r}`` gives ``x``)."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
+def render(template: str, params: Mapping[str, Any]) -> str:
+    """``template`` with ``params``; a param that is missing or None shows as ``<name>``."""
+    return string.Formatter().vformat(template, (), _Loose({k: v for k, v in params.items() if v is not None}))
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    codes: Mapping[str, CodeEntry]
+    files: Tuple[str, ...] = ()
+
+    def get(self, code: str) -> CodeEntry:
+        try:
+            return self.codes[code]
+        except KeyError:
+            raise KeyError(f"unknown finding code {code!r}; declare it in stackpeel/knowledge/") from None
+
+    def __contains__(self, code: object) -> bool:
+        return code in self.codes
+
+    def signatures(self) -> List[LogSignature]:
+        """Every log signature, in knowledge-base order."""
+        return sorted((s for c in self.codes.values() for s in c.logs), key=lambda s: s.order)
+
+    def exception_shapes(self) -> List[ExceptionShape]:
+        return [e for c in self.codes.values() for e in c.exceptions]
+
+    def explain_only(self) -> List[str]:
+        return [c.code for c in self.codes.values() if Path(c.file).stem == EXPLAIN_ONLY]
+
+
+# ----------------------------------------------------------------------------- loading
+
+_CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
+              "packages", "commands", "remedy", "causes", "caused_by", "links", "source", "deprecated", "log",
+              "exception"}
+_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source"}
+_EXC_KEYS = {"type", "message"}
+_CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def _strs(value: Any, where: str, key: str) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise KnowledgeError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def _str(raw: Mapping[str, Any], key: str, where: str, required: bool = False) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str):
+        raise KnowledgeError(f"{where}: {key} must be a string")
+    if required and not value.strip():
+        raise KnowledgeError(f"{where}: missing {key!r}")
+    return value.strip() if "\n" in value else value
+
+
+def _check_template(text: str, where: str, key: str) -> None:
+    try:
+        list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise KnowledgeError(f"{where}: {key}: bad template {text!r}: {exc}") from None
+
+
+def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> CodeEntry:
+    """One ``[code]`` table of ``file``."""
+    where = f"{file} [{code}]"
+    if not _CODE_RE.match(code):
+        raise KnowledgeError(f"{where}: a code is lower-case words joined by '-'")
+    if not isinstance(raw, dict):
+        raise KnowledgeError(f"{where}: must be a table")
+    unknown = set(raw) - _CODE_KEYS
+    if unknown:
+        raise KnowledgeError(f"{where}: unknown field(s) {sorted(unknown)}")
+    for key in ("layer", "kind", "severity", "title", "meaning", "fix"):
+        _str(raw, key, where, required=True)
+    if raw["layer"] not in LAYERS:
+        raise KnowledgeError(f"{where}: unknown layer {raw['layer']!r}; one of {LAYERS}")
+    if raw["kind"] not in KINDS:
+        raise KnowledgeError(f"{where}: kind must be one of {KINDS}")
+    try:
+        severity = Severity(raw["severity"])
+    except ValueError:
+        raise KnowledgeError(f"{where}: severity must be one of {[s.value for s in Severity]}") from None
+    messages = raw.get("messages", {})
+    if not isinstance(messages, dict) or not all(isinstance(v, str) for v in messages.values()):
+        raise KnowledgeError(f"{where}: messages must be a table of strings")
+    packages = raw.get("packages", {})
+    if not isinstance(packages, dict) or not all(isinstance(v, str) for v in packages.values()):
+        raise KnowledgeError(f"{where}: packages must be a table of strings")
+    commands = raw.get("commands", [])
+    if not isinstance(commands, list) or not all(
+            isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in commands):
+        raise KnowledgeError(f"{where}: commands must be a list of [manager, command] pairs")
+    remedy = raw.get("remedy", {})
+    if not isinstance(remedy, dict):
+        raise KnowledgeError(f"{where}: remedy must be a table")
+    entry_kind = raw["kind"]
+    for key in ("message", "consequence", "fix", "title"):
+        _check_template(_str(raw, key, where), where, key)
+    for name, text in messages.items():
+        _check_template(text, where, f"messages.{name}")
+    if template_params(raw["title"]):
+        raise KnowledgeError(f"{where}: the title takes no params")
+
+    logs: List[LogSignature] = []
+    for i, lraw in enumerate(raw.get("log", ())):
+        lwhere = f"{where} log #{i + 1} ({lraw.get('id', '?') if isinstance(lraw, dict) else '?'})"
+        if not isinstance(lraw, dict):
+            raise KnowledgeError(f"{lwhere}: must be a table")
+        unknown = set(lraw) - _LOG_KEYS
+        if unknown:
+            raise KnowledgeError(f"{lwhere}: unknown field(s) {sorted(unknown)}")
+        if not lraw.get("id") or not lraw.get("patterns"):
+            raise KnowledgeError(f"{lwhere}: needs id and patterns")
+        weight = lraw.get("weight", 2)
+        if not isinstance(weight, int) or not 1 <= weight <= 3:
+            raise KnowledgeError(f"{lwhere}: weight must be 1..3")
+        kind = lraw.get("kind", entry_kind)
+        if kind not in KINDS:
+            raise KnowledgeError(f"{lwhere}: kind must be one of {KINDS}")
+        layer = lraw.get("layer", raw["layer"])
+        if layer not in LAYERS:
+            raise KnowledgeError(f"{lwhere}: unknown layer {layer!r}")
+        patterns = _strs(lraw["patterns"], lwhere, "patterns")
+        for p in patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise KnowledgeError(f"{lwhere}: bad regex {p!r}: {exc}") from None
+        refine = []
+        for r in lraw.get("refine", ()):
+            if not isinstance(r, dict) or set(r) != {"context", "code"}:
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code}}")
+            try:
+                re.compile(r["context"])
+            except re.error as exc:
+                raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
+            refine.append(Refine(r["context"], r["code"]))
+        could_be = lraw.get("could_be")
+        logs.append(LogSignature(
+            id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
+            could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
+            refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
+        ))
+    exceptions: List[ExceptionShape] = []
+    for i, eraw in enumerate(raw.get("exception", ())):
+        ewhere = f"{where} exception #{i + 1}"
+        if not isinstance(eraw, dict) or set(eraw) - _EXC_KEYS or not eraw.get("type"):
+            raise KnowledgeError(f"{ewhere}: needs type (and optional message), nothing else")
+        try:
+            re.compile(eraw.get("message", ""))
+        except re.error as exc:
+            raise KnowledgeError(f"{ewhere}: bad message regex: {exc}") from None
+        exceptions.append(ExceptionShape(code, eraw["type"], eraw.get("message", "")))
+    if "causes" in raw:
+        raise KnowledgeError(f"{where}: 'causes' is derived from the other codes' caused_by; "
+                             "list this code in their caused_by instead")
+    return CodeEntry(
+        code=code, layer=raw["layer"], kind=entry_kind, severity=severity, title=raw["title"],
+        meaning=_str(raw, "meaning", where), fix=_str(raw, "fix", where), message=_str(raw, "message", where),
+        messages=dict(messages), consequence=_str(raw, "consequence", where), packages=dict(packages),
+        commands=tuple((m, c) for m, c in commands), remedy=dict(remedy),
+        caused_by=_strs(raw.get("caused_by", []), where, "caused_by"),
+        links=_strs(raw.get("links", []), where, "links"), source=_str(raw, "source", where),
+        deprecated=_str(raw, "deprecated", where), logs=tuple(logs), exceptions=tuple(exceptions), file=file,
+    )
+
+
+def _file_order(path: Path) -> Tuple[int, str]:
+    stem = path.stem
+    if stem in LAYERS:
+        return (LAYERS.index(stem), stem)
+    return (len(LAYERS) + (1 if stem == EXPLAIN_ONLY else 0), stem)
+
+
+def default_files() -> List[Path]:
+    """The bundled ``knowledge/*.toml`` files, lower layers first, ``explain_only.toml`` last."""
+    return sorted(KB_DIR.glob("*.toml"), key=_file_order)
+
+
+def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]]) -> KnowledgeBase:
+    """A knowledge base from ``(file name, parsed TOML)`` pairs; validates references."""
+    codes: Dict[str, CodeEntry] = {}
+    order = 0
+    for file, data in documents:
+        for code, raw in data.items():
+            if code in codes:
+                raise KnowledgeError(f"{file} [{code}]: declared twice (also in {codes[code].file})")
+            codes[code] = parse_code(code, raw, file, order)
+            order += 1
+    sig_ids: Dict[str, str] = {}
+    for c in codes.values():
+        where = f"{c.file} [{c.code}]"
+        for ref in c.caused_by:
+            if ref not in codes:
+                raise KnowledgeError(f"{where}: caused_by names unknown code {ref!r}")
+        for s in c.logs:
+            if s.id in sig_ids:
+                raise KnowledgeError(f"{where}: log id {s.id!r} already used by [{sig_ids[s.id]}]")
+            sig_ids[s.id] = c.code
+            for ref in s.could_be + tuple(r.code for r in s.refine):
+                if ref not in codes:
+                    raise KnowledgeError(f"{where} log {s.id!r}: names unknown code {ref!r}")
+    # causes: the inverse of caused_by (one source of truth)
+    causes: Dict[str, List[str]] = {c: [] for c in codes}
+    for c in codes.values():
+        for ref in c.caused_by:
+            causes[ref].append(c.code)
+    rank = {c: i for i, c in enumerate(codes)}
+    ordered = sorted(codes.values(), key=lambda c: (LAYERS.index(c.layer), rank[c.code]))
+    out = {}
+    for c in ordered:
+        out[c.code] = c if not causes[c.code] else _replace(c, causes=tuple(causes[c.code]))
+    return KnowledgeBase(codes=out, files=tuple(f for f, _ in documents))
+
+
+def _replace(entry: CodeEntry, **changes: Any) -> CodeEntry:
+    from dataclasses import replace
+
+    return replace(entry, **changes)
+
+
+def read_files(paths: Iterable[Path]) -> List[Tuple[str, Mapping[str, Any]]]:
+    if _toml is None:  # pragma: no cover
+        raise KnowledgeError("reading the knowledge base needs Python 3.11+ or the 'tomli' package")
+    docs = []
+    for p in paths:
+        try:
+            with open(p, "rb") as f:
+                docs.append((Path(p).name, _toml.load(f)))
+        except _toml.TOMLDecodeError as exc:
+            raise KnowledgeError(f"{Path(p).name}: {exc}") from None
+    return docs
+
+
+@functools.lru_cache(maxsize=None)
+def load(paths: Optional[Tuple[str, ...]] = None) -> KnowledgeBase:
+    """The knowledge base (cached): the bundled files, or ``paths`` instead."""
+    files = [Path(p) for p in paths] if paths else default_files()
+    return parse(read_files(files))
+
+
+def get(code: str) -> CodeEntry:
+    return load().get(code)
+
+
+def all_codes() -> Mapping[str, CodeEntry]:
+    """Every finding code, keyed by code, lower layers first."""
+    return load().codes

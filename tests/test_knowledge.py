@@ -1,0 +1,217 @@
+"""The knowledge base (src/stackpeel/knowledge/*.toml): one place for every finding code's words.
+
+The format is docs/dev/KNOWLEDGE.md. These tests load the real files, build real checks and
+run them through the real ``evaluate`` wrapper; broken knowledge-base files are written to a
+temporary directory and loaded the way the bundled ones are.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from stackpeel import knowledge, registry
+from stackpeel.checks.base import Check, Context, UndeclaredCode
+from stackpeel.explain.knowledge import load as load_explain
+from stackpeel.knowledge import KnowledgeError
+
+HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
+
+
+def _ctx() -> Context:
+    return Context(HOST, {"python": "/usr/bin/python3"}, {})
+
+
+# -- the bundled files ------------------------------------------------------------
+
+def test_every_code_has_its_words_and_a_fix():
+    kb = knowledge.load()
+    assert len(kb.codes) >= 60
+    for c in kb.codes.values():
+        assert c.layer in knowledge.LAYERS and c.kind in knowledge.KINDS, c.code
+        assert c.title and "{" not in c.title, c.code
+        assert len(c.meaning) > 40 and "{" not in c.meaning, c.code
+        assert len(c.fix) > 20, f"{c.code} has no fix"
+        for link in c.links:
+            assert link.startswith("https://"), (c.code, link)
+
+
+def test_files_are_one_per_layer_plus_explain_only():
+    kb = knowledge.load()
+    for c in kb.codes.values():
+        stem = c.file.rsplit(".", 1)[0]
+        assert stem == c.layer or stem == knowledge.EXPLAIN_ONLY, (c.code, c.file)
+
+
+def test_every_code_is_declared_by_a_check_or_explain_only():
+    classes = registry.load()
+    assert registry.uncovered_codes(classes) == []
+    declared = {code for cls in classes for code in cls.codes}
+    # explain-only means it: no check declares such a code
+    assert not declared & set(knowledge.load().explain_only())
+    for cls in classes:
+        assert cls.codes, f"{cls.id} declares no finding codes"
+
+
+def test_each_check_declares_exactly_the_codes_its_source_emits():
+    """The declaration and the body agree: a declared code no finding() call names is
+    dead wording; an emitted undeclared code is caught at run time (next test)."""
+    import inspect
+
+    for cls in registry.load():
+        src = inspect.getsource(cls)
+        named = set(re.findall(r'"([a-z0-9]+(?:-[a-z0-9]+)+)"', src)) & set(knowledge.load().codes)
+        assert set(cls.codes) == named, (cls.id, sorted(set(cls.codes) ^ named))
+
+
+def test_causes_is_the_inverse_of_caused_by():
+    kb = knowledge.load()
+    fallback = kb.get("fla-cpu-fallback")
+    assert fallback.kind == "symptom" and "no-c-compiler" in fallback.caused_by
+    assert "fla-cpu-fallback" in kb.get("no-c-compiler").causes
+    for c in kb.codes.values():
+        for effect in c.causes:
+            assert c.code in kb.get(effect).caused_by
+
+
+def test_log_signatures_become_explain_entries_with_the_codes_words():
+    kb = knowledge.load()
+    ex = load_explain()
+    assert len(ex.entries) == len(kb.signatures()) >= 50
+    for e in ex.entries:
+        code = kb.get(e.codes[0])
+        assert e.explanation == code.meaning
+        assert e.fix.startswith(code.fix.split("{")[0])
+    # the check that confirms a code live is one that declares it
+    for code, cid in ex.checks.items():
+        assert code in next(c for c in registry.load() if c.id == cid).codes
+
+
+# -- findings rendered from templates -----------------------------------------------
+
+def test_finding_renders_the_template_with_observed_values(tmp_path):
+    path = tmp_path / "toolchain.toml"
+    path.write_text(textwrap.dedent('''
+        [no-c-compiler]
+        layer = "toolchain"
+        kind = "root"
+        severity = "blocking"
+        title = "No C compiler that Triton can find"
+        meaning = "CC is unset and neither gcc nor clang is on PATH, so Triton cannot build its helper."
+        message = "CC is unset and neither gcc nor clang is on PATH ({path})."
+        messages.several-words = "CC={cc!r} holds several words."
+        consequence = "Every Triton kernel fails."
+        fix = "Install a C compiler."
+        packages = {apt = "gcc libc6-dev"}
+        commands = [["shell", "export CC={cc_path}"]]
+    '''))
+    kb = knowledge.load((str(path),))
+    spec = kb.get("no-c-compiler")
+    assert spec.render_message(params={"path": "/usr/bin:/bin"}) == \
+        "CC is unset and neither gcc nor clang is on PATH (/usr/bin:/bin). Every Triton kernel fails."
+    assert spec.render_message("several-words", {"cc": "ccache gcc"}).startswith("CC='ccache gcc' holds")
+    assert "<path>" in spec.render_message(params={})  # a missing value shows, and the wording test fails
+    with pytest.raises(KeyError, match="no message variant 'nope'"):
+        spec.render_message("nope", {})
+    assert set(spec.params()) == {"path", "cc", "cc_path"}
+
+
+def test_context_finding_uses_the_bundled_knowledge_base():
+    f = _ctx().finding("no-c-compiler", message="legacy text", cc_path="/usr/bin/cc")
+    spec = knowledge.get("no-c-compiler")
+    assert (f.title, f.message, f.severity) == (spec.title, "legacy text", spec.severity)
+    cmds = [c.command for c in f.remedy.commands]
+    assert "apt-get update && apt-get install -y gcc libc6-dev" in cmds
+    assert "export CC=/usr/bin/cc" in cmds
+    with pytest.raises(KeyError, match="unknown finding code"):
+        _ctx().finding("no-such-code", message="x")
+
+
+# -- declarations are enforced ---------------------------------------------------------
+
+class _Declares(Check):
+    id = "test.declares"
+    title = "declares one code, emits another"
+    layer = "toolchain"
+    codes = ("no-c-compiler",)
+
+    def evaluate(self, facts, ctx):
+        return ctx.verdict("x", ctx.finding(facts["code"], message="m"))
+
+
+def test_a_check_emitting_an_undeclared_code_fails_under_the_test_suite(monkeypatch):
+    check = _Declares()
+    assert check.evaluate({"code": "no-c-compiler"}, _ctx()).findings[0].code == "no-c-compiler"
+    with pytest.raises(UndeclaredCode, match=r"test.declares: emitted python-headers-missing"):
+        check.evaluate({"code": "python-headers-missing"}, _ctx())
+    monkeypatch.setenv("STACKPEEL_STRICT_CODES", "0")  # users' runs: the finding is kept, not lost
+    assert check.evaluate({"code": "python-headers-missing"}, _ctx()).findings[0].code == "python-headers-missing"
+
+
+def test_registry_rejects_a_code_the_knowledge_base_lacks():
+    class Bad(Check):
+        id = "test.bad"
+        title = "bad"
+        layer = "toolchain"
+        codes = ("no-such-code",)
+
+    with pytest.raises(registry.RegistryError, match="no-such-code"):
+        registry.validate([Bad])
+
+    class Str(Check):
+        id = "test.str"
+        title = "codes as a bare string"
+        layer = "toolchain"
+        codes = "no-c-compiler"  # type: ignore[assignment]
+
+    with pytest.raises(registry.RegistryError, match="tuple"):
+        registry.validate([Str])
+
+
+# -- validation names the file and the code -----------------------------------------
+
+GOOD = '''
+[a-code]
+layer = "toolchain"
+kind = "root"
+severity = "blocking"
+title = "A title"
+meaning = "What is true and why it matters, long enough to read."
+fix = "Do this."
+'''
+
+
+@pytest.mark.parametrize("extra, error", [
+    ('colour = "red"', r"toolchain\.toml \[a-code\]: unknown field\(s\) \['colour'\]"),
+    ('caused_by = ["nope"]', r"toolchain\.toml \[a-code\]: caused_by names unknown code 'nope'"),
+    ('causes = ["a-code"]', r"'causes' is derived"),
+    ('message = "bad {template"', r"\[a-code\]: message: bad template"),
+    ('[[a-code.log]]\nid = "x"\npatterns = ["(unclosed"]', r"\[a-code\] log #1 \(x\): bad regex"),
+    ('[[a-code.log]]\nid = "x"\npatterns = ["ok pattern"]\nweight = 7', r"log #1 \(x\): weight must be 1\.\.3"),
+])
+def test_validation_errors_name_the_file_and_the_code(tmp_path, extra, error):
+    path = tmp_path / "toolchain.toml"
+    path.write_text(GOOD + extra + "\n")
+    knowledge.load.cache_clear()
+    try:
+        with pytest.raises(KnowledgeError, match=error):
+            knowledge.load((str(path),))
+    finally:
+        knowledge.load.cache_clear()
+
+
+def test_a_code_defined_twice_is_refused(tmp_path):
+    a, b = tmp_path / "toolchain.toml", tmp_path / "explain_only.toml"
+    a.write_text(GOOD)
+    b.write_text(GOOD)
+    with pytest.raises(KnowledgeError, match=r"explain_only\.toml \[a-code\]: declared twice \(also in toolchain\.toml\)"):
+        knowledge.load((str(a), str(b)))
+
+
+def test_missing_fix_is_refused(tmp_path):
+    path = tmp_path / "toolchain.toml"
+    path.write_text(GOOD.replace('fix = "Do this."', ""))
+    with pytest.raises(KnowledgeError, match=r"\[a-code\]: missing 'fix'"):
+        knowledge.load((str(path),))
