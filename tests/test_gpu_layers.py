@@ -126,7 +126,7 @@ def rooted(root: str):
     for cls in (gpu_checks.KernelDriver, gpu_checks.DeviceNodes, gpu_checks.Nvml, gpu_checks.VisibleDevices,
                 cuda_checks.DriverApi):
         out.append(type(cls.__name__, (cls,), {"probe_options": {"root": root}}))
-    return out
+    return out + [gpu_checks.NvlinkFabric]  # reads nvidia-smi from PATH: absent in the fake tree, so it skips
 
 
 def fake_env(clean_env, libdir: str, **extra) -> Dict[str, str]:
@@ -583,8 +583,8 @@ def replay(scenario: str):
     done: Dict[str, CheckResult] = {}
     for cls in CHAIN:
         facts = RECORDED[scenario][cls.id]["facts"]
-        v = evaluate(cls, facts, {r: done[r].facts for r in cls.requires},
-                     {r: done[r].status for r in cls.requires})
+        v = evaluate(cls, facts, {r: done[r].facts for r in cls.requires if r in done},
+                     {r: done[r].status for r in cls.requires if r in done})
         done[cls.id] = CheckResult(id=cls.id, title=cls.title, layer=cls.layer, status=v.status, summary=v.summary,
                                    facts={**facts, **v.facts}, findings=v.findings, requires=cls.requires)
     return done, diagnose(list(done.values()), LAYERS)
@@ -633,7 +633,9 @@ def test_recorded_h200_facts_give_the_same_verdicts(scenario):
 def test_healthy_fake_h200_passes(tmp_path, fake_libs, clean_env):
     root = make_tree(tmp_path / "root")
     report = run_fake(root, fake_env(clean_env, fake_libs["good"]))
-    assert [r.status for r in report.results] == [Status.PASS] * 5, [(r.id, r.summary) for r in report.results]
+    assert {r.id: r.status for r in report.results if r.id != "gpu.nvlink_fabric"} == \
+        {r.id: Status.PASS for r in report.results if r.id != "gpu.nvlink_fabric"}, [(r.id, r.summary) for r in report.results]
+    assert len(report.results) == 6 and report.result("gpu.nvlink_fabric").status is Status.SKIP
     assert report.diagnosis.blocking == () and report.diagnosis.degraded == ()
     d = report.result("cuda.driver_api").facts
     assert d["libcuda_loaded"] is True and d["driver_version"] == 13000 and d["init_error"] is None
@@ -737,7 +739,8 @@ def test_every_layer_code_is_declared_with_a_fix():
     expected = {
         "gpu": {"no-nvidia-driver", "device-nodes-missing", "nvidia-uvm-missing", "device-permission-denied",
                 "nvml-unavailable", "driver-library-mismatch", "cuda-visible-devices-hides-gpus",
-                "container-toolkit-missing", "gpu-access-revoked", "fabric-manager-not-running"},
+                "container-toolkit-missing", "gpu-access-revoked", "fabric-manager-not-running",
+                "fabric-not-ready", "fabric-registration-failed", "fabric-unhealthy", "nvlink-degraded"},
         "cuda": {"libcuda-missing", "cuda-init-failed", "cuda-forward-compat-unsupported"},
         "torch": {"torch-not-installed", "torch-import-failed", "torch-cpu-only-build", "driver-too-old-for-torch",
                   "torch-cuda-unavailable", "torch-arch-not-supported", "torch-gpu-op-failed"},
@@ -751,10 +754,12 @@ def test_every_layer_code_is_declared_with_a_fix():
 
 def test_checks_declare_the_contract():
     spec = {c.id: tuple(c.requires) for c in (gpu_checks.KernelDriver, gpu_checks.DeviceNodes, gpu_checks.Nvml,
-                                              gpu_checks.VisibleDevices, cuda_checks.DriverApi, torch_checks.TorchCuda)}
+                                              gpu_checks.VisibleDevices, gpu_checks.NvlinkFabric,
+                                              cuda_checks.DriverApi, torch_checks.TorchCuda)}
     assert spec == {
         "gpu.kernel_driver": (), "gpu.device_nodes": ("gpu.kernel_driver",), "gpu.nvml": ("gpu.device_nodes",),
-        "gpu.visible_devices": ("gpu.nvml",), "cuda.driver_api": ("gpu.visible_devices",),
+        "gpu.visible_devices": ("gpu.nvml",), "gpu.nvlink_fabric": ("gpu.nvml",),
+        "cuda.driver_api": ("gpu.visible_devices", "gpu.nvlink_fabric"),
         "torch.cuda": ("cuda.driver_api",),
     }
     assert issubclass(torch_checks.TorchCuda, Check)

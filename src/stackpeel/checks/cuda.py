@@ -51,7 +51,7 @@ class DriverApi(Check):
         "cuda-init-failed",
         "cuda-forward-compat-unsupported",
     )
-    requires = ("gpu.visible_devices",)
+    requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
     probe = "cuda_driver.driver_api"
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 30.0

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
 from .base import Check, Context, Verdict
+from .multi_gpu import nvlink_layout, topology_matrix
 
 #: container kinds whose runtime takes the NVIDIA Container Toolkit's --gpus/CDI options
 TOOLKIT_RUNTIMES = {"docker": "docker", "podman": "podman"}
@@ -435,3 +436,80 @@ class VisibleDevices(Check):
             return ctx.ok(f"all {n} GPU(s) visible (CUDA_VISIBLE_DEVICES unset)", gpu_count=n, visible_count=seen)
         return ctx.ok(f"{seen} of {n} GPU(s) visible (CUDA_VISIBLE_DEVICES={raw!r})", gpu_count=n,
                       visible_count=seen)
+
+
+# --------------------------------------------------------------------------- NVLink fabric
+# On NVSwitch boards (HGX/DGX) each GPU must be registered with the fabric by the Fabric
+# Manager before CUDA can use it, and every GPU pair should have the same number of NVLinks.
+# Read from nvidia-smi alone, so it answers even when cuInit fails (error 802, "system not
+# yet initialized"), which is exactly when it is needed: cuda.driver_api requires this check,
+# so that failure nests under it.
+
+def _gpus(items: List[Mapping[str, Any]]) -> str:
+    return ", ".join(str(g.get("index", g.get("bus_id", "?"))) for g in items)
+
+
+def _fm(pids: Optional[List[int]]) -> str:
+    if pids:
+        return "running (pid %s)" % ", ".join(map(str, pids))
+    return "not visible from here (it runs on the host or in the GPU operator's driver container)"
+
+
+class NvlinkFabric(Check):
+    """Per-GPU fabric state and status from ``nvidia-smi`` (``--query-gpu fabric.state`` and the
+    ``Fabric`` section of ``-q``), a running ``nv-fabricmanager``, and the NVLink counts of
+    ``nvidia-smi topo -m``. Skips where there is no fabric (one GPU, PCIe boards, drivers that
+    report 'Not Supported')."""
+
+    id = "gpu.nvlink_fabric"
+    title = "NVLink fabric (NVSwitch registration, links)"
+    layer = "gpu"
+    requires = ("gpu.nvml",)
+    codes = ("fabric-not-ready", "fabric-registration-failed", "fabric-unhealthy", "nvlink-degraded")
+    probe = "fabric.nvlink_fabric"
+    timeout = 45.0
+
+    def evaluate(self, facts, ctx):
+        if not facts.get("nvidia_smi"):
+            return ctx.skip("not applicable: nvidia-smi is not on PATH")
+        gpus: List[Dict[str, Any]] = [dict(g) for g in facts.get("gpus") or []]
+        sections = facts.get("sections") or []
+        for g, s in zip(gpus, sections):  # nvidia-smi -q lists GPUs in index order
+            g.setdefault("health_summary", s.get("health_summary"))
+        if not gpus and sections:  # older nvidia-smi without the fabric.* query fields
+            gpus = [dict(s, index=i) for i, s in enumerate(sections)]
+        topo = (facts.get("topology") or {}).get("stdout") or ""
+        layout = nvlink_layout(topology_matrix(topo))
+        findings = []
+        waiting = [g for g in gpus if g.get("state") in ("Not Started", "In Progress")]
+        if waiting:
+            states = sorted({g["state"] for g in waiting})
+            findings.append(ctx.finding("fabric-not-ready", gpus=_gpus(waiting), state="' / '".join(states),
+                                        fm=_fm(facts.get("fabric_manager_pids")),
+                                        evidence=(facts.get("query") or {}).get("stdout", "")))
+        failed = [g for g in gpus if g.get("state") == "Completed" and g.get("status") not in ("Success", "N/A", None)]
+        if failed:
+            findings.append(ctx.finding("fabric-registration-failed", gpus=_gpus(failed),
+                                        status=" / ".join(sorted({g["status"] for g in failed})),
+                                        evidence=(facts.get("query") or {}).get("stdout", "")))
+        sick = [g for g in gpus if (g.get("health_summary") or "").lower() == "unhealthy"]
+        if sick:
+            findings.append(ctx.finding("fabric-unhealthy", gpus=_gpus(sick)))
+        weak = [(p, "NV?") for p in layout["weak"]] + [(p, "no NVLink") for p in layout["not_nvlink"]]
+        if weak:
+            links = topology_matrix(topo)["links"]
+            pairs = ", ".join(f"GPU{a}-GPU{b} ({links.get((a, b), kind)})" for (a, b), kind in weak)
+            findings.append(ctx.finding("nvlink-degraded", pairs=pairs, common=layout["common"],
+                                        evidence="nvidia-smi topo -m:\n" + topo.rstrip()))
+        registered = [g for g in gpus if g.get("state") == "Completed"]
+        derived = {"fabric_gpus": len(registered), "nvlink_layout": layout["kind"], "nvlink_common": layout["common"]}
+        if findings:
+            return ctx.verdict(f"NVLink fabric: {len(findings)} problem(s)", *findings, **derived)
+        if registered:
+            return ctx.ok(f"{len(registered)} GPU(s) registered with the NVLink fabric"
+                          + (f", every pair {layout['common']}" if layout["kind"] == "all-nvlink" else ""), **derived)
+        if layout["kind"] == "all-nvlink":
+            return ctx.ok(f"no NVSwitch fabric reported; every GPU pair joined by {layout['common']}", **derived)
+        n = len(gpus) or len(topology_matrix(topo)["gpus"])
+        return ctx.skip(f"not applicable: no NVLink fabric here ({n} GPU(s), fabric state "
+                        f"{', '.join(sorted({g.get('state') or '?' for g in gpus})) or 'not reported'})", **derived)
