@@ -26,7 +26,25 @@ from stackpeel.explain import explain_text, match_codes
 from stackpeel.explain.knowledge import LAYER_ORDER, load
 
 CORPUS = Path(__file__).parent / "corpus" / "explain"
-LOGS = sorted(CORPUS.glob("*.log"))
+
+
+def _validation_repos():
+    """Repositories of the validation part (SPLIT.toml; scripts/corpus_split.py): their
+    logs measure explain (bench/explain_accuracy.py) and are never tuned to or asserted on."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    with open(CORPUS / "SPLIT.toml", "rb") as fh:
+        return {r.lower() for r in tomllib.load(fh)["validation"]["repositories"]}
+
+
+def _repository(path: Path) -> str:
+    m = re.search(r"^# repository: (\S+)", path.read_text(encoding="utf-8"), re.M)
+    return m.group(1).lower() if m else ""
+
+
+LOGS = sorted(p for p in CORPUS.glob("*.log") if _repository(p) not in _validation_repos())
 
 
 def read_corpus(path: Path) -> Tuple[Dict[str, str], str]:
