@@ -1,0 +1,184 @@
+"""How often `stackpeel explain` names the established root cause (not a test).
+
+Runs ``stackpeel explain --no-live --format json`` on every log of the corpus
+(tests/corpus/explain/*.log), exactly as a user would on a pasted log, and compares the
+answer with the ``# expected:`` header (the cause the issue thread established). The
+training and validation parts (tests/corpus/explain/SPLIT.toml, by repository) are
+reported separately: training logs are the ones patterns were written from, validation
+logs are the honest predictor of accuracy on failures nobody tuned for.
+
+Ranking: the codes of explain's candidates in order, each followed by the codes it says
+it "could be caused by" (a symptom's ranked causes), without repeats. A log counts as
+
+* top-1 when an expected code is first in that ranking;
+* top-3 when an expected code is among its first three;
+* unknown when explain names nothing ("No known problem found"). Every corpus log records
+  a failure from its thread, so every unknown is a miss.
+
+Prints the figures and the misses per category, and writes the raw per-log answers with
+the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
+change). Usage::
+
+    python bench/explain_accuracy.py [--stackpeel CMD] [--out FILE] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime as dt
+import importlib.util
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("corpus_split", ROOT / "scripts" / "corpus_split.py")
+corpus_split = importlib.util.module_from_spec(_spec)
+sys.modules["corpus_split"] = corpus_split
+_spec.loader.exec_module(corpus_split)
+
+
+def find_candidates(report) -> Optional[list]:
+    """The ranked candidate list wherever the JSON envelope puts it."""
+    if isinstance(report, dict):
+        cands = report.get("candidates")
+        if isinstance(cands, list):
+            return cands
+        for value in report.values():
+            found = find_candidates(value)
+            if found is not None:
+                return found
+    return None
+
+
+def ranking(report) -> List[str]:
+    ranked: List[str] = []
+    for cand in find_candidates(report) or []:
+        if not isinstance(cand, dict):
+            continue
+        for code in [cand.get("code")] + list(cand.get("could_be") or []):
+            if isinstance(code, str) and code not in ranked:
+                ranked.append(code)
+    return ranked
+
+
+def explain(cmd: List[str], path: Path) -> Dict:
+    proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", str(path)],
+                          capture_output=True, text=True, timeout=300)
+    result = {"exit": proc.returncode, "ranked": [], "error": ""}
+    try:
+        result["ranked"] = ranking(json.loads(proc.stdout))
+    except ValueError:
+        result["error"] = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        result["error"] = result["error"][0][:200]
+    return result
+
+
+def score(rows: List[Dict]) -> Dict:
+    n = len(rows)
+    top1 = sum(r["top1"] for r in rows)
+    top3 = sum(r["top3"] for r in rows)
+    unknown = sum(r["unknown"] for r in rows)
+    pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
+    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown,
+            "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
+
+
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")]
+        if names:
+            cpu = f"{names[0]} x{len(names)}"
+    except OSError:
+        pass
+    return f"{platform.node()} {platform.system()} {platform.release()}; {cpu}; Python {platform.python_version()}"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stackpeel", default=f"{shlex.quote(sys.executable)} -m stackpeel",
+                    help="command that runs stackpeel (default: this Python's)")
+    ap.add_argument("--out", type=Path, default=None, help="raw results file")
+    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    args = ap.parse_args(argv)
+    cmd = shlex.split(args.stackpeel)
+
+    split = corpus_split.compute_split()
+    logs = [("training", h) for h in split.training] + [("validation", h) for h in split.validation]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        answers = list(pool.map(lambda item: explain(cmd, item[1].path), logs))
+
+    rows = []
+    for (part, h), ans in zip(logs, answers):
+        expected = h.expected
+        ranked = ans["ranked"]
+        rows.append({
+            "part": part, "file": h.name, "category": h.category or (expected[0] if expected else "?"),
+            "expected": expected, "ranked": ranked, "exit": ans["exit"], "error": ans["error"],
+            "top1": bool(ranked) and ranked[0] in expected,
+            "top3": any(c in expected for c in ranked[:3]),
+            "unknown": not ranked,
+        })
+
+    commit = git("rev-parse", "--short", "HEAD")
+    dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "src") else ""
+    lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
+             f"commit {commit}{dirty}; {machine()}",
+             f"command: {' '.join(cmd)} explain --no-live --format json <log>", ""]
+    for part in ("training", "validation"):
+        part_rows = [r for r in rows if r["part"] == part]
+        s = score(part_rows)
+        lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
+                     f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
+                     f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)")
+    lines.append("")
+    for part in ("training", "validation"):
+        misses = defaultdict(list)
+        for r in rows:
+            if r["part"] == part and not r["top1"]:
+                misses[r["category"]].append(r)
+        totals = defaultdict(int)
+        for r in rows:
+            if r["part"] == part:
+                totals[r["category"]] += 1
+        lines.append(f"{part} misses by category (top-1 misses / logs):")
+        if not misses:
+            lines.append("  none")
+        for cat in sorted(misses, key=lambda c: (-len(misses[c]), c)):
+            lines.append(f"  {cat:45s} {len(misses[cat]):3d} / {totals[cat]}")
+        lines.append("")
+    summary = "\n".join(lines)
+    print(summary)
+
+    raw = [summary, "per-log answers (part, file, expected, explain's ranking, verdict):"]
+    for r in rows:
+        verdict = "top-1" if r["top1"] else "top-3" if r["top3"] else "unknown" if r["unknown"] else "miss"
+        raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
+                   f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
+                   + (f"\terror={r['error']}" if r["error"] else ""))
+    out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    print(f"raw results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
