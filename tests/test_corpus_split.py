@@ -107,8 +107,10 @@ def test_validation_expected_codes_exist_or_are_proposed():
 
 def test_validation_part_size_and_spread():
     c = SPLIT.counts("validation")
-    # What corpus-b gathered (issue 8: a validation part of at least a quarter of the
-    # corpus, chosen by repository; the team's floor for this round is recorded here).
-    assert c["logs"] >= 40, c
-    assert c["threads"] >= 40, c
-    assert c["categories"] >= 25, c
+    # Floors at what corpus-b gathered (73 logs, 72 threads, 41 categories); the
+    # issue 8 targets are 85 logs, 45 threads, 35 categories. Raise them, never lower.
+    assert c["logs"] >= 73, c
+    assert c["threads"] >= 72, c
+    assert c["categories"] >= 41, c
+    # A validation part worth the name: at least a quarter of the whole corpus.
+    assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
