@@ -99,6 +99,17 @@ def git(*args: str) -> str:
         return "?"
 
 
+def shown(arg: str) -> str:
+    """A command word fit for a committed file: no absolute paths of this machine."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -138,10 +149,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         })
 
     commit = git("rev-parse", "--short", "HEAD")
+    src_commit = git("log", "-1", "--format=%h", "--", "src")
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "src") else ""
     lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
-             f"commit {commit}{dirty}; {machine()}",
-             f"command: {' '.join(cmd)} explain --no-live --format json <log>", ""]
+             f"commit {commit}, src/ as of {src_commit}{dirty}; {machine()}",
+             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json <log>", ""]
     for part in ("training", "validation"):
         part_rows = [r for r in rows if r["part"] == part]
         s = score(part_rows)

@@ -103,6 +103,8 @@ def test_validation_expected_codes_exist_or_are_proposed():
     assert not unknown, f"expected codes neither in the catalogue nor in SPLIT.toml [codes].proposed: {unknown}"
     unused = sorted(proposed - {c for h in SPLIT.validation for c in h.expected})
     assert not unused, f"proposed codes no validation log expects: {unused}"
+    defined = sorted(proposed & known)
+    assert not defined, f"now in the catalogue, drop them from SPLIT.toml [codes].proposed: {defined}"
 
 
 def test_validation_part_size_and_spread():
