@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc = sub.add_parser("codes", help="explain every finding code: meaning and fix")
     pc.add_argument("code", nargs="?", help="show just this code")
     pc.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare")):
+    for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli")):
         try:
             module = __import__(f"stackpeel.{mod}", fromlist=["add_parser"])
         except ImportError:

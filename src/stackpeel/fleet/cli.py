@@ -1,0 +1,153 @@
+"""``stackpeel fleet``: argument parsing and the run; the work is in the sibling modules."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+import time
+from typing import List
+
+from .. import __version__
+from . import NodeOutcome, merge
+
+EPILOG = """\
+Hosts come from arguments (user@host:port), --hosts-file (one per line) or --ssh-hosts PATTERN
+(Host aliases of ~/.ssh/config that match, e.g. 'gpu-*'). Nothing needs to be installed on the
+nodes: stackpeel ships itself over SSH (a ~200 KiB tarball) and runs with the node's python3;
+a node with stackpeel on PATH uses its own. --from merges reports saved on the nodes instead
+(e.g. the JSON a Kubernetes Job's pods printed, see docs/fleet.md).
+
+examples:
+  stackpeel fleet gpu-01 gpu-02 gpu-03 --python /opt/venv/bin/python
+  stackpeel fleet --ssh-hosts 'gpu-*' --only toolchain,triton --format markdown
+  stackpeel fleet --from reports/*.json --prometheus /var/lib/node_exporter/stackpeel.prom
+
+exit codes: 0 every node diagnosed and healthy; 1 a node has a blocking problem or could not
+be diagnosed; 2 bad input.
+"""
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("fleet", help="diagnose every node of a cluster over SSH (or merge saved reports)",
+                       description="Run `stackpeel check` on many nodes at once and merge the verdicts: nodes "
+                                   "grouped by root cause, the odd ones out named with what differs.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("hosts", nargs="*", metavar="HOST", help="[user@]host[:port] to diagnose over SSH")
+    p.add_argument("--hosts-file", metavar="FILE", help="more hosts, one per line")
+    p.add_argument("--ssh-hosts", metavar="PATTERN", action="append", default=[],
+                   help="Host aliases from ~/.ssh/config matching PATTERN (repeatable)")
+    p.add_argument("--from", dest="from_files", nargs="+", metavar="REPORT",
+                   help="merge saved `check --format json` reports instead of connecting")
+    p.add_argument("--python", metavar="PATH", help="interpreter to diagnose on every node (default: the "
+                                                     "node's active environment, as `check` chooses it)")
+    p.add_argument("--only", action="append", default=[], metavar="IDS", help="passed to check on each node")
+    p.add_argument("--skip", action="append", default=[], metavar="IDS", help="passed to check on each node")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per node, connect to report (300)")
+    p.add_argument("--concurrency", type=int, default=32, help="nodes diagnosed at once (32)")
+    p.add_argument("-l", "--user", help="SSH user name (default: ssh config, then your user)")
+    p.add_argument("-p", "--port", type=int, help="SSH port (default: ssh config, then 22)")
+    p.add_argument("-i", "--identity", action="append", default=[], metavar="FILE", help="SSH private key")
+    p.add_argument("-J", "--jump", metavar="HOST", help="SSH jump host (ProxyJump)")
+    p.add_argument("--ssh-config", action="append", default=[], metavar="FILE", help="ssh_config file to read")
+    p.add_argument("--known-hosts", metavar="FILE", help="known_hosts file ('none' skips host key checks: "
+                                                         "only for throwaway test rigs)")
+    p.add_argument("--no-installed", action="store_true", help="always ship this stackpeel, even where the node "
+                                                              "has one installed")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE")
+    p.add_argument("--prometheus", metavar="FILE", help="also write node_exporter textfile metrics to FILE")
+    p.set_defaults(handler=cmd_fleet)
+    return p
+
+
+def _load_saved(paths: List[str]) -> List[NodeOutcome]:
+    from ..model import Report
+
+    out = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            if data.get("kind") == "fleet":  # a fleet report: its nodes again
+                out.extend(NodeOutcome.from_dict(n) for n in data.get("nodes", []))
+                continue
+            rep = Report.from_dict(data)
+            name = (rep.host or {}).get("hostname") or os.path.splitext(os.path.basename(path))[0]
+            out.append(NodeOutcome(name, "file", "ok", rep, path))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            out.append(NodeOutcome(os.path.basename(path), "file", "stackpeel-failed", None,
+                                   f"cannot read {path}: {type(exc).__name__}: {exc}"))
+    return out
+
+
+def cmd_fleet(args) -> int:
+    from .render import render_fleet
+
+    hosts: List[str] = list(args.hosts)
+    try:
+        if args.hosts_file:
+            from .ssh import hosts_from_file
+            hosts += hosts_from_file(args.hosts_file)
+    except OSError as exc:
+        print(f"stackpeel fleet: cannot read --hosts-file: {exc}", file=sys.stderr)
+        return 2
+    if args.ssh_hosts:
+        from .ssh import hosts_from_ssh_config
+        found = hosts_from_ssh_config(args.ssh_hosts, (args.ssh_config or [None])[0])
+        if not found:
+            print(f"stackpeel fleet: no Host in the ssh config matches {', '.join(args.ssh_hosts)}", file=sys.stderr)
+            return 2
+        hosts += found
+    if not hosts and not args.from_files:
+        print("stackpeel fleet: name hosts, --hosts-file, --ssh-hosts or --from REPORT...", file=sys.stderr)
+        return 2
+    if args.prometheus:
+        from ..prometheus import ensure_available
+        try:
+            ensure_available()
+        except RuntimeError as exc:
+            print(f"stackpeel fleet: {exc}", file=sys.stderr)
+            return 2
+    start = time.monotonic()
+    outcomes: List[NodeOutcome] = _load_saved(args.from_files) if args.from_files else []
+    if hosts:
+        try:
+            from .ssh import SshOptions, run_ssh
+        except ImportError:
+            print("stackpeel fleet: SSH needs asyncssh: pipx inject stackpeel asyncssh "
+                  "(or pip install 'stackpeel[fleet]')", file=sys.stderr)
+            return 2
+        from .bundle import make_bundle, remote_command
+
+        check_args: List[str] = []
+        for flag, values in (("--only", args.only), ("--skip", args.skip)):
+            if values:
+                check_args += [flag, ",".join(values)]
+        command = remote_command(check_args, args.python, prefer_installed=not args.no_installed)
+        opts = SshOptions(username=args.user, port=args.port, identity=tuple(args.identity),
+                          known_hosts=args.known_hosts, config=tuple(args.ssh_config), jump=args.jump)
+        tty = sys.stderr.isatty()
+
+        def progress(o: NodeOutcome, done: int, total: int) -> None:
+            line = f"[{done}/{total}] {o.node}: {o.state} ({o.duration_s:.1f} s)"
+            print(("\r\x1b[2K" + line[:78]) if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+
+        outcomes += run_ssh(hosts, command, make_bundle(), opts, timeout=args.timeout,
+                            concurrency=args.concurrency, progress=progress)
+        if tty:
+            print("\r\x1b[2K", end="", file=sys.stderr, flush=True)
+    created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    rep = merge(outcomes, created=created, tool_version=__version__, duration_s=time.monotonic() - start)
+    text = render_fleet(rep, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    if args.prometheus:
+        from ..prometheus import write_fleet
+        write_fleet(rep, args.prometheus)
+    return rep.exit_code

@@ -1,0 +1,144 @@
+"""A real SSH fleet on one machine: one network namespace per host on a private bridge, a
+real ``sshd`` in each with its own configuration and environment (``SetEnv``), started and
+stopped by the tests (recipe: shared/design/ENGINES.md). Every address is inside namespaces
+the rig creates; it removes them, and every process it started, when it stops.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+SSHD = "/usr/sbin/sshd"
+
+
+def can_run() -> Optional[str]:
+    """None when the rig can run here, else why not."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    for tool in ("ip", "nsenter", "unshare", "ssh-keygen"):
+        if not shutil.which(tool):
+            return f"needs {tool}"
+    if not os.path.exists(SSHD):
+        return "needs openssh-server (apt-get install openssh-server)"
+    probe = subprocess.run(["ip", "netns", "add", "sp-probe"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"cannot create network namespaces: {probe.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", "sp-probe"], capture_output=True)
+    return None
+
+
+def _sh(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, text=True)
+
+
+@dataclass
+class Host:
+    name: str
+    addr: str
+    env: Dict[str, str]
+    proc: Optional[subprocess.Popen] = None
+
+
+@dataclass
+class Rig:
+    workdir: Path
+    subnet: str = "10.231.7"
+    bridge: str = "spbr7"
+    hosts: List[Host] = field(default_factory=list)
+    key: Optional[Path] = None
+    _hang: Optional[socket.socket] = None
+
+    def start(self, envs: Dict[str, Dict[str, str]]) -> "Rig":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.key = self.workdir / "client_key"
+        _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key))
+        _sh("ip", "link", "add", self.bridge, "type", "bridge")
+        _sh("ip", "addr", "add", f"{self.subnet}.1/24", "dev", self.bridge)
+        _sh("ip", "link", "set", self.bridge, "up")
+        for i, (name, env) in enumerate(envs.items(), start=11):
+            host = Host(name, f"{self.subnet}.{i}", env)
+            self.hosts.append(host)
+            ns = f"sp-{name}"
+            _sh("ip", "netns", "add", ns)
+            _sh("ip", "link", "add", f"spv{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _sh("ip", "link", "set", f"spv{i}", "master", self.bridge, "up")
+            _sh("ip", "-n", ns, "addr", "add", f"{host.addr}/24", "dev", "eth0")
+            _sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            _sh("ip", "-n", ns, "link", "set", "lo", "up")
+            d = self.workdir / name
+            d.mkdir()
+            _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_key"))
+            shutil.copy(str(self.key) + ".pub", d / "authorized_keys")
+            setenv = " ".join(f'{k}="{v}"' for k, v in env.items())
+            (d / "sshd_config").write_text(
+                f"Port 22\nListenAddress {host.addr}\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
+                f"AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n"
+                "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+                + (f"SetEnv {setenv}\n" if setenv else ""))
+            host.proc = subprocess.Popen(
+                ["nsenter", f"--net=/run/netns/{ns}", "unshare", "-m", "--propagation", "private", "sh", "-c",
+                 f"mount -t tmpfs -o mode=755 x /run && mkdir -m 755 /run/sshd && exec {SSHD} -D -e -f {d}/sshd_config"],
+                stdout=subprocess.DEVNULL, stderr=open(d / "sshd.log", "wb"), start_new_session=True)
+        for host in self.hosts:
+            self._wait_port(host.addr, 22)
+        return self
+
+    @staticmethod
+    def _wait_port(addr: str, port: int, timeout: float = 15.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                with socket.create_connection((addr, port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"sshd on {addr} did not start")
+
+    def hanging_login(self, port: int = 2299) -> str:
+        """An address whose TCP port accepts and then never says a word (a hung sshd)."""
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((f"{self.subnet}.1", port))
+        srv.listen(8)
+        self._hang = srv
+        held: List[socket.socket] = []
+
+        def accept() -> None:
+            while True:
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    return
+                held.append(conn)  # keep it open, silent
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"{self.subnet}.1:{port}"
+
+    def unreachable(self) -> str:
+        return f"{self.subnet}.99"  # on the bridge, no host answers ARP
+
+    def stop(self) -> None:
+        if self._hang is not None:
+            self._hang.close()
+        for host in self.hosts:
+            if host.proc is not None and host.proc.poll() is None:
+                try:
+                    os.killpg(host.proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                try:
+                    host.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(host.proc.pid, signal.SIGKILL)
+                    host.proc.wait()
+            subprocess.run(["ip", "netns", "del", f"sp-{host.name}"], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
