@@ -129,7 +129,45 @@ def test_real_ssh_fleet_names_the_two_odd_hosts(rig, tmp_path):
     assert set(odd[other]["differs"]) == {"triton"}, odd[other]
     # nothing left behind on the nodes: each bundle's temporary directory is gone
     assert not list(Path("/tmp").glob("stackpeel-fleet-*"))
+    # the same fleet as a person reads it (a fleet report reads back through --from)
+    text = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", "--from", str(out)], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT / "src"))).stdout
+    assert "Odd ones out" in text and nocc in text and other in text
+    if os.environ.get("STACKPEEL_EVIDENCE_DIR"):  # how docs/validation's fleet output was recorded
+        Path(os.environ["STACKPEEL_EVIDENCE_DIR"], "fleet-ssh.txt").write_text(text)
     metrics = prom.read_text()
     assert f'stackpeel_root_cause{{check="toolchain.c_compiler",code="no-c-compiler",node="{nocc}",severity="blocking"}} 1.0' \
         in metrics
     assert f'stackpeel_node_diagnosed{{node="root@{hung}",state="timeout"}} 1.0' in metrics
+
+
+def test_kubernetes_manifest_and_collector(tmp_path, stack_python):
+    """The DaemonSet's own container command, run here against the ConfigMap's bundle (what the
+    kubelet would mount), prints a report; `fleet --from` merges what `kubectl logs` gives back."""
+    import base64
+
+    from stackpeel.fleet.k8s import MOUNT, manifest
+
+    m = manifest(image="registry.example/train:1", python=stack_python, check_args=["--only", "toolchain.c_compiler"])
+    kinds = [i["kind"] for i in m["items"]]
+    assert kinds == ["Namespace", "ConfigMap", "DaemonSet"]
+    ds = m["items"][2]
+    pod = ds["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert c["image"] == "registry.example/train:1" and c["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert ds["spec"]["selector"]["matchLabels"] == ds["spec"]["template"]["metadata"]["labels"]
+    mount = tmp_path / "bundle"
+    mount.mkdir()
+    (mount / "bundle.tgz").write_bytes(base64.b64decode(m["items"][1]["binaryData"]["bundle.tgz"]))
+    script = c["command"][2].replace(MOUNT, str(mount)).replace("exec sleep infinity", "true")
+    logs = []
+    for node in ("gpu-a", "gpu-b"):
+        proc = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and "stackpeel exited" in proc.stderr, proc.stderr
+        path = tmp_path / f"{node}.json"
+        path.write_text(proc.stdout)  # what `kubectl logs` prints
+        logs.append(str(path))
+    out = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", "--from", *logs, "--format", "json"],
+                         capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    data = json.loads(out.stdout)
+    assert data["summary"]["reports"] == 2 and [n["transport"] for n in data["nodes"]] == ["file", "file"]

@@ -59,6 +59,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE")
     p.add_argument("--prometheus", metavar="FILE", help="also write node_exporter textfile metrics to FILE")
+    k = p.add_argument_group("Kubernetes (see docs/fleet.md)")
+    k.add_argument("--k8s-manifest", action="store_true", help="print a DaemonSet manifest that runs check on "
+                                                               "every GPU node; collect with --from")
+    k.add_argument("--image", help="container image for --k8s-manifest (your training image)")
+    k.add_argument("--namespace", default="stackpeel", help="namespace for --k8s-manifest (stackpeel)")
+    k.add_argument("--gpus", type=int, default=1, help="nvidia.com/gpu limit of the pod (1; 0: none)")
+    k.add_argument("--runtime-class", help="runtimeClassName for the pod (e.g. nvidia)")
     p.set_defaults(handler=cmd_fleet)
     return p
 
@@ -86,6 +93,18 @@ def _load_saved(paths: List[str]) -> List[NodeOutcome]:
 def cmd_fleet(args) -> int:
     from .render import render_fleet
 
+    if args.k8s_manifest:
+        if not args.image:
+            print("stackpeel fleet: --k8s-manifest needs --image (the image your GPU jobs run)", file=sys.stderr)
+            return 2
+        from .k8s import render_manifest
+        extra: List[str] = []
+        for flag, values in (("--only", args.only), ("--skip", args.skip)):
+            if values:
+                extra += [flag, ",".join(values)]
+        sys.stdout.write(render_manifest(image=args.image, namespace=args.namespace, python=args.python,
+                                         gpus=args.gpus, runtime_class=args.runtime_class, check_args=extra))
+        return 0
     hosts: List[str] = list(args.hosts)
     try:
         if args.hosts_file:
