@@ -20,9 +20,7 @@ def render(report: RunReport, fmt: str = "text") -> str:
 
 
 def render_json(report: RunReport) -> str:
-    d = report.to_dict()
-    out: Dict[str, Any] = {"schema_version": d.pop("schema_version"), "kind": d.pop("kind")}
-    out.update(d)
+    out: Dict[str, Any] = report.to_dict()  # envelope keys first
     return json.dumps(out, indent=2, sort_keys=False, default=str) + "\n"
 
 

@@ -33,7 +33,8 @@ import signal as _signal
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-SCHEMA_VERSION = 1
+from ..model import SCHEMA_VERSION, envelope
+
 SHOW_SCORE = 5
 
 #: libraries whose swallowed errors can hide a broken GPU stack
@@ -199,8 +200,8 @@ class RunReport:
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        d["kind"] = "stackpeel-run"
-        return d
+        schema_version = d.pop("schema_version")
+        return {**envelope("run", schema_version), **d}
 
     def __str__(self) -> str:
         from .render import render_text
