@@ -215,3 +215,48 @@ def test_missing_fix_is_refused(tmp_path):
     path.write_text(GOOD.replace('fix = "Do this."', ""))
     with pytest.raises(KnowledgeError, match=r"\[a-code\]: missing 'fix'"):
         knowledge.load((str(path),))
+
+
+# -- messages rendered by the checks ----------------------------------------------------
+
+def test_system_layer_messages_come_from_templates():
+    from stackpeel.checks.system import Platform
+
+    old = Platform().evaluate({"distro": "CentOS Linux 7", "arch": "x86_64", "container": None,
+                               "libc": "glibc", "libc_version": "2.17"}, _ctx())
+    assert [f.message for f in old.findings] == [
+        "glibc 2.17 is older than 2.28, the oldest that current PyTorch and Triton wheels (manylinux_2_28) "
+        "support. pip cannot install their wheels here, or installs builds that fail to load."]
+    musl = Platform().evaluate({"distro": "Alpine Linux v3.20", "arch": "x86_64", "container": "docker",
+                                "libc": "musl", "libc_version": "1.2.5"}, _ctx())
+    assert musl.findings[0].message.startswith("The C library is musl; PyTorch and Triton publish wheels for glibc")
+    assert Platform().evaluate({"libc": "glibc", "libc_version": "2.39"}, _ctx()).findings == ()
+
+
+def _committed_reports():
+    import json
+    from pathlib import Path
+
+    from stackpeel.model import Report
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "docs" / "validation").glob("*/reports/*.json"))
+    paths.append(root / "tests" / "data" / "toolchain" / "h200_report.json")
+    return [(p.name, Report.from_dict(json.loads(p.read_text()))) for p in paths]
+
+
+def test_every_param_is_filled_in_the_findings_of_real_reports():
+    """Today's evaluate bodies on the facts recorded on real machines (H200, CPU): no
+    template param is left as ``<name>`` in any message or fix."""
+    from stackpeel.replay import rediagnose
+
+    kb = knowledge.load()
+    n = 0
+    for name, report in _committed_reports():
+        for r in rediagnose(report).results:
+            for f in r.findings:
+                n += 1
+                for param in kb.get(f.code).params():
+                    assert f"<{param}>" not in f.message, (name, r.id, f.code, param, f.message)
+                    assert f"<{param}>" not in f.remedy.text, (name, r.id, f.code, param, f.remedy.text)
+    assert n >= 10

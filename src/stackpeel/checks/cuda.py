@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Mapping, Optional
 
+from .. import facts as _facts
 from .base import Check
 
 #: what each cuInit failure usually means, for the message (codes from cuda.h)
@@ -51,6 +52,7 @@ class DriverApi(Check):
         "cuda-init-failed",
         "cuda-forward-compat-unsupported",
     )
+    facts = _facts.CudaDriverApiFacts
     requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
     probe = "cuda_driver.driver_api"
     probe_needs = ()  # reads nothing from its requirements: start at once

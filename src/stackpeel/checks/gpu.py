@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Context, Verdict
 from .multi_gpu import nvlink_layout, topology_matrix
 
@@ -34,6 +35,7 @@ class KernelDriver(Check):
     title = "NVIDIA kernel driver"
     layer = "gpu"
     codes = ("no-nvidia-driver",)
+    facts = _facts.GpuKernelDriverFacts
     probe = "gpu.kernel_driver"
     timeout = 15.0
 
@@ -117,6 +119,7 @@ class DeviceNodes(Check):
     title = "NVIDIA device nodes"
     layer = "gpu"
     codes = ("device-nodes-missing", "nvidia-uvm-missing", "device-permission-denied", "gpu-access-revoked")
+    facts = _facts.GpuDeviceNodesFacts
     requires = ("gpu.kernel_driver",)
     probe = "gpu.device_nodes"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -263,6 +266,7 @@ class Nvml(Check):
     title = "NVML (libnvidia-ml) and driver library versions"
     layer = "gpu"
     codes = ("nvml-unavailable", "driver-library-mismatch")
+    facts = _facts.GpuNvmlFacts
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -373,6 +377,7 @@ class VisibleDevices(Check):
     title = "CUDA_VISIBLE_DEVICES selection"
     layer = "gpu"
     codes = ("cuda-visible-devices-hides-gpus",)
+    facts = _facts.GpuVisibleDevicesFacts
     requires = ("gpu.nvml",)
     probe = "gpu.visible_devices"
     probe_needs = ()  # reads nothing from its requirements: start at once

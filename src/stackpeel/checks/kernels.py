@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, List, Mapping, Optional
 
 from ..model import Severity
+from .. import facts as _facts
 from .base import Check, version_tuple
 from .triton_layer import compiler_failure, exc_line, exc_text
 
@@ -30,6 +31,7 @@ class Fla(Check):
     title = "flash-linear-attention detects the GPU"
     layer = "kernels"
     codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
+    facts = _facts.KernelsFlaFacts
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
@@ -110,6 +112,7 @@ class CausalConv1d(Check):
         "causal-conv1d-no-extension",
         "extension-arch-missing",
     )
+    facts = _facts.KernelsCausalConv1dFacts
     requires = ("torch.cuda",)
     probe = "kernels.causal_conv1d_facts"
     probe_needs = ()
@@ -204,6 +207,7 @@ class TransformersFastPath(Check):
     title = "transformers binds fast gated-delta-net kernels"
     layer = "kernels"
     codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
+    facts = _facts.KernelsTransformersFastPathFacts
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
     probe_needs = ()

@@ -30,6 +30,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Verdict
 
 GIB = 1 << 30
@@ -75,6 +76,7 @@ class SharedMemory(Check):
     title = "/dev/shm large enough for NCCL and DataLoader workers"
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small",)
+    facts = _facts.MultiGpuShmFacts
     probe = "multi_gpu.shm"
     timeout = 15.0
 
@@ -149,6 +151,7 @@ class Memlock(Check):
     title = "Locked-memory limit (ulimit -l) for RDMA"
     layer = "multi_gpu"
     codes = ("memlock-limit-low",)
+    facts = _facts.MultiGpuMemlockFacts
     probe = "multi_gpu.memlock"
     timeout = 15.0
 
@@ -292,6 +295,7 @@ class PeerToPeer(Check):
     title = "GPU peer-to-peer access and copies"
     layer = "multi_gpu"
     codes = ("nccl-p2p-blocked",)
+    facts = _facts.MultiGpuP2pFacts
     requires = ("torch.cuda",)
     gate = ("torch.cuda",)
     probe = "multi_gpu.p2p"
@@ -401,6 +405,7 @@ class AllReduce(Check):
     title = "NCCL all-reduce across the local GPUs"
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
+    facts = _facts.MultiGpuNcclFacts
     requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"

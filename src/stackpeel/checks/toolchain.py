@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..model import Finding, Severity, Status
+from .. import facts as _facts
 from .base import Check, Verdict
 
 #: below this much free space Triton's cache writes are about to fail
@@ -40,6 +41,7 @@ class CCompiler(Check):
     title = "C compiler that Triton will use"
     layer = "toolchain"
     codes = ("no-c-compiler", "c-compiler-broken")
+    facts = _facts.ToolchainCCompilerFacts
     probe = "toolchain.c_compiler"
     timeout = 30.0
 
@@ -137,6 +139,7 @@ class PythonHeaders(Check):
     title = "Python headers for building C extensions"
     layer = "toolchain"
     codes = ("python-headers-missing",)
+    facts = _facts.ToolchainPythonHeadersFacts
     probe = "toolchain.python_headers"
     timeout = 15.0
 
@@ -167,6 +170,7 @@ class ExtensionBuild(Check):
     title = "Build and load a C extension the way Triton does"
     layer = "toolchain"
     codes = ("libc-headers-missing", "python-headers-missing", "extension-build-failed")
+    facts = _facts.ToolchainExtensionBuildFacts
     requires = ("toolchain.c_compiler", "toolchain.python_headers")
     probe = "toolchain.extension_build"
     timeout = 120.0
@@ -227,6 +231,7 @@ class LibcudaDiscovery(Check):
     title = "libcuda.so.1 where Triton looks for it"
     layer = "toolchain"
     codes = ("libcuda-not-in-ldconfig", "ldconfig-missing", "triton-libcuda-path-wrong")
+    facts = _facts.ToolchainLibcudaDiscoveryFacts
     requires = ("cuda.driver_api",)
     probe = "toolchain.libcuda_discovery"
     timeout = 30.0
@@ -318,6 +323,7 @@ class Ptxas(Check):
     title = "ptxas that Triton will use, for this GPU"
     layer = "toolchain"
     codes = ("ptxas-unusable", "ptxas-arch-unsupported", "ptxas-newer-than-driver")
+    facts = _facts.ToolchainPtxasFacts
     requires = ("cuda.driver_api",)
     probe = "toolchain.ptxas"
     timeout = 120.0
@@ -412,6 +418,7 @@ class TritonCache(Check):
     title = "Triton cache directory and build-cache key"
     layer = "toolchain"
     codes = ("triton-cache-unusable", "file-command-missing")
+    facts = _facts.ToolchainTritonCacheFacts
     probe = "toolchain.triton_cache"
     timeout = 30.0
 
@@ -489,6 +496,7 @@ class Nvcc(Check):
     title = "nvcc for CUDA extension builds"
     layer = "toolchain"
     codes = ("nvcc-missing", "nvcc-torch-cuda-mismatch")
+    facts = _facts.ToolchainNvccFacts
     requires = ("torch.cuda",)
     probe = "toolchain.nvcc"
     probe_needs = ()  # torch's CUDA version only matters to the verdict

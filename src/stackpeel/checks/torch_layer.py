@@ -13,6 +13,7 @@ import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text
 
@@ -120,6 +121,7 @@ class TorchCuda(Check):
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
     )
+    facts = _facts.TorchCudaFacts
     requires = ("cuda.driver_api",)
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once

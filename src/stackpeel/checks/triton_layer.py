@@ -8,6 +8,7 @@ import re
 from typing import Any, Mapping, Optional
 
 from ..model import Severity
+from .. import facts as _facts
 from .base import Check, version_tuple
 
 COMPILER_MISSING = "Failed to find C compiler"
@@ -71,6 +72,7 @@ class TritonImport(Check):
     title = "Triton installed, importable, the release torch pins"
     layer = "triton"
     codes = ("triton-not-installed", "triton-import-failed", "triton-torch-version-mismatch")
+    facts = _facts.TritonImportFacts
     requires = ("torch.cuda",)
     probe = "triton_layer.import_facts"
     probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
@@ -125,6 +127,7 @@ class TritonBuild(Check):
     title = "Triton can compile its C helpers (empty cache)"
     layer = "triton"
     codes = ("triton-build-failed",)
+    facts = _facts.TritonBuildFacts
     requires = ("triton.import", "toolchain.extension_build")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
@@ -193,6 +196,7 @@ class TritonKernelLaunch(Check):
         "triton-wrong-result",
         "triton-warm-cache-hides-compiler",
     )
+    facts = _facts.TritonKernelLaunchFacts
     requires = ("triton.import", "triton.build", "torch.cuda", "toolchain.libcuda_discovery", "toolchain.ptxas",
                 "toolchain.triton_cache")
     gate = ("triton.import",)
