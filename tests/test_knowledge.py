@@ -260,3 +260,48 @@ def test_every_param_is_filled_in_the_findings_of_real_reports():
                     assert f"<{param}>" not in f.message, (name, r.id, f.code, param, f.message)
                     assert f"<{param}>" not in f.remedy.text, (name, r.id, f.code, param, f.remedy.text)
     assert n >= 10
+
+
+# -- one wording: check, explain, run and codes say the same ------------------------------
+
+def test_check_explain_run_and_codes_render_the_same_title_and_fix(tmp_path):
+    """no-c-compiler as each command prints it, each run for real: `check` on the stack venv
+    with PATH emptied of compilers, `explain` on Triton's message, `run` on a program whose
+    library swallows that error, `codes --format json`."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    spec = knowledge.get("no-c-compiler")
+
+    def sp(*args, env=None):
+        return subprocess.run([sys.executable, "-m", "stackpeel", *args], capture_output=True, text=True,
+                              timeout=300, env=env)
+
+    codes = json.loads(sp("codes", "no-c-compiler", "--format", "json").stdout)[0]
+    assert (codes["title"], codes["fix"], codes["meaning"]) == (spec.title, spec.fix, spec.meaning)
+
+    msg = "Failed to find C compiler. Please specify via CC environment variable or set triton.knobs.build.impl."
+    log = tmp_path / "err.log"
+    log.write_text(f"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nRuntimeError: {msg}\n")
+    expl = json.loads(sp("explain", str(log), "--no-live", "--format", "json").stdout)
+    root = expl["candidates"][0]
+    assert (root["code"], root["title"], root["fix"], root["explanation"]) == \
+        ("no-c-compiler", spec.title, spec.fix, spec.meaning)
+
+    prog = tmp_path / "swallow.py"
+    prog.write_text("import warnings\ntry:\n    raise RuntimeError(%r)\nexcept RuntimeError:\n"
+                    "    warnings.warn('roll back to CPU')\n" % msg)
+    run = sp("run", "--all", "--", sys.executable, str(prog))
+    assert f"evidence for  no-c-compiler: {spec.title}" in run.stderr, run.stderr[-2000:]
+
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(sys.executable, bare / "python3")
+    env = {k: v for k, v in os.environ.items() if k != "CC"}
+    env["PATH"] = str(bare)  # no gcc, no clang: what a slim image gives Triton
+    chk = sp("check", "--python", sys.executable, "--only", "toolchain.c_compiler", "--format", "json", env=env)
+    finding = next(f for r in json.loads(chk.stdout)["results"] for f in r["findings"] if f["code"] == "no-c-compiler")
+    assert finding["title"] == spec.title
+    assert finding["remedy"]["text"] == spec.fix
