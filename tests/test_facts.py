@@ -49,9 +49,13 @@ def test_every_probe_has_a_declared_shape():
             assert cls.facts is F.BY_CHECK[cls.id], cls.id
 
 
+#: probes no real machine has recorded yet (the live test below still runs them)
+NOT_RECORDED = {"gpu.nvlink_fabric"}  # needs an NVSwitch machine
+
+
 def test_recorded_facts_cover_every_probe():
     assert len(REPORTS) >= 10 and len(RECORDED) >= 250
-    assert {cid for _, cid, _ in RECORDED} == set(F.BY_CHECK)
+    assert {cid for _, cid, _ in RECORDED} == set(F.BY_CHECK) - NOT_RECORDED
 
 
 @pytest.mark.parametrize("where, cid, facts", RECORDED, ids=[w for w, _, _ in RECORDED])

@@ -537,6 +537,23 @@ class MultiGpuMemlockFacts(TypedDict):
     soft_unlimited: bool
 
 
+class _GpuNvlinkFabricFactsOptional(TypedDict, total=False):
+    query: Dict[str, Any]
+    gpus: List[Any]
+    sections: List[Any]
+    q_error: Dict[str, Any]
+    topology: Any
+
+
+class GpuNvlinkFabricFacts(_GpuNvlinkFabricFactsOptional):
+    """Facts of ``fabric.nvlink_fabric`` (check ``gpu.nvlink_fabric``); no real NVSwitch
+    machine has recorded them yet: the live test covers the no-nvidia-smi path."""
+
+    nvidia_smi: Optional[str]
+    nvswitch_nodes: Optional[List[Any]]
+    fabric_manager_pids: List[Any]
+
+
 #: check id -> the TypedDict of its probe's facts
 BY_CHECK: Dict[str, type] = {
     "system.platform": SystemPlatformFacts,
@@ -544,6 +561,7 @@ BY_CHECK: Dict[str, type] = {
     "gpu.device_nodes": GpuDeviceNodesFacts,
     "gpu.nvml": GpuNvmlFacts,
     "gpu.visible_devices": GpuVisibleDevicesFacts,
+    "gpu.nvlink_fabric": GpuNvlinkFabricFacts,
     "cuda.driver_api": CudaDriverApiFacts,
     "torch.cuda": TorchCudaFacts,
     "toolchain.c_compiler": ToolchainCCompilerFacts,

@@ -471,6 +471,7 @@ class NvlinkFabric(Check):
     layer = "gpu"
     requires = ("gpu.nvml",)
     codes = ("fabric-not-ready", "fabric-registration-failed", "fabric-unhealthy", "nvlink-degraded")
+    facts = _facts.GpuNvlinkFabricFacts
     probe = "fabric.nvlink_fabric"
     timeout = 45.0
 
