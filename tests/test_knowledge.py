@@ -305,3 +305,33 @@ def test_check_explain_run_and_codes_render_the_same_title_and_fix(tmp_path):
     finding = next(f for r in json.loads(chk.stdout)["results"] for f in r["findings"] if f["code"] == "no-c-compiler")
     assert finding["title"] == spec.title
     assert finding["remedy"]["text"] == spec.fix
+
+
+def test_every_literal_variant_a_check_passes_exists():
+    """ctx.finding("code", "variant", ...) in the checks' source: each literal variant (or
+    both arms of a conditional) is a messages.<variant> of that code."""
+    import ast
+    import inspect
+
+    kb = knowledge.load()
+    seen = 0
+    for cls in registry.load():
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "finding" and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                continue
+            code = kb.get(node.args[0].value)
+            if len(node.args) < 2:
+                assert code.message or any(k.arg == "message" for k in node.keywords), (cls.id, code.code)
+                continue
+            arg = node.args[1]
+            arms = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+            for a in arms:
+                if isinstance(a, ast.Constant):
+                    seen += 1
+                    if a.value is None:
+                        assert code.message, (cls.id, code.code)
+                    else:
+                        assert a.value in code.messages, (cls.id, code.code, a.value)
+    assert seen >= 5

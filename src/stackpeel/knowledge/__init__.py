@@ -116,6 +116,9 @@ class CodeEntry:
     def template(self, variant: Optional[str] = None) -> str:
         """The message template of ``variant`` (the plain ``message`` for None)."""
         if variant is None:
+            if not self.message and self.messages:
+                raise KeyError(f"finding code {self.code!r} needs a message variant "
+                               f"(one of: {', '.join(sorted(self.messages))})")
             return self.message
         try:
             return self.messages[variant]
