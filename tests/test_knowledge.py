@@ -113,6 +113,9 @@ def test_finding_renders_the_template_with_observed_values(tmp_path):
         "CC is unset and neither gcc nor clang is on PATH (/usr/bin:/bin). Every Triton kernel fails."
     assert spec.render_message("several-words", {"cc": "ccache gcc"}).startswith("CC='ccache gcc' holds")
     assert "<path>" in spec.render_message(params={})  # a missing value shows, and the wording test fails
+    assert spec.render_message((None, "several-words"), {"path": "/bin", "cc": "cc -m32"}) == (
+        "CC is unset and neither gcc nor clang is on PATH (/bin). CC='cc -m32' holds several words. "
+        "Every Triton kernel fails.")
     with pytest.raises(KeyError, match="no message variant 'nope'"):
         spec.render_message("nope", {})
     assert set(spec.params()) == {"path", "cc", "cc_path"}
@@ -327,6 +330,7 @@ def test_every_literal_variant_a_check_passes_exists():
                 continue
             arg = node.args[1]
             arms = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+            arms = [e for a in arms for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
             for a in arms:
                 if isinstance(a, ast.Constant):
                     seen += 1

@@ -17,7 +17,7 @@ import string
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..model import Severity
 
@@ -126,13 +126,19 @@ class CodeEntry:
             raise KeyError(f"finding code {self.code!r} has no message variant {variant!r} "
                            f"(it has: {', '.join(sorted(self.messages)) or 'none'})") from None
 
-    def render_message(self, variant: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+    def render_message(self, variant: "Variant" = None, params: Optional[Mapping[str, Any]] = None) -> str:
         """The message with observed values filled in; a missing one shows as ``<name>``
-        (a bug the wording tests catch). The consequence follows the message."""
-        text = render(self.template(variant), params or {})
+        (a bug the wording tests catch). The consequence follows the message.
+
+        ``variant`` is None (``message``), a name (``messages.<name>``), or a sequence of
+        them: the sentences are joined in that order (None stands for ``message``), so a
+        check composes its message from the knowledge base's sentences, never writes one.
+        """
+        names = list(variant) if isinstance(variant, (list, tuple)) else [variant]
+        parts = [render(self.template(v), params or {}) for v in names]
         if self.consequence:
-            text = f"{text} {render(self.consequence, params or {})}" if text else render(self.consequence, params or {})
-        return text
+            parts.append(render(self.consequence, params or {}))
+        return " ".join(p for p in parts if p)
 
     def params(self) -> List[str]:
         """Every ``{param}`` the message templates, fix and commands name."""
@@ -142,6 +148,10 @@ class CodeEntry:
             for n in template_params(t):
                 names.setdefault(n, None)
         return list(names)
+
+
+#: what ``Context.finding`` accepts as ``variant``
+Variant = Union[None, str, Sequence[Optional[str]]]
 
 
 class _Loose(dict):
