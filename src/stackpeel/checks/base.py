@@ -101,6 +101,12 @@ class Context:
             remedy=remedies.build(code, self.host, merged),
         )
 
+    @staticmethod
+    def sentence(code: str, variant: str, **observed: Any) -> str:
+        """One ``messages.<variant>`` of ``code``, rendered alone: for a finding that lists a
+        sentence per item (a package, a rank), joined into one of its message's params."""
+        return _knowledge.render(_knowledge.get(code).template(variant), observed)
+
     # verdict helpers -------------------------------------------------------
     @staticmethod
     def ok(summary: str, **facts: Any) -> Verdict:
