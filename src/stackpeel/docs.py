@@ -59,8 +59,16 @@ def codes_markdown(codes: Iterable[Code]) -> str:
     for layer in layers:
         out += [f"## {layer}", ""]
         for c in (c for c in codes if c.layer == layer):
-            out += [f"### `{c.code}`", "", f"**{c.title}** ({c.severity.value})", "", c.meaning, "",
-                    f"**Fix:** {c.fix}", ""]
+            out += [f"### `{c.code}`", "", f"**{c.title}** ({c.severity.value}, {c.kind})", "", c.meaning, ""]
+            said = ([f"- {c.message}"] if c.message else []) + [f"- *{v}*: {m}" for v, m in c.messages.items()]
+            if said:
+                out += ["What `stackpeel check` says (observed values in braces):", ""] + said
+                if c.consequence:
+                    out.append(f"- then: {c.consequence}")
+                out.append("")
+            if c.caused_by:
+                out += ["Caused by: " + ", ".join(f"`{x}`" for x in c.caused_by), ""]
+            out += [f"**Fix:** {c.fix}", ""]
             if c.packages:
                 out += ["| manager | packages |", "|---|---|"]
                 out += [f"| {m} | `{p}` |" for m, p in c.packages.items()]
