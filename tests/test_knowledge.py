@@ -361,3 +361,15 @@ def test_context_sentence_renders_one_variant():
     text = Context.sentence("transformers-fast-path-unavailable", "part-not-installed",
                             funcs="chunk_gated_delta_rule", name="flash-linear-attention")
     assert text == "chunk_gated_delta_rule use the PyTorch reference because flash-linear-attention is not installed"
+
+
+def test_every_param_is_documented_in_its_files_header():
+    from pathlib import Path
+
+    kb = knowledge.load()
+    for path in knowledge.default_files():
+        head = "\n".join(line for line in Path(path).read_text().splitlines() if line.startswith("#"))
+        for c in kb.codes.values():
+            if c.file == path.name:
+                for p in c.params():
+                    assert f"``{p}``" in head, f"{path.name} [{c.code}] uses {{{p}}}: document it in the header"
