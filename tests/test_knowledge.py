@@ -373,3 +373,28 @@ def test_every_param_is_documented_in_its_files_header():
             if c.file == path.name:
                 for p in c.params():
                     assert f"``{p}``" in head, f"{path.name} [{c.code}] uses {{{p}}}: document it in the header"
+
+
+def test_exception_shapes_give_run_its_codes(tmp_path):
+    """[[code.exception]] shapes: the type (qualified, bare or *) and a regex on the message."""
+    from stackpeel.explain import match_codes
+    from stackpeel.unmask.report import codes_for_exception_text
+
+    path = tmp_path / "toolchain.toml"
+    path.write_text(GOOD + textwrap.dedent('''
+        [[a-code.exception]]
+        type = "subprocess.CalledProcessError"
+        message = "returned non-zero exit status 1"
+        [[a-code.exception]]
+        type = "*"
+        message = "cc1: fatal"
+    '''))
+    kb = knowledge.load((str(path),))
+    assert kb.exception_codes("CalledProcessError", "Command '['gcc']' returned non-zero exit status 1.") == ["a-code"]
+    assert kb.exception_codes("subprocess.CalledProcessError", "returned non-zero exit status 1") == ["a-code"]
+    assert kb.exception_codes("OSError", "cc1: fatal error") == ["a-code"]
+    assert kb.exception_codes("CalledProcessError", "returned non-zero exit status 2") == []
+    # run's matcher: exception shapes first, then the log signatures of the bundled knowledge base
+    text = "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set x."
+    assert codes_for_exception_text(text, kb, match_codes) == ["no-c-compiler"]
+    assert codes_for_exception_text("OSError: cc1: fatal error", kb, match_codes)[0] == "a-code"

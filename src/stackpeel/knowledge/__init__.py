@@ -190,6 +190,22 @@ class KnowledgeBase:
     def exception_shapes(self) -> List[ExceptionShape]:
         return [e for c in self.codes.values() for e in c.exceptions]
 
+    def exception_codes(self, type_name: str, message: str) -> List[str]:
+        """Codes whose ``[[code.exception]]`` shapes match an exception (for ``stackpeel run``):
+        ``type`` equals the exception's qualified or bare name (or is ``*``) and ``message``
+        is searched in its text."""
+        bare = type_name.rsplit(".", 1)[-1]
+        out: Dict[str, None] = {}
+        for shape in self.exception_shapes():
+            both_qualified = "." in shape.type and "." in type_name
+            if shape.type != "*" and not (shape.type == type_name if both_qualified
+                                          else shape.type.rsplit(".", 1)[-1] == bare):
+                continue
+            if shape.message and not re.search(shape.message, message or ""):
+                continue
+            out.setdefault(shape.code, None)
+        return list(out)
+
     def explain_only(self) -> List[str]:
         return [c.code for c in self.codes.values() if Path(c.file).stem == EXPLAIN_ONLY]
 
