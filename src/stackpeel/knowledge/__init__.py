@@ -169,6 +169,19 @@ def render(template: str, params: Mapping[str, Any]) -> str:
     return string.Formatter().vformat(template, (), _Loose({k: v for k, v in params.items() if v is not None}))
 
 
+_PAREN_PARAM = re.compile(r" ?\((?:[^(){}]*)\{(\w+)[^{}]*\}(?:[^(){}]*)\)")
+
+
+def render_prose(template: str, params: Mapping[str, Any]) -> str:
+    """Prose for people (a fix): a parenthesis whose param is unknown is left out, so
+    "reinstall it ({compiler_pkg})" reads "reinstall it" where no value was observed;
+    any other unknown param shows as ``<name>``."""
+    def drop(m: "re.Match[str]") -> str:
+        return m.group(0) if params.get(m.group(1)) not in (None, "") else ""
+
+    return render(_PAREN_PARAM.sub(drop, template), params)
+
+
 @dataclass(frozen=True)
 class KnowledgeBase:
     codes: Mapping[str, CodeEntry]
