@@ -337,7 +337,7 @@ def test_text_render():
 
 def test_json_render_is_versioned_and_complete():
     d = json.loads(render(explain_text(SEED), "json"))
-    assert d["schema_version"] == 1
+    assert d["schema_version"] == 1 and d["kind"] == "explain" and d["tool"]["name"] == "stackpeel"
     assert d["root_cause"] == "no-c-compiler" and d["exit_code"] == 1
     c = d["candidates"][0]
     assert {"code", "layer", "kind", "title", "evidence", "explanation", "fix", "links", "explains", "could_be",

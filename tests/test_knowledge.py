@@ -83,7 +83,8 @@ def test_log_signatures_become_explain_entries_with_the_codes_words():
     for e in ex.entries:
         code = kb.get(e.codes[0])
         assert e.explanation == code.meaning
-        assert e.fix.startswith(code.fix.split("{")[0])
+        assert e.fix == knowledge.render_prose(code.fix, {})
+        assert not [p for p in code.params() if f"<{p}>" in e.fix], (code.code, e.fix)
     # the check that confirms a code live is one that declares it
     for code, cid in ex.checks.items():
         assert code in next(c for c in registry.load() if c.id == cid).codes
@@ -113,6 +114,9 @@ def test_finding_renders_the_template_with_observed_values(tmp_path):
         "CC is unset and neither gcc nor clang is on PATH (/usr/bin:/bin). Every Triton kernel fails."
     assert spec.render_message("several-words", {"cc": "ccache gcc"}).startswith("CC='ccache gcc' holds")
     assert "<path>" in spec.render_message(params={})  # a missing value shows, and the wording test fails
+    assert spec.render_message((None, "several-words"), {"path": "/bin", "cc": "cc -m32"}) == (
+        "CC is unset and neither gcc nor clang is on PATH (/bin). CC='cc -m32' holds several words. "
+        "Every Triton kernel fails.")
     with pytest.raises(KeyError, match="no message variant 'nope'"):
         spec.render_message("nope", {})
     assert set(spec.params()) == {"path", "cc", "cc_path"}
@@ -215,3 +219,191 @@ def test_missing_fix_is_refused(tmp_path):
     path.write_text(GOOD.replace('fix = "Do this."', ""))
     with pytest.raises(KnowledgeError, match=r"\[a-code\]: missing 'fix'"):
         knowledge.load((str(path),))
+
+
+# -- messages rendered by the checks ----------------------------------------------------
+
+def test_system_layer_messages_come_from_templates():
+    from stackpeel.checks.system import Platform
+
+    old = Platform().evaluate({"distro": "CentOS Linux 7", "arch": "x86_64", "container": None,
+                               "libc": "glibc", "libc_version": "2.17"}, _ctx())
+    assert [f.message for f in old.findings] == [
+        "glibc 2.17 is older than 2.28, the oldest that current PyTorch and Triton wheels (manylinux_2_28) "
+        "support. pip cannot install their wheels here, or installs builds that fail to load."]
+    musl = Platform().evaluate({"distro": "Alpine Linux v3.20", "arch": "x86_64", "container": "docker",
+                                "libc": "musl", "libc_version": "1.2.5"}, _ctx())
+    assert musl.findings[0].message.startswith("The C library is musl; PyTorch and Triton publish wheels for glibc")
+    assert Platform().evaluate({"libc": "glibc", "libc_version": "2.39"}, _ctx()).findings == ()
+
+
+def _committed_reports():
+    import json
+    from pathlib import Path
+
+    from stackpeel.model import Report
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "docs" / "validation").glob("*/reports/*.json"))
+    paths.append(root / "tests" / "data" / "toolchain" / "h200_report.json")
+    return [(p.name, Report.from_dict(json.loads(p.read_text()))) for p in paths]
+
+
+def test_every_param_is_filled_in_the_findings_of_real_reports():
+    """Today's evaluate bodies on the facts recorded on real machines (H200, CPU): no
+    template param is left as ``<name>`` in any message or fix."""
+    from stackpeel.replay import rediagnose
+
+    kb = knowledge.load()
+    n = 0
+    for name, report in _committed_reports():
+        for r in rediagnose(report).results:
+            for f in r.findings:
+                n += 1
+                for param in kb.get(f.code).params():
+                    assert f"<{param}>" not in f.message, (name, r.id, f.code, param, f.message)
+                    assert f"<{param}>" not in f.remedy.text, (name, r.id, f.code, param, f.remedy.text)
+    assert n >= 10
+
+
+# -- one wording: check, explain, run and codes say the same ------------------------------
+
+def test_check_explain_run_and_codes_render_the_same_title_and_fix(tmp_path):
+    """no-c-compiler as each command prints it, each run for real: `check` on the stack venv
+    with PATH emptied of compilers, `explain` on Triton's message, `run` on a program whose
+    library swallows that error, `codes --format json`."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    spec = knowledge.get("no-c-compiler")
+
+    def sp(*args, env=None):
+        return subprocess.run([sys.executable, "-m", "stackpeel", *args], capture_output=True, text=True,
+                              timeout=300, env=env)
+
+    codes = json.loads(sp("codes", "no-c-compiler", "--format", "json").stdout)[0]
+    assert (codes["title"], codes["fix"], codes["meaning"]) == (spec.title, spec.fix, spec.meaning)
+
+    msg = "Failed to find C compiler. Please specify via CC environment variable or set triton.knobs.build.impl."
+    log = tmp_path / "err.log"
+    log.write_text(f"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nRuntimeError: {msg}\n")
+    expl = json.loads(sp("explain", str(log), "--no-live", "--format", "json").stdout)
+    root = expl["candidates"][0]
+    assert (root["code"], root["title"], root["fix"], root["explanation"]) == \
+        ("no-c-compiler", spec.title, spec.fix, spec.meaning)
+
+    prog = tmp_path / "swallow.py"
+    prog.write_text("import warnings\ntry:\n    raise RuntimeError(%r)\nexcept RuntimeError:\n"
+                    "    warnings.warn('roll back to CPU')\n" % msg)
+    run = sp("run", "--all", "--", sys.executable, str(prog))
+    assert f"evidence for  no-c-compiler: {spec.title}" in run.stderr, run.stderr[-2000:]
+
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(sys.executable, bare / "python3")
+    env = {k: v for k, v in os.environ.items() if k != "CC"}
+    env["PATH"] = str(bare)  # no gcc, no clang: what a slim image gives Triton
+    chk = sp("check", "--python", sys.executable, "--only", "toolchain.c_compiler", "--format", "json", env=env)
+    finding = next(f for r in json.loads(chk.stdout)["results"] for f in r["findings"] if f["code"] == "no-c-compiler")
+    assert finding["title"] == spec.title
+    assert finding["remedy"]["text"] == spec.fix
+
+
+def test_every_literal_variant_a_check_passes_exists():
+    """ctx.finding("code", "variant", ...) in the checks' source: each literal variant (or
+    both arms of a conditional) is a messages.<variant> of that code."""
+    import ast
+    import inspect
+
+    kb = knowledge.load()
+    seen = 0
+    for cls in registry.load():
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "finding" and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                continue
+            code = kb.get(node.args[0].value)
+            if len(node.args) < 2:
+                assert code.message or any(k.arg == "message" for k in node.keywords), (cls.id, code.code)
+                continue
+            arg = node.args[1]
+            arms = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+            arms = [e for a in arms for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
+            for a in arms:
+                if isinstance(a, ast.Constant):
+                    seen += 1
+                    if a.value is None:
+                        assert code.message, (cls.id, code.code)
+                    else:
+                        assert a.value in code.messages, (cls.id, code.code, a.value)
+    assert seen >= 5
+
+
+def test_no_built_in_check_writes_its_own_message():
+    """Every message comes from the knowledge base: no `message=` in the checks' source,
+    and every code a check declares has a message or message variants to render."""
+    import ast
+    import inspect
+
+    kb = knowledge.load()
+    for cls in registry.load(plugins=False):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "finding":
+                assert not any(k.arg == "message" for k in node.keywords), (cls.id, ast.dump(node)[:200])
+        for code in cls.codes:
+            assert kb.get(code).message or kb.get(code).messages, (cls.id, code)
+
+
+def test_context_sentence_renders_one_variant():
+    text = Context.sentence("transformers-fast-path-unavailable", "part-not-installed",
+                            funcs="chunk_gated_delta_rule", name="flash-linear-attention")
+    assert text == "chunk_gated_delta_rule use the PyTorch reference because flash-linear-attention is not installed"
+
+
+def test_every_param_is_documented_in_its_files_header():
+    from pathlib import Path
+
+    kb = knowledge.load()
+    for path in knowledge.default_files():
+        head = "\n".join(line for line in Path(path).read_text().splitlines() if line.startswith("#"))
+        for c in kb.codes.values():
+            if c.file == path.name:
+                for p in c.params():
+                    assert f"``{p}``" in head, f"{path.name} [{c.code}] uses {{{p}}}: document it in the header"
+
+
+def test_exception_shapes_give_run_its_codes(tmp_path):
+    """[[code.exception]] shapes: the type (qualified, bare or *) and a regex on the message."""
+    from stackpeel.explain import match_codes
+    from stackpeel.unmask.report import codes_for_exception_text
+
+    path = tmp_path / "toolchain.toml"
+    path.write_text(GOOD + textwrap.dedent('''
+        [[a-code.exception]]
+        type = "subprocess.CalledProcessError"
+        message = "returned non-zero exit status 1"
+        [[a-code.exception]]
+        type = "*"
+        message = "cc1: fatal"
+    '''))
+    kb = knowledge.load((str(path),))
+    assert kb.exception_codes("CalledProcessError", "Command '['gcc']' returned non-zero exit status 1.") == ["a-code"]
+    assert kb.exception_codes("subprocess.CalledProcessError", "returned non-zero exit status 1") == ["a-code"]
+    assert kb.exception_codes("OSError", "cc1: fatal error") == ["a-code"]
+    assert kb.exception_codes("CalledProcessError", "returned non-zero exit status 2") == []
+    # run's matcher: exception shapes first, then the log signatures of the bundled knowledge base
+    text = "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set x."
+    assert codes_for_exception_text(text, kb, match_codes) == ["no-c-compiler"]
+    assert codes_for_exception_text("OSError: cc1: fatal error", kb, match_codes)[0] == "a-code"
+
+
+def test_a_fix_leaves_out_the_parenthesis_of_a_value_it_does_not_know():
+    spec = knowledge.get("c-compiler-broken")
+    assert knowledge.render_prose(spec.fix, {}).endswith("when the compiler found on PATH fails, reinstall it.")
+    assert knowledge.render_prose(spec.fix, {"compiler_pkg": "gcc"}).endswith("reinstall it (gcc).")
+    nccl = knowledge.get("nccl-shm-too-small")
+    assert "`emptyDir: {medium: Memory}`" in knowledge.render_prose(nccl.fix, {})  # escaped braces stay

@@ -103,7 +103,7 @@ def test_program_io_status_and_argv_are_untouched(tmp_path, minor, mode, expect)
     assert via.stderr == direct.stderr          # the report went to --output
     assert f"'{mode}', 'ärg with space', '--all']".encode() in via.stdout
     rep = json.loads(report.read_text())
-    assert rep["schema_version"] == 1 and rep["kind"] == "stackpeel-run"
+    assert rep["schema_version"] == 1 and rep["kind"] == "run" and rep["tool"]["name"] == "stackpeel"
     assert rep["exit"]["returncode"] == expect
     assert [p["mode"] for p in rep["processes"]] == ["monitoring" if minor in MONITORING else "settrace"]
     if mode == "uncaught":
@@ -376,7 +376,7 @@ def test_golden_text_and_json_roundtrip():
         golden.write_text(text)
     assert text == golden.read_text()
     doc = json.loads(render_json(rep))
-    assert list(doc)[:2] == ["schema_version", "kind"] and doc["schema_version"] == 1
+    assert list(doc)[:3] == ["schema_version", "kind", "tool"] and doc["schema_version"] == 1
     assert {"command", "target", "duration", "exit", "processes", "swallowed", "notices", "totals",
             "notes", "show_all"} <= set(doc)
     assert {"type", "message", "raised", "handled", "codes", "score", "reasons", "count", "shown",

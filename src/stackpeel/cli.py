@@ -11,7 +11,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from . import __version__
-from .model import ExitCode
+from .model import ExitCode, exit_status_help
 
 DESCRIPTION = """\
 stackpeel finds the root cause of a broken GPU machine-learning stack.
@@ -30,11 +30,7 @@ examples:
   stackpeel check --only toolchain        just the C toolchain Triton needs (and what it requires)
   stackpeel check --skip kernels -v       everything but the kernel libraries, with details
 
-exit status:
-  0  no blocking problem found
-  1  a blocking problem was found, or a check could not complete
-  2  usage error, or stackpeel itself failed
-"""
+""" + exit_status_help("check")
 
 
 def _add_check_parser(sub) -> None:
@@ -196,7 +192,7 @@ def cmd_list(args) -> int:
     classes = registry.load(plugins=not args.no_plugins)
     if args.format == "json":
         _emit(json.dumps([c.describe() for c in classes], indent=2) + "\n", None)
-        return 0
+        return ExitCode.OK
     lines = []
     for layer in registry.LAYERS:
         members = [c for c in classes if c.layer == layer]
@@ -207,7 +203,7 @@ def cmd_list(args) -> int:
             req = f"  (requires {', '.join(c.requires)})" if c.requires else ""
             lines.append(f"  {c.id:<32} {c.title}{req}")
     _emit("\n".join(lines) + "\n", None)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_codes(args) -> int:
@@ -221,7 +217,7 @@ def cmd_codes(args) -> int:
     selected = [catalogue[args.code]] if args.code else list(catalogue.values())
     fn = {"json": codes_json, "markdown": codes_markdown, "text": codes_text}[args.format]
     _emit(fn(selected), None)
-    return 0
+    return ExitCode.OK
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -236,6 +232,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(handler(args))
     except KeyboardInterrupt:
         print("stackpeel: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return ExitCode.OK

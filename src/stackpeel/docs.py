@@ -9,12 +9,25 @@ from typing import Iterable, List
 from .knowledge import CodeEntry as Code
 
 
+def code_dict(c: Code) -> dict:
+    """Everything the knowledge base says about one code (``stackpeel codes --format json``)."""
+    return {
+        "code": c.code, "layer": c.layer, "kind": c.kind, "severity": c.severity.value, "title": c.title,
+        "meaning": c.meaning, "message": c.message, "messages": dict(c.messages), "consequence": c.consequence,
+        "fix": c.fix, "packages": dict(c.packages),
+        "commands": [{"manager": m, "command": t} for m, t in c.commands], "remedy": dict(c.remedy),
+        "caused_by": list(c.caused_by), "causes": list(c.causes), "links": list(c.links), "source": c.source,
+        "deprecated": c.deprecated or None,
+        "log": [{"id": s.id, "patterns": list(s.patterns), "weight": s.weight, "kind": s.kind,
+                 "could_be": list(s.could_be), "refine": [{"context": r.context, "code": r.code} for r in s.refine],
+                 "source": s.source} for s in c.logs],
+        "exceptions": [{"type": e.type, "message": e.message} for e in c.exceptions],
+        "file": c.file,
+    }
+
+
 def codes_json(codes: Iterable[Code]) -> str:
-    return json.dumps([{
-        "code": c.code, "layer": c.layer, "severity": c.severity.value, "title": c.title,
-        "meaning": c.meaning, "fix": c.fix, "packages": dict(c.packages),
-        "commands": [{"manager": m, "command": t} for m, t in c.commands], "links": list(c.links),
-    } for c in codes], indent=2) + "\n"
+    return json.dumps([code_dict(c) for c in codes], indent=2) + "\n"
 
 
 def codes_text(codes: Iterable[Code]) -> str:
@@ -46,8 +59,16 @@ def codes_markdown(codes: Iterable[Code]) -> str:
     for layer in layers:
         out += [f"## {layer}", ""]
         for c in (c for c in codes if c.layer == layer):
-            out += [f"### `{c.code}`", "", f"**{c.title}** ({c.severity.value})", "", c.meaning, "",
-                    f"**Fix:** {c.fix}", ""]
+            out += [f"### `{c.code}`", "", f"**{c.title}** ({c.severity.value}, {c.kind})", "", c.meaning, ""]
+            said = ([f"- {c.message}"] if c.message else []) + [f"- *{v}*: {m}" for v, m in c.messages.items()]
+            if said:
+                out += ["What `stackpeel check` says (observed values in braces):", ""] + said
+                if c.consequence:
+                    out.append(f"- then: {c.consequence}")
+                out.append("")
+            if c.caused_by:
+                out += ["Caused by: " + ", ".join(f"`{x}`" for x in c.caused_by), ""]
+            out += [f"**Fix:** {c.fix}", ""]
             if c.packages:
                 out += ["| manager | packages |", "|---|---|"]
                 out += [f"| {m} | `{p}` |" for m, p in c.packages.items()]

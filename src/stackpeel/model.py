@@ -55,17 +55,64 @@ class Severity(str, enum.Enum):
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of the ``stackpeel`` command.
+    """Exit codes of ``stackpeel check``, ``explain`` and ``run`` (and ``list``, ``codes``).
 
-    OK: every check ran and no blocking problem was found.
-    PROBLEMS: at least one blocking problem was found, or a check could not complete
-    (``error``): stackpeel does not claim health it could not measure.
-    USAGE: bad command-line input, or stackpeel itself failed.
+    OK (0): ``check``: every check ran and no blocking problem was found; ``explain``: the
+    log holds no known problem; ``run``: (the program's own status is returned instead).
+    PROBLEMS (1): ``check``: a blocking problem was found, or a check could not complete
+    (``error``): stackpeel does not claim health it could not measure; ``explain``: a cause
+    (or a known symptom) was identified.
+    USAGE (2): bad command-line input, unreadable input, or stackpeel itself failed.
+    NOT_STARTED (127): ``run``: the command could not be started (as a shell says).
+    INTERRUPTED (130): interrupted by Ctrl-C (SIGINT), as a shell says.
+
+    ``stackpeel run`` otherwise exits with the program's own status (and dies by the same
+    signal), so it can wrap a command without changing what its caller sees.
     """
 
     OK = 0
     PROBLEMS = 1
     USAGE = 2
+    NOT_STARTED = 127
+    INTERRUPTED = 130
+
+
+#: what each exit code means per command, for ``--help`` (generated from one table)
+_EXIT_HELP = {
+    "check": ((ExitCode.OK, "no blocking problem found"),
+              (ExitCode.PROBLEMS, "a blocking problem was found, or a check could not complete"),
+              (ExitCode.USAGE, "usage error, or stackpeel itself failed"),
+              (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")),
+    "explain": ((ExitCode.OK, "no known problem found in the log"),
+                (ExitCode.PROBLEMS, "a cause (or a known symptom) was identified"),
+                (ExitCode.USAGE, "usage error, or the input is empty, binary or unreadable"),
+                (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")),
+    "run": ((None, "the program's own exit status (and death by the same signal)"),
+            (ExitCode.USAGE, "usage error"),
+            (ExitCode.NOT_STARTED, "the command cannot be started")),
+}
+
+
+def exit_status_help(command: str) -> str:
+    """The ``exit status:`` block of ``stackpeel COMMAND --help`` (from :class:`ExitCode`)."""
+    lines = ["exit status:"]
+    for code, text in _EXIT_HELP[command]:
+        lines.append(f"  {'*' if code is None else str(int(code)):>3}  {text}")
+    return "\n".join(lines) + "\n"
+
+
+#: the ``kind`` of each JSON document stackpeel writes
+REPORT_KINDS = ("check", "explain", "run")
+
+
+def envelope(kind: str, schema_version: int = SCHEMA_VERSION) -> Dict[str, Any]:
+    """The keys every JSON report of ``check``, ``explain`` and ``run`` starts with:
+    ``schema_version`` (changes only on incompatible changes), ``kind`` and ``tool``."""
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"unknown report kind {kind!r}")
+    from . import __version__
+
+    return {"schema_version": schema_version, "kind": kind, "tool": {"name": "stackpeel", "version": __version__}}
 
 
 @dataclass(frozen=True)
@@ -303,6 +350,7 @@ class Report:
     def to_dict(self) -> Dict[str, Any]:
         return {
             "schema_version": self.schema_version,
+            "kind": "check",
             "tool": {"name": "stackpeel", "version": self.tool_version},
             "created": self.created,
             "duration_s": round(self.duration_s, 3),

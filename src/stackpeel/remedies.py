@@ -36,16 +36,6 @@ def _fill(template: str, params: Mapping[str, Any]) -> Optional[str]:
     return template.format(**{n: params.get(n, "") for n in names})
 
 
-class _Loose(dict):
-    def __missing__(self, key: str) -> str:
-        return f"<{key}>"
-
-
-def _fill_loose(template: str, params: Mapping[str, Any]) -> str:
-    """Prose keeps going when a value is unknown: ``{name}`` becomes ``<name>``."""
-    return string.Formatter().vformat(template, (), _Loose({k: v for k, v in params.items() if v not in (None, "")}))
-
-
 def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> Remedy:
     """The remedy for ``code`` on ``host``, with observed values from ``params`` filled in."""
     spec = _knowledge.get(code)
@@ -73,5 +63,5 @@ def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]
         cmd = _fill(template, p)
         if cmd:
             commands.append(Command(manager, cmd))
-    text = _fill(spec.fix, p) or _fill_loose(spec.fix, p)
+    text = _knowledge.render_prose(spec.fix, p)
     return Remedy(text=text, commands=tuple(commands))

@@ -76,10 +76,11 @@ class Context:
         """Facts of a required check ({} when it produced none)."""
         return self.deps.get(check_id) or {}
 
-    def finding(self, code: str, variant: Optional[str] = None, evidence: str = "",
+    def finding(self, code: str, variant: _knowledge.Variant = None, evidence: str = "",
                 severity: Optional[Severity] = None, message: Optional[str] = None, **observed: Any) -> Finding:
         """A finding of ``code``, its message rendered from the knowledge base's template
-        (``variant`` picks one of ``messages.<variant>``) with the ``observed`` values.
+        (``variant`` picks one of ``messages.<variant>``, or a sequence of them to join) with
+        the ``observed`` values.
 
         ``message=`` (legacy, for checks not yet moved to templates) gives the text verbatim.
         ``observed`` values also fill the remedy's commands.
@@ -99,6 +100,12 @@ class Context:
             evidence=evidence or "",
             remedy=remedies.build(code, self.host, merged),
         )
+
+    @staticmethod
+    def sentence(code: str, variant: str, **observed: Any) -> str:
+        """One ``messages.<variant>`` of ``code``, rendered alone: for a finding that lists a
+        sentence per item (a package, a rank), joined into one of its message's params."""
+        return _knowledge.render(_knowledge.get(code).template(variant), observed)
 
     # verdict helpers -------------------------------------------------------
     @staticmethod

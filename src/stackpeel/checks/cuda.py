@@ -5,23 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Mapping, Optional
 
+from .. import facts as _facts
 from .base import Check
 
-#: what each cuInit failure usually means, for the message (codes from cuda.h)
-INIT_HINTS = {
-    3: "the driver could not be initialised at all",
-    34: "the loaded libcuda is the CUDA toolkit's link-time stub (…/stubs/libcuda.so), not the driver's library",
-    46: "the GPU is busy or in exclusive-process compute mode, held by another process",
-    100: "CUDA sees no GPU: the device nodes are not usable or CUDA_VISIBLE_DEVICES hides every GPU",
-    101: "CUDA_VISIBLE_DEVICES is invalid: it repeats a device or names one that does not exist",
-    304: "an operating-system call of the driver failed (often a device node it cannot open)",
-    802: "the system is not ready: on NVSwitch systems the Fabric Manager has not configured the fabric",
-    803: "libcuda does not match the kernel module's version (driver upgraded without reboot, or a container's "
-         "own driver libraries)",
-    804: "the forward-compatibility libcuda was loaded on a GPU that does not support forward compatibility",
-    999: "usually /dev/nvidia-uvm is missing or the nvidia_uvm module is not loaded, or the container's "
-         "cgroup lost access to the GPU",
-}
+#: cuInit results whose cause the knowledge base words (messages.e<code> of cuda-init-failed)
+INIT_VARIANTS = {3, 34, 46, 100, 101, 304, 803}
 
 _TOOLKIT_CONTAINERS = {"docker": "docker", "podman": "podman", "kubernetes": None}
 
@@ -51,6 +39,7 @@ class DriverApi(Check):
         "cuda-init-failed",
         "cuda-forward-compat-unsupported",
     )
+    facts = _facts.CudaDriverApiFacts
     requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
     probe = "cuda_driver.driver_api"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -66,21 +55,12 @@ class DriverApi(Check):
             kind = facts.get("container")
             err = facts.get("load_error") or "unknown error"
             if kind in _TOOLKIT_CONTAINERS and facts.get("nvidiactl"):
-                finding = ctx.finding(
-                    "container-toolkit-missing",
-                    message=f"libcuda.so.1 cannot be loaded ({err}) although /dev/nvidiactl exists in this {kind} "
-                    "container: the GPU device nodes were passed in but not the host driver's libraries, which "
-                    "the NVIDIA Container Toolkit injects. No CUDA program can start: torch finds no driver and "
-                    "Triton finds no libcuda.",
-                    evidence=err, container_runtime=_TOOLKIT_CONTAINERS[kind])
+                finding = ctx.finding("container-toolkit-missing", "libcuda", evidence=err, load_error=err,
+                                      container=kind, container_runtime=_TOOLKIT_CONTAINERS[kind])
             else:
-                finding = ctx.finding(
-                    "libcuda-missing",
-                    message=f"libcuda.so.1, the CUDA driver library, cannot be loaded: {err}. No CUDA program can start "
-                    "here: torch warns 'Found no NVIDIA driver on your system' and reports CUDA unavailable, "
-                    "Triton finds no libcuda." + (f" The kernel module is {kernel}, so the library must be "
-                                                  f"exactly {kernel}." if kernel else ""),
-                    evidence=err, driver_branch=kernel.split(".")[0] if kernel else None)
+                finding = ctx.finding("libcuda-missing", "kernel-known" if kernel else None, evidence=err,
+                                      load_error=err, kernel_driver_version=kernel,
+                                      driver_branch=kernel.split(".")[0] if kernel else None)
             return ctx.verdict("libcuda.so.1 not loadable", finding, **derived)
         err = facts.get("init_error")
         where = facts.get("libcuda_path") or facts.get("library")
@@ -92,8 +72,7 @@ class DriverApi(Check):
         count = facts.get("device_count") or 0
         if count == 0:
             finding = ctx.finding(
-                "cuda-init-failed",
-                message=f"cuInit(0) succeeded with {where} but cuDeviceGetCount reports 0 devices: CUDA has no GPU to run on.",
+                "cuda-init-failed", "no-devices", where=where,
                 evidence=f"cuDeviceGetCount = 0; CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r}",
                 init_name="no devices")
             return ctx.verdict("CUDA sees 0 devices", finding, **derived)
@@ -120,45 +99,34 @@ class DriverApi(Check):
             "CUDA_VISIBLE_DEVICES=" + ("(unset)" if facts.get("cuda_visible_devices") is None
                                         else repr(facts.get("cuda_visible_devices"))),
         ])
-        head = (f"cuInit(0) with {where} returns {text}, so CUDA cannot start here: torch reports CUDA "
-                "unavailable ('CUDA initialization: ...' warning) and Triton finds no active driver.")
+        visible = facts.get("cuda_visible_devices")
+        observed: Dict[str, Any] = {"where": where, "init_error": text, "init_name": err.get("name"),
+                                    "kernel_driver_version": facts.get("kernel_driver_version") or "unknown",
+                                    "visible": repr(visible), "driver_cuda_version": version or "unknown"}
         path = facts.get("libcuda_path") or ""
         if code == 804 or (code == 803 and facts.get("forward_compat")):
-            return ctx.finding(
-                "cuda-forward-compat-unsupported",
-                message=head + f" {where} is a CUDA forward-compatibility library (cuda-compat"
-                f"{', driver CUDA ' + version if version else ''}) and the "
-                + ("GPU does not support forward compatibility." if code == 804 else
-                   f"installed kernel driver ({facts.get('kernel_driver_version') or 'unknown'}) is not a branch it supports."),
-                evidence=evidence, compat_dir=os.path.dirname(path) if path else None)
+            return ctx.finding("cuda-forward-compat-unsupported", "gpu" if code == 804 else "branch",
+                               evidence=evidence, compat_dir=os.path.dirname(path) if path else None, **observed)
         if code == 802:
-            return ctx.finding("fabric-manager-not-running", message=head + " " + INIT_HINTS[802] + ".", evidence=evidence,
-                               driver_branch=(facts.get("kernel_driver_version") or "").split(".")[0] or None)
-        hint = INIT_HINTS.get(code)
+            return ctx.finding("fabric-manager-not-running", "cuinit", evidence=evidence,
+                               driver_branch=(facts.get("kernel_driver_version") or "").split(".")[0] or None,
+                               **observed)
+        variant = f"e{code}" if code in INIT_VARIANTS else None
         if code == 999:
             if not facts.get("uvm_node") and not facts.get("uvm_node_after_init"):
-                hint = "/dev/nvidia-uvm is missing" + (
-                    " and the nvidia_uvm module is not loaded" if facts.get("uvm_module") is False else
-                    ", and creating it at first use failed (a container's device cgroup forbids it, or there is "
-                    "no nvidia-modprobe)")
+                variant = ("e999-uvm-missing-module-unloaded" if facts.get("uvm_module") is False
+                           else "e999-uvm-not-creatable")
             elif facts.get("uvm_module") is False:
-                hint = "the nvidia_uvm kernel module is not loaded"
+                variant = "e999-module-unloaded"
             else:
-                hint = ("/dev/nvidia-uvm exists and nvidia_uvm is loaded, so the likely cause is the container's "
-                        "cgroup denying the GPU (lost access after 'systemctl daemon-reload'; restart the container) "
-                        "or a GPU in a bad state (check dmesg for Xid errors)")
-        if code == 100 and facts.get("cuda_visible_devices") is not None:
-            hint = f"CUDA sees no GPU (CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r})"
-        if code == 101 and facts.get("cuda_visible_devices") is not None:
-            hint = (f"CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r} is invalid: it repeats a device "
-                    "or names one that does not exist")
-        params: Dict[str, Any] = {"init_name": err.get("name")}
+                variant = "e999-cgroup"
+        if code in (100, 101) and visible is not None:
+            variant = f"e{code}-visible"
         if code == 999 and (not facts.get("uvm_node") or facts.get("uvm_module") is False):
-            params["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts.get("uvm_node") else "nvidia_uvm not loaded")
+            observed["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts.get("uvm_node") else "nvidia_uvm not loaded")
         if code == 34 or facts.get("stub"):
-            params["stub_dir"] = os.path.dirname(path) if path else None
-            hint = INIT_HINTS[34]
+            observed["stub_dir"] = os.path.dirname(path) if path else None
+            variant = "e34"
         if code == 46:
-            params["busy_gpu"] = "every GPU (add -i <index> for one)"
-        return ctx.finding("cuda-init-failed", message=head + (f" Cause: {hint}." if hint else ""), evidence=evidence,
-                           **params)
+            observed["busy_gpu"] = "every GPU (add -i <index> for one)"
+        return ctx.finding("cuda-init-failed", variant, evidence=evidence, **observed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Context, Verdict
 from .multi_gpu import nvlink_layout, topology_matrix
 
@@ -22,10 +23,6 @@ def _branch(version: Optional[str]) -> Optional[str]:
     return version.split(".")[0] if version else None
 
 
-def _where(kind: Optional[str]) -> str:
-    return f" in this {kind} container" if kind in _IN_CONTAINER else ""
-
-
 class KernelDriver(Check):
     """The NVIDIA kernel module: /proc/driver/nvidia/version, nvidia in /proc/modules, or WSL2's
     /dev/dxg with the Windows driver's libraries. Without it no GPU code can run."""
@@ -34,6 +31,7 @@ class KernelDriver(Check):
     title = "NVIDIA kernel driver"
     layer = "gpu"
     codes = ("no-nvidia-driver",)
+    facts = _facts.GpuKernelDriverFacts
     probe = "gpu.kernel_driver"
     timeout = 15.0
 
@@ -64,28 +62,13 @@ class KernelDriver(Check):
         ])
         pci = facts.get("pci_gpus")
         if wsl.get("dxg"):
-            message = ("This is WSL2 (/dev/dxg exists) but /usr/lib/wsl/lib/libcuda.so.1 is missing: the Windows "
-                       "NVIDIA driver is not installed or too old to expose CUDA to WSL.")
+            sentences = ["wsl"]
         else:
-            message = ("No NVIDIA kernel driver is loaded or visible: /proc/driver/nvidia/version is absent, "
-                       "/proc/modules lists no nvidia module, and there is neither /dev/nvidiactl nor WSL2's "
-                       f"/dev/dxg{_where(kind)}.")
-        if pci is None:
-            message += " The PCI bus is not readable here, so whether the machine has an NVIDIA GPU is unknown."
-        elif not pci:
-            message += " The PCI bus shows no NVIDIA GPU either: this machine has no GPU visible to it."
-        else:
-            message += (f" Yet the PCI bus shows NVIDIA GPU hardware ({_pci_text(pci)}): the driver is not "
-                        "installed or not loaded.")
-        message += (" So no GPU is visible to this environment: CUDA cannot initialise, torch.cuda.is_available() "
-                    "is False, Triton kernels cannot launch ('0 active drivers') and FLA falls back to CPU or "
-                    "fails at its first kernel.")
-        params: Dict[str, Any] = {}
-        if pci:
-            params["pci_gpu"] = _pci_text(pci)
+            sentences = ["in-container" if kind in _IN_CONTAINER else None]
+        sentences.append("pci-unknown" if pci is None else ("pci-gpu" if pci else "pci-none"))
         return ctx.verdict("no NVIDIA driver: no GPU is visible", ctx.finding(
-            "no-nvidia-driver", message=message, evidence=evidence, **params))
-
+            "no-nvidia-driver", sentences, evidence=evidence, container=kind,
+            pci_gpu=_pci_text(pci) if pci else None))
 
 def _pci_text(pci: Optional[Sequence[Mapping[str, Any]]]) -> str:
     if pci is None:
@@ -117,6 +100,7 @@ class DeviceNodes(Check):
     title = "NVIDIA device nodes"
     layer = "gpu"
     codes = ("device-nodes-missing", "nvidia-uvm-missing", "device-permission-denied", "gpu-access-revoked")
+    facts = _facts.GpuDeviceNodesFacts
     requires = ("gpu.kernel_driver",)
     probe = "gpu.device_nodes"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -145,21 +129,15 @@ class DeviceNodes(Check):
         if not uvm.get("exists") and not on_demand:
             modules = facts.get("modules")
             if modules is None:
-                state = "whether the nvidia_uvm module is loaded is unknown (/proc/modules not readable)"
+                sentences = ["modules-unknown"]
             elif "nvidia_uvm" in modules:
-                state = ("the nvidia_uvm module is loaded" +
-                         (f" (major {majors['nvidia-uvm']} in /proc/devices)" if "nvidia-uvm" in majors else "") +
-                         ", but the node was never created here" +
-                         (f" or not passed into this {kind} container" if kind in _IN_CONTAINER else ""))
+                sentences = ["module-loaded"] + (["uvm-major"] if "nvidia-uvm" in majors else []) + (
+                    ["not-passed"] if kind in _IN_CONTAINER else [])
             else:
-                state = "the nvidia_uvm kernel module is not loaded"
+                sentences = ["module-unloaded"]
             findings.append(ctx.finding(
-                "nvidia-uvm-missing",
-                message=f"/dev/nvidiactl and {len(gpus)} GPU node(s) exist, but /dev/nvidia-uvm does not; {state}. "
-                "NVML and nvidia-smi will still list the GPUs, but cuInit fails with CUDA error 999 (unknown "
-                "error) and torch warns 'CUDA unknown error' and reports CUDA unavailable. Nothing here can "
-                "create it at first use: this process is not root and there is no setuid-root "
-                "/usr/bin/nvidia-modprobe.",
+                "nvidia-uvm-missing", sentences, gpu_nodes=len(gpus), uvm_major=majors.get("nvidia-uvm"),
+                container=kind,
                 evidence="\n".join([_node_line(n) for n in [ctl] + gpus + [uvm]] +
                                     [f"nvidia-modprobe: {(facts.get('nvidia_modprobe') or {}).get('path') or 'absent'}",
                                      f"euid: {facts.get('uid')}"])))
@@ -173,10 +151,7 @@ class DeviceNodes(Check):
         if revoked:
             paths = ", ".join(n["path"] for n in revoked)
             findings.append(ctx.finding(
-                "gpu-access-revoked",
-                message=f"Opening {paths} read-write fails with 'Operation not permitted' although the file modes allow "
-                f"this user{_where(kind)}: the device cgroup denies the GPU. CUDA and NVML fail ('Failed to "
-                "initialize NVML: Unknown Error', CUDA error 999) until the container is restarted.",
+                "gpu-access-revoked", "in-container" if kind in _IN_CONTAINER else None, paths=paths, container=kind,
                 evidence="\n".join(_node_line(n) for n in revoked)))
         if denied:
             first = denied[0]
@@ -184,13 +159,10 @@ class DeviceNodes(Check):
             groups = facts.get("groups") or []
             group = first.get("group")
             findings.append(ctx.finding(
-                "device-permission-denied",
-                message=f"{', '.join(n['path'] for n in denied)} cannot be opened read-write by {user} (groups "
-                f"{', '.join(map(str, groups)) or 'none'}): {first['path']} is {first.get('mode')} owned by "
-                f"uid {first.get('uid')}, gid {first.get('gid')}{f' ({group})' if group else ''}. CUDA sees no "
-                "usable GPU, so torch reports CUDA unavailable.",
-                evidence="\n".join(_node_line(n) for n in denied),
-                user=facts.get("user"), device_group=group))
+                "device-permission-denied", paths=", ".join(n["path"] for n in denied), user=user,
+                groups=", ".join(map(str, groups)) or "none", first=first["path"], mode=first.get("mode"),
+                uid=first.get("uid"), gid=f"{first.get('gid')} ({group})" if group else first.get("gid"),
+                evidence="\n".join(_node_line(n) for n in denied), device_group=group))
         tools = "" if (facts.get("uvm_tools") or {}).get("exists") else " (no /dev/nvidia-uvm-tools: profilers " \
                                                                          "such as Nsight/CUPTI will not work)"
         summary = (f"/dev/nvidiactl, {len(gpus)} GPU node(s) ({', '.join(g['path'].rsplit('/', 1)[-1] for g in gpus)})"
@@ -222,23 +194,11 @@ class DeviceNodes(Check):
         missing = [p for p, ok in (("/dev/nvidiactl", ctl.get("exists")), ("/dev/nvidia<N>", bool(gpus))) if not ok]
         ver = driver.get("driver_version")
         nvd = env.get("NVIDIA_VISIBLE_DEVICES")
-        message = (f"The NVIDIA kernel driver{' ' + ver if ver else ''} is loaded"
-                   f"{' on the host' if kind in _IN_CONTAINER else ''}, but {' and '.join(missing)} "
-                   f"{'is' if len(missing) == 1 else 'are'} missing{_where(kind)}. ")
-        if kind in ("docker", "podman"):
-            message += f"The {kind} container was started without a GPU (no --gpus / CDI device). "
-        elif kind == "kubernetes":
-            message += "The pod requests no GPU (resources.limits nvidia.com/gpu) or the device plugin is missing. "
-        elif kind == "lxc":
-            message += "The LXC container's config does not bind the NVIDIA device nodes. "
-        elif kind == "apptainer":
-            message += "Apptainer/Singularity was run without --nv. "
-        else:
-            message += "On a bare host the nodes are created by nvidia-modprobe or udev when the driver loads. "
+        sentences: List[Optional[str]] = ["missing-in-container" if kind in _IN_CONTAINER else "missing"]
+        sentences.append({"docker": "docker", "podman": "docker", "kubernetes": "kubernetes", "lxc": "lxc",
+                          "apptainer": "apptainer"}.get(kind or "", "host"))
         if nvd is not None and nvd.strip().lower() in ("void", "none", ""):
-            message += f"NVIDIA_VISIBLE_DEVICES={nvd!r} tells the container runtime to inject no GPU. "
-        message += ("CUDA cannot open a GPU: torch reports 'Found no NVIDIA driver' or CUDA error 100, and "
-                    "everything above it fails.")
+            sentences.append("nvd-void")
         params: Dict[str, Any] = {}
         if kind in TOOLKIT_RUNTIMES:
             params["container_runtime"] = TOOLKIT_RUNTIMES[kind]
@@ -248,7 +208,9 @@ class DeviceNodes(Check):
         evidence = "\n".join([_node_line(ctl)] + [_node_line(g) for g in gpus] +
                              [f"/proc/devices: {majors}", f"container: {kind} ({'; '.join(facts.get('container_signals') or [])})",
                               f"NVIDIA_VISIBLE_DEVICES={nvd!r}"])
-        return ctx.finding("device-nodes-missing", message=message, evidence=evidence, **params)
+        return ctx.finding("device-nodes-missing", sentences, evidence=evidence, container=kind,
+                           driver_version=ver or "version unknown", missing=" and ".join(missing), nvd=repr(nvd),
+                           **params)
 
 
 def _devices_text(devices: Sequence[Mapping[str, Any]]) -> str:
@@ -263,6 +225,7 @@ class Nvml(Check):
     title = "NVML (libnvidia-ml) and driver library versions"
     layer = "gpu"
     codes = ("nvml-unavailable", "driver-library-mismatch")
+    facts = _facts.GpuNvmlFacts
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -276,33 +239,23 @@ class Nvml(Check):
         mismatch = self._mismatch(ctx, facts, kernel, params)
         if not facts.get("loaded"):
             sev = Severity.DEGRADED if nodes_ok else Severity.BLOCKING
-            consequence = ("nvidia-smi and GPU monitoring do not work and torch's NVML-based device count falls "
-                           "back to CUDA; CUDA itself may still work (see cuda.driver_api)." if nodes_ok else
-                           "Without a usable driver, no GPU can be listed.")
             findings.append(ctx.finding(
-                "nvml-unavailable", message=f"libnvidia-ml.so.1 cannot be loaded: {facts.get('load_error')}. {consequence}",
-                evidence=facts.get("load_error") or "", severity=sev, **params))
+                "nvml-unavailable", ["not-loadable", "cuda-may-work" if nodes_ok else "no-driver"],
+                load_error=facts.get("load_error"), evidence=facts.get("load_error") or "", severity=sev, **params))
             return ctx.verdict("NVML unavailable: libnvidia-ml.so.1 not loadable", *findings, *mismatch)
         err = facts.get("init_error")
         if err:
             text = f"{err.get('name')} ({err.get('code')}): {err.get('message')}"
             if err.get("code") == 18:
-                findings.append(ctx.finding(
-                    "driver-library-mismatch",
-                    message=f"nvmlInit fails with {text}: libnvidia-ml.so.1 ({facts.get('path')}) is not the version of "
-                    f"the loaded kernel module ({kernel or 'unknown'}). nvidia-smi fails with 'Driver/library "
-                    "version mismatch' and CUDA fails to initialise (803 or 'driver version is insufficient').",
-                    evidence=text, **params))
+                findings.append(ctx.finding("driver-library-mismatch", "init", init_error=text, path=facts.get("path"),
+                                            evidence=text, **dict(params, kernel_driver_version=kernel or "unknown")))
             else:
                 sev = Severity.DEGRADED if nodes_ok else Severity.BLOCKING
-                hint = ""
-                if err.get("code") == 999 and ctx.dep("gpu.device_nodes").get("container") in _IN_CONTAINER:
-                    hint = (" In a container, 'Unknown Error' is the known symptom of lost device access after a "
-                            "'systemctl daemon-reload' on the host; restarting the container restores it.")
+                reload_note = (err.get("code") == 999
+                               and ctx.dep("gpu.device_nodes").get("container") in _IN_CONTAINER)
                 findings.append(ctx.finding(
-                    "nvml-unavailable",
-                    message=f"libnvidia-ml.so.1 ({facts.get('path')}) loads but nvmlInit fails with {text}; nvidia-smi "
-                    f"reports 'Failed to initialize NVML'.{hint}", evidence=text, severity=sev, **params))
+                    "nvml-unavailable", ["init-fails"] + (["daemon-reload"] if reload_note else []), init_error=text,
+                    path=facts.get("path"), evidence=text, severity=sev, **params))
             return ctx.verdict(f"nvmlInit failed: {err.get('name')}", *findings, *(
                 m for m in mismatch if err.get("code") != 18))
         devices = facts.get("devices") or []
@@ -325,13 +278,9 @@ class Nvml(Check):
             return []
         desc = "; ".join(f"{name} is {v}" + (f" ({path})" if path else "") for name, path, v in wrong)
         return [ctx.finding(
-            "driver-library-mismatch",
-            message=f"The kernel module is NVIDIA {kernel} (/proc/driver/nvidia/version) but {desc}. User-space driver "
-            "libraries must be the kernel module's exact version: NVML fails with 'Driver/library version "
-            "mismatch' and CUDA with error 803 or 'CUDA driver version is insufficient'.",
+            "driver-library-mismatch", "versions", libraries=desc,
             evidence="\n".join([f"/proc/driver/nvidia/version: {kernel}"] +
                                [f"{name}: {v} {path or ''}".rstrip() for name, path, v in wrong]), **params)]
-
 
 def visible_count(parsed: Mapping[str, Any], n: int, uuids: Sequence[Optional[str]]) -> Tuple[Optional[int], Optional[str]]:
     """How many of ``n`` GPUs torch and CUDA will see, and the entry that cut the list short.
@@ -373,6 +322,7 @@ class VisibleDevices(Check):
     title = "CUDA_VISIBLE_DEVICES selection"
     layer = "gpu"
     codes = ("cuda-visible-devices-hides-gpus",)
+    facts = _facts.GpuVisibleDevicesFacts
     requires = ("gpu.nvml",)
     probe = "gpu.visible_devices"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -400,21 +350,21 @@ class VisibleDevices(Check):
         suggested = ",".join(str(i) for i in range(n))
         if seen == 0:
             if raw == "":
-                why = "is set to the empty string, which means 'no GPU'"
+                variant = "empty"
             elif parsed.get("duplicate") is not None:
-                why = f"repeats the entry {parsed['duplicate']!r}, and a repeated entry empties the whole list"
+                variant = "duplicate"
             elif cut is not None and parsed.get("kind") == "uuids":
-                why = f"starts with {cut!r}, which matches no single GPU UUID here"
+                variant = "uuid"
             elif cut is not None:
-                why = f"starts with device {cut}, but there are only {n} GPU(s) (indices 0-{n - 1})"
+                variant = "index"
             else:
-                why = f"starts with {parsed.get('stopped_at')!r}, which is not a device index"
+                variant = "not-index"
+            named = source == "NVML" and nvml.get("devices")
             finding = ctx.finding(
-                "cuda-visible-devices-hides-gpus",
-                message=f"CUDA_VISIBLE_DEVICES={raw!r} {why}. It hides all {n} GPU(s) that {source} sees"
-                f"{': ' + _devices_text(nvml.get('devices') or []) if source == 'NVML' and nvml.get('devices') else ''}. "
-                "CUDA reports no device (cuInit: CUDA_ERROR_NO_DEVICE), torch.cuda.is_available() is False and "
-                "Triton raises '0 active drivers', exactly as on a machine without a GPU.",
+                "cuda-visible-devices-hides-gpus", [variant, "hides-all-named" if named else "hides-all", "no-device"],
+                raw=repr(raw), duplicate=repr(parsed.get("duplicate")), cut=repr(cut) if variant == "uuid" else cut,
+                n=n, last=n - 1, stopped_at=repr(parsed.get("stopped_at")), source=source,
+                devices=_devices_text(nvml.get("devices") or []),
                 evidence=f"CUDA_VISIBLE_DEVICES={raw!r} -> parsed {parsed.get('entries')!r} "
                          f"({parsed.get('kind')}); {source}: {n} GPU(s)",
                 suggested_visible=suggested)
@@ -424,10 +374,8 @@ class VisibleDevices(Check):
         ignored = cut if cut is not None else (parsed.get("stopped_at") if listed > seen else None)
         if ignored is not None and listed > seen:
             finding = ctx.finding(
-                "cuda-visible-devices-hides-gpus",
-                message=f"CUDA_VISIBLE_DEVICES={raw!r} lists {listed} entries but only {seen} GPU(s) are visible: parsing "
-                f"stops at {ignored!r} (not a usable device; {n} GPU(s) here per {source}), and every entry after "
-                "it is silently ignored.",
+                "cuda-visible-devices-hides-gpus", "cut-short", raw=repr(raw), listed=listed, seen=seen,
+                ignored=repr(ignored), n=n, source=source,
                 evidence=f"parsed {parsed.get('entries')!r}, {source}: {n} GPU(s)", severity=Severity.DEGRADED,
                 suggested_visible=suggested)
             return ctx.verdict(f"{seen} of {n} GPU(s) visible; entries from {ignored!r} on ignored", finding,
@@ -466,6 +414,7 @@ class NvlinkFabric(Check):
     layer = "gpu"
     requires = ("gpu.nvml",)
     codes = ("fabric-not-ready", "fabric-registration-failed", "fabric-unhealthy", "nvlink-degraded")
+    facts = _facts.GpuNvlinkFabricFacts
     probe = "fabric.nvlink_fabric"
     timeout = 45.0
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, List, Mapping, Optional
 
 from ..model import Severity
+from .. import facts as _facts
 from .base import Check, version_tuple
 from .triton_layer import compiler_failure, exc_line, exc_text
 
@@ -30,6 +31,7 @@ class Fla(Check):
     title = "flash-linear-attention detects the GPU"
     layer = "kernels"
     codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
+    facts = _facts.KernelsFlaFacts
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
@@ -47,16 +49,10 @@ class Fla(Check):
                     or not facts.get("torch_installed"):
                 what = missing or ("triton" if not facts.get("triton_installed") else "torch")
                 return ctx.verdict(f"{names} is installed without {what}", ctx.finding(
-                    "fla-missing-triton",
-                    message=f"{names} is installed but `import fla.utils` fails with {exc_line(err)}: {what} is not "
-                    "installed (fla-core only requires einops; torch and triton come with its `cuda` extra). "
-                    "`import fla` alone still succeeds, but every FLA layer and op fails, and transformers uses its "
-                    "slow reference code.",
-                    evidence=exc_text(err)))
+                    "fla-missing-triton", names=names, error=exc_line(err), what=what, evidence=exc_text(err)))
             return ctx.verdict("`import fla.utils` fails", ctx.finding(
-                "fla-import-failed",
-                message=f"{names} is installed but `import fla.utils` raises {exc_line(err)}; every FLA layer fails.",
-                evidence=exc_text(err), fla_dists=" ".join(dists) or "fla-core"))
+                "fla-import-failed", names=names, error=exc_line(err), evidence=exc_text(err),
+                fla_dists=" ".join(dists) or "fla-core"))
 
         platform = facts.get("device_platform")
         fallback = platform == "cpu" or bool(facts.get("fallback_warnings"))
@@ -76,23 +72,16 @@ class Fla(Check):
             evidence.append("All FLA reported at import:\n" + _warning_lines(warns))
         state = (f"device_platform={platform!r}, device={facts.get('device')!r}, "
                  f"device_torch_lib={facts.get('device_torch_lib')}, IS_NVIDIA={facts.get('IS_NVIDIA')}")
-        if sw:
-            cause = f"FLA swallowed `{exc_line(sw)}`"
-        else:
-            cause = ("calling Triton's driver again now succeeds, so FLA's probe failed transiently at import "
-                     "(for example CUDA_VISIBLE_DEVICES changed after import)")
-        msg = (f"{names} fell back to CPU at import ({state}) while torch.cuda.is_available() is {cuda}; {cause}. "
-               "Every Triton-backed FLA op (chunk_gated_delta_rule, fused_recurrent_*, FusedRMSNormGated, "
-               "ShortConvolution) raises that error at its first call, and FLA's import-time tile sizes stay at "
-               "their slow defaults (this check used an empty Triton cache, as in a new container).")
         severity: Optional[Severity] = None
+        sentences = ["swallowed" if sw else "transient"]
         launch = ctx.dep("triton.kernel_launch")
         if sw and compiler_failure(sw) and launch.get("cache_used") == "user-copy":
             severity = Severity.DEGRADED
-            msg += (" With the user's warm Triton cache, Triton's driver starts, so FLA works today; it will fall "
-                    "back as soon as that cache goes cold (see triton-warm-cache-hides-compiler).")
+            sentences.append("warm-cache")
         return ctx.verdict(f"{names} fell back to CPU: {exc_line(sw) or 'transient failure at import'}",
-                           ctx.finding("fla-cpu-fallback", message=msg, evidence="\n\n".join(evidence), severity=severity))
+                           ctx.finding("fla-cpu-fallback", sentences, names=names, state=state, cuda=cuda,
+                                       error=exc_line(sw) if sw else None, evidence="\n\n".join(evidence),
+                                       severity=severity))
 
 
 class CausalConv1d(Check):
@@ -110,6 +99,7 @@ class CausalConv1d(Check):
         "causal-conv1d-no-extension",
         "extension-arch-missing",
     )
+    facts = _facts.KernelsCausalConv1dFacts
     requires = ("torch.cuda",)
     probe = "kernels.causal_conv1d_facts"
     probe_needs = ()
@@ -128,49 +118,30 @@ class CausalConv1d(Check):
                 not err or err.get("missing_module") == "causal_conv1d_cuda" or "causal_conv1d_cuda" in
                 (err.get("message") or "")):
             return ctx.verdict("causal-conv1d has no compiled extension", ctx.finding(
-                "causal-conv1d-no-extension",
-                message=f"causal-conv1d {version} is installed at {facts.get('package')} but its compiled module "
-                "causal_conv1d_cuda is not"
-                + (f"; import fails with {exc_line(err)}" if err else "")
-                + ". transformers and FLA silently use slower implementations.",
-                evidence=exc_text(err)))
+                "causal-conv1d-no-extension", "import-error" if err else None, version=version,
+                package=facts.get("package"), error=exc_line(err) if err else None, evidence=exc_text(err)))
         if err and facts.get("undefined_symbol"):
             sym = facts["undefined_symbol"]
             dem = facts.get("undefined_symbol_demangled")
             return ctx.verdict("causal-conv1d was built for another torch", ctx.finding(
-                "causal-conv1d-torch-mismatch",
-                message=f"`import causal_conv1d` fails: its extension needs the symbol {sym}"
-                + (f" ({dem})" if dem else "") + f", which torch {torch_version} does not export: it was built "
-                f"against another torch{built_for}. transformers 5.15+ falls back to slow PyTorch code (5.17+ "
-                "claiming causal-conv1d 'is not installed'); transformers <= 5.14 crashes at model import.",
-                evidence=exc_text(err)))
+                "causal-conv1d-torch-mismatch", "symbol", symbol=f"{sym} ({dem})" if dem else sym,
+                torch_version=torch_version, built_for=built_for, evidence=exc_text(err)))
         if err:
             return ctx.verdict("`import causal_conv1d` fails", ctx.finding(
-                "causal-conv1d-import-failed",
-                message=f"causal-conv1d {version} is installed but `import causal_conv1d` raises {exc_line(err)}; "
-                "transformers falls back to slow PyTorch code or crashes at model import.",
-                evidence=exc_text(err)))
+                "causal-conv1d-import-failed", "import", version=version, error=exc_line(err), evidence=exc_text(err)))
         findings = []
         mismatch = self._tag_mismatch(tag, facts)
         if mismatch:
-            findings.append(ctx.finding(
-                "causal-conv1d-torch-mismatch",
-                message=f"causal-conv1d {version} imports, but it was built for {mismatch}; the C++ ABI between them is "
-                "not guaranteed, so calls may crash or misbehave.",
-                severity=Severity.DEGRADED))
+            findings.append(ctx.finding("causal-conv1d-torch-mismatch", "tag", version=version, built_for=mismatch,
+                                        severity=Severity.DEGRADED))
         call = facts.get("gpu_call") or {}
         call_err = call.get("error")
         if call_err and "no kernel image" in (call_err.get("message") or ""):
-            findings.append(ctx.finding(
-                "extension-arch-missing",
-                message=f"causal-conv1d {version} imports but its first GPU call fails with {exc_line(call_err)}: the "
-                "extension has no code for this GPU's architecture.",
-                evidence=exc_text(call_err)))
+            findings.append(ctx.finding("extension-arch-missing", "causal-conv1d", version=version,
+                                        error=exc_line(call_err), evidence=exc_text(call_err)))
         elif call_err:
-            findings.append(ctx.finding(
-                "causal-conv1d-import-failed",
-                message=f"causal-conv1d {version} imports but a tiny causal_conv1d_fn call on the GPU raises "
-                f"{exc_line(call_err)}.", evidence=exc_text(call_err)))
+            findings.append(ctx.finding("causal-conv1d-import-failed", "gpu-call", version=version,
+                                        error=exc_line(call_err), evidence=exc_text(call_err)))
         ran = (f"; a GPU call matches the definition (max abs error {call.get('max_abs_err')})"
                if call.get("ok") else "")
         return ctx.verdict(f"causal-conv1d {version} imports with torch {torch_version}{ran}", *findings)
@@ -204,6 +175,7 @@ class TransformersFastPath(Check):
     title = "transformers binds fast gated-delta-net kernels"
     layer = "kernels"
     codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
+    facts = _facts.KernelsTransformersFastPathFacts
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
     probe_needs = ()
@@ -220,9 +192,7 @@ class TransformersFastPath(Check):
         err = facts.get("import_error")
         if err:
             return ctx.verdict(f"importing {short} fails", ctx.finding(
-                "transformers-fast-path-unavailable",
-                message=f"Importing {module} (transformers {version}) raises {exc_line(err)}: loading Qwen3-Next/Qwen3.5 "
-                "models fails, not just their fast path.",
+                "transformers-fast-path-unavailable", "import", module=module, version=version, error=exc_line(err),
                 evidence=exc_text(err), severity=Severity.BLOCKING,
                 missing_packages=self._packages_for(["fla", "causal_conv1d"], facts)))
         cuda = facts.get("cuda_available")
@@ -264,12 +234,8 @@ class TransformersFastPath(Check):
             fla_err = ctx.dep("kernels.fla").get("swallowed")
             crash = f"`{exc_line(fla_err)}`" if fla_err else "Triton's error"
             findings.append(ctx.finding(
-                "transformers-fla-on-cpu",
-                message=f"transformers {version} bound {', '.join(b.get('func_name') for b in fla_bound)} to "
-                f"flash-linear-attention ({fla_bound[0].get('implementation')}) although "
-                "torch.cuda.is_available() is False: transformers 5.15+ does not check CUDA, so the first "
-                f"gated-delta-net forward will crash inside Triton with {crash} instead of using the PyTorch path.",
-                evidence=f"{short}: {listing}"))
+                "transformers-fla-on-cpu", version=version, funcs=", ".join(b.get("func_name") for b in fla_bound),
+                implementation=fla_bound[0].get("implementation"), error=crash, evidence=f"{short}: {listing}"))
         if refs and cuda:
             findings.append(self._fast_path_finding(facts, refs, version, short, listing, ctx))
         if not findings:
@@ -287,23 +253,20 @@ class TransformersFastPath(Check):
             funcs = ", ".join(b.get("func_name") for b in refs if b.get("package") == package)
             reason = next((b.get("reason") for b in refs if b.get("package") == package and b.get("reason")), None)
             name = dist_name.get(package, package)
+            code = "transformers-fast-path-unavailable"
             if installed.get(package):
-                text = (f"{funcs} use the PyTorch reference although {name} IS installed: importing it failed with "
-                        f"`{exc_line(reason)}`" if reason else
-                        f"{funcs} use the PyTorch reference although {name} is installed and imports now")
+                text = ctx.sentence(code, "part-import-failed" if reason else "part-imports-now", funcs=funcs, name=name,
+                                    reason=exc_line(reason) if reason else None)
                 if version_tuple(version) >= (5, 17):
-                    text += f" (transformers logs that `{name}` 'is not installed': that is wrong)"
+                    text += " " + ctx.sentence(code, "part-wrong-log", name=name)
             else:
-                text = f"{funcs} use the PyTorch reference because {name} is not installed"
+                text = ctx.sentence(code, "part-not-installed", funcs=funcs, name=name)
                 packages.add(package)
             parts.append(text)
             if reason:
                 evidence.append(f"import of {reason.get('module') or package}:\n{exc_text(reason)}")
-        msg = (f"transformers {version} runs {short}'s gated-delta-net layers on slow reference code although CUDA "
-               f"works: " + "; ".join(parts) + ". Training and inference are much slower and use more memory; "
-               "packed sequences (cu_seqlens) raise ValueError.")
-        return ctx.finding("transformers-fast-path-unavailable", message=msg,
-                           evidence="\n\n".join([f"{short}: {listing}"] + evidence),
+        return ctx.finding("transformers-fast-path-unavailable", "slow", version=version, short=short,
+                           parts="; ".join(parts), evidence="\n\n".join([f"{short}: {listing}"] + evidence),
                            missing_packages=self._packages_for(packages, facts) or None)
 
     def _legacy(self, facts, legacy, cuda, version, short, ctx):
@@ -314,13 +277,11 @@ class TransformersFastPath(Check):
         if not cuda:
             return ctx.ok(f"transformers {version}, CUDA unavailable: {short} uses the PyTorch path ({listing})")
         reasons = legacy.get("reasons") or {}
-        why = "; ".join(f"import {m}: {exc_line(r)}" for m, r in reasons.items() if r) or \
-            "the packages import now: transformers' availability flags were false when the model module loaded"
+        why = "; ".join(f"import {m}: {exc_line(r)}" for m, r in reasons.items() if r)
         missing = [p for p, r in reasons.items() if r]
         return ctx.verdict(f"transformers {version}: is_fast_path_available=False", ctx.finding(
-            "transformers-fast-path-unavailable",
-            message=f"transformers {version} reports is_fast_path_available=False for {short} although CUDA works "
-            f"({listing}); {why}. Its warning only says 'one of the required library is not installed'.",
+            "transformers-fast-path-unavailable", "legacy" if why else "legacy-imports-now", version=version,
+            short=short, listing=listing, reasons=why,
             evidence="\n\n".join(f"import {m}:\n{exc_text(r)}" for m, r in reasons.items() if r),
             missing_packages=self._packages_for(["fla" if "fla" in m else "causal_conv1d" for m in missing], facts)
             or None))

@@ -30,6 +30,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Verdict
 
 GIB = 1 << 30
@@ -75,18 +76,17 @@ class SharedMemory(Check):
     title = "/dev/shm large enough for NCCL and DataLoader workers"
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small",)
+    facts = _facts.MultiGpuShmFacts
     probe = "multi_gpu.shm"
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
         path = facts.get("path", "/dev/shm")
         container = facts.get("container")
-        where = f" (this is a {container} container)" if container else ""
+        where = ["container"] if container else []
         if not facts.get("exists"):
             return ctx.verdict(f"{path} does not exist", ctx.finding(
-                "nccl-shm-too-small",
-                message=f"{path} does not exist{where}. NCCL cannot create its shared-memory segments there and fails with "
-                "`unhandled system error` on its first collective across GPUs; DataLoader workers fail too.",
+                "nccl-shm-too-small", ["missing"] + where, path=path, container=container,
                 severity=Severity.DEGRADED, shm_size="missing"))
         size, free = facts.get("size_bytes"), facts.get("free_bytes")
         if size is None:
@@ -100,34 +100,21 @@ class SharedMemory(Check):
         if largest:
             evidence += "\nlargest entries: " + ", ".join(f"{e['name']} ({human_bytes(e['bytes'])})" for e in largest)
         findings = []
+        observed = {"path": path, "container": container, "size": human_bytes(size), "free": human_bytes(free)}
         if not facts.get("writable"):
-            findings.append(ctx.finding(
-                "nccl-shm-too-small",
-                message=f"{path} ({human_bytes(size)}) is not writable by this user{where}. NCCL cannot create its "
-                "segments there (`unhandled system error` at the first collective across GPUs), and DataLoader "
-                "workers cannot share batches.",
-                evidence=evidence, severity=Severity.DEGRADED, shm_size=human_bytes(size)))
+            findings.append(ctx.finding("nccl-shm-too-small", ["not-writable"] + where, evidence=evidence,
+                                        severity=Severity.DEGRADED, shm_size=human_bytes(size), **observed))
         elif size < SHM_MIN_BYTES:
-            default = ""
-            if size == DOCKER_DEFAULT_SHM:
-                default = ", exactly the 64 MiB default of Docker, Podman and Kubernetes"
             findings.append(ctx.finding(
-                "nccl-shm-too-small",
-                message=f"{path} is {human_bytes(size)}{default}{where}; stackpeel asks for at least "
-                f"{human_bytes(SHM_MIN_BYTES)}. DataLoader workers die with `bus error` once batches outgrow it, and "
-                "NCCL fails with `failed to extend /dev/shm/nccl-...` / `unhandled system error` wherever it keeps "
-                "its buffers there (older NCCL, NCCL_CUMEM_ENABLE=0, its SHM transport between GPUs without P2P); "
-                "multi_gpu.nccl shows whether it does here. A single GPU without DataLoader workers is not affected.",
-                evidence=evidence, severity=Severity.DEGRADED, shm_size=human_bytes(size)))
+                "nccl-shm-too-small", ["small"] + (["docker-default"] if size == DOCKER_DEFAULT_SHM else []) + where,
+                minimum=human_bytes(SHM_MIN_BYTES), evidence=evidence, severity=Severity.DEGRADED,
+                shm_size=human_bytes(size), **observed))
         elif free is not None and free < SHM_MIN_FREE_BYTES:
             leftovers = facts.get("nccl_segments") or 0
-            note = f"; {leftovers} `nccl-*` segment(s) left there, likely by killed jobs" if leftovers else ""
             findings.append(ctx.finding(
-                "nccl-shm-too-small",
-                message=f"{path} is {human_bytes(size)} but only {human_bytes(free)} is free ({facts.get('entries', 0)} "
-                f"entries{note}). NCCL and DataLoader workers fail as if it were that small: `failed to extend "
-                "/dev/shm/nccl-...`, `bus error`. Remove stale files of finished jobs or enlarge it.",
-                evidence=evidence, severity=Severity.DEGRADED, shm_size=f"{human_bytes(free)} free of {human_bytes(size)}"))
+                "nccl-shm-too-small", ["full"] + (["leftovers"] if leftovers else []), entries=facts.get("entries", 0),
+                leftovers=leftovers, evidence=evidence, severity=Severity.DEGRADED,
+                shm_size=f"{human_bytes(free)} free of {human_bytes(size)}", **observed))
         return ctx.verdict(summary, *findings)
 
 
@@ -149,6 +136,7 @@ class Memlock(Check):
     title = "Locked-memory limit (ulimit -l) for RDMA"
     layer = "multi_gpu"
     codes = ("memlock-limit-low",)
+    facts = _facts.MultiGpuMemlockFacts
     probe = "multi_gpu.memlock"
     timeout = 15.0
 
@@ -166,19 +154,10 @@ class Memlock(Check):
             return ctx.ok(summary + "; CAP_IPC_LOCK held, which lifts the limit for this process")
         evidence = f"getrlimit(RLIMIT_MEMLOCK) = ({facts.get('soft_bytes')}, {facts.get('hard_bytes')})"
         if rdma:
-            return ctx.verdict(summary, ctx.finding(
-                "memlock-limit-low",
-                message=f"The locked-memory limit is {text} and this host has RDMA devices ({', '.join(rdma)}). NCCL over "
-                "InfiniBand/RoCE and GPUDirect RDMA must pin its buffers: `ibv_reg_mr` fails beyond the limit "
-                "(`NCCL WARN Call to ibv_reg_mr failed`), and NCCL errors out or falls back to slower sockets.",
-                evidence=evidence, memlock=text))
+            return ctx.verdict(summary, ctx.finding("memlock-limit-low", "rdma", memlock=text, rdma=", ".join(rdma),
+                                                    evidence=evidence))
         return ctx.verdict(summary + " (no RDMA devices, so nothing registers memory here)", ctx.finding(
-            "memlock-limit-low",
-            message=f"The locked-memory limit is {text}. No RDMA devices (/dev/infiniband/uverbs*) are visible, so NCCL does "
-            "not register memory and nothing fails now; raise the limit before adding InfiniBand/RoCE or GPUDirect "
-            "RDMA, where `ibv_reg_mr` would fail beyond it.",
-            evidence=evidence, severity=Severity.INFO, memlock=text))
-
+            "memlock-limit-low", "no-rdma", evidence=evidence, severity=Severity.INFO, memlock=text))
 
 # --------------------------------------------------------------------------- helpers for GPU checks
 
@@ -292,6 +271,7 @@ class PeerToPeer(Check):
     title = "GPU peer-to-peer access and copies"
     layer = "multi_gpu"
     codes = ("nccl-p2p-blocked",)
+    facts = _facts.MultiGpuP2pFacts
     requires = ("torch.cuda",)
     gate = ("torch.cuda",)
     probe = "multi_gpu.p2p"
@@ -325,11 +305,8 @@ class PeerToPeer(Check):
             if stage.startswith("copy "):
                 src, dst = stage[5:].split("->")
                 findings.append(ctx.finding(
-                    "nccl-p2p-blocked",
-                    message=f"Copying 64 MiB from cuda:{src} to cuda:{dst} {'hung' if worker.get('killed') else 'failed'}: "
-                    f"the copy worker {how}. Peer access reported: {self._access(access, int(src), int(dst))}. "
-                    "NCCL's P2P transport between these GPUs will hang or fail the same way.",
-                    evidence=evidence, gpus=f"{src},{dst}"))
+                    "nccl-p2p-blocked", "copy-hung" if worker.get("killed") else "copy-failed", src=src, dst=dst,
+                    fate=how, access=self._access(access, int(src), int(dst)), evidence=evidence, gpus=f"{src},{dst}"))
                 return ctx.verdict(f"copy cuda:{src} -> cuda:{dst} {'hung' if worker.get('killed') else 'failed'}",
                                    *findings)
             return _error_verdict(f"could not test peer copies: the worker {how} at stage {stage!r}"
@@ -340,11 +317,8 @@ class PeerToPeer(Check):
         for p in bad:
             i, j = p["src"], p["dst"]
             findings.append(ctx.finding(
-                "nccl-p2p-blocked",
-                message=f"A 64 MiB copy from cuda:{i} to cuda:{j} and back returned wrong data ({p.get('mismatches_forward')} "
-                f"wrong elements forward, {p.get('mismatches_back')} back; peer access reported: "
-                f"{self._access(access, i, j)}). Anything moved between these GPUs, NCCL traffic included, is "
-                "silently corrupted.",
+                "nccl-p2p-blocked", "corrupt", src=i, dst=j, forward=p.get("mismatches_forward"),
+                back=p.get("mismatches_back"), access=self._access(access, i, j),
                 evidence="\n".join(filter(None, [f"sample: {p.get('sample')}", evidence_base])), gpus=f"{i},{j}"))
         denied = [(i, j) for i in range(len(access or [])) for j in range(len(access or []))
                   if i != j and access[i][j] is False]
@@ -353,17 +327,9 @@ class PeerToPeer(Check):
             nvlinked = [(i, j) for i, j in denied if links.get((i, j), "").startswith("NV")]
             listing = ", ".join(f"cuda:{i}->cuda:{j}" for i, j in denied)
             iommu = facts.get("iommu_cmdline")
-            hint = ("The topology shows NVLink between them, so peer access should work: the driver or the "
-                    "virtualisation layer blocks it." if nvlinked else
-                    "On bare metal PCIe GPUs this is usually ACS redirecting P2P through the root complex or an IOMMU "
-                    "not in passthrough mode; in VMs the hypervisor; on GeForce cards the driver disables P2P.")
             findings.append(ctx.finding(
-                "nccl-p2p-blocked",
-                message=f"CUDA reports no peer access for {listing} (copies still arrive intact through host memory). "
-                f"NCCL falls back to shared memory through the CPU for these pairs: all-reduce runs, at a "
-                f"fraction of the bandwidth. {hint}"
-                + (f" Kernel command line IOMMU/ACS flags: {' '.join(iommu)}." if iommu else ""),
-                evidence=evidence_base, severity=Severity.DEGRADED,
+                "nccl-p2p-blocked", ["no-peer-access", "nvlinked" if nvlinked else "pcie"] + (["iommu"] if iommu else []),
+                pairs=listing, iommu=" ".join(iommu or []), evidence=evidence_base, severity=Severity.DEGRADED,
                 gpus=",".join(str(x) for x in sorted({d for pair in denied for d in pair}))))
         rates = [p["gb_per_s"] for p in pairs if p.get("gb_per_s")]
         derived["pairs_checked"] = len(pairs)
@@ -401,6 +367,7 @@ class AllReduce(Check):
     title = "NCCL all-reduce across the local GPUs"
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
+    facts = _facts.MultiGpuNcclFacts
     requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"
@@ -441,38 +408,26 @@ class AllReduce(Check):
                             f"{_num(r.get('big_max'))})" for r in ranks)
             return ctx.verdict(
                 f"all-reduce across {world} ranks returned wrong results", ctx.finding(
-                    "nccl-allreduce-failed",
-                    message=f"The all-reduce across {world} ranks with {label}{note} completed but returned wrong sums: "
-                    f"expected {_num(expected)} everywhere, got {got}. Gradients averaged this way are silently "
-                    "wrong; training diverges without an error.",
-                    evidence=evidence, nccl_version=version), **derived)
+                    "nccl-allreduce-failed", "wrong-sums", world=world, label=label, note=note,
+                    expected=_num(expected), got=got, evidence=evidence, nccl_version=version), **derived)
 
         story = "; ".join(self._rank_story(r) for r in ranks)
         text = evidence + "\n" + "\n".join(
             f"{(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message')}" for r in ranks)
-        consequence = ("Distributed training and tensor-parallel inference on this machine will fail or hang at "
-                       "their first collective.")
+        observed = {"world": world, "label": label, "note": note, "story": story}
         summary = f"all-reduce across {world} ranks with {label} failed: {story}"
         if _SHM_EVIDENCE.search(text):
-            finding = ctx.finding(
-                "nccl-shm-too-small",
-                message=f"The all-reduce across {world} ranks with {label}{note} failed on /dev/shm ({story}); NCCL's own "
-                f"words are in the evidence. {consequence}", evidence=evidence, shm_size="too small for NCCL")
+            finding = ctx.finding("nccl-shm-too-small", "allreduce", evidence=evidence, shm_size="too small for NCCL",
+                                  **observed)
         elif _MEMLOCK_EVIDENCE.search(text):
-            finding = ctx.finding(
-                "memlock-limit-low",
-                message=f"The all-reduce across {world} ranks with {label}{note} failed registering memory ({story}). "
-                f"{consequence}", evidence=evidence, severity=Severity.BLOCKING)
+            finding = ctx.finding("memlock-limit-low", "allreduce", evidence=evidence, severity=Severity.BLOCKING,
+                                  **observed)
         elif backend == "nccl" and _NCCL_EVIDENCE.search(text):
-            finding = ctx.finding(
-                "nccl-error",
-                message=f"NCCL{' ' + version if version else ''} reported an error during an all-reduce across {world} GPUs"
-                f"{note}: {story}. {consequence}", evidence=evidence, nccl_version=version)
+            finding = ctx.finding("nccl-error", evidence=evidence, nccl_version=version,
+                                  nccl=version or "(version unknown)", **observed)
         else:
-            finding = ctx.finding(
-                "nccl-allreduce-failed",
-                message=f"The all-reduce across {world} ranks with {label}{note} did not complete: {story}. {consequence}",
-                evidence=evidence, nccl_version=version)
+            finding = ctx.finding("nccl-allreduce-failed", "incomplete", evidence=evidence, nccl_version=version,
+                                  **observed)
         derived["values"] = values
         return ctx.verdict(summary, finding, **derived)
 

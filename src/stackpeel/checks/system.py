@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import facts as _facts
 from .base import Check, version_tuple
 
 #: oldest glibc that current PyTorch/Triton manylinux_2_28 wheels accept
@@ -16,6 +17,7 @@ class Platform(Check):
     title = "Operating system, libc and container"
     layer = "system"
     codes = ("libc-unsupported",)
+    facts = _facts.SystemPlatformFacts
     probe = "system.platform_facts"
     timeout = 15.0
 
@@ -25,15 +27,8 @@ class Platform(Check):
         findings = []
         libc, ver = facts.get("libc"), facts.get("libc_version")
         if libc == "musl":
-            findings.append(ctx.finding(
-                "libc-unsupported",
-                message="The C library is musl; PyTorch and Triton publish wheels for glibc (manylinux) only, "
-                "so pip cannot install them here, or installs builds that fail to load.",
-                observed="musl"))
+            findings.append(ctx.finding("libc-unsupported", "musl"))
         elif libc == "glibc" and version_tuple(ver) and version_tuple(ver)[:2] < MIN_GLIBC:
-            findings.append(ctx.finding(
-                "libc-unsupported",
-                message=f"glibc {ver} is older than {'.'.join(map(str, MIN_GLIBC))}, the oldest that current "
-                "PyTorch and Triton wheels (manylinux_2_28) support; they will not install or load.",
-                observed=f"glibc {ver}"))
+            findings.append(ctx.finding("libc-unsupported", "old-glibc", libc_version=ver,
+                                        min_glibc=".".join(map(str, MIN_GLIBC))))
         return ctx.verdict(summary, *findings)

@@ -13,6 +13,7 @@ import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
+from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text
 
@@ -120,6 +121,7 @@ class TorchCuda(Check):
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
     )
+    facts = _facts.TorchCudaFacts
     requires = ("cuda.driver_api",)
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -134,29 +136,21 @@ class TorchCuda(Check):
         params = {"torch_index": index}
         if not facts.get("installed"):
             return Verdict(Status.SKIP, f"torch is not installed in {python}", (ctx.finding(
-                "torch-not-installed", message=f"{python} has no torch distribution ('import torch' would fail with "
-                "ModuleNotFoundError).", **params),), {})
+                "torch-not-installed", python=python, **params),), {})
         if facts.get("import_error"):
             e = facts["import_error"]
             return ctx.verdict(f"import torch fails: {e.get('type')}", ctx.finding(
-                "torch-import-failed",
-                message=f"torch {facts.get('dist_version') or ''} is installed ({facts.get('origin')}) but 'import torch' "
-                f"raises {e.get('type')}: {e.get('message')}. Every library built on torch fails the same way.",
+                "torch-import-failed", torch_version=facts.get("dist_version") or "", origin=facts.get("origin"),
+                error=f"{e.get('type')}: {e.get('message')}",
                 evidence=e.get("traceback") or e.get("message") or "", **params))
         version = facts.get("version")
         cuda = facts.get("cuda")
         if facts.get("hip"):
             return ctx.skip(f"torch {version} is a ROCm (HIP {facts['hip']}) build: the NVIDIA checks do not apply")
-        driver_text = (f"The driver here supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}), so the "
-                       f"matching wheel index is {index}." if dv and index else
-                       "No usable CUDA driver was measured here (see cuda.driver_api); on the GPU machine use "
-                       "the index matching its driver: cu130 for R580+, cu128 for R570+, cu126 for R560+.")
+        params.update(torch_version=version, torch_cuda=cuda, driver_cuda=cuda_version_text(dv), driver_version=dv)
         if not cuda:
             return ctx.verdict(f"torch {version} is a CPU-only build", ctx.finding(
-                "torch-cpu-only-build",
-                message=f"torch {version} is a CPU-only build (torch.version.cuda is None): it contains no CUDA code, so "
-                "torch.cuda.is_available() is False on any machine, tensors on 'cuda' fail with 'Torch not "
-                f"compiled with CUDA enabled', and Triton and FLA cannot use a GPU through it. {driver_text}",
+                "torch-cpu-only-build", [None, "driver" if dv and index else "no-driver"],
                 evidence=f"torch.__version__ = {version!r}, torch.version.cuda = None, path = {facts.get('path')}",
                 **params))
         findings = []
@@ -165,27 +159,18 @@ class TorchCuda(Check):
         tmajor, dmajor = _major(cuda), (dv // 1000 if isinstance(dv, int) else None)
         if tmajor is not None and dmajor is not None and dmajor < tmajor:
             findings.append(ctx.finding(
-                "driver-too-old-for-torch",
-                message=f"The NVIDIA driver supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}) but torch "
-                f"{version} was built with CUDA {cuda}, a newer major version: CUDA initialisation fails ('The "
-                "NVIDIA driver on your system is too old') and torch.cuda.is_available() is "
-                f"{bool(available)}. " + (f"Install the {index} wheel, or upgrade the driver (R580+ for CUDA 13)."
-                                           if index else "Upgrade the driver (R580+ for CUDA 13)."),
+                "driver-too-old-for-torch", [None, "with-index" if index else "upgrade"], available=bool(available),
                 evidence="\n".join(_matching(warnings, "too old", "driver")) or
                          f"cuDriverGetVersion = {dv}; torch.version.cuda = {cuda}", **params))
         if not available:
             if not findings:
-                said = f"torch says: {warnings[0].splitlines()[0]}" if warnings else \
-                    "torch emitted no warning (it swallowed the CUDA error)"
                 err = (facts.get("errors") or {}).get("is_available")
-                if err:
-                    said = f"is_available() raised {err.get('type')}: {(err.get('message') or '').strip()}"
-                below = ""
+                sentences = ["raised" if err else ("warning" if warnings else "silent")]
                 if ctx.dep_status.get("cuda.driver_api") not in (None, Status.PASS, Status.WARN):
-                    below = " The CUDA driver itself does not work here (cuda.driver_api), which explains it."
+                    sentences.append("driver-broken")
                 findings.append(ctx.finding(
-                    "torch-cuda-unavailable",
-                    message=f"torch {version} (CUDA {cuda}) reports torch.cuda.is_available() = False; {said}.{below}",
+                    "torch-cuda-unavailable", sentences, said=warnings[0].splitlines()[0] if warnings else None,
+                    error=f"{err.get('type')}: {(err.get('message') or '').strip()}" if err else None,
                     evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
                     **params))
             return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)
@@ -199,20 +184,11 @@ class TorchCuda(Check):
                 continue
             ptx = ptx_fallback(arch, cc)
             cover_index = torch_index_for(dv, [cc])
-            msg = (f"GPU {dev.get('index')} {dev.get('name')} has compute capability {cc}, but torch {version} "
-                   f"was built for {' '.join(arch)}: none of these runs on cc {cc} (same major version and a minor "
-                   "version not above the GPU's). ")
-            if ptx:
-                msg += (f"Only the PTX in {ptx} can be JIT-compiled by the driver: slow first launches, and kernels "
-                        "shipped as SASS only (most extensions) fail with 'no kernel image is available'.")
-                sev = Severity.DEGRADED
-            else:
-                msg += "Kernels fail with 'CUDA error: no kernel image is available for execution on the device'."
-                sev = Severity.BLOCKING
-            if cover_index:
-                msg += f" The {cover_index} wheels cover it."
+            sentences = [None, "ptx" if ptx else "no-kernel"] + (["covered"] if cover_index else [])
+            sev = Severity.DEGRADED if ptx else Severity.BLOCKING
             findings.append(ctx.finding(
-                "torch-arch-not-supported", message=msg, severity=sev,
+                "torch-arch-not-supported", sentences, severity=sev, gpu=dev.get("index"), name=dev.get("name"),
+                cc=cc, arch=" ".join(arch), ptx=ptx, torch_version=version,
                 evidence="\n".join(_matching(warnings, "compute capability", "not compatible", "CUDA capability"))
                          or f"get_arch_list() = {arch}; get_device_capability({dev.get('index')}) = {cc}",
                 torch_index=cover_index))
@@ -224,9 +200,7 @@ class TorchCuda(Check):
             else:
                 outcome = f"returned {facts.get('op_result')!r} instead of 2"
             findings.append(ctx.finding(
-                "torch-gpu-op-failed",
-                message=f"torch.cuda.is_available() is True, but (torch.ones(1, device='cuda') + 1).item() {outcome}. "
-                "Any model on this GPU hits the same error first.",
+                "torch-gpu-op-failed", outcome=outcome,
                 evidence=err.get("traceback") or err.get("message") or "", **params))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
                    f"arch list {' '.join(arch) or 'empty'}")

@@ -5,9 +5,10 @@ compile and launch a kernel, and does a warm cache hide a missing compiler
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, List, Mapping, Optional
 
 from ..model import Severity
+from .. import facts as _facts
 from .base import Check, version_tuple
 
 COMPILER_MISSING = "Failed to find C compiler"
@@ -71,6 +72,7 @@ class TritonImport(Check):
     title = "Triton installed, importable, the release torch pins"
     layer = "triton"
     codes = ("triton-not-installed", "triton-import-failed", "triton-torch-version-mismatch")
+    facts = _facts.TritonImportFacts
     requires = ("torch.cuda",)
     probe = "triton_layer.import_facts"
     probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
@@ -87,30 +89,21 @@ class TritonImport(Check):
         if not facts.get("installed") and not facts.get("path"):
             if gpu_build:
                 return ctx.verdict("triton is not installed", ctx.finding(
-                    "triton-not-installed",
-                    message=f"torch {torch_version} is a GPU build (CUDA {facts.get('torch_cuda') or tc.get('cuda')}) but no "
-                    f"Triton distribution is installed{f' (torch pins {pin_dist}=={pin})' if pin else ''}: "
-                    "torch.compile and every Triton kernel library fail with "
-                    "`ModuleNotFoundError: No module named 'triton'` or fall back to slow paths.",
-                    **params), installed=False)
+                    "triton-not-installed", "gpu-build-pinned" if pin else "gpu-build",
+                    torch_cuda=facts.get("torch_cuda") or tc.get("cuda"), **params), installed=False)
             what = f"torch {torch_version} is a CPU build" if torch_version else "torch is not installed"
             return ctx.skip(f"triton is not installed; {what}, so nothing here needs it", installed=False)
         version = facts.get("version") or facts.get("dist_version")
         if not facts.get("importable"):
             err = facts.get("import_error")
             return ctx.verdict(f"triton {version} is installed but `import triton` fails", ctx.finding(
-                "triton-import-failed",
-                message=f"triton {version} is installed ({facts.get('dist')}) but `import triton` raises "
-                f"{exc_line(err)}; torch.compile, FLA and every Triton kernel fail the same way.",
-                evidence=exc_text(err), **params))
+                "triton-import-failed", "installed", dist=facts.get("dist"), error=exc_line(err),
+                evidence=exc_text(err), **dict(params, triton_version=version)))
         findings = []
         if pin and (not _pin_matches(pin, str(version)) or (facts.get("dist") and facts["dist"] != pin_dist)):
             findings.append(ctx.finding(
-                "triton-torch-version-mismatch",
-                message=f"torch {torch_version} pins {pin_dist}=={pin} but {facts.get('dist')} {version} is installed; "
-                "torch.compile (Inductor) is only tested with the pinned release and commonly fails with "
-                "ImportError/AttributeError on Triton internals with another one.",
-                evidence=facts.get("triton_requirement_line") or "", **params))
+                "triton-torch-version-mismatch", dist=facts.get("dist"),
+                evidence=facts.get("triton_requirement_line") or "", **dict(params, triton_version=version)))
         pinned = f"; torch {torch_version} pins {pin_dist}=={pin}" if pin else ""
         return ctx.verdict(f"triton {version} at {facts.get('path')}{pinned}", *findings)
 
@@ -125,6 +118,7 @@ class TritonBuild(Check):
     title = "Triton can compile its C helpers (empty cache)"
     layer = "triton"
     codes = ("triton-build-failed",)
+    facts = _facts.TritonBuildFacts
     requires = ("triton.import", "toolchain.extension_build")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
@@ -141,19 +135,19 @@ class TritonBuild(Check):
         stderr = facts.get("compiler_stderr") or ""
         text = f"{err.get('message') or ''}\n{stderr}"
         if COMPILER_MISSING in text:
-            why = ("no C compiler: CC is unset and neither gcc nor clang is on PATH (Triton never tries plain `cc`)")
+            cause = "no-compiler"
         elif err.get("type") == "FileNotFoundError":
-            why = f"the compiler Triton was told to use does not exist (CC={cc!r})"
+            cause = "cc-missing"
         elif "Python.h" in stderr:
-            why = f"the compiler cannot find Python.h (looked in {facts.get('python_include')})"
+            cause = "python-h"
         elif re.search(r"(stdlib|stdio|dlfcn|string|stddef)\.h: No such file|crt[1i]\.o", stderr):
-            why = "the compiler has no C library headers or start files"
+            cause = "libc"
         elif err.get("type") == "CalledProcessError":
-            why = f"the compiler {cc} failed (exit status {facts.get('returncode')})"
+            cause = "compiler-failed"
         elif facts.get("answer") not in (None, 42):
-            why = f"the built extension loaded but returned {facts.get('answer')!r} instead of 42"
+            cause = "wrong-answer"
         else:
-            why = "building or loading the extension failed"
+            cause = "other"
         evidence = [exc_line(err) if err else ""]
         if facts.get("command"):
             cmd = facts["command"]
@@ -163,16 +157,14 @@ class TritonBuild(Check):
         if err.get("traceback"):
             evidence.append(err["traceback"].rstrip())
         finding = ctx.finding(
-            "triton-build-failed",
-            message=f"Triton {version}'s own build ({facts.get('api') or 'triton.runtime.build'}) failed with an empty "
-            f"cache: {(exc_line(err) or why).rstrip('.')}. Cause: {why}. With an empty cache (a new container, "
-            "another Python, "
-            "a cleared ~/.triton) Triton cannot build cuda_utils, so every Triton kernel, FLA op and torch.compile "
-            "fails.",
+            "triton-build-failed", [None if err else "no-error", cause],
+            triton_version=version, api=facts.get("api") or "triton.runtime.build",
+            error=(exc_line(err) or "").rstrip("."), cc=repr(cc), python_include=facts.get("python_include"),
+            returncode=facts.get("returncode"), answer=repr(facts.get("answer")),
             evidence="\n\n".join(e for e in evidence if e),
             **py_params(facts.get("python_version") or ctx.target.get("version")))
-        return ctx.verdict(f"Triton's C build fails: {why}", finding, ok=False)
-
+        return ctx.verdict(f"Triton's C build fails with an empty cache ({cause.replace('-', ' ')})", finding,
+                           ok=False)
 
 class TritonKernelLaunch(Check):
     """Triton's active driver and target, then a real ``@triton.jit`` vector add compiled
@@ -193,6 +185,7 @@ class TritonKernelLaunch(Check):
         "triton-wrong-result",
         "triton-warm-cache-hides-compiler",
     )
+    facts = _facts.TritonKernelLaunchFacts
     requires = ("triton.import", "triton.build", "torch.cuda", "toolchain.libcuda_discovery", "toolchain.ptxas",
                 "toolchain.triton_cache")
     gate = ("triton.import",)
@@ -240,34 +233,25 @@ class TritonKernelLaunch(Check):
             cuda = ctx.dep("torch.cuda").get("available")
         if stage == "driver" and err and "active drivers" in (err.get("message") or ""):
             return ctx.finding(
-                "triton-no-active-driver",
-                message=f"Triton {version} found no active GPU backend: `{exc_line(err)}`; torch "
-                f"{fresh.get('torch_version')} says torch.cuda.is_available() is {cuda} "
-                f"(device count {fresh.get('device_count')}). Every Triton kernel launch raises this, and FLA hides "
-                "it behind 'roll back to CPU'.",
+                "triton-no-active-driver", triton_version=version, error=exc_line(err),
+                torch_version=fresh.get("torch_version"), cuda=cuda, device_count=fresh.get("device_count"),
                 evidence=exc_text(err), **params)
         if stage == "driver":
-            extra = ""
-            if compiler_failure(err):
-                extra = " Creating the driver compiles Triton's cuda_utils helper, and that needs a C compiler." \
-                    + self._cache_words(facts, cache)
+            sentences = [None] + (["needs-compiler"] + self._cache_words(facts, cache) if compiler_failure(err) else [])
+            user = facts.get("user_run") or {}
             return ctx.finding(
-                "triton-driver-init-failed",
-                message=f"Creating Triton {version}'s driver with an empty cache raised `{exc_line(err)}`.{extra} Every "
-                "Triton kernel, FLA op and torch.compile fails the same way.",
+                "triton-driver-init-failed", sentences, triton_version=version, error=exc_line(err),
+                n=cache.get("cuda_utils_this_python"), key=repr(user.get("platform_key")),
                 evidence=exc_text(err), **params)
         if stage == "result":
             launch = (fresh.get("launches") or [{}])[0]
             bad = launch.get("first_bad") or {}
             return ctx.finding(
-                "triton-wrong-result",
-                message=f"A Triton {version} vector add of {launch.get('n')} floats ran without error but "
-                f"{launch.get('mismatches')} values are wrong (max abs error {launch.get('max_abs_err')}; first at "
-                f"index {bad.get('index')}: got {bad.get('got')}, expected {bad.get('expected')}).",
-                evidence="", **params)
+                "triton-wrong-result", triton_version=version, n=launch.get("n"), mismatches=launch.get("mismatches"),
+                max_abs_err=launch.get("max_abs_err"), index=bad.get("index"), got=bad.get("got"),
+                expected=bad.get("expected"), evidence="", **params)
         if stage == "import-triton":
-            return ctx.finding("triton-import-failed",
-                               message=f"`import triton` fails in a fresh process: {exc_line(err)}.",
+            return ctx.finding("triton-import-failed", "fresh-process", error=exc_line(err),
                                evidence=exc_text(err), triton_requirement="triton")
         launch = (fresh.get("launches") or [{}])[0]
         out = (fresh.get("output") or {})
@@ -277,39 +261,30 @@ class TritonKernelLaunch(Check):
         if stage == "process":
             proc = fresh.get("process") or {}
             evidence.append(f"exit status {proc.get('rc')}, {proc.get('error') or ''}\n{proc.get('stderr_tail') or ''}")
-            what = (f"the process compiling and launching the kernel did not answer "
-                    f"({proc.get('error') or 'exit status %s' % proc.get('rc')})")
+            variant, error = "process", proc.get("error") or f"exit status {proc.get('rc')}"
         elif launch.get("ptxas_error"):
-            what = f"ptxas rejected the kernel: {exc_line(err)}"
+            variant, error = "ptxas", exc_line(err)
         else:
-            what = f"compiling or launching the kernel raised {exc_line(err)}"
+            variant, error = "launch", exc_line(err)
         dev = fresh.get("device") or {}
-        on = f" on {dev.get('name')} (cc {dev.get('cc')})" if dev else ""
         return ctx.finding(
-            "triton-kernel-failed",
-            message=f"Triton {version}'s driver works{on}, but {what}. Every Triton kernel in a new process fails the same "
-            "way.",
+            "triton-kernel-failed", [variant] + (["on-device"] if dev else []) + ["new-process"],
+            triton_version=version, error=error, device=f"{dev.get('name')} (cc {dev.get('cc')})" if dev else None,
             evidence="\n\n".join(e for e in evidence if e), **params)
 
     @staticmethod
-    def _cache_words(facts, cache):
-        """What the user's cache did (or could not do) about a missing compiler."""
+    def _cache_words(facts, cache) -> List[str]:
+        """The sentences on what the user's cache did (or could not do) about a missing compiler."""
         user = facts.get("user_run")
-        n = cache.get("cuda_utils_this_python")
         if user is not None:
             key = user.get("platform_key")
-            why = (f" (its platform key here is {key!r}, without 'ELF': the `file` program is missing, so a cache "
-                   "warmed where `file` exists is never hit)" if isinstance(key, str) and key.endswith(",") else
-                   " (another Triton release, another Python, or on Triton >= 3.8 a moved venv or libcuda directory)")
-            return (f" The user's cache {cache.get('dir')} holds {n} cuda_utils module(s) for this Python, but Triton "
-                    f"did not reuse them here: the build-cache key differs{why}.")
+            return ["cache-key-file" if isinstance(key, str) and key.endswith(",") else "cache-key-other"]
         reason = facts.get("user_run_reason")
         if reason == "no-cuda-utils":
-            return f" The user's cache {cache.get('dir')} holds no cuda_utils for this Python either."
+            return ["cache-no-cuda-utils"]
         if reason == "no-time-left":
-            return (f" The user's cache {cache.get('dir')} holds {n} cuda_utils module(s) for this Python; there was "
-                    "no time left to try them.")
-        return ""
+            return ["cache-no-time"]
+        return []
 
     def _warm_cache(self, facts, fresh, user, cache, version, ctx):
         """The verdict when a replay on the user's cached helpers was run; None if it proves nothing."""
@@ -332,30 +307,22 @@ class TritonKernelLaunch(Check):
         findings = []
         if latent:
             labels = ", ".join(_launch_label(x) for x in latent)
-            msg = (f"Triton {version} works only because of the cache in {where}: with an empty cache it fails "
-                   f"(`{fresh_err}`); with the user's cached helpers the driver starts, but launching a kernel "
-                   f"whose launcher is not cached yet ({labels}) fails with `{exc_line(latent[0].get('error'))}`. "
-                   "Any new kernel signature (an int argument equal to 1, None instead of a tensor), a new "
-                   "container, another Python, a missing `file` program or a cleared cache fails the same way.")
             # proven to fail right now for a new kernel signature: blocking, not only latent
-            findings.append(ctx.finding("triton-warm-cache-hides-compiler", message=msg,
+            findings.append(ctx.finding("triton-warm-cache-hides-compiler", "latent", triton_version=version,
+                                        where=where, fresh_error=fresh_err, labels=labels,
+                                        error=exc_line(latent[0].get("error")),
                                         evidence="\n\n".join(evidence), severity=Severity.BLOCKING,
                                         cache_dir=cache.get("dir"), **py_params(ctx.target.get("version"))))
         else:
             ok_labels = ", ".join(_launch_label(x) for x in launches if x.get("ok"))
-            msg = (f"Triton {version} works only because of the cache in {where}: with an empty cache it fails "
-                   f"(`{fresh_err}`), while with the user's cached helpers the kernel launches succeed "
-                   f"({ok_labels or 'none'}). A new container, another Python, a missing `file` program (it "
-                   "changes the cache key), a moved venv (Triton >= 3.8) or a cleared cache will fail with "
-                   "`Failed to find C compiler`"
-                   + (", and so will any new kernel signature on this Triton (<= 3.6)." if legacy else "."))
-            findings.append(ctx.finding("triton-warm-cache-hides-compiler", message=msg, evidence="\n\n".join(evidence),
+            findings.append(ctx.finding("triton-warm-cache-hides-compiler", "hidden-legacy" if legacy else "hidden",
+                                        triton_version=version, where=where, fresh_error=fresh_err,
+                                        labels=ok_labels or "none", evidence="\n\n".join(evidence),
                                         cache_dir=cache.get("dir"), **py_params(ctx.target.get("version"))))
         for x in other:
             findings.append(ctx.finding(
-                "triton-kernel-failed",
-                message=f"With the user's cached helpers, launching the kernel ({_launch_label(x)}) raised "
-                f"`{exc_line(x.get('error'))}`.", evidence=exc_text(x.get("error")), cache_dir=cache.get("dir")))
+                "triton-kernel-failed", "user-cache", launch=_launch_label(x), error=exc_line(x.get("error")),
+                evidence=exc_text(x.get("error")), cache_dir=cache.get("dir")))
         summary = (f"triton {version} works only with the user's warm cache"
                    + ("; a new kernel signature fails now" if latent else ""))
         return ctx.verdict(summary, *findings, cache_used="user-copy")

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import IO, Optional
 
+from ..model import ExitCode, exit_status_help
+
 EPILOG = """\
 examples:
   stackpeel explain train.log                 root cause of a failed run's log
@@ -22,11 +24,7 @@ By default the checks of `stackpeel check` that the evidence points to are run
 on this machine (in the environment of --python) to confirm or rule out each
 candidate. Use --no-live for a log that came from another machine.
 
-exit status:
-  0  no known problem found in the log
-  1  a cause (or a known symptom) was identified
-  2  usage error, or the input is empty, binary or unreadable
-"""
+""" + exit_status_help("explain")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -48,7 +46,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def _err(msg: str) -> int:
     print(f"stackpeel explain: {msg}", file=sys.stderr)
-    return 2
+    return ExitCode.USAGE
 
 
 def _open(path: Optional[str]) -> "tuple[IO[bytes], str]":

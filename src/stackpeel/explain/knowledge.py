@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
 
 from .. import knowledge as _knowledge
-from ..knowledge import KnowledgeError, render
+from ..knowledge import KnowledgeError
 
 try:  # the regex parser, to find the literal every pattern needs
     import re._parser as _sre_parse  # type: ignore[import-not-found]  # 3.11+
@@ -247,8 +247,9 @@ def _compile(pattern: str, where: str) -> Pattern[str]:
 
 
 def fix_text(code: _knowledge.CodeEntry) -> str:
-    """The code's fix as a log reader sees it: no observed values, so params show as ``<name>``."""
-    return render(code.fix, {})
+    """The code's fix as a log reader sees it: no observed values, so the parentheses that
+    would hold them are left out."""
+    return _knowledge.render_prose(code.fix, {})
 
 
 def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, str]] = None) -> KnowledgeBase:

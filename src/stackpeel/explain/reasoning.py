@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..codes import all_codes
+from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, layer_rank, load
 from .parser import ParseResult
 
-SCHEMA_VERSION = 1
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
 
@@ -163,19 +163,19 @@ class Explanation:
         return [c.code for c in self.candidates]
 
     @property
-    def exit_code(self) -> int:
-        """0: nothing known found; 1: a cause (or a known symptom) was identified."""
-        return 1 if self.candidates else 0
+    def exit_code(self) -> ExitCode:
+        """OK: nothing known found; PROBLEMS: a cause (or a known symptom) was identified."""
+        return ExitCode.PROBLEMS if self.candidates else ExitCode.OK
 
     def to_dict(self) -> Dict[str, Any]:
         return {
-            "schema_version": self.schema_version,
+            **envelope("explain", self.schema_version),
             "source": self.source,
             "lines": self.lines,
             "bytes": self.bytes,
             "root_cause": self.root.code if self.root else None,
             "root_kind": self.root.kind if self.root else None,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "candidates": [c.to_dict() for c in self.candidates],
             "exceptions": [e.to_dict() for e in self.exceptions],
             "n_exceptions": self.n_exceptions,

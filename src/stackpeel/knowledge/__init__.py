@@ -17,7 +17,7 @@ import string
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..model import Severity
 
@@ -116,6 +116,9 @@ class CodeEntry:
     def template(self, variant: Optional[str] = None) -> str:
         """The message template of ``variant`` (the plain ``message`` for None)."""
         if variant is None:
+            if not self.message and self.messages:
+                raise KeyError(f"finding code {self.code!r} needs a message variant "
+                               f"(one of: {', '.join(sorted(self.messages))})")
             return self.message
         try:
             return self.messages[variant]
@@ -123,13 +126,19 @@ class CodeEntry:
             raise KeyError(f"finding code {self.code!r} has no message variant {variant!r} "
                            f"(it has: {', '.join(sorted(self.messages)) or 'none'})") from None
 
-    def render_message(self, variant: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+    def render_message(self, variant: "Variant" = None, params: Optional[Mapping[str, Any]] = None) -> str:
         """The message with observed values filled in; a missing one shows as ``<name>``
-        (a bug the wording tests catch). The consequence follows the message."""
-        text = render(self.template(variant), params or {})
+        (a bug the wording tests catch). The consequence follows the message.
+
+        ``variant`` is None (``message``), a name (``messages.<name>``), or a sequence of
+        them: the sentences are joined in that order (None stands for ``message``), so a
+        check composes its message from the knowledge base's sentences, never writes one.
+        """
+        names = list(variant) if isinstance(variant, (list, tuple)) else [variant]
+        parts = [render(self.template(v), params or {}) for v in names]
         if self.consequence:
-            text = f"{text} {render(self.consequence, params or {})}" if text else render(self.consequence, params or {})
-        return text
+            parts.append(render(self.consequence, params or {}))
+        return " ".join(p for p in parts if p)
 
     def params(self) -> List[str]:
         """Every ``{param}`` the message templates, fix and commands name."""
@@ -139,6 +148,10 @@ class CodeEntry:
             for n in template_params(t):
                 names.setdefault(n, None)
         return list(names)
+
+
+#: what ``Context.finding`` accepts as ``variant``
+Variant = Union[None, str, Sequence[Optional[str]]]
 
 
 class _Loose(dict):
@@ -154,6 +167,19 @@ def template_params(template: str) -> List[str]:
 def render(template: str, params: Mapping[str, Any]) -> str:
     """``template`` with ``params``; a param that is missing or None shows as ``<name>``."""
     return string.Formatter().vformat(template, (), _Loose({k: v for k, v in params.items() if v is not None}))
+
+
+_PAREN_PARAM = re.compile(r" ?\((?:[^(){}]*)\{(\w+)[^{}]*\}(?:[^(){}]*)\)")
+
+
+def render_prose(template: str, params: Mapping[str, Any]) -> str:
+    """Prose for people (a fix): a parenthesis whose param is unknown is left out, so
+    "reinstall it ({compiler_pkg})" reads "reinstall it" where no value was observed;
+    any other unknown param shows as ``<name>``."""
+    def drop(m: "re.Match[str]") -> str:
+        return m.group(0) if params.get(m.group(1)) not in (None, "") else ""
+
+    return render(_PAREN_PARAM.sub(drop, template), params)
 
 
 @dataclass(frozen=True)
@@ -176,6 +202,22 @@ class KnowledgeBase:
 
     def exception_shapes(self) -> List[ExceptionShape]:
         return [e for c in self.codes.values() for e in c.exceptions]
+
+    def exception_codes(self, type_name: str, message: str) -> List[str]:
+        """Codes whose ``[[code.exception]]`` shapes match an exception (for ``stackpeel run``):
+        ``type`` equals the exception's qualified or bare name (or is ``*``) and ``message``
+        is searched in its text."""
+        bare = type_name.rsplit(".", 1)[-1]
+        out: Dict[str, None] = {}
+        for shape in self.exception_shapes():
+            both_qualified = "." in shape.type and "." in type_name
+            if shape.type != "*" and not (shape.type == type_name if both_qualified
+                                          else shape.type.rsplit(".", 1)[-1] == bare):
+                continue
+            if shape.message and not re.search(shape.message, message or ""):
+                continue
+            out.setdefault(shape.code, None)
+        return list(out)
 
     def explain_only(self) -> List[str]:
         return [c.code for c in self.codes.values() if Path(c.file).stem == EXPLAIN_ONLY]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..model import ExitCode, exit_status_help
+
 DESCRIPTION = """\
 Run a Python program unchanged and report the errors its libraries caught and hid.
 
@@ -31,9 +33,7 @@ Python 3.8+ process it runs (sys.monitoring on 3.12+, a slower trace hook before
 Python run with -I, -E or -S cannot be monitored this way: use stackpeel.unmask.install()
 inside the program instead (docs/run.md).
 
-exit status: the program's own (and death by the same signal); 127 when the command
-cannot be started; 2 for a usage error.
-"""
+""" + exit_status_help("run")
 
 
 def add_parser(sub) -> None:
@@ -69,13 +69,13 @@ def cmd_run(args) -> int:
     if not argv:
         print("stackpeel run: no command given (usage: stackpeel run [options] -- COMMAND [ARGS...])",
               file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     options = {"include": _split(args.include), "exclude": _split(args.exclude)}
     try:
         result = launch(argv, options=options)
     except LaunchError as exc:
         print(f"stackpeel run: {exc}", file=sys.stderr)
-        return 127
+        return ExitCode.NOT_STARTED
     notes = []
     t = result.target
     if t.kind in ("python", "python-script"):

@@ -20,10 +20,18 @@ def render(report: RunReport, fmt: str = "text") -> str:
 
 
 def render_json(report: RunReport) -> str:
-    d = report.to_dict()
-    out: Dict[str, Any] = {"schema_version": d.pop("schema_version"), "kind": d.pop("kind")}
-    out.update(d)
+    out: Dict[str, Any] = report.to_dict()  # envelope keys first
     return json.dumps(out, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def _title(code: str) -> str:
+    """": <the code's title>" from the knowledge base (the words check and explain use)."""
+    try:
+        from ..knowledge import load
+
+        return ": " + load().get(code).title
+    except Exception:  # noqa: BLE001 - a report is still worth printing without titles
+        return ""
 
 
 def _one_line(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -89,7 +97,7 @@ def _swallowed_block(i: int, s: Swallowed, report: RunReport, notices: Dict[Any,
         ct = s.converted_to
         lines.append(f"{pad}turned into   {ct.get('type')}: {_one_line(ct.get('message') or '', 160)}")
     for c in s.codes:
-        lines.append(f"{pad}evidence for  {c}   (stackpeel codes {c})")
+        lines.append(f"{pad}evidence for  {c}{_title(c)}   (stackpeel codes {c})")
     seen = f"{_times(s.count)}"
     if s.first_time is not None:
         seen += f", first at {s.first_time:.2f} s"

@@ -33,7 +33,8 @@ import signal as _signal
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-SCHEMA_VERSION = 1
+from ..model import SCHEMA_VERSION, envelope
+
 SHOW_SCORE = 5
 
 #: libraries whose swallowed errors can hide a broken GPU stack
@@ -199,8 +200,8 @@ class RunReport:
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        d["kind"] = "stackpeel-run"
-        return d
+        schema_version = d.pop("schema_version")
+        return {**envelope("run", schema_version), **d}
 
     def __str__(self) -> str:
         from .render import render_text
@@ -249,12 +250,25 @@ def signal_name(sig: Optional[int]) -> Optional[str]:
 
 
 def default_codes() -> CodesFn:
-    """``stackpeel.explain.match_codes`` when available; otherwise a matcher that finds nothing."""
+    """The knowledge base's matcher: the codes whose exception shapes match ("Type: message"),
+    then those whose log signatures do (``stackpeel.explain.match_codes``); a matcher that
+    finds nothing when the knowledge base cannot load."""
     try:
         from ..explain import match_codes
+        from ..knowledge import load
+
+        kb = load()
     except Exception:  # explain not installed / its knowledge base failed to load
         return lambda text: []
-    return match_codes
+    return lambda text: codes_for_exception_text(text, kb, match_codes)
+
+
+def codes_for_exception_text(text: str, kb: Any, match_codes: CodesFn) -> List[str]:
+    """``text`` is "Type: message" as the monitor recorded it."""
+    type_name, _, message = text.partition(": ")
+    out = dict.fromkeys(kb.exception_codes(type_name.strip(), message))
+    out.update(dict.fromkeys(match_codes(text)))
+    return list(out)
 
 
 def _safe_codes(codes_fn: CodesFn, text: str) -> Tuple[str, ...]:
