@@ -40,6 +40,8 @@ class CCompiler(Check):
     title = "C compiler that Triton will use"
     layer = "toolchain"
     codes = ("no-c-compiler", "c-compiler-broken")
+    requires = ("config.environment",)  # a CC that names nothing is the variable's fault
+    probe_needs = ()
     probe = "toolchain.c_compiler"
     timeout = 30.0
 
@@ -227,7 +229,7 @@ class LibcudaDiscovery(Check):
     title = "libcuda.so.1 where Triton looks for it"
     layer = "toolchain"
     codes = ("libcuda-not-in-ldconfig", "ldconfig-missing", "triton-libcuda-path-wrong")
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.triton_environment")
     probe = "toolchain.libcuda_discovery"
     timeout = 30.0
 
@@ -318,7 +320,7 @@ class Ptxas(Check):
     title = "ptxas that Triton will use, for this GPU"
     layer = "toolchain"
     codes = ("ptxas-unusable", "ptxas-arch-unsupported", "ptxas-newer-than-driver")
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.triton_environment")
     probe = "toolchain.ptxas"
     timeout = 120.0
 
@@ -412,6 +414,8 @@ class TritonCache(Check):
     title = "Triton cache directory and build-cache key"
     layer = "toolchain"
     codes = ("triton-cache-unusable", "file-command-missing")
+    requires = ("config.triton_environment",)  # TRITON_CACHE_DIR / TRITON_HOME
+    probe_needs = ()
     probe = "toolchain.triton_cache"
     timeout = 30.0
 
@@ -489,7 +493,7 @@ class Nvcc(Check):
     title = "nvcc for CUDA extension builds"
     layer = "toolchain"
     codes = ("nvcc-missing", "nvcc-torch-cuda-mismatch")
-    requires = ("torch.cuda",)
+    requires = ("torch.cuda", "config.environment")
     probe = "toolchain.nvcc"
     probe_needs = ()  # torch's CUDA version only matters to the verdict
     timeout = 45.0

@@ -120,7 +120,7 @@ class TorchCuda(Check):
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
     )
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.module_origins")
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0

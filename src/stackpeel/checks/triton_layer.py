@@ -71,7 +71,7 @@ class TritonImport(Check):
     title = "Triton installed, importable, the release torch pins"
     layer = "triton"
     codes = ("triton-not-installed", "triton-import-failed", "triton-torch-version-mismatch")
-    requires = ("torch.cuda",)
+    requires = ("torch.cuda", "config.module_origins")
     probe = "triton_layer.import_facts"
     probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
     timeout = 60.0

@@ -303,6 +303,8 @@ def module_origins(inp):
         origin = spec.origin if spec.origin not in (None, "namespace") else None
         locations = list(spec.submodule_search_locations or [])
         where = origin or (locations[0] if locations else None)
+        if where and os.path.basename(where).startswith("__init__.") and locations:
+            where = os.path.dirname(where)  # the package folder, not its __init__.py
         entry["found"] = where
         entry["namespace"] = origin is None
         installed = _dist_module_files(dist, module)
@@ -315,8 +317,7 @@ def module_origins(inp):
         elif editable and real.startswith(os.path.realpath(editable) + os.sep):
             entry["matches"] = True
         else:
-            entry["matches"] = real in installed or any(
-                f.startswith(real + os.sep) for f in installed if os.path.isdir(real))
+            entry["matches"] = real in installed or any(f.startswith(real + os.sep) for f in installed)
         if entry["matches"] is False:
             for p in path:
                 cand = os.path.join(p, module)
