@@ -156,6 +156,9 @@ def _clause_holds(op: str, target: str, v: Version) -> bool:
     if t.local is None and v.local is not None:  # '==2.11.0' matches '2.11.0+cu130'
         v = parse_version(v.public()) or v
     c = _cmp(v, t)
+    if op in ("==", "!=") and t.local is not None:  # '==2.11.0+cu130' names the build too
+        same = c == 0 and (v.local or "").lower() == t.local.lower()
+        return same if op == "==" else not same
     if op == "==":
         return c == 0
     if op == "!=":

@@ -1,0 +1,267 @@
+"""Known-bad combinations: the stdlib version matcher, the data file, one test per entry
+family with real version strings, and `check` on facts recorded on an H200 (torch
+2.11.0+cu130, Triton 3.6.0, FLA 0.6.0), re-diagnosed through today's checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stackpeel import combinations as combos
+from stackpeel import knowledge, registry
+from stackpeel.model import CheckResult, Diagnosis, Report, Severity, Status
+from stackpeel.render import render
+from stackpeel.replay import rediagnose
+
+DATA = Path(__file__).parent / "data"
+S = combos.parse_specifier
+
+
+# --------------------------------------------------------------------------- versions and specifiers
+
+@pytest.mark.parametrize("spec, version, holds", [
+    (">=3.4.0,<3.7.1", "3.6.0", True),
+    (">=3.4.0,<3.7.1", "3.7.1", False),
+    (">=3.4.0,<3.7.1", "3.7.1rc1", True),       # as fla's packaging.Version comparison sees it
+    (">=3.4.0,<3.7.1", "3.4.0", True),
+    (">=3.4.0,<3.7.1", "3.3.1", False),
+    ("==2.11.0", "2.11.0+cu130", True),          # a local label is ignored unless named
+    ("==2.11.0+cu130", "2.11.0+cu128", False),
+    ("==2.11.*", "2.11.0+cu130", True),
+    ("==2.5.*", "2.6.0", False),
+    ("!=2.5.1", "2.5.1+cu124", False),
+    ("!=2.5.1", "2.5.0", True),
+    (">=0.5.2", "0.6.0.dev0", True),
+    (">=0.6.0", "0.6.0.dev0", False),            # a dev release sorts before its final
+    ("<0.5.0", "0.4.2", True),
+    ("~=0.5.2", "0.5.9", True),
+    ("~=0.5.2", "0.6.0", False),
+    ("==0.0.28.post3", "0.0.28.post3", True),
+    ("==0.0.28.post3", "0.0.28.post2", False),
+    (">0.0.28", "0.0.28.post1", True),
+    ("<525.60.13", "525.60.11", True),
+    ("<580.65.06", "580.159.04", False),
+    ("<570", "565.57.01", True),
+    (">=9.0,<10.0", "9.0", True),
+    (">=9.0,<10.0", "12.0", False),
+    ("==10.3", "10.3", True),
+    ("*", "1.0", True),
+    (">=2.0", "not a version", False),
+])
+def test_specifiers_with_real_version_strings(spec, version, holds):
+    assert S(spec).contains(version) is holds
+
+
+@pytest.mark.parametrize("bad", [">=", "=>1.0", ">=1.0,,<2", "~=1", ">=1.*", "banana"])
+def test_malformed_specifiers_are_refused(bad):
+    with pytest.raises(combos.SpecifierError):
+        S(bad)
+
+
+def test_version_ordering_follows_pep_440():
+    order = ["1.0.dev0", "1.0a1", "1.0b2", "1.0rc1", "1.0", "1.0.post1", "1.1"]
+    keys = [combos.parse_version(v).key(3) for v in order]
+    assert keys == sorted(keys)
+    assert combos.parse_version("2.11.0+cu130").local == "cu130"
+
+
+# --------------------------------------------------------------------------- the data file
+
+def test_data_file_entries_are_complete_and_sourced():
+    entries = combos.load()
+    assert len(entries) >= 30
+    kb = knowledge.load()
+    config_codes = {c for cls in registry.load() if cls.id == "config.known_combinations" for c in cls.codes}
+    for e in entries:
+        assert e.code in config_codes, e.id
+        assert all(c in kb.codes for c in e.explains), e.id
+        assert len(e.source) > 20 and len(e.fix) > 15 and len(e.breaks) > 10, e.id
+        assert e.when, e.id
+        assert all(m == "pip" for m, _ in e.commands), e.id
+        assert all(link.startswith("https://") for link in e.links), e.id
+        assert all(c in {cls.id for cls in registry.load()} for c in e.covered_by), e.id
+    assert combos.data_version() >= 1
+    # the file sits in knowledge/ but is data, not codes: the knowledge base does not read it
+    assert all(not f.endswith("combinations.toml") for f in kb.files)
+
+
+def test_malformed_entries_are_refused(tmp_path):
+    raw = {"combination": [{"id": "x", "code": "known-bad-combination", "severity": "fatal", "breaks": "b",
+                            "consequence": "c", "fix": "f", "source": "s", "when": {"torch": ">=2"}}]}
+    with pytest.raises(combos.SpecifierError, match="severity"):
+        combos.parse_entries(raw)
+    raw["combination"][0]["severity"] = "blocking"
+    raw["combination"].append(dict(raw["combination"][0]))
+    with pytest.raises(combos.SpecifierError, match="id used twice"):
+        combos.parse_entries(raw)
+
+
+H200 = {"torch": "2.11.0+cu130", "triton": "3.6.0", "fla-core": "0.6.0", "flash-linear-attention": "0.6.0",
+        "transformers": "5.17.0", "gpu_cc": ["9.0"], "driver": "580.159.04", "cuda": "13.0", "python": "3.12.3"}
+
+
+def ids(versions, **kw):
+    return [m.id for m in combos.match_combinations(versions, **kw)]
+
+
+# --------------------------------------------------------------------------- one family at a time
+
+def test_fla_on_hopper_matches_only_the_broken_triton_range():
+    assert ids(H200) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert ids(dict(H200, triton="3.7.1")) == []
+    assert ids(dict(H200, gpu_cc=["8.0"])) == []                  # A100: not Hopper
+    assert ids(dict(H200, gpu_cc=["8.0", "9.0"])) != []          # any GPU counts
+    assert ids(dict(H200, tilelang="0.1.9")) == []               # FLA dispatches to TileLang
+    assert ids(dict(H200, **{"fla-core": "0.6.0.dev0"})) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert ids(dict(H200, **{"fla-core": "0.5.1"}, triton="3.7.1")) == ["fla-gated-bwd-hopper-triton-3.4-fla-0.5.0"]
+    assert ids(dict(H200, **{"fla-core": "0.4.2"})) == ["fla-gated-bwd-hopper-unguarded-fla-0.4"]
+    # distribution names in any spelling
+    assert ids({"FLA_Core": "0.6.0", "Triton": "3.6.0", "gpu_cc": "9.0"}) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+
+
+def test_a_log_with_some_versions_gives_partial_matches():
+    partial = combos.match_combinations({"triton": "3.6.0", "fla-core": "0.6.0"}, partial=True)
+    hit = [m for m in partial if m.id == "fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert hit and hit[0].missing == ("gpu_cc",)
+    assert combos.match_combinations({"triton": "3.6.0", "fla-core": "0.6.0"}) == []
+
+
+@pytest.mark.parametrize("versions, expected", [
+    ({"transformers": "5.24.0", "torch": "2.5.1+cu124"}, "transformers-5.20-torch-below-2.6"),
+    ({"transformers": "5.17.0", "torch": "2.4.1"}, "transformers-5.15-torch-below-2.5"),
+    ({"transformers": "5.0.0", "torch": "2.1.2+cu121"}, "transformers-5.0-torch-below-2.2"),
+    ({"torch": "2.5.1+cu124", "triton": "3.2.0"}, "torch-2.5-triton-3.2-attrsdescriptor"),
+    ({"torch": "2.6.0+cu126", "triton": "3.3.1"}, "torch-2.6-triton-3.3-attrsdescriptor"),
+    ({"torch": "2.8.0+cu128", "triton": "3.3.1"}, "torch-2.8-triton-pin"),
+    ({"torch": "2.11.0+cu130", "triton": "3.5.1"}, "torch-2.10-2.11-triton-older-than-pin"),
+    ({"cuda": "13.0", "driver": "570.124.06"}, "cuda-13-driver-below-580"),
+    ({"cuda": "12.8", "driver": "470.256.02"}, "cuda-12-driver-below-525.60.13"),
+    ({"gpu_cc": ["12.0"], "driver": "565.57.01"}, "blackwell-driver-below-570"),
+    ({"torch": "2.8.0+cu128", "cuda": "12.8", "gpu_cc": ["6.1"]}, "torch-cu128-maxwell-pascal"),
+    ({"torch": "2.11.0+cu128", "cuda": "12.8", "gpu_cc": ["7.0"]}, "torch-cu128-volta-from-2.11"),
+    ({"cuda": "13.0", "gpu_cc": ["7.0"]}, "cuda-13-pre-turing"),
+    ({"triton": "3.2.0", "gpu_cc": ["12.0"]}, "triton-below-3.3-blackwell"),
+    ({"triton": "3.4.0", "gpu_cc": ["10.3"]}, "triton-3.3-3.5-sm103"),
+    ({"triton": "3.5.1", "gpu_cc": ["12.1"]}, "triton-3.3-3.5-sm121"),
+    ({"triton": "3.9.0", "gpu_cc": ["6.1"]}, "triton-pre-volta"),
+    ({"flash-attn": "2.8.3", "gpu_cc": ["7.5"]}, "flash-attn-2-pre-ampere"),
+    ({"xformers": "0.0.29.post3", "torch": "2.7.0+cu126"}, "xformers-0.0.29.post3-torch"),
+    ({"torch": "2.2.2", "numpy": "2.0.0"}, "torch-below-2.3-numpy-2"),
+    ({"bitsandbytes": "0.45.0", "cuda": "12.8"}, "bitsandbytes-below-0.45.3-cuda-12.8"),
+    ({"bitsandbytes": "0.47.0", "cuda": "13.0"}, "bitsandbytes-below-0.48-cuda-13"),
+])
+def test_each_family_matches_its_real_combination(versions, expected):
+    assert expected in ids(versions)
+
+
+@pytest.mark.parametrize("versions", [
+    {"transformers": "5.24.0", "torch": "2.6.0+cu124"},
+    {"torch": "2.6.0+cu124", "triton": "3.2.0"},
+    {"torch": "2.11.0+cu130", "triton": "3.6.0"},
+    {"cuda": "13.0", "driver": "580.65.06"},
+    {"cuda": "12.8", "driver": "525.60.13"},
+    {"torch": "2.8.0+cu126", "cuda": "12.6", "gpu_cc": ["6.1"]},
+    {"cuda": "13.0", "gpu_cc": ["7.5"]},
+    {"triton": "3.6.0", "gpu_cc": ["10.3"]},
+    {"triton": "3.3.1", "gpu_cc": ["10.0"]},
+    {"flash-attn": "2.8.3", "gpu_cc": ["8.0"]},
+    {"xformers": "0.0.29.post3", "torch": "2.6.0+cu124"},
+    {"torch": "2.3.0", "numpy": "2.0.0"},
+    {"bitsandbytes": "0.48.1", "cuda": "13.0"},
+    H200 | {"triton": "3.7.1"},
+])
+def test_healthy_neighbours_match_nothing(versions):
+    assert ids(versions) == []
+
+
+# --------------------------------------------------------------------------- check on recorded H200 facts
+
+def _load(path):
+    return json.loads((DATA / path).read_text())
+
+
+def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) -> Report:
+    """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
+    Triton 3.6.0, FLA 0.6.0): gpu/cuda/torch from tests/data/gpu/h200_recorded.json, triton.import
+    from tests/data/triton/h200_import_36.json; the metadata versions the config.versions probe
+    reads, assembled from the same recordings (torch/triton from h200_import_36, FLA's
+    distributions from h200_fla_healthy, transformers from h200_transformers_healthy)."""
+    rec = _load("gpu/h200_recorded.json")["healthy"]
+    imp = dict(_load("triton/h200_import_36.json"), version=triton, dist_version=triton)
+    fla = _load("triton/h200_fla_healthy.json")
+    tf = _load("triton/h200_transformers_healthy.json")
+    facts = {cid: dict(rec[cid]["facts"]) for cid in rec if not cid.startswith("_")}
+    for d in facts["cuda.driver_api"]["devices"]:
+        d.update(cc=cc, cc_major=int(cc.split(".")[0]), cc_minor=int(cc.split(".")[1]), name=name)
+    facts["torch.cuda"] = dict(facts["torch.cuda"], capabilities=[cc])
+    facts["triton.import"] = imp
+    facts["config.module_origins"] = {"cwd": "/root", "modules": [
+        {"module": "torch", "dist": "torch", "version": "2.11.0+cu130", "matches": True},
+        {"module": "triton", "dist": "triton", "version": triton, "matches": True}]}
+    dists = {"torch": imp["torch_version"] + "+cu130", "triton": triton, "transformers": tf["version"]}
+    dists.update(fla["dists"])
+    dists.update(extra_dists or {})
+    facts["config.versions"] = {"dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"],
+                                "machine": "x86_64"}
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    results = []
+    for cid in ("gpu.kernel_driver", "gpu.device_nodes", "gpu.nvml", "gpu.visible_devices", "cuda.driver_api",
+                "config.module_origins", "torch.cuda", "triton.import", "config.known_combinations"):
+        cls = classes[cid]
+        results.append(CheckResult(id=cid, title=cls.title, layer=cls.layer, status=Status.PASS, summary="recorded",
+                                   facts=facts["config.versions" if cid == "config.known_combinations" else cid],
+                                   requires=cls.requires))
+    report = Report(tool_version="test", created="2026-12-01T00:00:00+00:00",
+                    target={"python": "/opt/torch/.venv/bin/python3"}, host={"pkg_manager": "apt", "is_root": True},
+                    results=tuple(results), diagnosis=Diagnosis())
+    return rediagnose(report)
+
+
+def test_check_on_recorded_h200_facts_reports_the_fla_triton_combination_as_blocking():
+    report = h200_report()
+    r = report.result("config.known_combinations")
+    assert r.status is Status.FAIL
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    f = r.findings[0]
+    assert f.severity is Severity.BLOCKING
+    assert "fla-core 0.6.0, triton 3.6.0, GPU compute capability 9.0" in f.message
+    assert "training with FLA's gated kernels" in f.message
+    assert "fla/ops/common/chunk_o.py" in f.message                                   # names its source
+    assert "Triton 3.7.1 or newer" in f.remedy.text and "tilelang" in f.remedy.text  # the fix
+    commands = [c.command for c in f.remedy.commands]
+    assert commands == ["/opt/torch/.venv/bin/python3 -m pip install 'triton>=3.7.1'",
+                        "/opt/torch/.venv/bin/python3 -m pip install tilelang"]
+    # the rest of the recorded stack is healthy: the combination is the one blocking root cause
+    assert [(rc.check_id, rc.codes) for rc in report.diagnosis.blocking] == \
+        [("config.known_combinations", ("fla-triton-hopper-gated-backward",))]
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["driver"] == "580.159.04"
+    text = render(report, "text", width=100)
+    assert "known-bad" in text and "fla-triton-hopper-gated-backward" in text
+
+
+def test_check_passes_with_triton_371_on_the_same_h200():
+    r = h200_report(triton="3.7.1").result("config.known_combinations")
+    assert r.status is Status.PASS, [f.message for f in r.findings]
+    assert "none of" in r.summary
+
+
+def test_check_passes_on_a_non_hopper_gpu():
+    r = h200_report(cc="8.0", name="NVIDIA A100-SXM4-80GB").result("config.known_combinations")
+    assert r.status is Status.PASS and r.findings == ()
+
+
+def test_check_passes_with_tilelang_installed():
+    r = h200_report(extra_dists={"tilelang": "0.1.9"}).result("config.known_combinations")
+    assert r.status is Status.PASS
+
+
+def test_entries_a_live_check_measured_are_left_to_it():
+    # torch 2.8 with triton 3.3.1: triton.import measured the pin mismatch live, so the entry
+    # is not repeated; the AttrsDescriptor-style entries carry no covered_by and would show
+    report = h200_report(triton="3.3.1")
+    r = report.result("config.known_combinations")
+    assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["matched"]
+    assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["left_to_live_checks"]
+    assert all("torch-2.10-2.11" not in f.message for f in r.findings)
