@@ -120,7 +120,23 @@ def _nearest_existing(path):
         if parent == cur:
             break
         cur = parent
-    return {"path": cur, "writable": os.access(cur, os.W_OK) if cur else False}
+    return {"path": cur, "writable": _can_create_in(cur) if cur else False}
+
+
+def _can_create_in(directory):
+    """Whether a file can really be created in ``directory`` (root passes os.access almost
+    everywhere, /proc and read-only mounts still refuse): create and remove a temp file."""
+    import tempfile
+    try:
+        fd, name = tempfile.mkstemp(prefix=".stackpeel-", dir=directory)
+    except (OSError, IOError):
+        return False
+    os.close(fd)
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+    return True
 
 
 def interfaces(root="/"):
@@ -182,6 +198,8 @@ def environment_facts(env=None, root="/"):
         value = env.get(var)
         if value:
             facts["paths"][var] = path_state(value)
+            if var in ("TRITON_CACHE_DIR", "TRITON_HOME") and facts["paths"][var].get("kind") == "dir":
+                facts["paths"][var]["writable"] = _can_create_in(value)
             if var in ("TRITON_CACHE_DIR", "TRITON_HOME") and not os.path.exists(value):
                 facts["cache_parent"][var] = _nearest_existing(value)
     libcuda_dir = env.get("TRITON_LIBCUDA_PATH")
