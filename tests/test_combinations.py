@@ -265,3 +265,26 @@ def test_entries_a_live_check_measured_are_left_to_it():
     assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["matched"]
     assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["left_to_live_checks"]
     assert all("torch-2.10-2.11" not in f.message for f in r.findings)
+
+
+# --------------------------------------------------------------------------- explain: FLA's own refusal in a log
+
+@pytest.mark.parametrize("line", [
+    # fla-core 0.5.2 to 0.6.0 (fla/ops/common/chunk_o.py), as a rank-prefixed torchrun line
+    "[rank0]: RuntimeError: Triton >= 3.4.0 and < 3.7.1 on Hopper GPUs produces incorrect results for gated "
+    "chunk_bwd_dqkwg (see #640). Please upgrade Triton to >= 3.7.1 or install tilelang: `pip install tilelang`",
+    # fla-core 0.5.0 / 0.5.1, quoted in prose
+    "Training crashes on the first backward: `RuntimeError: Triton >= 3.4.0 on Hopper GPUs produces incorrect "
+    "results for gated chunk_bwd_dqkwg (see #640). Please install tilelang`",
+])
+def test_explain_names_the_combination_from_flas_refusal(tmp_path, line):
+    import subprocess
+    import sys
+
+    log = tmp_path / "train.log"
+    log.write_text('  File "/opt/venv/lib/python3.12/site-packages/fla/ops/common/chunk_o.py", line 728, in '
+                   "chunk_bwd_dqkwg\n    raise RuntimeError(\n" + line + "\n")
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", str(log)], capture_output=True,
+                       text=True, timeout=120)
+    assert "Root cause: fla-triton-hopper-gated-backward" in p.stdout, p.stdout + p.stderr
+    assert "Triton 3.7.1 or newer" in p.stdout and "tilelang" in p.stdout
