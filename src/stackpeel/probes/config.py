@@ -250,18 +250,26 @@ def _editable_dir(dist):
     return None
 
 
-def _dist_module_files(dist, module):
-    """Absolute paths of the files ``dist`` installed for top-level ``module`` (package or .py / extension)."""
-    out = []
+def _dist_module_location(dist, module):
+    """Where ``dist`` installed top-level ``module``: its package folder or its single file
+    (resolved), or None when the distribution lists no files for it. String work over RECORD
+    plus one realpath: torch lists some 14,000 files."""
+    single = None
     for f in dist.files or ():
         parts = str(f).replace("\\", "/").split("/")
-        if parts[0] == module or (len(parts) == 1 and parts[0].split(".")[0] == module and
-                                  not parts[0].endswith((".pth", ".dist-info"))):
+        if len(parts) > 1 and parts[0] == module:
             try:
-                out.append(os.path.realpath(str(dist.locate_file(f))))
+                return os.path.realpath(str(dist.locate_file(module)))
             except Exception:
-                continue
-    return out
+                return None
+        if len(parts) == 1 and parts[0].split(".")[0] == module and parts[0].endswith((".py", ".so", ".pyd")):
+            single = f
+    if single is not None:
+        try:
+            return os.path.realpath(str(dist.locate_file(single)))
+        except Exception:
+            return None
+    return None
 
 
 def _search_path(caller_cwd):
@@ -325,17 +333,16 @@ def module_origins(inp):
             where = os.path.dirname(where)  # the package folder, not its __init__.py
         entry["found"] = where
         entry["namespace"] = origin is None
-        installed = _dist_module_files(dist, module)
+        location = _dist_module_location(dist, module)
         editable = _editable_dir(dist)
-        entry["installed_files"] = len(installed)
         entry["editable"] = editable
         real = os.path.realpath(where) if where else None
-        if real is None or (not installed and not editable):
+        if real is None or (location is None and not editable):
             entry["matches"] = None  # nothing to compare with (metadata without a file list)
         elif editable and real.startswith(os.path.realpath(editable) + os.sep):
             entry["matches"] = True
         else:
-            entry["matches"] = real in installed or any(f.startswith(real + os.sep) for f in installed)
+            entry["matches"] = location is not None and (real == location or real.startswith(location + os.sep))
         if entry["matches"] is False:
             for p in path:
                 cand = os.path.join(p, module)
@@ -343,9 +350,6 @@ def module_origins(inp):
                     entry["path_entry"] = p
                     entry["path_source"] = _path_source(p, caller_cwd, os.environ)
                     break
-            expected = sorted(f for f in installed if f.endswith(os.sep + "__init__.py") or
-                              os.path.basename(f).split(".")[0] == module)
-            entry["installed_at"] = os.path.dirname(expected[0]) if expected and expected[0].endswith(
-                "__init__.py") else (expected[0] if expected else None)
+            entry["installed_at"] = location
         results.append(entry)
     return {"cwd": caller_cwd, "modules": results, "sys_path_head": path[:4]}
