@@ -251,7 +251,8 @@ def _switch_findings(ctx, env: Mapping[str, str], names: Sequence[str]):
         severity = None
         if var in ("TRITON_INTERPRET", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING") and value not in _OFF:
             severity = Severity.DEGRADED  # slows every run a lot
-        out.append(ctx.finding("env-switch-set", variant=SWITCHES[var], severity=severity, var=var, value=value))
+        out.append((var, ctx.finding("env-switch-set", variant=SWITCHES[var], severity=severity, var=var,
+                                     value=value)))
     return out
 
 
@@ -296,8 +297,8 @@ def _path_findings(ctx, facts: Mapping[str, Any], names: Sequence[str]):
                     problem = "has no executable bin/nvcc"
         if problem:
             severity = Severity.DEGRADED if var in ("TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH") else None
-            out.append(ctx.finding("env-path-unusable", variant=_VARIANT(var), severity=severity, var=var,
-                                   value=value, problem=problem))
+            out.append((var, ctx.finding("env-path-unusable", variant=_VARIANT(var), severity=severity, var=var,
+                                         value=value, problem=problem)))
     return out
 
 
@@ -321,25 +322,25 @@ class Environment(Check):
         for var, entries in (facts.get("lists") or {}).items():
             missing = [e["entry"] for e in entries if e.get("exists") is False and e.get("entry")]
             if missing:
-                findings.append(ctx.finding(
+                findings.append((var, ctx.finding(
                     "env-library-path-missing", variant="ld-preload" if var == "LD_PRELOAD" else None,
                     severity=Severity.DEGRADED if var == "LD_PRELOAD" else None, var=var,
-                    entries=", ".join(missing)))
+                    entries=", ".join(missing))))
         arch = env.get("TORCH_CUDA_ARCH_LIST")
         if arch is not None:
             bad = invalid_arch_entries(arch)
             if bad:
-                findings.append(ctx.finding("env-torch-cuda-arch-list-invalid", value=arch,
-                                            bad=", ".join(repr(b) for b in bad)))
+                findings.append(("TORCH_CUDA_ARCH_LIST", ctx.finding(
+                    "env-torch-cuda-arch-list-invalid", value=arch, bad=", ".join(repr(b) for b in bad))))
         for var in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
             if env.get(var):
                 problems = alloc_conf_problems(env[var])
                 if problems:
-                    findings.append(ctx.finding("env-alloc-conf-invalid", var=var, value=env[var],
-                                                bad="; ".join(problems), keys=", ".join(ALLOC_KEYS[:9])))
+                    findings.append((var, ctx.finding("env-alloc-conf-invalid", var=var, value=env[var],
+                                                      bad="; ".join(problems), keys=", ".join(ALLOC_KEYS[:9]))))
         nvd = env.get("NVIDIA_VISIBLE_DEVICES")
         if nvd is not None and nvd.strip().lower() in ("", "void", "none"):
-            findings.append(ctx.finding("env-nvidia-visible-devices-none", value=nvd))
+            findings.append(("NVIDIA_VISIBLE_DEVICES", ctx.finding("env-nvidia-visible-devices-none", value=nvd)))
         findings += _switch_findings(ctx, env, ("CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA",
                                                 "PYTORCH_NO_CUDA_MEMORY_CACHING"))
         checked = [v for v in ("CC", "CXX", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD",
@@ -390,32 +391,37 @@ class NcclEnvironment(Check):
         findings = []
         value = env.get("NCCL_SOCKET_IFNAME")
         if value is not None and ifaces is not None and not ifname_matches(value, names):
-            findings.append(ctx.finding("env-nccl-socket-ifname-no-match", var="NCCL_SOCKET_IFNAME", value=value,
-                                        interfaces=_shown(ifaces)))
+            findings.append(("NCCL_SOCKET_IFNAME", ctx.finding(
+                "env-nccl-socket-ifname-no-match", var="NCCL_SOCKET_IFNAME", value=value, interfaces=_shown(ifaces))))
         value = env.get("GLOO_SOCKET_IFNAME")
         if value is not None and ifaces is not None:
             bad = [n.strip() for n in value.split(",") if n.strip() not in names]
             if bad or not value.strip():
-                findings.append(ctx.finding("env-nccl-socket-ifname-no-match", variant="gloo", var="GLOO_SOCKET_IFNAME",
-                                            value=value, bad=", ".join(bad) or repr(value), interfaces=_shown(ifaces)))
+                findings.append(("GLOO_SOCKET_IFNAME", ctx.finding(
+                    "env-nccl-socket-ifname-no-match", variant="gloo", var="GLOO_SOCKET_IFNAME", value=value,
+                    bad=", ".join(bad) or repr(value), interfaces=_shown(ifaces))))
         value = env.get("NCCL_IB_HCA")
         if value is not None and value.strip():
             hcas = facts.get("ib_devices")
             if not hcas or not ifname_matches(value, list(hcas)):
-                findings.append(ctx.finding("env-nccl-ib-hca-no-match", value=value,
-                                            hcas=", ".join(hcas) if hcas else "no /sys/class/infiniband devices"))
+                findings.append(("NCCL_IB_HCA", ctx.finding(
+                    "env-nccl-ib-hca-no-match", value=value,
+                    hcas=", ".join(hcas) if hcas else "no /sys/class/infiniband devices")))
         switches = [v for v in SWITCHES if v.startswith("NCCL_")]
         findings += _switch_findings(ctx, env, switches)
         checked = [v for v in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA"] + switches if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked, "interfaces": names})
 
 
-def _verdict(ctx, findings, checked, keep):
-    if not findings:
+def _verdict(ctx, pairs, checked, keep):
+    """``pairs``: (variable, finding). The summary names the variables, worst first."""
+    if not pairs:
         return ctx.ok(f"checked {', '.join(checked)}" if checked else "none of the variables it checks is set",
                       **keep)
-    bad = list(dict.fromkeys(f.message.split("=", 1)[0].strip("`") for f in findings))
-    return ctx.verdict(", ".join(bad[:6]), *findings, **keep)
+    order = {Severity.BLOCKING: 0, Severity.DEGRADED: 1, Severity.INFO: 2}
+    ranked = sorted(pairs, key=lambda p: order[p[1].severity])
+    names = list(dict.fromkeys(f"{var} ({f.severity.value})" for var, f in ranked))
+    return ctx.verdict(", ".join(names[:6]) + (" ..." if len(names) > 6 else ""), *(f for _, f in pairs), **keep)
 
 
 # --------------------------------------------------------------------------- shadowed modules
