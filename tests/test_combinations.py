@@ -184,35 +184,32 @@ def _load(path):
 
 def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) -> Report:
     """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
-    Triton 3.6.0, FLA 0.6.0): gpu/cuda/torch from tests/data/gpu/h200_recorded.json, triton.import
-    from tests/data/triton/h200_import_36.json; the metadata versions the config.versions probe
-    reads, assembled from the same recordings (torch/triton from h200_import_36, FLA's
-    distributions from h200_fla_healthy, transformers from h200_transformers_healthy)."""
+    Triton 3.6.0, FLA 0.6.0), re-diagnosed by today's checks: gpu/cuda/torch from
+    tests/data/gpu/h200_recorded.json, triton.import from tests/data/triton/h200_import_36.json,
+    and the facts the config.versions probe reads there, assembled from the same recordings
+    (torch/triton/Python from h200_import_36, FLA's distributions from h200_fla_healthy,
+    transformers from h200_transformers_healthy, GPUs and driver from the recorded NVML facts)."""
     rec = _load("gpu/h200_recorded.json")["healthy"]
     imp = dict(_load("triton/h200_import_36.json"), version=triton, dist_version=triton)
     fla = _load("triton/h200_fla_healthy.json")
     tf = _load("triton/h200_transformers_healthy.json")
     facts = {cid: dict(rec[cid]["facts"]) for cid in rec if not cid.startswith("_")}
-    for d in facts["cuda.driver_api"]["devices"]:
-        d.update(cc=cc, cc_major=int(cc.split(".")[0]), cc_minor=int(cc.split(".")[1]), name=name)
-    facts["torch.cuda"] = dict(facts["torch.cuda"], capabilities=[cc])
-    facts["triton.import"] = imp
-    facts["config.module_origins"] = {"cwd": "/root", "modules": [
-        {"module": "torch", "dist": "torch", "version": "2.11.0+cu130", "matches": True},
-        {"module": "triton", "dist": "triton", "version": triton, "matches": True}]}
+    nvml = facts["gpu.nvml"]
     dists = {"torch": imp["torch_version"] + "+cu130", "triton": triton, "transformers": tf["version"]}
     dists.update(fla["dists"])
     dists.update(extra_dists or {})
-    facts["config.versions"] = {"dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"],
-                                "machine": "x86_64"}
+    facts["triton.import"] = imp
+    facts["config.known_combinations"] = {
+        "dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"], "machine": "x86_64",
+        "gpus": [{"name": name, "cc": cc} for _ in nvml["devices"]], "driver": nvml["driver_version"],
+        "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML"}
     classes = {c.id: c for c in registry.load(plugins=False)}
     results = []
     for cid in ("gpu.kernel_driver", "gpu.device_nodes", "gpu.nvml", "gpu.visible_devices", "cuda.driver_api",
-                "config.module_origins", "torch.cuda", "triton.import", "config.known_combinations"):
+                "torch.cuda", "triton.import", "config.known_combinations"):
         cls = classes[cid]
         results.append(CheckResult(id=cid, title=cls.title, layer=cls.layer, status=Status.PASS, summary="recorded",
-                                   facts=facts["config.versions" if cid == "config.known_combinations" else cid],
-                                   requires=cls.requires))
+                                   facts=facts[cid], requires=cls.requires))
     report = Report(tool_version="test", created="2026-12-01T00:00:00+00:00",
                     target={"python": "/opt/torch/.venv/bin/python3"}, host={"pkg_manager": "apt", "is_root": True},
                     results=tuple(results), diagnosis=Diagnosis())
@@ -237,6 +234,7 @@ def test_check_on_recorded_h200_facts_reports_the_fla_triton_combination_as_bloc
     assert [(rc.check_id, rc.codes) for rc in report.diagnosis.blocking] == \
         [("config.known_combinations", ("fla-triton-hopper-gated-backward",))]
     assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["driver"] == "580.159.04"
+    assert r.facts["versions"]["cuda_driver"] == "13.0" and r.facts["versions"]["cuda"] == "13.0"
     text = render(report, "text", width=100)
     assert "known-bad" in text and "fla-triton-hopper-gated-backward" in text
 
@@ -257,14 +255,57 @@ def test_check_passes_with_tilelang_installed():
     assert r.status is Status.PASS
 
 
-def test_entries_a_live_check_measured_are_left_to_it():
-    # torch 2.8 with triton 3.3.1: triton.import measured the pin mismatch live, so the entry
-    # is not repeated; the AttrsDescriptor-style entries carry no covered_by and would show
-    report = h200_report(triton="3.3.1")
+def test_entries_a_live_check_measures_are_left_to_it():
+    # torch 2.11 with Triton 3.5.1: triton.import measures the pin mismatch live (and warns),
+    # so check does not repeat it; the table keeps the entry for explain
+    report = h200_report(triton="3.5.1")
     r = report.result("config.known_combinations")
-    assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["matched"]
-    assert "torch-2.10-2.11-triton-older-than-pin" in r.facts["left_to_live_checks"]
+    assert r.facts["left_to_live_checks"] == ["torch-2.10-2.11-triton-older-than-pin"]
+    assert r.findings[0].code == "fla-triton-hopper-gated-backward"      # 3.5.1 is in FLA's range too
     assert all("torch-2.10-2.11" not in f.message for f in r.findings)
+    assert report.result("triton.import").status is Status.WARN
+
+
+def test_a_combination_is_a_root_even_where_cuda_is_missing():
+    """No requirements: on a machine without a driver, transformers refusing this torch is its own root."""
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    assert classes["config.known_combinations"].requires == ()
+
+
+# --------------------------------------------------------------------------- the real probe
+
+from test_gpu_layers import fake_libs  # noqa: E402,F401  fixture: fake libnvidia-ml / libcuda built with gcc
+
+
+def test_real_probe_on_the_stack_venv_reads_metadata_without_importing(stack_python, clean_env):
+    from stackpeel import engine
+
+    report = engine.check(python=stack_python, env=clean_env, only=["config.known_combinations"], plugins=False)
+    r = report.result("config.known_combinations")
+    v = r.facts["versions"]
+    assert v["fla-core"] == "0.6.0" and v["triton"] == "3.9.0" and v["torch"].startswith("2.13.0")
+    assert r.facts["imported"] == []                               # read from metadata, nothing imported
+    assert r.status is Status.PASS and "gpu_cc" not in v          # no GPU on this machine
+
+
+def test_real_probe_on_a_fake_h200_with_triton_360_metadata(stack_python, clean_env, fake_libs, tmp_path):
+    """The probe in a child of the stack interpreter, NVML answering for an H200 (a fake
+    libnvidia-ml on LD_LIBRARY_PATH) and a triton-3.6.0 dist-info first on PYTHONPATH: the
+    metadata and the GPU alone make check call FLA's backward broken; the real Triton 3.9.0 passes."""
+    from stackpeel import engine
+
+    meta = tmp_path / "meta" / "triton-3.6.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n")
+    env = dict(clean_env, LD_LIBRARY_PATH=fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0")
+    bad = engine.check(python=stack_python, env=dict(env, PYTHONPATH=str(meta.parent)),
+                       only=["config.known_combinations"], plugins=False)
+    r = bad.result("config.known_combinations")
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["triton"] == "3.6.0"
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    assert [rc.check_id for rc in bad.diagnosis.blocking] == ["config.known_combinations"]
+    good = engine.check(python=stack_python, env=env, only=["config.known_combinations"], plugins=False)
+    assert good.result("config.known_combinations").status is Status.PASS
 
 
 # --------------------------------------------------------------------------- explain: FLA's own refusal in a log

@@ -19,7 +19,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import combinations as _combinations
-from ..model import Severity, Status
+from ..model import Severity
 from .base import Check
 
 
@@ -36,21 +36,17 @@ class _CallerCwd:
 
 # --------------------------------------------------------------------------- known-bad combinations
 
-def observed_versions(facts: Mapping[str, Any], driver_api: Mapping[str, Any],
-                      torch_cuda: Mapping[str, Any]) -> Dict[str, Any]:
+def observed_versions(facts: Mapping[str, Any]) -> Dict[str, Any]:
     """The versions dict for :func:`stackpeel.combinations.match_combinations` from the
-    metadata probe's facts and what cuda.driver_api / torch.cuda observed."""
+    ``config.versions`` probe's facts (package metadata, torch/version.py, NVML)."""
     versions: Dict[str, Any] = dict(facts.get("dists") or {})
     if "triton" not in versions and versions.get("pytorch-triton"):
         versions["triton"] = versions["pytorch-triton"]
-    ccs = [d.get("cc") for d in driver_api.get("devices") or [] if d.get("cc")]
-    if not ccs:
-        ccs = list(torch_cuda.get("capabilities") or [])
-    versions["gpu_cc"] = ccs
-    versions["driver"] = driver_api.get("kernel_driver_version") or driver_api.get("libcuda_path_version")
-    dv = driver_api.get("driver_version")
+    versions["gpu_cc"] = [g.get("cc") for g in facts.get("gpus") or [] if g.get("cc")]
+    versions["driver"] = facts.get("driver")
+    dv = facts.get("cuda_driver_version")
     versions["cuda_driver"] = f"{dv // 1000}.{(dv % 1000) // 10}" if isinstance(dv, int) and dv > 0 else None
-    versions["cuda"] = torch_cuda.get("cuda") or facts.get("torch_cuda")
+    versions["cuda"] = facts.get("torch_cuda")
     versions["python"] = facts.get("python")
     return versions
 
@@ -76,18 +72,20 @@ class KnownCombinations(Check):
     id = "config.known_combinations"
     title = "No known-bad combination of versions, GPU and driver"
     layer = "config"
-    requires = ("cuda.driver_api", "torch.cuda", "triton.import")
+    # no requirements: a known-bad combination is a root cause whatever else fails (on a
+    # CPU-only box, transformers refusing this torch is no symptom of the missing driver).
+    # The probe reads GPUs and driver through NVML itself.
     probe = "config.versions"
-    probe_needs = ()  # metadata only: start at once; the verdict reads the GPU facts
     timeout = 20.0
     codes = ("known-bad-combination", "fla-triton-hopper-gated-backward")
 
     def evaluate(self, facts, ctx):
-        versions = observed_versions(facts, ctx.dep("cuda.driver_api"), ctx.dep("torch.cuda"))
+        versions = observed_versions(facts)
         matches = _combinations.match_combinations(versions)
-        measured = {cid for cid, st in ctx.dep_status.items() if st in (Status.PASS, Status.WARN, Status.FAIL)}
-        shown = [m for m in matches if not (set(m.combination.covered_by) & measured)]
-        left = [m.id for m in matches if m not in shown]
+        # what torch.cuda and triton.import measure live (driver floors, dropped archs, Triton
+        # pins) is theirs to report: the table keeps those entries for explain
+        shown = [m for m in matches if not m.combination.covered_by]
+        left = [m.id for m in matches if m.combination.covered_by]
         python = ctx.target.get("python") or "python"
         findings = []
         for m in shown:
@@ -103,7 +101,7 @@ class KnownCombinations(Check):
         n = len(_combinations.load())
         if not findings:
             return ctx.ok(f"none of {n} known-bad combinations matches" +
-                          (f" ({', '.join(left)} left to the live checks that measured it)" if left else ""), **keep)
+                          (f" ({', '.join(left)} left to torch.cuda / triton.import, which measure it live)" if left else ""), **keep)
         worst = min(SEVERITY_ORDER.index(m.combination.severity) for m in shown)
         summary = "; ".join(dict.fromkeys(m.combination.breaks for m in shown
                                           if SEVERITY_ORDER.index(m.combination.severity) == worst))

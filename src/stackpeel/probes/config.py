@@ -63,13 +63,40 @@ def versions(inp):
         if v is not None:
             dists[name] = v
     torch_files = common.sibling("toolchain").torch_cuda_from_files()
-    return {
+    facts = {
         "dists": dists,
         "torch_cuda": torch_files.get("cuda"),
         "torch_version_file": torch_files.get("version"),
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
+    facts.update(gpu_facts())
+    # the contract: nothing of the stack was imported to read this
+    facts["imported"] = sorted(m for m in ("torch", "triton", "fla", "transformers", "numpy") if m in sys.modules)
+    return facts
+
+
+def gpu_facts(root="/"):
+    """GPUs' compute capabilities and the driver version through NVML (no CUDA context, no
+    torch), else the kernel module's version from /proc: what the table's GPU and driver
+    conditions need. Never raises."""
+    out = {"gpus": [], "driver": None, "cuda_driver_version": None, "gpu_source": None}
+    gpu = common.sibling("gpu")
+    try:
+        nv = gpu.nvml_facts(root=root)
+    except Exception as exc:  # a broken NVML must not cost the version facts
+        nv = {"error": "%s: %s" % (type(exc).__name__, exc)}
+    if nv.get("devices"):
+        out["gpus"] = [{"name": d.get("name"), "cc": d.get("cc")} for d in nv["devices"] if d.get("cc")]
+        out["gpu_source"] = "NVML"
+    out["driver"] = nv.get("driver_version") or nv.get("kernel_driver_version")
+    out["cuda_driver_version"] = nv.get("cuda_driver_version")
+    if not out["driver"]:
+        try:
+            out["driver"] = gpu.kernel_driver_facts(root).get("driver_version")
+        except Exception:
+            pass
+    return out
 
 
 # --------------------------------------------------------------------------- environment
