@@ -5,6 +5,7 @@ family with real version strings, and `check` on facts recorded on an H200 (torc
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -253,6 +254,64 @@ def test_check_passes_on_a_non_hopper_gpu():
 def test_check_passes_with_tilelang_installed():
     r = h200_report(extra_dists={"tilelang": "0.1.9"}).result("config.known_combinations")
     assert r.status is Status.PASS
+
+
+def _hiding_cuda(stack_python, tmp_path):
+    """A wrapper interpreter that runs the stack Python in a private mount namespace where
+    /usr/local/cuda is an empty directory (the fault comes from outside, nothing is moved)."""
+    import shutil
+    import subprocess
+
+    if not os.path.isdir("/usr/local/cuda"):
+        return stack_python
+    if not shutil.which("unshare") or subprocess.run(
+            ["unshare", "-m", "--propagation", "private", "true"], capture_output=True).returncode != 0:
+        pytest.skip("/usr/local/cuda exists and cannot be hidden here (unshare -m needs root)")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    wrapper = tmp_path / "python-without-cuda"
+    wrapper.write_text(f"#!/bin/sh\nexec unshare -m --propagation private sh -c "
+                       f"'mount --bind {empty} /usr/local/cuda && exec \"$0\" \"$@\"' {stack_python} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def test_tilelang_without_nvcc_is_no_workaround(stack_python, clean_env, fake_libs, tmp_path):
+    """FLA dispatches to TileLang only with a usable nvcc (fla/utils/env.py has_usable_nvcc):
+    a tilelang dist-info with no nvcc anywhere leaves the combination blocking, and says why;
+    an nvcc under CUDA_HOME makes it a workaround."""
+    from stackpeel import engine
+
+    meta = tmp_path / "meta"
+    for name, version in (("triton", "3.6.0"), ("tilelang", "0.1.9")):
+        d = meta / f"{name}-{version}.dist-info"
+        d.mkdir(parents=True)
+        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    env = {k: v for k, v in clean_env.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env.update(LD_LIBRARY_PATH=fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0", PYTHONPATH=str(meta),
+               PATH=os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                    if p and not os.path.exists(os.path.join(p, "nvcc"))))
+    python = _hiding_cuda(stack_python, tmp_path)
+    r = engine.check(python=python, env=env, only=["config.known_combinations"],
+                     plugins=False).result("config.known_combinations")
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"], r.summary
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    assert "tilelang 0.1.9 is installed, but FLA will not use it: no nvcc" in r.findings[0].evidence
+    ok = engine.check(python=python, env=dict(env, CUDA_HOME=str(_fake_cuda_home(tmp_path))),
+                      only=["config.known_combinations"], plugins=False).result("config.known_combinations")
+    assert ok.status is Status.PASS
+    assert engine.check(python=python, env=dict(env, CUDA_HOME=str(_fake_cuda_home(tmp_path)), FLA_TILELANG="0"),
+                        only=["config.known_combinations"], plugins=False).result(
+        "config.known_combinations").status is Status.FAIL
+
+
+def _fake_cuda_home(tmp_path):
+    home = tmp_path / "cuda"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    nvcc = home / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho fake nvcc\n")
+    nvcc.chmod(0o755)
+    return home
 
 
 def test_entries_a_live_check_measures_are_left_to_it():

@@ -48,6 +48,9 @@ def observed_versions(facts: Mapping[str, Any]) -> Dict[str, Any]:
     versions["cuda_driver"] = f"{dv // 1000}.{(dv % 1000) // 10}" if isinstance(dv, int) and dv > 0 else None
     versions["cuda"] = facts.get("torch_cuda")
     versions["python"] = facts.get("python")
+    tl = facts.get("fla_tilelang")
+    if tl and not tl.get("usable"):
+        versions.pop("tilelang", None)  # installed, but FLA will not dispatch to it: no workaround in place
     return versions
 
 
@@ -88,11 +91,15 @@ class KnownCombinations(Check):
         left = [m.id for m in matches if m.combination.covered_by]
         python = ctx.target.get("python") or "python"
         findings = []
+        tl = facts.get("fla_tilelang") or {}
+        unused = (f"tilelang {(facts.get('dists') or {}).get('tilelang')} is installed, but FLA will not use it: "
+                  + "; ".join(tl.get("why_not") or ())) if tl and not tl.get("usable") else ""
         for m in shown:
             e = m.combination
             code = e.code if e.code in self.codes else "known-bad-combination"
             findings.append(ctx.finding(
-                code, severity=Severity(e.severity), combination=e.id, observed=m.describe(),
+                code, severity=Severity(e.severity), evidence=unused if "tilelang" in e.unless else "",
+                combination=e.id, observed=m.describe(),
                 gpu=e.gpu or "this GPU", breaks=e.breaks, consequence_text=e.consequence, fix_text=e.fix,
                 source=e.source, **_commands(e, python)))
         keep = {"versions": {k: v for k, v in versions.items() if v not in (None, [], "")},

@@ -71,9 +71,42 @@ def versions(inp):
         "machine": platform.machine(),
     }
     facts.update(gpu_facts())
+    if "tilelang" in dists:
+        facts["fla_tilelang"] = fla_tilelang_state()
     # the contract: nothing of the stack was imported to read this
     facts["imported"] = sorted(m for m in ("torch", "triton", "fla", "transformers", "numpy") if m in sys.modules)
     return facts
+
+
+def _usable_nvcc(env):
+    """FLA's has_usable_nvcc() (fla/utils/env.py, 0.6.0): CUDA_HOME/CUDA_PATH bin/nvcc, nvcc
+    on PATH, an nvcc in the nvidia-cuda-nvcc wheel, /usr/local/cuda/bin/nvcc."""
+    home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
+    if home is not None and os.path.exists(os.path.join(home, "bin", "nvcc")):
+        return True
+    if shutil.which("nvcc", path=env.get("PATH")):
+        return True
+    try:
+        files = _metadata.files("nvidia-cuda-nvcc") or []
+    except Exception:
+        files = []
+    if any(os.path.basename(str(f)) in ("nvcc", "nvcc.exe") for f in files):
+        return True
+    return os.path.exists("/usr/local/cuda/bin/nvcc")
+
+
+def fla_tilelang_state(env=None):
+    """Would FLA dispatch to its TileLang kernels? (fla/backends.py TileLangBackend.can_use:
+    tilelang importable, a usable nvcc, FLA_TILELANG not '0', dispatch not disabled)."""
+    env = os.environ if env is None else env
+    why = []
+    if env.get("FLA_DISABLE_BACKEND_DISPATCH") == "1":
+        why.append("FLA_DISABLE_BACKEND_DISPATCH=1")
+    if env.get("FLA_TILELANG", "1") == "0":
+        why.append("FLA_TILELANG=0")
+    if not _usable_nvcc(env):
+        why.append("no nvcc where FLA looks (CUDA_HOME/CUDA_PATH, PATH, the nvidia-cuda-nvcc wheel, /usr/local/cuda)")
+    return {"usable": not why, "why_not": why}
 
 
 def gpu_facts(root="/"):
