@@ -128,26 +128,26 @@ def test_triton_paths_that_exist_but_cannot_serve(stack_python, clean_env, tmp_p
 def test_cc_naming_no_program_is_the_root_of_the_compiler_failure(stack_python, clean_env):
     env = dict(clean_env, CC="/nonexistent/gcc")
     report, res = run(stack_python, env, "toolchain.c_compiler")
-    r = res["config.environment"]
+    r = res["config.compiler_environment"]
     assert codes(r) == ["env-path-unusable"]
     assert r.findings[0].message.startswith("CC=/nonexistent/gcc does not exist. Triton runs CC")
     assert res["toolchain.c_compiler"].status is Status.FAIL     # Triton's lookup trusts CC
     assert [(rc.check_id, [s.check_id for s in rc.symptoms]) for rc in report.diagnosis.blocking] == \
-        [("config.environment", ["toolchain.c_compiler"])]
+        [("config.compiler_environment", ["toolchain.c_compiler"])]
 
 
 def test_build_and_allocator_variables_parsed_as_torch_parses_them(stack_python, clean_env, tmp_path):
     env = dict(clean_env, TORCH_CUDA_ARCH_LIST="8.0,8.6", PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True,foo:1",
                CUDA_HOME=str(tmp_path), LD_LIBRARY_PATH="/nonexistent/lib64:" + str(tmp_path),
                LD_PRELOAD="/nonexistent/libjemalloc.so", NVIDIA_VISIBLE_DEVICES="void", CUDA_LAUNCH_BLOCKING="1")
-    _, res = run(stack_python, env, "config.environment")
+    _, res = run(stack_python, env, "config.environment", "config.cuda_home_environment")
     r = res["config.environment"]
+    assert "has no executable bin/nvcc" in res["config.cuda_home_environment"].findings[0].message
     found = {}
     for f in r.findings:
         found.setdefault(f.code, []).append(f)
     assert "torch rejects '8.0,8.6'" in found["env-torch-cuda-arch-list-invalid"][0].message
     assert "unknown key 'foo'" in found["env-alloc-conf-invalid"][0].message
-    assert "has no executable bin/nvcc" in found["env-path-unusable"][0].message
     missing = {f.message.split(" ", 1)[0]: f for f in found["env-library-path-missing"]}
     assert missing["LD_LIBRARY_PATH"].severity is Severity.INFO and "/nonexistent/lib64" in missing["LD_LIBRARY_PATH"].message
     assert str(tmp_path) not in missing["LD_LIBRARY_PATH"].message
@@ -179,8 +179,10 @@ def test_alloc_conf_entries(value, n):
 def test_nothing_set_passes(stack_python, clean_env):
     env = {k: v for k, v in clean_env.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CXX",
                                                            "NCCL_DEBUG", "CUDA_LAUNCH_BLOCKING")}
-    _, res = run(stack_python, env, "config.environment", "config.triton_environment", "config.nccl_environment")
-    for cid in ("config.environment", "config.triton_environment", "config.nccl_environment"):
+    ids = ("config.environment", "config.compiler_environment", "config.cuda_home_environment",
+           "config.triton_environment", "config.nccl_environment")
+    _, res = run(stack_python, env, *ids)
+    for cid in ids:
         assert res[cid].status is Status.PASS, (cid, [f.message for f in res[cid].findings])
 
 
@@ -260,3 +262,21 @@ def test_probes_run_on_other_pythons(other_python, clean_env, probe, tmp_path):
         assert answer.facts["set"]["NCCL_SOCKET_IFNAME"] == "nonexistent0"
     if probe == "config.module_origins":
         assert answer.facts["cwd"] == str(tmp_path)
+
+
+def test_only_the_checks_that_read_a_variable_nest_under_it():
+    """A bad TORCH_CUDA_ARCH_LIST (config.environment) does not explain a missing compiler, and a
+    bad CC (config.compiler_environment) does not explain a failing NCCL all-reduce."""
+    classes = {c.id: c for c in registry.load(plugins=False)}
+
+    def res(cid, status):
+        c = classes[cid]
+        return CheckResult(id=cid, title=c.title, layer=c.layer, status=status, summary="", requires=c.requires)
+
+    d = diagnose([res("config.environment", Status.FAIL), res("config.compiler_environment", Status.PASS),
+                  res("toolchain.c_compiler", Status.FAIL)], registry.LAYERS)
+    assert sorted(r.check_id for r in d.blocking) == ["config.environment", "toolchain.c_compiler"]
+    d = diagnose([res("config.compiler_environment", Status.FAIL), res("config.nccl_environment", Status.PASS),
+                  res("torch.cuda", Status.PASS), res("multi_gpu.shm", Status.PASS), res("multi_gpu.p2p", Status.PASS),
+                  res("multi_gpu.nccl", Status.FAIL)], registry.LAYERS)
+    assert sorted(r.check_id for r in d.blocking) == ["config.compiler_environment", "multi_gpu.nccl"]

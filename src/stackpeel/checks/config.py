@@ -307,23 +307,58 @@ def _path_findings(ctx, facts: Mapping[str, Any], names: Sequence[str]):
     return out
 
 
-class Environment(Check):
-    """Variables that steer builds, the loader and torch: CC / CXX (a program that exists),
-    CUDA_HOME / CUDA_PATH (a toolkit with nvcc), LD_LIBRARY_PATH / LD_PRELOAD (entries that
-    exist), TORCH_CUDA_ARCH_LIST and PYTORCH_CUDA_ALLOC_CONF (parsed as torch parses them),
-    NVIDIA_VISIBLE_DEVICES, and debugging switches such as CUDA_LAUNCH_BLOCKING."""
+class CompilerEnvironment(Check):
+    """CC and CXX name a program that exists and runs (Triton runs CC as one program name, and
+    takes it over gcc and clang on PATH). toolchain.c_compiler nests under this check."""
 
-    id = "config.environment"
-    title = "Environment variables for builds, the loader and torch"
+    id = "config.compiler_environment"
+    title = "CC and CXX name usable compilers"
     layer = "config"
     probe = "config.environment"
     timeout = 10.0
-    codes = ("env-path-unusable", "env-library-path-missing", "env-torch-cuda-arch-list-invalid",
-             "env-alloc-conf-invalid", "env-nvidia-visible-devices-none", "env-switch-set")
+    codes = ("env-path-unusable",)
+
+    def evaluate(self, facts, ctx):
+        names = ("CC", "CXX")
+        checked = [v for v in names if v in (facts.get("set") or {})]
+        return _verdict(ctx, _path_findings(ctx, facts, names), checked, {"checked": checked})
+
+
+class CudaHomeEnvironment(Check):
+    """CUDA_HOME / CUDA_PATH name a CUDA toolkit with an executable bin/nvcc (torch's
+    cpp_extension takes them as given). toolchain.nvcc nests under this check."""
+
+    id = "config.cuda_home_environment"
+    title = "CUDA_HOME and CUDA_PATH name a CUDA toolkit"
+    layer = "config"
+    probe = "config.environment"
+    timeout = 10.0
+    codes = ("env-path-unusable",)
+
+    def evaluate(self, facts, ctx):
+        names = ("CUDA_HOME", "CUDA_PATH")
+        checked = [v for v in names if v in (facts.get("set") or {})]
+        return _verdict(ctx, _path_findings(ctx, facts, names), checked, {"checked": checked})
+
+
+class Environment(Check):
+    """Variables that steer the loader, extension builds and torch: LD_LIBRARY_PATH /
+    LD_PRELOAD (entries that exist), TORCH_CUDA_ARCH_LIST and PYTORCH_CUDA_ALLOC_CONF (parsed as
+    torch parses them), NVIDIA_VISIBLE_DEVICES, and debugging switches such as
+    CUDA_LAUNCH_BLOCKING. (CC/CXX, CUDA_HOME and the Triton and NCCL variables have checks of
+    their own, so that only the checks reading a variable nest under it.)"""
+
+    id = "config.environment"
+    title = "Environment variables for the loader, extension builds and torch"
+    layer = "config"
+    probe = "config.environment"
+    timeout = 10.0
+    codes = ("env-library-path-missing", "env-torch-cuda-arch-list-invalid", "env-alloc-conf-invalid",
+             "env-nvidia-visible-devices-none", "env-switch-set")
 
     def evaluate(self, facts, ctx):
         env = facts.get("set") or {}
-        findings = _path_findings(ctx, facts, ("CC", "CXX", "CUDA_HOME", "CUDA_PATH"))
+        findings = []
         for var, entries in (facts.get("lists") or {}).items():
             missing = [e["entry"] for e in entries if e.get("exists") is False and e.get("entry")]
             if missing:
@@ -348,8 +383,7 @@ class Environment(Check):
             findings.append(("NVIDIA_VISIBLE_DEVICES", ctx.finding("env-nvidia-visible-devices-none", value=nvd)))
         findings += _switch_findings(ctx, env, ("CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA",
                                                 "PYTORCH_NO_CUDA_MEMORY_CACHING"))
-        checked = [v for v in ("CC", "CXX", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD",
-                               "TORCH_CUDA_ARCH_LIST", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+        checked = [v for v in ("LD_LIBRARY_PATH", "LD_PRELOAD", "TORCH_CUDA_ARCH_LIST", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
                                "NVIDIA_VISIBLE_DEVICES") if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked})
 

@@ -40,7 +40,7 @@ class CCompiler(Check):
     title = "C compiler that Triton will use"
     layer = "toolchain"
     codes = ("no-c-compiler", "c-compiler-broken")
-    requires = ("config.environment",)  # a CC that names nothing is the variable's fault
+    requires = ("config.compiler_environment",)  # a CC that names nothing is the variable's fault
     probe_needs = ()
     probe = "toolchain.c_compiler"
     timeout = 30.0
@@ -493,7 +493,7 @@ class Nvcc(Check):
     title = "nvcc for CUDA extension builds"
     layer = "toolchain"
     codes = ("nvcc-missing", "nvcc-torch-cuda-mismatch")
-    requires = ("torch.cuda", "config.environment")
+    requires = ("torch.cuda", "config.cuda_home_environment")
     probe = "toolchain.nvcc"
     probe_needs = ()  # torch's CUDA version only matters to the verdict
     timeout = 45.0
