@@ -388,3 +388,50 @@ def test_explain_names_the_combination_from_flas_refusal(tmp_path, line):
                        text=True, timeout=120)
     assert "Root cause: fla-triton-hopper-gated-backward" in p.stdout, p.stdout + p.stderr
     assert "Triton 3.7.1 or newer" in p.stdout and "tilelang" in p.stdout
+
+
+# --------------------------------------------------------------------------- versions a log prints
+
+COLLECT_ENV = """\
+PyTorch version: 2.11.0+cu130
+Is debug build: False
+CUDA used to build PyTorch: 13.0
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 24.04.3 LTS (x86_64)
+Python version: 3.12.3 (main, Nov  6 2025, 13:44:16) [GCC 13.3.0] (64-bit runtime)
+Is CUDA available: True
+GPU models and configuration: GPU 0: NVIDIA H200
+Nvidia driver version: 580.159.04
+
+Versions of relevant libraries:
+[pip3] numpy==2.3.5
+[pip3] torch==2.11.0+cu130
+[pip3] triton==3.6.0
+"""
+
+
+def test_versions_from_collect_env_and_pip_list():
+    text = COLLECT_ENV + "fla-core                 0.6.0\nflash-linear-attention   0.6.0\n"
+    v = combos.versions_from_text(text)
+    assert v == {"torch": "2.11.0+cu130", "cuda": "13.0", "python": "3.12.3", "driver": "580.159.04",
+                 "triton": "3.6.0", "numpy": "2.3.5", "fla-core": "0.6.0", "flash-linear-attention": "0.6.0",
+                 "gpu_cc": ["9.0"]}
+    assert [m.id for m in combos.match_combinations(v)] == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+
+
+def test_versions_from_an_nvidia_smi_header_and_prose():
+    v = combos.versions_from_text(
+        "| NVIDIA-SMI 570.124.06   Driver Version: 570.124.06   CUDA Version: 12.8 |\n"
+        "|   0  NVIDIA GeForce RTX 5090   Off |\n"
+        "I run torch 2 times a day with 4 GPUs; triton.__version__ = '3.2.0'\n")
+    assert v == {"driver": "570.124.06", "cuda_driver": "12.8", "triton": "3.2.0", "gpu_cc": ["12.0"]}
+    assert "triton-below-3.3-blackwell" in [m.id for m in combos.match_combinations(v)]
+
+
+def test_partial_matches_need_the_packages_and_say_what_is_unknown():
+    v = combos.versions_from_text("[pip3] triton==3.6.0\nfla-core 0.6.0\n")
+    partial = {m.id: m for m in combos.match_combinations(v, partial=True)}
+    fla = partial["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert fla.missing == ("gpu_cc",) and fla.strength == pytest.approx(2 / 3)
+    assert not any(i.startswith("xformers") for i in partial)    # packages the text never names

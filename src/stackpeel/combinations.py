@@ -5,7 +5,7 @@ entry holds a condition over observed versions, the finding code the combination
 what it breaks, its severity, fix and source. :func:`match_combinations` evaluates every
 entry against a dict of observed versions, without importing anything: ``check`` feeds it
 the versions its probes read from package metadata and the GPUs the driver reported;
-``explain`` feeds it the versions a log prints.
+``explain`` feeds it the versions a log prints (:func:`versions_from_text`).
 
 Version specifiers are parsed here with the standard library (no ``packaging``):
 comma-separated clauses ``==``, ``!=``, ``>=``, ``<=``, ``>``, ``<``, ``~=``, with ``==X.*``
@@ -219,6 +219,12 @@ class Match:
     def code(self) -> str:
         return self.combination.code
 
+    @property
+    def strength(self) -> float:
+        """Share of the condition's keys that were observed (1.0 for a full match)."""
+        total = len(self.combination.when)
+        return (total - len(self.missing)) / total if total else 0.0
+
     def describe(self) -> str:
         """'fla-core 0.6.0, triton 3.6.0, GPU compute capability 9.0'."""
         parts = []
@@ -321,8 +327,9 @@ def match_combinations(versions: Mapping[str, Any], entries: Optional[Sequence[C
     ``driver`` (NVIDIA driver, '580.159.04'), ``cuda`` (CUDA runtime torch was built with,
     '13.0'), ``cuda_driver`` (the driver's CUDA version, '13.0') and ``python`` ('3.12.3').
     A key that is absent or None is unknown: the entry does not match, unless ``partial``
-    is true, in which case an entry whose known keys all hold is returned with the unknown
-    keys in ``missing`` (useful for a log that prints only some versions).
+    is true, in which case an entry whose distributions are all known and hold, and whose
+    GPU/driver/CUDA/Python keys hold where known, is returned with the unknown keys in
+    ``missing`` (for a log that prints only some versions).
     An entry's ``unless`` condition, when every key of it holds, suppresses it.
     """
     vs = normalize_versions(versions)
@@ -333,6 +340,9 @@ def match_combinations(versions: Mapping[str, Any], entries: Optional[Sequence[C
         ok = True
         for key, spec in entry.when.items():
             if not _observed_values(vs, key):
+                if key not in SPECIAL_KEYS:  # the entry is about a package the text never names
+                    ok = False
+                    break
                 missing.append(key)
                 continue
             hit = _holds(key, spec, vs)
@@ -354,4 +364,64 @@ def entries_by_code(entries: Optional[Iterable[Combination]] = None) -> Dict[str
     out: Dict[str, List[Combination]] = {}
     for e in load() if entries is None else entries:
         out.setdefault(e.code, []).append(e)
+    return out
+
+
+# --------------------------------------------------------------------------- versions a log prints
+
+#: distributions whose versions logs print, with the spellings they appear under
+_LOG_DISTS = (
+    ("torch", r"torch|pytorch"), ("triton", r"triton|pytorch-triton"), ("fla-core", r"fla-core|fla_core"),
+    ("flash-linear-attention", r"flash-linear-attention|flash_linear_attention"), ("transformers", r"transformers"),
+    ("causal-conv1d", r"causal-conv1d|causal_conv1d"), ("mamba-ssm", r"mamba-ssm|mamba_ssm"),
+    ("flash-attn", r"flash-attn|flash_attn"), ("xformers", r"xformers"), ("bitsandbytes", r"bitsandbytes"),
+    ("numpy", r"numpy"), ("tilelang", r"tilelang"), ("vllm", r"vllm"),
+)
+_VER = r"v?(\d+\.\d+(?:\.\d+)*(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[A-Za-z0-9.]+)?)"
+_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__)?\s*(?:==|=|:|\s)\s*['\"]?" + _VER +
+                               r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
+_LOG_KEYS = (
+    ("torch", re.compile(r"PyTorch version:\s*" + _VER)),
+    ("cuda", re.compile(r"CUDA used to build PyTorch:\s*(\d+\.\d+)")),
+    ("cuda", re.compile(r"torch\.version\.cuda\s*[=:]\s*['\"]?(\d+\.\d+)")),
+    ("driver", re.compile(r"(?:Nvidia driver version|Driver Version):\s*(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)),
+    ("cuda_driver", re.compile(r"\bCUDA Version:\s*(\d+\.\d+)")),
+    ("python", re.compile(r"Python version:\s*(3\.\d+\.\d+)")),
+)
+#: GPU model names as logs print them -> compute capability (NVIDIA's CUDA GPUs list)
+GPU_CC = (
+    (r"GB10\b", "12.1"), (r"RTX (?:PRO )?50\d0|RTX PRO \d{4} Blackwell|RTX 50", "12.0"),
+    (r"\bB300|GB300", "10.3"), (r"\bB200|GB200|\bB100", "10.0"),
+    (r"\bH100|\bH200|\bH800|\bH20\b|GH200", "9.0"),
+    (r"\bL40S?\b|\bL4\b|\bL20\b|RTX 40\d0|RTX \d000 Ada|RTX 6000 Ada", "8.9"),
+    (r"\bA100|\bA800|\bA30\b", "8.0"),
+    (r"\bA10G?\b|\bA40\b|\bA16\b|\bA2\b|RTX 30\d0|RTX A\d000", "8.6"),
+    (r"\bT4\b|RTX 20\d0|GTX 16\d0|TITAN RTX|Quadro RTX", "7.5"),
+    (r"V100|TITAN V\b", "7.0"),
+    (r"P100", "6.0"), (r"P40\b|P4\b|GTX 10\d0|TITAN Xp", "6.1"),
+    (r"\bM40\b|GTX 9\d0|TITAN X\b", "5.2"),
+)
+_GPU_RES = [(re.compile(p), cc) for p, cc in GPU_CC]
+
+
+def versions_from_text(text: str) -> Dict[str, Any]:
+    """The versions a log prints, as a dict for :func:`match_combinations` (``partial=True``):
+    ``pip list``/``pip freeze`` lines, ``python -m torch.utils.collect_env`` fields, the
+    nvidia-smi header, ``X.__version__`` prints, and GPU model names mapped to their compute
+    capability. The first value seen for a key wins."""
+    out: Dict[str, Any] = {}
+    for key, rx in _LOG_KEYS:
+        m = rx.search(text)
+        if m and key not in out:
+            out[key] = m.group(1)
+    for name, rx in _DIST_RES:
+        m = rx.search(text)
+        if m and name not in out:
+            out[name] = m.group(1)
+    ccs: List[str] = []
+    for rx, cc in _GPU_RES:
+        if rx.search(text) and cc not in ccs:
+            ccs.append(cc)
+    if ccs:
+        out["gpu_cc"] = ccs
     return out
