@@ -429,7 +429,8 @@ class NcclEnvironment(Check):
         names = list(ifaces or {})
         findings = []
         value = env.get("NCCL_SOCKET_IFNAME")
-        if value is not None and ifaces is not None and not ifname_matches(value, names):
+        # an empty value reads as unset (NCCL's getenv helpers skip empty strings)
+        if value and value.strip() and ifaces is not None and not ifname_matches(value, names):
             findings.append(("NCCL_SOCKET_IFNAME", ctx.finding(
                 "env-nccl-socket-ifname-no-match", var="NCCL_SOCKET_IFNAME", value=value, interfaces=_shown(ifaces))))
         value = env.get("GLOO_SOCKET_IFNAME")
