@@ -429,7 +429,7 @@ class NcclEnvironment(Check):
         names = list(ifaces or {})
         findings = []
         value = env.get("NCCL_SOCKET_IFNAME")
-        # an empty value reads as unset (NCCL's getenv helpers skip empty strings)
+        # an empty value is not judged: how NCCL reads it is not established here
         if value and value.strip() and ifaces is not None and not ifname_matches(value, names):
             findings.append(("NCCL_SOCKET_IFNAME", ctx.finding(
                 "env-nccl-socket-ifname-no-match", var="NCCL_SOCKET_IFNAME", value=value, interfaces=_shown(ifaces))))
