@@ -96,12 +96,13 @@ class KnownCombinations(Check):
                   + "; ".join(tl.get("why_not") or ())) if tl and not tl.get("usable") else ""
         for m in shown:
             e = m.combination
-            code = e.code if e.code in self.codes else "known-bad-combination"
-            findings.append(ctx.finding(
-                code, severity=Severity(e.severity), evidence=unused if "tilelang" in e.unless else "",
-                combination=e.id, observed=m.describe(),
-                gpu=e.gpu or "this GPU", breaks=e.breaks, consequence_text=e.consequence, fix_text=e.fix,
-                source=e.source, **_commands(e, python)))
+            words = dict(severity=Severity(e.severity), evidence=unused if "tilelang" in e.unless else "",
+                         combination=e.id, observed=m.describe(), gpu=e.gpu or "this GPU", breaks=e.breaks,
+                         consequence_text=e.consequence, fix_text=e.fix, source=e.source, **_commands(e, python))
+            if e.code == "fla-triton-hopper-gated-backward":
+                findings.append(ctx.finding("fla-triton-hopper-gated-backward", **words))
+            else:
+                findings.append(ctx.finding("known-bad-combination", **words))
         keep = {"versions": {k: v for k, v in versions.items() if v not in (None, [], "")},
                 "matched": [m.id for m in matches], "left_to_live_checks": left,
                 "table_version": _combinations.data_version()}
@@ -247,7 +248,8 @@ SWITCHES = {
 _OFF = ("", "0", "false", "False", "no", "off")
 
 
-def _switch_findings(ctx, env: Mapping[str, str], names: Sequence[str]):
+def _switch_findings(make, env: Mapping[str, str], names: Sequence[str]):
+    """(var, finding) for each switch that is set; ``make(**words)`` builds the env-switch-set finding."""
     out = []
     for var in names:
         value = env.get(var)
@@ -256,12 +258,13 @@ def _switch_findings(ctx, env: Mapping[str, str], names: Sequence[str]):
         severity = None
         if var in ("TRITON_INTERPRET", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING") and value not in _OFF:
             severity = Severity.DEGRADED  # slows every run a lot
-        out.append((var, ctx.finding("env-switch-set", variant=SWITCHES[var], severity=severity, var=var,
-                                     value=value)))
+        out.append((var, make(variant=SWITCHES[var], severity=severity, var=var, value=value)))
     return out
 
 
-def _path_findings(ctx, facts: Mapping[str, Any], names: Sequence[str]):
+def _path_findings(make, facts: Mapping[str, Any], names: Sequence[str]):
+    """(var, finding) for each variable naming an unusable path; ``make(**words)`` builds the
+    env-path-unusable finding."""
     out = []
     env = facts.get("set") or {}
     paths = facts.get("paths") or {}
@@ -302,8 +305,7 @@ def _path_findings(ctx, facts: Mapping[str, Any], names: Sequence[str]):
                     problem = "has no executable bin/nvcc"
         if problem:
             severity = Severity.DEGRADED if var in ("TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH") else None
-            out.append((var, ctx.finding("env-path-unusable", variant=_VARIANT(var), severity=severity, var=var,
-                                         value=value, problem=problem)))
+            out.append((var, make(variant=_VARIANT(var), severity=severity, var=var, value=value, problem=problem)))
     return out
 
 
@@ -321,7 +323,8 @@ class CompilerEnvironment(Check):
     def evaluate(self, facts, ctx):
         names = ("CC", "CXX")
         checked = [v for v in names if v in (facts.get("set") or {})]
-        return _verdict(ctx, _path_findings(ctx, facts, names), checked, {"checked": checked})
+        pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
+        return _verdict(ctx, pairs, checked, {"checked": checked})
 
 
 class CudaHomeEnvironment(Check):
@@ -338,7 +341,8 @@ class CudaHomeEnvironment(Check):
     def evaluate(self, facts, ctx):
         names = ("CUDA_HOME", "CUDA_PATH")
         checked = [v for v in names if v in (facts.get("set") or {})]
-        return _verdict(ctx, _path_findings(ctx, facts, names), checked, {"checked": checked})
+        pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
+        return _verdict(ctx, pairs, checked, {"checked": checked})
 
 
 class Environment(Check):
@@ -381,8 +385,8 @@ class Environment(Check):
         nvd = env.get("NVIDIA_VISIBLE_DEVICES")
         if nvd is not None and nvd.strip().lower() in ("", "void", "none"):
             findings.append(("NVIDIA_VISIBLE_DEVICES", ctx.finding("env-nvidia-visible-devices-none", value=nvd)))
-        findings += _switch_findings(ctx, env, ("CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA",
-                                                "PYTORCH_NO_CUDA_MEMORY_CACHING"))
+        findings += _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env,
+                                     ("CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "PYTORCH_NO_CUDA_MEMORY_CACHING"))
         checked = [v for v in ("LD_LIBRARY_PATH", "LD_PRELOAD", "TORCH_CUDA_ARCH_LIST", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
                                "NVIDIA_VISIBLE_DEVICES") if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked})
@@ -405,7 +409,8 @@ class TritonEnvironment(Check):
         env = facts.get("set") or {}
         names = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH", "TRITON_CACHE_DIR",
                  "TRITON_HOME", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH")
-        findings = _path_findings(ctx, facts, names) + _switch_findings(ctx, env, ("TRITON_INTERPRET",))
+        findings = (_path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names) +
+                    _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env, ("TRITON_INTERPRET",)))
         checked = [v for v in names + ("TRITON_INTERPRET",) if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked})
 
@@ -448,7 +453,7 @@ class NcclEnvironment(Check):
                     "env-nccl-ib-hca-no-match", value=value,
                     hcas=", ".join(hcas) if hcas else "no /sys/class/infiniband devices")))
         switches = [v for v in SWITCHES if v.startswith("NCCL_")]
-        findings += _switch_findings(ctx, env, switches)
+        findings += _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env, switches)
         checked = [v for v in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA"] + switches if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked, "interfaces": names})
 
