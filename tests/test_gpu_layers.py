@@ -675,7 +675,8 @@ def test_cuinit_999_without_uvm_node(tmp_path, fake_libs, clean_env):
 def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_libs, clean_env, stack_python):
     root = make_tree(tmp_path / "root", gpus=2)
     env = fake_env(clean_env, fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0;NVIDIA H200:9.0", CUDA_VISIBLE_DEVICES="")
-    report = run_fake(root, env, python=stack_python, extra=[torch_checks.TorchCuda])
+    from stackpeel.checks.config import ModuleOrigins  # torch.cuda requires it (a stray torch.py)
+    report = run_fake(root, env, python=stack_python, extra=[ModuleOrigins, torch_checks.TorchCuda])
     assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"])]
     assert set(symptoms(report, "gpu.visible_devices")) == {"cuda.driver_api", "torch.cuda"}
     assert report.result("cuda.driver_api").facts["init_error"]["name"] == "CUDA_ERROR_NO_DEVICE"
@@ -760,6 +761,6 @@ def test_checks_declare_the_contract():
         "gpu.kernel_driver": (), "gpu.device_nodes": ("gpu.kernel_driver",), "gpu.nvml": ("gpu.device_nodes",),
         "gpu.visible_devices": ("gpu.nvml",), "gpu.nvlink_fabric": ("gpu.nvml",),
         "cuda.driver_api": ("gpu.visible_devices", "gpu.nvlink_fabric"),
-        "torch.cuda": ("cuda.driver_api",),
+        "torch.cuda": ("cuda.driver_api", "config.module_origins"),
     }
     assert issubclass(torch_checks.TorchCuda, Check)

@@ -16,10 +16,11 @@ from . import knowledge as _knowledge
 from .checks.base import Check
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
-LAYERS = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYERS = ("system", "config", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
 
 BUILTIN_MODULES = (
     "stackpeel.checks.system",
+    "stackpeel.checks.config",
     "stackpeel.checks.gpu",
     "stackpeel.checks.cuda",
     "stackpeel.checks.torch_layer",

@@ -32,9 +32,9 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
     by_id = {c.id: c for c in pool}
     recorded = {r.id: r for r in report.results}
     done: Dict[str, CheckResult] = {}
-    for cls in registry.validate(pool):  # all of today's checks: a requirement added since may be absent
-        if cls.id not in recorded:
-            continue
+    # today's dependency order, restricted to what the report holds (a requirement added since
+    # the report was made is simply absent: its facts read as {})
+    for cls in [c for c in registry.validate(pool) if c.id in recorded]:
         old = recorded[cls.id]
         if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None:
             done[cls.id] = old

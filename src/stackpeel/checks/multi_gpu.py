@@ -368,7 +368,7 @@ class AllReduce(Check):
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
     facts = _facts.MultiGpuNcclFacts
-    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p")
+    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"
     timeout = 200.0

@@ -42,6 +42,8 @@ class CCompiler(Check):
     layer = "toolchain"
     codes = ("no-c-compiler", "c-compiler-broken")
     facts = _facts.ToolchainCCompilerFacts
+    requires = ("config.compiler_environment",)  # a CC that names nothing is the variable's fault
+    probe_needs = ()
     probe = "toolchain.c_compiler"
     timeout = 30.0
 
@@ -207,7 +209,7 @@ class LibcudaDiscovery(Check):
     layer = "toolchain"
     codes = ("libcuda-not-in-ldconfig", "ldconfig-missing", "triton-libcuda-path-wrong")
     facts = _facts.ToolchainLibcudaDiscoveryFacts
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.triton_environment")
     probe = "toolchain.libcuda_discovery"
     timeout = 30.0
 
@@ -283,7 +285,7 @@ class Ptxas(Check):
     layer = "toolchain"
     codes = ("ptxas-unusable", "ptxas-arch-unsupported", "ptxas-newer-than-driver")
     facts = _facts.ToolchainPtxasFacts
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.triton_environment")
     probe = "toolchain.ptxas"
     timeout = 120.0
 
@@ -366,6 +368,8 @@ class TritonCache(Check):
     layer = "toolchain"
     codes = ("triton-cache-unusable", "file-command-missing")
     facts = _facts.ToolchainTritonCacheFacts
+    requires = ("config.triton_environment",)  # TRITON_CACHE_DIR / TRITON_HOME
+    probe_needs = ()
     probe = "toolchain.triton_cache"
     timeout = 30.0
 
@@ -422,7 +426,7 @@ class Nvcc(Check):
     layer = "toolchain"
     codes = ("nvcc-missing", "nvcc-torch-cuda-mismatch")
     facts = _facts.ToolchainNvccFacts
-    requires = ("torch.cuda",)
+    requires = ("torch.cuda", "config.cuda_home_environment")
     probe = "toolchain.nvcc"
     probe_needs = ()  # torch's CUDA version only matters to the verdict
     timeout = 45.0

@@ -122,7 +122,7 @@ class TorchCuda(Check):
         "torch-gpu-op-failed",
     )
     facts = _facts.TorchCudaFacts
-    requires = ("cuda.driver_api",)
+    requires = ("cuda.driver_api", "config.module_origins")
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0

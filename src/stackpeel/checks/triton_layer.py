@@ -73,7 +73,7 @@ class TritonImport(Check):
     layer = "triton"
     codes = ("triton-not-installed", "triton-import-failed", "triton-torch-version-mismatch")
     facts = _facts.TritonImportFacts
-    requires = ("torch.cuda",)
+    requires = ("torch.cuda", "config.module_origins")
     probe = "triton_layer.import_facts"
     probe_needs = ()  # torch.cuda only informs the verdict; importing Triton needs nothing
     timeout = 60.0

@@ -30,11 +30,13 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
         _toml = None
 
 #: Layers from the bottom of the stack to the top: the order of files, docs and ``stackpeel list``.
-LAYERS: Tuple[str, ...] = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYERS: Tuple[str, ...] = ("system", "config", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
 KINDS = ("root", "symptom")
 #: the file of codes that no check emits
 EXPLAIN_ONLY = "explain_only"
 KB_DIR = Path(__file__).parent
+#: data files beside the codes, read by their own modules (combinations.toml: stackpeel.combinations)
+DATA_FILES = ("combinations.toml",)
 
 
 class KnowledgeError(ValueError):
@@ -369,7 +371,7 @@ def _file_order(path: Path) -> Tuple[int, str]:
 
 def default_files() -> List[Path]:
     """The bundled ``knowledge/*.toml`` files, lower layers first, ``explain_only.toml`` last."""
-    return sorted(KB_DIR.glob("*.toml"), key=_file_order)
+    return sorted((p for p in KB_DIR.glob("*.toml") if p.name not in DATA_FILES), key=_file_order)
 
 
 def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]]) -> KnowledgeBase:

@@ -1,0 +1,437 @@
+"""Known-bad combinations: the stdlib version matcher, the data file, one test per entry
+family with real version strings, and `check` on facts recorded on an H200 (torch
+2.11.0+cu130, Triton 3.6.0, FLA 0.6.0), re-diagnosed through today's checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from stackpeel import combinations as combos
+from stackpeel import knowledge, registry
+from stackpeel.model import CheckResult, Diagnosis, Report, Severity, Status
+from stackpeel.render import render
+from stackpeel.replay import rediagnose
+
+DATA = Path(__file__).parent / "data"
+S = combos.parse_specifier
+
+
+# --------------------------------------------------------------------------- versions and specifiers
+
+@pytest.mark.parametrize("spec, version, holds", [
+    (">=3.4.0,<3.7.1", "3.6.0", True),
+    (">=3.4.0,<3.7.1", "3.7.1", False),
+    (">=3.4.0,<3.7.1", "3.7.1rc1", True),       # as fla's packaging.Version comparison sees it
+    (">=3.4.0,<3.7.1", "3.4.0", True),
+    (">=3.4.0,<3.7.1", "3.3.1", False),
+    ("==2.11.0", "2.11.0+cu130", True),          # a local label is ignored unless named
+    ("==2.11.0+cu130", "2.11.0+cu128", False),
+    ("==2.11.*", "2.11.0+cu130", True),
+    ("==2.5.*", "2.6.0", False),
+    ("!=2.5.1", "2.5.1+cu124", False),
+    ("!=2.5.1", "2.5.0", True),
+    (">=0.5.2", "0.6.0.dev0", True),
+    (">=0.6.0", "0.6.0.dev0", False),            # a dev release sorts before its final
+    ("<0.5.0", "0.4.2", True),
+    ("~=0.5.2", "0.5.9", True),
+    ("~=0.5.2", "0.6.0", False),
+    ("==0.0.28.post3", "0.0.28.post3", True),
+    ("==0.0.28.post3", "0.0.28.post2", False),
+    (">0.0.28", "0.0.28.post1", True),
+    ("<525.60.13", "525.60.11", True),
+    ("<580.65.06", "580.159.04", False),
+    ("<570", "565.57.01", True),
+    (">=9.0,<10.0", "9.0", True),
+    (">=9.0,<10.0", "12.0", False),
+    ("==10.3", "10.3", True),
+    ("*", "1.0", True),
+    (">=2.0", "not a version", False),
+])
+def test_specifiers_with_real_version_strings(spec, version, holds):
+    assert S(spec).contains(version) is holds
+
+
+@pytest.mark.parametrize("bad", [">=", "=>1.0", ">=1.0,,<2", "~=1", ">=1.*", "banana"])
+def test_malformed_specifiers_are_refused(bad):
+    with pytest.raises(combos.SpecifierError):
+        S(bad)
+
+
+def test_version_ordering_follows_pep_440():
+    order = ["1.0.dev0", "1.0a1", "1.0b2", "1.0rc1", "1.0", "1.0.post1", "1.1"]
+    keys = [combos.parse_version(v).key(3) for v in order]
+    assert keys == sorted(keys)
+    assert combos.parse_version("2.11.0+cu130").local == "cu130"
+
+
+# --------------------------------------------------------------------------- the data file
+
+def test_data_file_entries_are_complete_and_sourced():
+    entries = combos.load()
+    assert len(entries) >= 30
+    kb = knowledge.load()
+    config_codes = {c for cls in registry.load() if cls.id == "config.known_combinations" for c in cls.codes}
+    for e in entries:
+        assert e.code in config_codes, e.id
+        assert all(c in kb.codes for c in e.explains), e.id
+        assert len(e.source) > 20 and len(e.fix) > 15 and len(e.breaks) > 10, e.id
+        assert e.when, e.id
+        assert all(m == "pip" for m, _ in e.commands), e.id
+        assert all(link.startswith("https://") for link in e.links), e.id
+        assert all(c in {cls.id for cls in registry.load()} for c in e.covered_by), e.id
+    assert combos.data_version() >= 1
+    # the file sits in knowledge/ but is data, not codes: the knowledge base does not read it
+    assert all(not f.endswith("combinations.toml") for f in kb.files)
+
+
+def test_malformed_entries_are_refused(tmp_path):
+    raw = {"combination": [{"id": "x", "code": "known-bad-combination", "severity": "fatal", "breaks": "b",
+                            "consequence": "c", "fix": "f", "source": "s", "when": {"torch": ">=2"}}]}
+    with pytest.raises(combos.SpecifierError, match="severity"):
+        combos.parse_entries(raw)
+    raw["combination"][0]["severity"] = "blocking"
+    raw["combination"].append(dict(raw["combination"][0]))
+    with pytest.raises(combos.SpecifierError, match="id used twice"):
+        combos.parse_entries(raw)
+
+
+H200 = {"torch": "2.11.0+cu130", "triton": "3.6.0", "fla-core": "0.6.0", "flash-linear-attention": "0.6.0",
+        "transformers": "5.17.0", "gpu_cc": ["9.0"], "driver": "580.159.04", "cuda": "13.0", "python": "3.12.3"}
+
+
+def ids(versions, **kw):
+    return [m.id for m in combos.match_combinations(versions, **kw)]
+
+
+# --------------------------------------------------------------------------- one family at a time
+
+def test_fla_on_hopper_matches_only_the_broken_triton_range():
+    assert ids(H200) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert ids(dict(H200, triton="3.7.1")) == []
+    assert ids(dict(H200, gpu_cc=["8.0"])) == []                  # A100: not Hopper
+    assert ids(dict(H200, gpu_cc=["8.0", "9.0"])) != []          # any GPU counts
+    assert ids(dict(H200, tilelang="0.1.9")) == []               # FLA dispatches to TileLang
+    assert ids(dict(H200, **{"fla-core": "0.6.0.dev0"})) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert ids(dict(H200, **{"fla-core": "0.5.1"}, triton="3.7.1")) == ["fla-gated-bwd-hopper-triton-3.4-fla-0.5.0"]
+    assert ids(dict(H200, **{"fla-core": "0.4.2"})) == ["fla-gated-bwd-hopper-unguarded-fla-0.4"]
+    # distribution names in any spelling
+    assert ids({"FLA_Core": "0.6.0", "Triton": "3.6.0", "gpu_cc": "9.0"}) == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+
+
+def test_a_log_with_some_versions_gives_partial_matches():
+    partial = combos.match_combinations({"triton": "3.6.0", "fla-core": "0.6.0"}, partial=True)
+    hit = [m for m in partial if m.id == "fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert hit and hit[0].missing == ("gpu_cc",)
+    assert combos.match_combinations({"triton": "3.6.0", "fla-core": "0.6.0"}) == []
+
+
+@pytest.mark.parametrize("versions, expected", [
+    ({"transformers": "5.24.0", "torch": "2.5.1+cu124"}, "transformers-5.20-torch-below-2.6"),
+    ({"transformers": "5.17.0", "torch": "2.4.1"}, "transformers-5.15-torch-below-2.5"),
+    ({"transformers": "5.0.0", "torch": "2.1.2+cu121"}, "transformers-5.0-torch-below-2.2"),
+    ({"torch": "2.5.1+cu124", "triton": "3.2.0"}, "torch-2.5-triton-3.2-attrsdescriptor"),
+    ({"torch": "2.6.0+cu126", "triton": "3.3.1"}, "torch-2.6-triton-3.3-attrsdescriptor"),
+    ({"torch": "2.8.0+cu128", "triton": "3.3.1"}, "torch-2.8-triton-pin"),
+    ({"torch": "2.11.0+cu130", "triton": "3.5.1"}, "torch-2.10-2.11-triton-older-than-pin"),
+    ({"cuda": "13.0", "driver": "570.124.06"}, "cuda-13-driver-below-580"),
+    ({"cuda": "12.8", "driver": "470.256.02"}, "cuda-12-driver-below-525.60.13"),
+    ({"gpu_cc": ["12.0"], "driver": "565.57.01"}, "blackwell-driver-below-570"),
+    ({"torch": "2.8.0+cu128", "cuda": "12.8", "gpu_cc": ["6.1"]}, "torch-cu128-maxwell-pascal"),
+    ({"torch": "2.11.0+cu128", "cuda": "12.8", "gpu_cc": ["7.0"]}, "torch-cu128-volta-from-2.11"),
+    ({"cuda": "13.0", "gpu_cc": ["7.0"]}, "cuda-13-pre-turing"),
+    ({"triton": "3.2.0", "gpu_cc": ["12.0"]}, "triton-below-3.3-blackwell"),
+    ({"triton": "3.4.0", "gpu_cc": ["10.3"]}, "triton-3.3-3.5-sm103"),
+    ({"triton": "3.5.1", "gpu_cc": ["12.1"]}, "triton-3.3-3.5-sm121"),
+    ({"triton": "3.9.0", "gpu_cc": ["6.1"]}, "triton-pre-volta"),
+    ({"flash-attn": "2.8.3", "gpu_cc": ["7.5"]}, "flash-attn-2-pre-ampere"),
+    ({"xformers": "0.0.29.post3", "torch": "2.7.0+cu126"}, "xformers-0.0.29.post3-torch"),
+    ({"torch": "2.2.2", "numpy": "2.0.0"}, "torch-below-2.3-numpy-2"),
+    ({"bitsandbytes": "0.45.0", "cuda": "12.8"}, "bitsandbytes-below-0.45.3-cuda-12.8"),
+    ({"bitsandbytes": "0.47.0", "cuda": "13.0"}, "bitsandbytes-below-0.48-cuda-13"),
+])
+def test_each_family_matches_its_real_combination(versions, expected):
+    assert expected in ids(versions)
+
+
+@pytest.mark.parametrize("versions", [
+    {"transformers": "5.24.0", "torch": "2.6.0+cu124"},
+    {"torch": "2.6.0+cu124", "triton": "3.2.0"},
+    {"torch": "2.11.0+cu130", "triton": "3.6.0"},
+    {"cuda": "13.0", "driver": "580.65.06"},
+    {"cuda": "12.8", "driver": "525.60.13"},
+    {"torch": "2.8.0+cu126", "cuda": "12.6", "gpu_cc": ["6.1"]},
+    {"cuda": "13.0", "gpu_cc": ["7.5"]},
+    {"triton": "3.6.0", "gpu_cc": ["10.3"]},
+    {"triton": "3.3.1", "gpu_cc": ["10.0"]},
+    {"flash-attn": "2.8.3", "gpu_cc": ["8.0"]},
+    {"xformers": "0.0.29.post3", "torch": "2.6.0+cu124"},
+    {"torch": "2.3.0", "numpy": "2.0.0"},
+    {"bitsandbytes": "0.48.1", "cuda": "13.0"},
+    H200 | {"triton": "3.7.1"},
+])
+def test_healthy_neighbours_match_nothing(versions):
+    assert ids(versions) == []
+
+
+# --------------------------------------------------------------------------- check on recorded H200 facts
+
+def _load(path):
+    return json.loads((DATA / path).read_text())
+
+
+def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) -> Report:
+    """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
+    Triton 3.6.0, FLA 0.6.0), re-diagnosed by today's checks: gpu/cuda/torch from
+    tests/data/gpu/h200_recorded.json, triton.import from tests/data/triton/h200_import_36.json,
+    and the facts the config.versions probe reads there, assembled from the same recordings
+    (torch/triton/Python from h200_import_36, FLA's distributions from h200_fla_healthy,
+    transformers from h200_transformers_healthy, GPUs and driver from the recorded NVML facts)."""
+    rec = _load("gpu/h200_recorded.json")["healthy"]
+    imp = dict(_load("triton/h200_import_36.json"), version=triton, dist_version=triton)
+    fla = _load("triton/h200_fla_healthy.json")
+    tf = _load("triton/h200_transformers_healthy.json")
+    facts = {cid: dict(rec[cid]["facts"]) for cid in rec if not cid.startswith("_")}
+    nvml = facts["gpu.nvml"]
+    dists = {"torch": imp["torch_version"] + "+cu130", "triton": triton, "transformers": tf["version"]}
+    dists.update(fla["dists"])
+    dists.update(extra_dists or {})
+    facts["triton.import"] = imp
+    facts["config.known_combinations"] = {
+        "dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"], "machine": "x86_64",
+        "gpus": [{"name": name, "cc": cc} for _ in nvml["devices"]], "driver": nvml["driver_version"],
+        "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML"}
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    results = []
+    for cid in ("gpu.kernel_driver", "gpu.device_nodes", "gpu.nvml", "gpu.visible_devices", "cuda.driver_api",
+                "torch.cuda", "triton.import", "config.known_combinations"):
+        cls = classes[cid]
+        results.append(CheckResult(id=cid, title=cls.title, layer=cls.layer, status=Status.PASS, summary="recorded",
+                                   facts=facts[cid], requires=cls.requires))
+    report = Report(tool_version="test", created="2026-12-01T00:00:00+00:00",
+                    target={"python": "/opt/torch/.venv/bin/python3"}, host={"pkg_manager": "apt", "is_root": True},
+                    results=tuple(results), diagnosis=Diagnosis())
+    return rediagnose(report)
+
+
+def test_check_on_recorded_h200_facts_reports_the_fla_triton_combination_as_blocking():
+    report = h200_report()
+    r = report.result("config.known_combinations")
+    assert r.status is Status.FAIL
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    f = r.findings[0]
+    assert f.severity is Severity.BLOCKING
+    assert "fla-core 0.6.0, triton 3.6.0, GPU compute capability 9.0" in f.message
+    assert "training with FLA's gated kernels" in f.message
+    assert "fla/ops/common/chunk_o.py" in f.message                                   # names its source
+    assert "Triton 3.7.1 or newer" in f.remedy.text and "tilelang" in f.remedy.text  # the fix
+    commands = [c.command for c in f.remedy.commands]
+    assert commands == ["/opt/torch/.venv/bin/python3 -m pip install 'triton>=3.7.1'",
+                        "/opt/torch/.venv/bin/python3 -m pip install tilelang"]
+    # the rest of the recorded stack is healthy: the combination is the one blocking root cause
+    assert [(rc.check_id, rc.codes) for rc in report.diagnosis.blocking] == \
+        [("config.known_combinations", ("fla-triton-hopper-gated-backward",))]
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["driver"] == "580.159.04"
+    assert r.facts["versions"]["cuda_driver"] == "13.0" and r.facts["versions"]["cuda"] == "13.0"
+    text = render(report, "text", width=100)
+    assert "known-bad" in text and "fla-triton-hopper-gated-backward" in text
+
+
+def test_check_passes_with_triton_371_on_the_same_h200():
+    r = h200_report(triton="3.7.1").result("config.known_combinations")
+    assert r.status is Status.PASS, [f.message for f in r.findings]
+    assert "none of" in r.summary
+
+
+def test_check_passes_on_a_non_hopper_gpu():
+    r = h200_report(cc="8.0", name="NVIDIA A100-SXM4-80GB").result("config.known_combinations")
+    assert r.status is Status.PASS and r.findings == ()
+
+
+def test_check_passes_with_tilelang_installed():
+    r = h200_report(extra_dists={"tilelang": "0.1.9"}).result("config.known_combinations")
+    assert r.status is Status.PASS
+
+
+def _hiding_cuda(stack_python, tmp_path):
+    """A wrapper interpreter that runs the stack Python in a private mount namespace where
+    /usr/local/cuda is an empty directory (the fault comes from outside, nothing is moved)."""
+    import shutil
+    import subprocess
+
+    if not os.path.isdir("/usr/local/cuda"):
+        return stack_python
+    if not shutil.which("unshare") or subprocess.run(
+            ["unshare", "-m", "--propagation", "private", "true"], capture_output=True).returncode != 0:
+        pytest.skip("/usr/local/cuda exists and cannot be hidden here (unshare -m needs root)")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    wrapper = tmp_path / "python-without-cuda"
+    wrapper.write_text(f"#!/bin/sh\nexec unshare -m --propagation private sh -c "
+                       f"'mount --bind {empty} /usr/local/cuda && exec \"$0\" \"$@\"' {stack_python} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def test_tilelang_without_nvcc_is_no_workaround(stack_python, clean_env, fake_libs, tmp_path):
+    """FLA dispatches to TileLang only with a usable nvcc (fla/utils/env.py has_usable_nvcc):
+    a tilelang dist-info with no nvcc anywhere leaves the combination blocking, and says why;
+    an nvcc under CUDA_HOME makes it a workaround."""
+    from stackpeel import engine
+
+    meta = tmp_path / "meta"
+    for name, version in (("triton", "3.6.0"), ("tilelang", "0.1.9")):
+        d = meta / f"{name}-{version}.dist-info"
+        d.mkdir(parents=True)
+        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    env = {k: v for k, v in clean_env.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env.update(LD_LIBRARY_PATH=fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0", PYTHONPATH=str(meta),
+               PATH=os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                    if p and not os.path.exists(os.path.join(p, "nvcc"))))
+    python = _hiding_cuda(stack_python, tmp_path)
+    r = engine.check(python=python, env=env, only=["config.known_combinations"],
+                     plugins=False).result("config.known_combinations")
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"], r.summary
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    assert "tilelang 0.1.9 is installed, but FLA will not use it: no nvcc" in r.findings[0].evidence
+    ok = engine.check(python=python, env=dict(env, CUDA_HOME=str(_fake_cuda_home(tmp_path))),
+                      only=["config.known_combinations"], plugins=False).result("config.known_combinations")
+    assert ok.status is Status.PASS
+    assert engine.check(python=python, env=dict(env, CUDA_HOME=str(_fake_cuda_home(tmp_path)), FLA_TILELANG="0"),
+                        only=["config.known_combinations"], plugins=False).result(
+        "config.known_combinations").status is Status.FAIL
+
+
+def _fake_cuda_home(tmp_path):
+    home = tmp_path / "cuda"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    nvcc = home / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho fake nvcc\n")
+    nvcc.chmod(0o755)
+    return home
+
+
+def test_entries_a_live_check_measures_are_left_to_it():
+    # torch 2.11 with Triton 3.5.1: triton.import measures the pin mismatch live (and warns),
+    # so check does not repeat it; the table keeps the entry for explain
+    report = h200_report(triton="3.5.1")
+    r = report.result("config.known_combinations")
+    assert r.facts["left_to_live_checks"] == ["torch-2.10-2.11-triton-older-than-pin"]
+    assert r.findings[0].code == "fla-triton-hopper-gated-backward"      # 3.5.1 is in FLA's range too
+    assert all("torch-2.10-2.11" not in f.message for f in r.findings)
+    assert report.result("triton.import").status is Status.WARN
+
+
+def test_a_combination_is_a_root_even_where_cuda_is_missing():
+    """No requirements: on a machine without a driver, transformers refusing this torch is its own root."""
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    assert classes["config.known_combinations"].requires == ()
+
+
+# --------------------------------------------------------------------------- the real probe
+
+from test_gpu_layers import fake_libs  # noqa: E402,F401  fixture: fake libnvidia-ml / libcuda built with gcc
+
+
+def test_real_probe_on_the_stack_venv_reads_metadata_without_importing(stack_python, clean_env):
+    from stackpeel import engine
+
+    report = engine.check(python=stack_python, env=clean_env, only=["config.known_combinations"], plugins=False)
+    r = report.result("config.known_combinations")
+    v = r.facts["versions"]
+    assert v["fla-core"] == "0.6.0" and v["triton"] == "3.9.0" and v["torch"].startswith("2.13.0")
+    assert r.facts["imported"] == []                               # read from metadata, nothing imported
+    assert r.status is Status.PASS and "gpu_cc" not in v          # no GPU on this machine
+
+
+def test_real_probe_on_a_fake_h200_with_triton_360_metadata(stack_python, clean_env, fake_libs, tmp_path):
+    """The probe in a child of the stack interpreter, NVML answering for an H200 (a fake
+    libnvidia-ml on LD_LIBRARY_PATH) and a triton-3.6.0 dist-info first on PYTHONPATH: the
+    metadata and the GPU alone make check call FLA's backward broken; the real Triton 3.9.0 passes."""
+    from stackpeel import engine
+
+    meta = tmp_path / "meta" / "triton-3.6.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n")
+    env = dict(clean_env, LD_LIBRARY_PATH=fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0")
+    bad = engine.check(python=stack_python, env=dict(env, PYTHONPATH=str(meta.parent)),
+                       only=["config.known_combinations"], plugins=False)
+    r = bad.result("config.known_combinations")
+    assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["triton"] == "3.6.0"
+    assert [f.code for f in r.findings] == ["fla-triton-hopper-gated-backward"]
+    assert [rc.check_id for rc in bad.diagnosis.blocking] == ["config.known_combinations"]
+    good = engine.check(python=stack_python, env=env, only=["config.known_combinations"], plugins=False)
+    assert good.result("config.known_combinations").status is Status.PASS
+
+
+# --------------------------------------------------------------------------- explain: FLA's own refusal in a log
+
+@pytest.mark.parametrize("line", [
+    # fla-core 0.5.2 to 0.6.0 (fla/ops/common/chunk_o.py), as a rank-prefixed torchrun line
+    "[rank0]: RuntimeError: Triton >= 3.4.0 and < 3.7.1 on Hopper GPUs produces incorrect results for gated "
+    "chunk_bwd_dqkwg (see #640). Please upgrade Triton to >= 3.7.1 or install tilelang: `pip install tilelang`",
+    # fla-core 0.5.0 / 0.5.1, quoted in prose
+    "Training crashes on the first backward: `RuntimeError: Triton >= 3.4.0 on Hopper GPUs produces incorrect "
+    "results for gated chunk_bwd_dqkwg (see #640). Please install tilelang`",
+])
+def test_explain_names_the_combination_from_flas_refusal(tmp_path, line):
+    import subprocess
+    import sys
+
+    log = tmp_path / "train.log"
+    log.write_text('  File "/opt/venv/lib/python3.12/site-packages/fla/ops/common/chunk_o.py", line 728, in '
+                   "chunk_bwd_dqkwg\n    raise RuntimeError(\n" + line + "\n")
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", str(log)], capture_output=True,
+                       text=True, timeout=120)
+    assert "Root cause: fla-triton-hopper-gated-backward" in p.stdout, p.stdout + p.stderr
+    assert "Triton 3.7.1 or newer" in p.stdout and "tilelang" in p.stdout
+
+
+# --------------------------------------------------------------------------- versions a log prints
+
+COLLECT_ENV = """\
+PyTorch version: 2.11.0+cu130
+Is debug build: False
+CUDA used to build PyTorch: 13.0
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 24.04.3 LTS (x86_64)
+Python version: 3.12.3 (main, Nov  6 2025, 13:44:16) [GCC 13.3.0] (64-bit runtime)
+Is CUDA available: True
+GPU models and configuration: GPU 0: NVIDIA H200
+Nvidia driver version: 580.159.04
+
+Versions of relevant libraries:
+[pip3] numpy==2.3.5
+[pip3] torch==2.11.0+cu130
+[pip3] triton==3.6.0
+"""
+
+
+def test_versions_from_collect_env_and_pip_list():
+    text = COLLECT_ENV + "fla-core                 0.6.0\nflash-linear-attention   0.6.0\n"
+    v = combos.versions_from_text(text)
+    assert v == {"torch": "2.11.0+cu130", "cuda": "13.0", "python": "3.12.3", "driver": "580.159.04",
+                 "triton": "3.6.0", "numpy": "2.3.5", "fla-core": "0.6.0", "flash-linear-attention": "0.6.0",
+                 "gpu_cc": ["9.0"]}
+    assert [m.id for m in combos.match_combinations(v)] == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+
+
+def test_versions_from_an_nvidia_smi_header_and_prose():
+    v = combos.versions_from_text(
+        "| NVIDIA-SMI 570.124.06   Driver Version: 570.124.06   CUDA Version: 12.8 |\n"
+        "|   0  NVIDIA GeForce RTX 5090   Off |\n"
+        "I run torch 2 times a day with 4 GPUs; triton.__version__ = '3.2.0'\n")
+    assert v == {"driver": "570.124.06", "cuda_driver": "12.8", "triton": "3.2.0", "gpu_cc": ["12.0"]}
+    assert "triton-below-3.3-blackwell" in [m.id for m in combos.match_combinations(v)]
+
+
+def test_partial_matches_need_the_packages_and_say_what_is_unknown():
+    v = combos.versions_from_text("[pip3] triton==3.6.0\nfla-core 0.6.0\n")
+    partial = {m.id: m for m in combos.match_combinations(v, partial=True)}
+    fla = partial["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert fla.missing == ("gpu_cc",) and fla.strength == pytest.approx(2 / 3)
+    assert not any(i.startswith("xformers") for i in partial)    # packages the text never names
