@@ -16,12 +16,13 @@ from . import knowledge as _knowledge
 from .checks.base import Check
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
-LAYERS = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYERS = ("system", "gpu", "cuda", "runtime_libs", "torch", "toolchain", "triton", "kernels", "multi_gpu")
 
 BUILTIN_MODULES = (
     "stackpeel.checks.system",
     "stackpeel.checks.gpu",
     "stackpeel.checks.cuda",
+    "stackpeel.checks.runtime_libs",
     "stackpeel.checks.torch_layer",
     "stackpeel.checks.toolchain",
     "stackpeel.checks.triton_layer",

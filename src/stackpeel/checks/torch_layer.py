@@ -120,7 +120,8 @@ class TorchCuda(Check):
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
     )
-    requires = ("cuda.driver_api",)
+    # runtime_libs.loaded: a shadowed or second copy of a CUDA library is a root cause torch's failures nest under
+    requires = ("cuda.driver_api", "runtime_libs.loaded")
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
