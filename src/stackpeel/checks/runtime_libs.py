@@ -104,6 +104,7 @@ class LoadedLibraries(Check):
         findings += self._twice(rows, facts, ctx, python)
         findings += self._mismatch(rows, facts, ctx, python)
         findings += self._shadowed(rows, facts, ctx, python)
+        findings += self._failed_shadows(facts, ctx)
         findings += self._missing(facts, ctx)
         findings += self._cxx(rows, facts, ctx)
         imports = facts.get("imports") or []
@@ -148,8 +149,7 @@ class LoadedLibraries(Check):
             params = dict(family=name, copies="; ".join(_row_text(m) for m in members), keep=_row_text(keep),
                           others=others_text(facts, fam, [m.get("realpath") for m in members]), remove_hint=hint)
             out.append(ctx.finding("library-loaded-twice", variant,
-                                   evidence="\n".join(m.get("path") for m in members),
-                                   severity=Severity.DEGRADED if variant else Severity.BLOCKING, **params))
+                                   evidence="\n".join(m.get("path") for m in members), **params))
         return out
 
     # ------------------------------------------------------------------ mismatch
@@ -170,6 +170,21 @@ class LoadedLibraries(Check):
                 expectations.append((fam, pin, f"=={pin} (torch's pin on {dist})", "minor"))
         out: List[Finding] = []
         done = set()
+        err = (torch.get("cudnn_error") or {}).get("message") or ""
+        m = re.search(r"compiled\s+against \((\d+), (\d+), (\d+)\) but (?:found runtime version|linked against) "
+                      r"\((\d+), (\d+), (\d+)\)", err)
+        if m:
+            row = self._versioned_row(rows, "libcudnn") or next((r for r in rows if r.get("family") == "libcudnn"), {})
+            declared = "{}.{}.{} (torch was built with it)".format(*m.groups()[:3])
+            params = dict(family="libcudnn", declared=declared, torch_version=tv,
+                          path=row.get("realpath") or "an unknown file", owner=owner_text(row.get("owner")),
+                          version="{}.{}.{} (torch.backends.cudnn.version())".format(*m.groups()[3:]),
+                          others=others_text(facts, "libcudnn", [row.get("realpath")]),
+                          fix_detail=("LD_LIBRARY_PATH brings it: drop {} from LD_LIBRARY_PATH.".format(row["via_entry"])
+                                      if row.get("via") == "LD_LIBRARY_PATH" else
+                                      "Reinstall torch's own nvidia-cudnn package (the one it pins)."))
+            out.append(ctx.finding("library-version-mismatch", evidence=err, **params))
+            done.add("libcudnn")
         for fam, wanted, declared, rule in expectations:
             if fam in done:
                 continue
@@ -241,6 +256,33 @@ class LoadedLibraries(Check):
             out.append(ctx.finding("library-shadowed", variant,
                                    evidence=f"loaded: {r.get('path')}\nshipped: {exp.get('path')} "
                                             f"(RUNPATH of {exp.get('consumer')})", **params))
+        return out
+
+    def _failed_shadows(self, facts, ctx: Context) -> List[Finding]:
+        """Imports that failed on a symbol the loader's copy lacks, while the failing object's
+        RUNPATH/RPATH points at a copy that has it (resolved from the files: the map no longer
+        holds libraries of a failed import)."""
+        env = facts.get("env") or {}
+        out: List[Finding] = []
+        for r in facts.get("failed_import_shadows") or ():
+            if not r.get("expected") or not r.get("would_load") or r["would_load"] == r.get("expected_realpath"):
+                continue
+            how = r.get("how")
+            variant = {"LD_PRELOAD": "ld-preload", "LD_LIBRARY_PATH": "ld-library-path"}.get(how, "loaded-earlier")
+            params = dict(family=r.get("family"), soname=r.get("soname"), path=r.get("would_load"),
+                          owner=owner_text(r.get("owner")), version=r.get("version") or "unknown",
+                          expected=r.get("expected"), expected_owner=owner_text(r.get("expected_owner")),
+                          consumer=r.get("consumer"), directory=r.get("entry"),
+                          others=others_text(facts, r.get("family"), [r.get("would_load")]))
+            if how in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+                rest = _without(env.get(how), r.get("entry"), ":" if how == "LD_LIBRARY_PATH" else " ")
+                if rest:
+                    params[how.lower()] = shlex.quote(rest)
+                else:
+                    params["unset_variable"] = how
+            out.append(ctx.finding("library-shadowed", variant, severity=Severity.BLOCKING,
+                                   evidence=f"import {r.get('module')}: {r.get('consumer')}: "
+                                            f"{r.get('symbol')} not found in {r.get('would_load')}", **params))
         return out
 
     # ------------------------------------------------------------------ missing

@@ -349,7 +349,27 @@ def _torch_declared():
         out["cudnn_compile"] = ".".join(str(x) for x in comp)
     except Exception:
         pass
-    # runtime numbers only when the library is already in the process: asking torch would load it
+    if not out["cuda"]:
+        return out
+    # what any CUDA program does first: initialise CUDA (loads libcuda), and what torch says it
+    # loaded: cuDNN (torch checks it against its compile version here) and NCCL
+    with common.recorded() as box:
+        try:
+            out["cuda_available"] = bool(torch.cuda.is_available())
+        except Exception as exc:  # noqa: BLE001
+            out["cuda_error"] = common.exc_facts(exc)
+        try:
+            v = torch.backends.cudnn.version()
+            out["cudnn_runtime"] = _decode("cudnn", v) if isinstance(v, int) else None
+        except Exception as exc:  # noqa: BLE001 - 'cuDNN version incompatibility' is a RuntimeError
+            out["cudnn_error"] = common.exc_facts(exc)
+        try:
+            nccl = getattr(torch.cuda, "nccl", None)
+            v = nccl.version() if nccl is not None else None
+            out["nccl_runtime"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else v
+        except Exception as exc:  # noqa: BLE001
+            out["nccl_error"] = common.exc_facts(exc)
+    out["warnings"] = [w["category"] + ": " + w["message"] for w in box["warnings"]]
     return out
 
 
@@ -384,6 +404,7 @@ def _child(modules, wfd):
             except BaseException as exc:  # noqa: BLE001 - an import may raise anything
                 err = common.exc_facts(exc)
         say({"done": name, "error": err, "stderr": box["stderr"][-2000:]})
+    declared = _torch_declared()  # before the map: initialising CUDA loads libcuda and cuDNN
     maps = read_maps() or []
     versions = {}
     for entry in maps:
@@ -393,7 +414,7 @@ def _child(modules, wfd):
             got = library_version_call(entry["path"], fam)
             if got:
                 versions[entry["path"]] = got
-    say({"maps": maps, "versions": versions, "torch": _torch_declared()})
+    say({"maps": maps, "versions": versions, "torch": declared})
 
 
 def import_in_children(modules, deadline):
@@ -715,6 +736,114 @@ def _expected_copy(soname, consumers, infos):
     return None, None
 
 
+# ----------------------------------------------------------------------------- imports that failed
+
+#: symbol prefix -> the library family that defines it (for 'undefined symbol' without a version)
+SYMBOL_FAMILIES = (("__nvJitLink", "libnvJitLink"), ("nvJitLink", "libnvJitLink"), ("cublasLt", "libcublasLt"),
+                   ("cublas", "libcublas"), ("cudnn", "libcudnn"), ("nccl", "libnccl"), ("nvrtc", "libnvrtc"),
+                   ("cusparseLt", "libcusparseLt"), ("cusparse", "libcusparse"), ("cufft", "libcufft"),
+                   ("curand", "libcurand"), ("cusolver", "libcusolver"), ("cuda", "libcudart"),
+                   ("GOMP_", "libgomp"), ("omp_", "libgomp"))
+
+
+def _ldconfig_map():
+    out = {}
+    for path in _ldconfig_paths():
+        out.setdefault(os.path.basename(path), path)
+    return out
+
+
+def resolve(soname, consumer, info, ldcache):
+    """Where the loader would take ``soname`` from for ``consumer`` (ld.so(8) order), as
+    (path, how, the entry that decided); (None, None, None) if nowhere."""
+    for raw in (os.environ.get("LD_PRELOAD") or "").replace(":", " ").split():
+        if os.path.basename(raw) == soname or (elf_info(raw).get("soname") == soname):
+            return raw, "LD_PRELOAD", raw
+    origin = os.path.dirname(consumer)
+    if info.get("rpath") and not info.get("runpath"):
+        for d in _expand(info["rpath"], origin):
+            if os.path.exists(os.path.join(d, soname)):
+                return os.path.join(d, soname), "RPATH", d
+    for d in _env_dirs("LD_LIBRARY_PATH"):
+        if os.path.exists(os.path.join(d, soname)):
+            return os.path.join(d, soname), "LD_LIBRARY_PATH", d
+    for d in _expand(info.get("runpath") or [], origin):
+        if os.path.exists(os.path.join(d, soname)):
+            return os.path.join(d, soname), "RUNPATH", d
+    if soname in ldcache:
+        return ldcache[soname], "ldconfig cache", ldcache[soname]
+    for d in ("/lib64", "/usr/lib64", "/lib", "/usr/lib"):
+        if os.path.exists(os.path.join(d, soname)):
+            return os.path.join(d, soname), "default path", d
+    return None, None, None
+
+
+def failed_import_shadows(failures, owners):
+    """For 'undefined symbol' and 'version ... not found' errors of imports that failed (their
+    libraries are unloaded again, so the map cannot show them): the copy the loader picks for
+    the failing object, and the one its own RUNPATH/RPATH points at."""
+    out, ldcache = [], None
+    for item in failures:
+        for v in item.get("version_needed") or ():
+            # 'libgomp.so.1: version `GOMP_5.0' not found (required by X)': the loader took a copy too
+            # old for X; a C++ runtime too old is libstdcxx-too-old (cxx_needs), not a shadow
+            if v["version"].startswith(("GLIBCXX_", "CXXABI_", "GLIBC_")):
+                continue
+            consumer, lib = v["required_by"], v["library"]
+            info = elf_info(consumer)
+            soname = elf_info(lib).get("soname") or os.path.basename(lib)
+            shipped = None
+            for d in _expand((info.get("rpath") or []) + (info.get("runpath") or []), os.path.dirname(consumer)):
+                if os.path.exists(os.path.join(d, soname)):
+                    shipped = os.path.join(d, soname)
+                    break
+            real = os.path.realpath(lib)
+            how, entry = None, None
+            for raw in (os.environ.get("LD_PRELOAD") or "").replace(":", " ").split():
+                if os.path.realpath(raw) == real:
+                    how, entry = "LD_PRELOAD", raw
+            for d in _env_dirs("LD_LIBRARY_PATH"):
+                if how is None and os.path.realpath(d) == os.path.dirname(real):
+                    how, entry = "LD_LIBRARY_PATH", d
+            out.append({"module": item.get("module"), "consumer": consumer, "symbol": v["version"],
+                        "soname": soname, "family": family_of(soname), "would_load": real, "how": how or "loaded",
+                        "entry": entry, "expected": shipped,
+                        "expected_realpath": os.path.realpath(shipped) if shipped else None,
+                        "owner": owners.resolve([real])[real],
+                        "expected_owner": owners.resolve([os.path.realpath(shipped)])[os.path.realpath(shipped)]
+                        if shipped else None, "version": None})
+        for u in item.get("undefined_symbol") or ():
+            consumer, symbol, wanted = u["object"], u["symbol"], u.get("version")
+            info = elf_info(consumer)
+            if info.get("error"):
+                continue
+            soname = wanted if wanted and ".so" in wanted else None
+            if soname is None:
+                fam = next((f for prefix, f in SYMBOL_FAMILIES if symbol.startswith(prefix)), None)
+                soname = next((n for n in info.get("needed") or () if family_of(n) == fam), None) if fam else None
+            if soname is None:
+                continue
+            if ldcache is None:
+                ldcache = _ldconfig_map()
+            got, how, entry = resolve(soname, consumer, info, ldcache)
+            shipped = None
+            for d in _expand((info.get("rpath") or []) + (info.get("runpath") or []), os.path.dirname(consumer)):
+                if os.path.exists(os.path.join(d, soname)):
+                    shipped = os.path.join(d, soname)
+                    break
+            real_got = os.path.realpath(got) if got else None
+            row = {"module": item.get("module"), "consumer": consumer, "symbol": symbol, "soname": soname,
+                   "family": family_of(soname), "would_load": real_got, "how": how, "entry": entry,
+                   "expected": shipped, "expected_realpath": os.path.realpath(shipped) if shipped else None, "owner": owners.resolve([real_got])[real_got] if real_got else None,
+                   "expected_owner": owners.resolve([os.path.realpath(shipped)])[os.path.realpath(shipped)]
+                   if shipped else None}
+            if real_got:
+                row["version"] = name_version(real_got) if name_version(real_got) and "." in name_version(
+                    real_got) else (row["owner"] or {}).get("version")
+            out.append(row)
+    return out
+
+
 # ----------------------------------------------------------------------------- the probe
 
 
@@ -723,8 +852,8 @@ def _parse_import_libs(text):
     out = {"cannot_open": [], "undefined_symbol": [], "version_needed": []}
     for m in re.finditer(r"(lib[\w+.-]+\.so[\w.]*): cannot open shared object file", text or ""):
         out["cannot_open"].append(m.group(1))
-    for m in re.finditer(r"(/\S+\.so[\w.]*): undefined symbol: (\S+)", text or ""):
-        out["undefined_symbol"].append({"object": m.group(1), "symbol": m.group(2)})
+    for m in re.finditer(r"(/\S+\.so[\w.]*): undefined symbol: (\w+)(?:, version ([\w.]+))?", text or ""):
+        out["undefined_symbol"].append({"object": m.group(1), "symbol": m.group(2), "version": m.group(3)})
     for m in re.finditer(r"(/\S+\.so[\w.]*): version [`']([\w.]+)' not found \(required by (/\S+?)\)", text or ""):
         out["version_needed"].append({"library": m.group(1), "version": m.group(2), "required_by": m.group(3)})
     return out
@@ -737,7 +866,7 @@ def loaded_libs(inp):
         "supported": os.path.exists("/proc/self/maps") and hasattr(os, "fork"),
         "env": {k: os.environ.get(k) for k in ("LD_LIBRARY_PATH", "LD_PRELOAD", "CONDA_PREFIX", "CUDA_HOME")},
         "imports": [], "torch": None, "loaded": [], "others": [], "others_count": 0, "copies": {},
-        "import_libraries": [], "cxx_needs": [], "duration_s": None,
+        "import_libraries": [], "failed_import_shadows": [], "cxx_needs": [], "duration_s": None,
     }
     if not facts["supported"]:
         facts["reason"] = "no /proc/self/maps or fork() on %s" % sys.platform
@@ -872,6 +1001,7 @@ def loaded_libs(inp):
         for v in libs["version_needed"]:
             if v["required_by"] not in candidates:
                 candidates.append(v["required_by"])
+    facts["failed_import_shadows"] = failed_import_shadows(facts["import_libraries"], owners)
     for path in candidates:
         info = infos.get(path) or elf_info(path)
         needs = [n for n in (info.get("needs") or {}).get("libstdc++.so.6", ()) if n.startswith("GLIBCXX_")]
