@@ -135,6 +135,19 @@ def test_cudnn_older_than_torch_was_built_with_and_nccl_unlike_the_pin():
     assert {f.severity for f in v.findings} == {Severity.BLOCKING}
 
 
+def test_pinned_package_upgraded_past_the_pin_and_own_numbering_ignored():
+    torch = dict(H200_TORCH, requires={"nvidia-nccl-cu13": "2.27.7", "nvidia-cufft": "12.0.0.61"})
+    rows = [row(f"{SITE}/nvidia/nccl/lib/libnccl.so.2", "libnccl", "libnccl.so.2", "2.21.5",
+                pip("nvidia-nccl-cu13", "2.21.5"), "ncclGetVersion"),
+            # the library's own version call may number differently from its package: the package decides
+            row(f"{SITE}/nvidia/cufft/lib/libcufft.so.12", "libcufft", "libcufft.so.12", "11.9.9",
+                pip("nvidia-cufft", "12.0.0.61"), "cufftGetVersion")]
+    v = evaluate(facts(rows, torch))
+    assert codes(v) == ["library-version-mismatch"]
+    assert "Reinstall the pinned package: /opt/venv/bin/python -m pip install 'nvidia-nccl-cu13==2.27.7'." \
+        in v.findings[0].message
+
+
 def test_cuda_runtime_major_unlike_torch_build():
     rows = [row("/usr/local/cuda-12.4/lib64/libcudart.so.12.4.127", "libcudart", "libcudart.so.12", "12.4",
                 None, "cudaRuntimeGetVersion")]

@@ -46,7 +46,8 @@ def owner_text(owner: Optional[Mapping[str, Any]]) -> str:
 
 
 def _row_text(row: Mapping[str, Any]) -> str:
-    version = f", version {row['version']}" if row.get("version") else ""
+    version = f", version {row['version']}" if row.get("version") and \
+        row["version"] != (row.get("owner") or {}).get("version") else ""
     return f"{row.get('realpath') or row.get('path')} ({owner_text(row.get('owner'))}{version})"
 
 
@@ -56,7 +57,8 @@ def others_text(facts: Mapping[str, Any], family: str, exclude: Sequence[str] = 
     for c in (facts.get("copies") or {}).get(family) or ():
         if c.get("realpath") in exclude:
             continue
-        version = f", {c['version']}" if c.get("version") else ""
+        version = f", {c['version']}" if c.get("version") and c["version"] != (c.get("owner") or {}).get("version") \
+            else ""
         items.append(f"{c.get('realpath')} ({owner_text(c.get('owner'))}{version}; found in: "
                      f"{', '.join(c.get('found_in') or ()) or '?'})")
     return "; ".join(items) if items else "none"
@@ -192,6 +194,11 @@ class LoadedLibraries(Check):
             if row is None:
                 continue
             have, want = version_tuple(row.get("version")), version_tuple(wanted)
+            owner = row.get("owner") or {}
+            if rule == "minor" and owner.get("kind") == "pip" and owner.get("name") and \
+                    declared.endswith(f"on {owner['name']})"):
+                # the pinned package itself: compare package versions (a library's own numbering may differ)
+                have = version_tuple(owner.get("version"))
             if not have or not want:
                 continue
             bad, severity = False, Severity.BLOCKING
