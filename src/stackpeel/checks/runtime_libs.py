@@ -21,7 +21,7 @@ import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Finding, Severity
-from .base import Check, Context, Verdict, version_tuple
+from .base import Check, Context, version_tuple
 
 OPENMP = ("libgomp", "libiomp5", "libomp")
 

@@ -36,7 +36,7 @@ import _stackpeel_probe__common as common
 STACK_FAMILIES = (
     "libcuda", "libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libnvrtc", "libnvrtc-builtins",
     "libnvJitLink", "libcusparse", "libcusparseLt", "libcufft", "libcufftw", "libcurand", "libcusolver",
-    "libcusolverMg", "libcupti", "libnvToolsExt", "libnvshmem_host", "libcufile", "libnvidia-ml", "libnvrtc",
+    "libcusolverMg", "libcupti", "libnvToolsExt", "libnvshmem_host", "libcufile", "libnvidia-ml",
     "libstdc++", "libgcc_s", "libgomp", "libiomp5", "libomp",
 )
 _FAMILY_SET = frozenset(STACK_FAMILIES)
@@ -45,9 +45,11 @@ _CUDNN_SUB = re.compile(r"^libcudnn_\w+$")
 _SO_NAME = re.compile(r"^(lib[\w+.-]*?)(?:-[0-9a-f]{8})?\.so(?:\.([\d.]+))?$")
 
 #: modules whose import loads compiled code of the stack, in import order; torch first
+#: (causal-conv1d, mamba's selective scan, flash-attention 2, bitsandbytes, xformers, apex); FLA has no
+#: compiled extension of its own: its kernels are Triton's
 DEFAULT_IMPORTS = (
-    "torch", "triton", "causal_conv1d_cuda", "selective_scan_cuda", "flash_attn_2_cuda", "flash_attn_3",
-    "bitsandbytes", "xformers._C", "apex_C", "vllm._C", "deep_gemm", "flash_mla",
+    "torch", "triton", "causal_conv1d_cuda", "selective_scan_cuda", "flash_attn_2_cuda", "bitsandbytes",
+    "xformers._C", "apex_C",
 )
 
 #: version calls: family -> (symbol, how to call, how to decode)
@@ -61,15 +63,6 @@ VERSION_CALLS = {
     "libnvJitLink": ("nvJitLinkVersion", "out_two_u", "two"),
     "libcufft": ("cufftGetVersion", "out_int", "cufft"),
     "libcurand": ("curandGetVersion", "out_int", "cufft"),
-}
-
-#: torch's Requires-Dist distribution (without -cuXX) -> the library family it ships
-DIST_FAMILIES = {
-    "nvidia-cuda-runtime": "libcudart", "nvidia-cudnn": "libcudnn", "nvidia-nccl": "libnccl",
-    "nvidia-cublas": "libcublas", "nvidia-cufft": "libcufft", "nvidia-curand": "libcurand",
-    "nvidia-cusolver": "libcusolver", "nvidia-cusparse": "libcusparse", "nvidia-cusparselt": "libcusparseLt",
-    "nvidia-nvjitlink": "libnvJitLink", "nvidia-cuda-nvrtc": "libnvrtc", "nvidia-cuda-cupti": "libcupti",
-    "nvidia-nvtx": "libnvToolsExt", "nvidia-nvshmem": "libnvshmem_host", "nvidia-cufile": "libcufile",
 }
 
 MAX_OTHER = 400
