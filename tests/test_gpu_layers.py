@@ -22,6 +22,7 @@ import pytest
 from stackpeel import engine
 from stackpeel.checks import cuda as cuda_checks
 from stackpeel.checks import gpu as gpu_checks
+from stackpeel.checks import runtime_libs as runtime_libs_checks
 from stackpeel.checks import torch_layer as torch_checks
 from stackpeel.checks.base import Check, Context
 from stackpeel.codes import all_codes
@@ -675,7 +676,9 @@ def test_cuinit_999_without_uvm_node(tmp_path, fake_libs, clean_env):
 def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_libs, clean_env, stack_python):
     root = make_tree(tmp_path / "root", gpus=2)
     env = fake_env(clean_env, fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0;NVIDIA H200:9.0", CUDA_VISIBLE_DEVICES="")
-    report = run_fake(root, env, python=stack_python, extra=[torch_checks.TorchCuda])
+    # torch.cuda requires runtime_libs.loaded (the libraries torch really loads)
+    report = run_fake(root, env, python=stack_python,
+                      extra=[runtime_libs_checks.LoadedLibraries, torch_checks.TorchCuda])
     assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"])]
     assert set(symptoms(report, "gpu.visible_devices")) == {"cuda.driver_api", "torch.cuda"}
     assert report.result("cuda.driver_api").facts["init_error"]["name"] == "CUDA_ERROR_NO_DEVICE"
