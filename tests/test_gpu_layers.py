@@ -763,6 +763,6 @@ def test_checks_declare_the_contract():
         "gpu.kernel_driver": (), "gpu.device_nodes": ("gpu.kernel_driver",), "gpu.nvml": ("gpu.device_nodes",),
         "gpu.visible_devices": ("gpu.nvml",), "gpu.nvlink_fabric": ("gpu.nvml",),
         "cuda.driver_api": ("gpu.visible_devices", "gpu.nvlink_fabric"),
-        "torch.cuda": ("cuda.driver_api",),
+        "torch.cuda": ("cuda.driver_api", "runtime_libs.loaded"),
     }
     assert issubclass(torch_checks.TorchCuda, Check)
