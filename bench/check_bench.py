@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-NO_TORCH_SKIP = "torch,triton,kernels,multi_gpu,toolchain.nvcc"
+NO_TORCH_SKIP = "runtime_libs,torch,triton,kernels,multi_gpu,toolchain.nvcc"
 
 
 def wall(argv, env=None):

@@ -22,6 +22,7 @@ import pytest
 from stackpeel import engine
 from stackpeel.checks import cuda as cuda_checks
 from stackpeel.checks import gpu as gpu_checks
+from stackpeel.checks import runtime_libs as runtime_libs_checks
 from stackpeel.checks import torch_layer as torch_checks
 from stackpeel.checks.base import Check, Context
 from stackpeel.codes import all_codes
@@ -676,7 +677,9 @@ def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_lib
     root = make_tree(tmp_path / "root", gpus=2)
     env = fake_env(clean_env, fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0;NVIDIA H200:9.0", CUDA_VISIBLE_DEVICES="")
     from stackpeel.checks.config import ModuleOrigins  # torch.cuda requires it (a stray torch.py)
-    report = run_fake(root, env, python=stack_python, extra=[ModuleOrigins, torch_checks.TorchCuda])
+    # and runtime_libs.loaded (the libraries torch really loads)
+    report = run_fake(root, env, python=stack_python,
+                      extra=[ModuleOrigins, runtime_libs_checks.LoadedLibraries, torch_checks.TorchCuda])
     assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"])]
     assert set(symptoms(report, "gpu.visible_devices")) == {"cuda.driver_api", "torch.cuda"}
     assert report.result("cuda.driver_api").facts["init_error"]["name"] == "CUDA_ERROR_NO_DEVICE"
@@ -761,6 +764,6 @@ def test_checks_declare_the_contract():
         "gpu.kernel_driver": (), "gpu.device_nodes": ("gpu.kernel_driver",), "gpu.nvml": ("gpu.device_nodes",),
         "gpu.visible_devices": ("gpu.nvml",), "gpu.nvlink_fabric": ("gpu.nvml",),
         "cuda.driver_api": ("gpu.visible_devices", "gpu.nvlink_fabric"),
-        "torch.cuda": ("cuda.driver_api", "config.module_origins"),
+        "torch.cuda": ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded"),
     }
     assert issubclass(torch_checks.TorchCuda, Check)

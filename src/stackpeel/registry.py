@@ -16,13 +16,14 @@ from . import knowledge as _knowledge
 from .checks.base import Check
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
-LAYERS = ("system", "config", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYERS = ("system", "config", "gpu", "cuda", "runtime_libs", "torch", "toolchain", "triton", "kernels", "multi_gpu")
 
 BUILTIN_MODULES = (
     "stackpeel.checks.system",
     "stackpeel.checks.config",
     "stackpeel.checks.gpu",
     "stackpeel.checks.cuda",
+    "stackpeel.checks.runtime_libs",
     "stackpeel.checks.torch_layer",
     "stackpeel.checks.toolchain",
     "stackpeel.checks.triton_layer",

@@ -122,7 +122,9 @@ class TorchCuda(Check):
         "torch-gpu-op-failed",
     )
     facts = _facts.TorchCudaFacts
-    requires = ("cuda.driver_api", "config.module_origins")
+    # runtime_libs.loaded: a shadowed or second copy of a CUDA library is a root cause torch's failures nest under;
+    # config.module_origins: a stray torch.py or torch/ earlier on sys.path
+    requires = ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded")
     probe = "torch_layer.torch_cuda"
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0

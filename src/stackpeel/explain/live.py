@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from ..model import Report, Status
+from . import loaded
 from .knowledge import KnowledgeBase, fix_text, load
 from .reasoning import Candidate, Evidence, Explanation, LiveCheck, LiveSummary, with_live
 
@@ -121,6 +122,8 @@ def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[Che
         verdict = v.get(code) or LiveCheck("confirmed", kb.checks.get(code, "?"), "fail", "")
         extra.append(_live_candidate(code, symptoms, verdict))
         present.add(code)
+    v = loaded.annotate(v, expl, report)  # runtime_libs: which copies this machine loads and has
+    extra.extend(loaded.attach(expl, report, sorted(present)))
     summary = LiveSummary(True, report.target.get("python") if report.target else python, tuple(ids), found)
     out = with_live(expl, v, summary, extra)
     return out

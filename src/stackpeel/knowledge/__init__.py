@@ -30,7 +30,8 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
         _toml = None
 
 #: Layers from the bottom of the stack to the top: the order of files, docs and ``stackpeel list``.
-LAYERS: Tuple[str, ...] = ("system", "config", "gpu", "cuda", "torch", "toolchain", "triton", "kernels", "multi_gpu")
+LAYERS: Tuple[str, ...] = ("system", "config", "gpu", "cuda", "runtime_libs", "torch", "toolchain", "triton", "kernels",
+                          "multi_gpu")
 KINDS = ("root", "symptom")
 #: the file of codes that no check emits
 EXPLAIN_ONLY = "explain_only"

@@ -1,0 +1,451 @@
+"""runtime_libs: the libraries a process really loads.
+
+First evaluate() on recorded facts (tables of the GPU-only situations this machine cannot
+produce: two cuDNN majors, a cuDNN older than torch was built with, an NCCL unlike the
+pin). Then the real probe on the stack venv (CPU torch loads libgomp, libstdc++,
+libgcc_s) with faults injected from outside: the list against /proc/<pid>/maps of a real
+torch process read from outside, a libgomp copy on LD_LIBRARY_PATH, LD_PRELOAD of the
+system libgomp, a second libgomp with another SONAME, a real C extension whose loader
+error says it needs GLIBCXX_3.4.99, one linked against a libcudart.so.11.0 that is not
+there, and an import that kills its process with SIGSEGV.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel import engine
+from stackpeel.checks.base import Context
+from stackpeel.checks.runtime_libs import LoadedLibraries, owner_text
+from stackpeel.codes import all_codes
+from stackpeel.model import Severity, Status
+from stackpeel.runner import run_probe
+
+HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
+PY = "/opt/venv/bin/python"
+SITE = "/opt/venv/lib/python3.12/site-packages"
+SYSTEM_GOMP = "/usr/lib/x86_64-linux-gnu/libgomp.so.1"
+
+
+def evaluate(facts):
+    return LoadedLibraries().evaluate(facts, Context(HOST, {"python": PY}, {}))
+
+
+def codes(verdict):
+    return [f.code for f in verdict.findings]
+
+
+def row(path, family, soname, version=None, owner=None, call=None, **extra):
+    base = os.path.basename(path)
+    stem = base.split(".so")[0]
+    out = {"path": path, "realpath": path, "family": family, "stem": stem, "soname": soname, "version": version,
+           "version_source": "%s()" % call if call else "file name", "version_call": {"symbol": call} if call else None,
+           "owner": owner or {"kind": "none"}, "via": None, "via_entry": None, "expected": None, "consumers": []}
+    out.update(extra)
+    return out
+
+
+def pip(name, version):
+    return {"kind": "pip", "name": name, "version": version}
+
+
+def facts(rows, torch=None, copies=None, **extra):
+    out = {"supported": True, "env": {"LD_LIBRARY_PATH": None, "LD_PRELOAD": None},
+           "imports": [{"module": "torch", "ok": True}], "torch": torch or {}, "loaded": rows, "copies": copies or {},
+           "others_count": 0, "import_libraries": [], "cxx_needs": []}
+    out.update(extra)
+    return out
+
+
+H200_TORCH = {"version": "2.11.0+cu130", "cuda": "13.0", "cudnn_compile": "9.13.0",
+              "requires": {"nvidia-cudnn-cu13": "9.13.0.50", "nvidia-nccl-cu13": "2.27.7",
+                           "nvidia-cuda-runtime": "13.0.96"}}
+
+
+# --------------------------------------------------------------------------------------------
+# evaluate() on recorded facts
+
+
+def test_wording_lives_in_the_knowledge_file_and_every_code_is_catalogued():
+    cat = all_codes()
+    for code in LoadedLibraries.codes:
+        assert code in cat, code
+    for code in ("library-loaded-twice", "library-version-mismatch", "library-shadowed", "library-missing"):
+        assert cat[code].layer == "runtime_libs"
+        assert cat[code].links and all(link.startswith("https://github.com/") for link in cat[code].links)
+
+
+def test_healthy_cuda_stack_passes_and_lists_each_library():
+    rows = [row(f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9", "libcudnn", "libcudnn.so.9", "9.13.0",
+                pip("nvidia-cudnn-cu13", "9.13.0.50"), "cudnnGetVersion"),
+            row(f"{SITE}/nvidia/nccl/lib/libnccl.so.2", "libnccl", "libnccl.so.2", "2.27.7",
+                pip("nvidia-nccl-cu13", "2.27.7"), "ncclGetVersion"),
+            row(f"{SITE}/nvidia/cu13/lib/libcudart.so.13", "libcudart", "libcudart.so.13", "13.0",
+                pip("nvidia-cuda-runtime", "13.0.96"), "cudaRuntimeGetVersion")]
+    v = evaluate(facts(rows, H200_TORCH))
+    assert v.status is Status.PASS, v.findings
+    assert "libcudnn 9.13.0 (pip nvidia-cudnn-cu13 9.13.0.50)" in v.summary
+    assert [lib["family"] for lib in v.facts["libraries"]] == ["libcudnn", "libnccl", "libcudart"]
+
+
+def test_two_cudnn_majors_in_one_process_are_one_root_cause():
+    rows = [row("/opt/conda/lib/libcudnn.so.8.9.2", "libcudnn", "libcudnn.so.8", "8.9.2",
+                {"kind": "conda", "name": "cudnn", "version": "8.9.2"}),
+            row(f"{SITE}/nvidia/cudnn/lib/libcudnn_ops.so.9", "libcudnn", "libcudnn_ops.so.9", "9.13.0",
+                pip("nvidia-cudnn-cu13", "9.13.0.50"))]
+    v = evaluate(facts(rows, {"version": "2.11.0+cu130", "cudnn_compile": "9.13.0"}))
+    # the cuDNN 8 copy is also not the one torch was built with
+    assert codes(v) == ["library-loaded-twice", "library-version-mismatch"]
+    assert "libcudnn.so.8.9.2" in v.findings[1].message
+    f = v.findings[0]
+    # a latent failure (each copy may keep to its own users); the cuDNN 8 copy unlike torch's build blocks
+    assert f.severity is Severity.DEGRADED and v.findings[1].severity is Severity.BLOCKING
+    assert "/opt/conda/lib/libcudnn.so.8.9.2 (conda cudnn 8.9.2" in f.message
+    assert "libcudnn_ops.so.9 (pip nvidia-cudnn-cu13 9.13.0.50" in f.message
+    assert f"Keep {SITE}/nvidia/cudnn/lib/libcudnn_ops.so.9" in f.message
+    assert [c.command for c in f.remedy.commands] == ["conda remove --force -y cudnn"]
+
+
+def test_cudnn_older_than_torch_was_built_with_and_nccl_unlike_the_pin():
+    rows = [row("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0", "libcudnn", "libcudnn.so.9", "9.1.0",
+                {"kind": "system", "manager": "dpkg", "name": "libcudnn9-cuda-12", "version": "9.1.0.70-1"},
+                "cudnnGetVersion", via="LD_LIBRARY_PATH", via_entry="/usr/lib/x86_64-linux-gnu"),
+            row("/opt/nccl/lib/libnccl.so.2.21.5", "libnccl", "libnccl.so.2", "2.21.5", None, "ncclGetVersion",
+                via="LD_PRELOAD", via_entry="/opt/nccl/lib/libnccl.so.2.21.5")]
+    copies = {"libcudnn": [{"realpath": f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9", "version": "9.13.0.50",
+                            "owner": pip("nvidia-cudnn-cu13", "9.13.0.50"), "found_in": ["pip nvidia"]}]}
+    v = evaluate(facts(rows, H200_TORCH, copies))
+    assert codes(v) == ["library-version-mismatch", "library-version-mismatch"]
+    cudnn, nccl = v.findings
+    assert "expects libcudnn 9.13.0 (torch was built with it)" in cudnn.message
+    assert "version 9.1.0 (cudnnGetVersion())" in cudnn.message
+    assert "LD_LIBRARY_PATH brings it: drop /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH." in cudnn.message
+    assert f"Other copies on disk: {SITE}/nvidia/cudnn/lib/libcudnn.so.9 (pip nvidia-cudnn-cu13 9.13.0.50" \
+        in cudnn.message
+    assert "==2.27.7 (torch's pin on nvidia-nccl-cu13)" in nccl.message and "2.21.5" in nccl.message
+    assert "LD_PRELOAD brings it: unset LD_PRELOAD" in nccl.message
+    assert {f.severity for f in v.findings} == {Severity.BLOCKING}
+
+
+def test_pinned_package_upgraded_past_the_pin_and_own_numbering_ignored():
+    torch = dict(H200_TORCH, requires={"nvidia-nccl-cu13": "2.27.7", "nvidia-cufft": "12.0.0.61"})
+    rows = [row(f"{SITE}/nvidia/nccl/lib/libnccl.so.2", "libnccl", "libnccl.so.2", "2.21.5",
+                pip("nvidia-nccl-cu13", "2.21.5"), "ncclGetVersion"),
+            # the library's own version call may number differently from its package: the package decides
+            row(f"{SITE}/nvidia/cufft/lib/libcufft.so.12", "libcufft", "libcufft.so.12", "11.9.9",
+                pip("nvidia-cufft", "12.0.0.61"), "cufftGetVersion")]
+    v = evaluate(facts(rows, torch))
+    assert codes(v) == ["library-version-mismatch"]
+    assert "Reinstall the pinned package: /opt/venv/bin/python -m pip install 'nvidia-nccl-cu13==2.27.7'." \
+        in v.findings[0].message
+
+
+def test_cuda_runtime_major_unlike_torch_build():
+    rows = [row("/usr/local/cuda-12.4/lib64/libcudart.so.12.4.127", "libcudart", "libcudart.so.12", "12.4",
+                None, "cudaRuntimeGetVersion")]
+    v = evaluate(facts(rows, {"version": "2.11.0+cu130", "cuda": "13.0"}))
+    assert codes(v) == ["library-version-mismatch"]
+    assert "expects libcudart 13.0 (torch.version.cuda)" in v.findings[0].message
+
+
+def test_shadow_fix_keeps_the_other_ld_library_path_entries():
+    exp = {"path": f"{SITE}/torch/lib/libgomp.so.1", "realpath": f"{SITE}/torch/lib/libgomp.so.1",
+           "consumer": f"{SITE}/torch/lib/libtorch_cpu.so", "owner": pip("torch", "2.13.0+cpu")}
+    rows = [row("/opt/omp/libgomp.so.1", "libgomp", "libgomp.so.1", "GOMP_5.1", via="LD_LIBRARY_PATH",
+                via_entry="/opt/omp", expected=exp)]
+    f = facts(rows)
+    f["env"]["LD_LIBRARY_PATH"] = "/opt/omp:/usr/local/lib"
+    v = evaluate(f)
+    assert codes(v) == ["library-shadowed"] and v.status is Status.WARN
+    assert [c.command for c in v.findings[0].remedy.commands] == ["export LD_LIBRARY_PATH=/usr/local/lib"]
+
+
+def test_owner_text():
+    assert owner_text({"kind": "system", "manager": "dpkg", "name": "libgomp1:amd64", "version": "12.2.0"}) == \
+        "dpkg libgomp1:amd64 12.2.0"
+    assert owner_text({"kind": "none"}) == "no package"
+
+
+# --------------------------------------------------------------------------------------------
+# the real probe on the stack venv
+
+
+def _probe(python, imports=None, env=None, budget=120):
+    opts = {"budget_s": budget}
+    if imports is not None:
+        opts["imports"] = imports
+    ans = run_probe(python, "runtime_libs.loaded_libs", {"options": opts, "deps": {}}, timeout=budget + 30,
+                    env=env)
+    assert ans.failure is None, ans.failure
+    return ans.facts
+
+
+def _check(python, env):
+    report = engine.check(python=python, only=["runtime_libs"], env=env)
+    return report.result("runtime_libs.loaded")
+
+
+def _maps_of(pid):
+    out = set()
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].startswith("/") and ".so" in os.path.basename(parts[5].strip()):
+                out.add(parts[5].strip())
+    return out
+
+
+@pytest.mark.slow
+def test_loaded_list_matches_maps_of_a_real_torch_process(stack_python):
+    got = _probe(stack_python, ["torch"])
+    assert [i["module"] for i in got["imports"] if i["ok"]] == ["torch"]
+    # the same imports in a process of its own, its map read from outside
+    code = ("import sys, ctypes, json, select, signal, struct, subprocess, glob, traceback, warnings, io, "
+            "importlib.util; import torch; print('ready', flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([stack_python, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        outside = _maps_of(proc.pid)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    probe_paths = {r["path"] for r in got["loaded"]} | set(got["others"])
+    # every shared object of torch and the system is the same file in both; only the probe's
+    # own stdlib helpers may differ
+    def not_stdlib(paths):
+        return {p for p in paths if "/lib-dynload/" not in p}
+    assert not_stdlib(probe_paths) == not_stdlib(outside)
+    families = {r["family"] for r in got["loaded"]}
+    assert {"libgomp", "libstdc++", "libgcc_s"} <= families
+    gomp = next(r for r in got["loaded"] if r["family"] == "libgomp")
+    assert gomp["owner"]["kind"] == "pip" and gomp["owner"]["name"] == "torch"
+    assert gomp["path"].endswith("/torch/lib/libgomp.so.1") and gomp["soname"] == "libgomp.so.1"
+    stdcxx = next(r for r in got["loaded"] if r["family"] == "libstdc++")
+    assert stdcxx["version"].startswith("GLIBCXX_3.4.") and stdcxx["soname"] == "libstdc++.so.6"
+    assert got["torch"]["version"].startswith("2.") and got["torch"]["cuda"] is None
+
+
+@pytest.fixture
+def shadow_dir(tmp_path):
+    if not os.path.exists(SYSTEM_GOMP):
+        pytest.skip("no system libgomp.so.1 to shadow torch's copy with")
+    d = tmp_path / "omp"
+    d.mkdir()
+    shutil.copy(os.path.realpath(SYSTEM_GOMP), d / "libgomp.so.1")
+    return d
+
+
+@pytest.mark.slow
+def test_libgomp_on_ld_library_path_is_named_with_both_paths_and_the_fix(stack_python, shadow_dir):
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{shadow_dir}:/nonexistent/lib")
+    res = _check(stack_python, env)
+    assert res.status is Status.WARN, res.summary
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f"LD_LIBRARY_PATH holds {shadow_dir}" in f.message
+    assert "/torch/lib/libgomp.so.1 (pip torch" in f.message
+    assert [c.command for c in f.remedy.commands] == ["export LD_LIBRARY_PATH=/nonexistent/lib"]
+
+
+@pytest.mark.slow
+def test_ld_preload_of_the_system_libgomp_is_named(stack_python):
+    if not os.path.exists(SYSTEM_GOMP):
+        pytest.skip("no system libgomp.so.1")
+    res = _check(stack_python, dict(os.environ, LD_PRELOAD=SYSTEM_GOMP))
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f.message.startswith(f"LD_PRELOAD puts {os.path.realpath(SYSTEM_GOMP)} (dpkg libgomp1") or \
+        f.message.startswith(f"LD_PRELOAD puts {os.path.realpath(SYSTEM_GOMP)} (")
+    assert "/torch/lib/libgomp.so.1" in f.message
+    assert [c.command for c in f.remedy.commands] == ["unset LD_PRELOAD"]
+
+
+@pytest.mark.slow
+def test_a_second_libgomp_with_another_soname_is_loaded_twice(stack_python, tmp_path):
+    """auditwheel-style: a copy whose SONAME differs is not merged with torch's by the loader."""
+    if not os.path.exists(SYSTEM_GOMP):
+        pytest.skip("no system libgomp.so.1")
+    data = Path(os.path.realpath(SYSTEM_GOMP)).read_bytes()
+    assert b"libgomp.so.1\0" in data
+    other = tmp_path / "libgomp-0badc0de.so.1"
+    other.write_bytes(data.replace(b"libgomp.so.1\0", b"libgomp.so.7\0"))
+    res = _check(stack_python, dict(os.environ, LD_PRELOAD=str(other)))
+    f = next(f for f in res.findings if f.code == "library-loaded-twice")
+    assert f.severity is Severity.DEGRADED
+    assert str(other) in f.message and "/torch/lib/libgomp.so.1" in f.message
+    assert f.message.startswith("Two OpenMP runtimes")
+
+
+def _gcc():
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("no gcc to build the test extension")
+    return gcc
+
+
+def _build(gcc, cwd, *args):
+    res = subprocess.run([gcc, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.slow
+def test_extension_needing_a_newer_glibcxx_than_the_loaded_libstdcxx(stack_python, tmp_path):
+    gcc = _gcc()
+    stub, mod = tmp_path / "stub", tmp_path / "mods"
+    stub.mkdir(), mod.mkdir()
+    (stub / "stub.c").write_text("int stackpeel_cxx_probe(void) { return 1; }\n")
+    (stub / "v.map").write_text("GLIBCXX_3.4.99 { global: stackpeel_cxx_probe; local: *; };\n")
+    _build(gcc, stub, "-shared", "-fPIC", "-o", "libstdc++.so.6", "stub.c", "-Wl,--version-script=v.map",
+           "-Wl,-soname,libstdc++.so.6")
+    (mod / "needs_new_cxx.c").write_text("int stackpeel_cxx_probe(void);\nint PyInit_needs_new_cxx(void) "
+                                         "{ return stackpeel_cxx_probe(); }\n")
+    _build(gcc, mod, "-shared", "-fPIC", "-o", "needs_new_cxx.so", "needs_new_cxx.c", f"-L{stub}",
+           "-l:libstdc++.so.6")
+    shutil.rmtree(stub)  # only the real libstdc++ is left for the loader
+    env = dict(os.environ, PYTHONPATH=str(mod))
+    got = _probe(stack_python, ["torch", "needs_new_cxx"], env=env)
+    step = next(i for i in got["imports"] if i["module"] == "needs_new_cxx")
+    assert not step["ok"] and "GLIBCXX_3.4.99" in step["error"]["message"]
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    f = next(f for f in res.findings if f.code == "libstdcxx-too-old")
+    assert f.severity is Severity.BLOCKING
+    assert f"{mod}/needs_new_cxx.so needs GLIBCXX_3.4.99" in f.message
+    assert "which provides up to GLIBCXX_3.4." in f.message and "none on this machine" in f.message
+
+
+@pytest.mark.slow
+def test_extension_linked_against_a_missing_libcudart_names_the_copies(stack_python, tmp_path):
+    gcc = _gcc()
+    stub, mod = tmp_path / "stub", tmp_path / "mods"
+    stub.mkdir(), mod.mkdir()
+    (stub / "rt.c").write_text("int cudaRuntimeGetVersion(int *v) { *v = 11000; return 0; }\n")
+    _build(gcc, stub, "-shared", "-fPIC", "-o", "libcudart.so.11.0", "rt.c", "-Wl,-soname,libcudart.so.11.0")
+    (mod / "old_cuda_ext.c").write_text("int cudaRuntimeGetVersion(int *v);\nint PyInit_old_cuda_ext(void) "
+                                        "{ int v; return cudaRuntimeGetVersion(&v); }\n")
+    _build(gcc, mod, "-shared", "-fPIC", "-o", "old_cuda_ext.so", "old_cuda_ext.c", f"-L{stub}",
+           "-l:libcudart.so.11.0")
+    shutil.rmtree(stub)
+    got = _probe(stack_python, ["old_cuda_ext"], env=dict(os.environ, PYTHONPATH=str(mod)))
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    f = next(f for f in res.findings if f.code == "library-missing")
+    assert f.message.startswith("import old_cuda_ext fails: libcudart.so.11.0 (needed by an extension of "
+                                "old_cuda_ext) is not on the loader's path")
+    on_disk = got["copies"].get("libcudart") or []
+    if on_disk:  # a CUDA toolkit or a pip nvidia-cuda-runtime here: each copy is named
+        assert all(c["realpath"] in f.message for c in on_disk)
+    else:
+        assert "no copy of libcudart exists on this machine" in f.message
+
+
+@pytest.mark.slow
+def test_an_import_that_crashes_costs_only_itself(stack_python, tmp_path):
+    (tmp_path / "crasher.py").write_text("import ctypes\nctypes.string_at(0)\n")
+    got = _probe(stack_python, ["crasher", "torch"], env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    steps = {i["module"]: i for i in got["imports"]}
+    assert steps["crasher"]["crashed"]["signal"] == signal.SIGSEGV
+    assert steps["torch"]["ok"]
+    assert any(r["family"] == "libgomp" for r in got["loaded"])
+
+
+def test_probe_runs_on_every_python(other_python):
+    got = _probe(other_python, ["ctypes"])
+    assert got["supported"] and got["imports"] == [
+        {"module": "ctypes", "ok": True, "error": None, "stderr": "", "crashed": None}]
+    assert any("_ctypes" in p for p in got["others"])
+    assert got["torch"] == {"version": None, "cuda": None, "cudnn_compile": None, "cudnn_runtime": None,
+                            "nccl_runtime": None, "requires": {}}
+
+
+def test_probe_is_standard_library_only():
+    src = (Path(__file__).resolve().parent.parent / "src/stackpeel/probes/runtime_libs.py").read_text()
+    imported = {line.split()[1].split(".")[0] for line in src.splitlines()
+                if line.startswith(("import ", "from ")) and not line.startswith("from __future__")}
+    assert imported <= set(sys.stdlib_module_names) | {"_stackpeel_probe__common"}, imported
+
+
+# --------------------------------------------------------------------------------------------
+# explain: log lines about a library, confirmed (or not) by what this machine loads
+
+from stackpeel.explain import explain_text  # noqa: E402
+
+#: real lines: pytorch/pytorch#80637 (cuDNN), the cuBLAS/cuBLASLt mix of pip and system CUDA,
+#: bitsandbytes#956-style missing runtime, an old libgomp in place of torch's
+LIB_LINES = [
+    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 3, 2) but found runtime "
+     "version (8, 0, 3). PyTorch already comes bundled with cuDNN.", "library-version-mismatch"),
+    ("OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.12: "
+     "undefined symbol: cublasLtGetStatusString, version libcublasLt.so.12", "library-shadowed"),
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+     "library-missing"),
+    ("OSError: /usr/lib/x86_64-linux-gnu/libgomp.so.1: version `GOMP_5.0' not found (required by "
+     "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)", "library-shadowed"),
+]
+
+
+@pytest.mark.parametrize("line,code", LIB_LINES)
+def test_log_lines_about_libraries_name_the_runtime_libs_code(line, code):
+    expl = explain_text("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                        f"    import torch\n{line}\n")
+    assert expl.root is not None and expl.root.code == code
+    assert expl.root.layer == "runtime_libs"
+
+
+GOMP_LOG = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    import torch\n"
+            + LIB_LINES[3][0] + "\n")
+
+
+@pytest.mark.slow
+def test_explain_live_names_the_shadowing_copy(stack_python, shadow_dir, monkeypatch):
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(shadow_dir))
+    expl = explain_text(GOMP_LOG, live=True, python=stack_python)
+    root = expl.root
+    assert root.code == "library-shadowed" and root.live.verdict == "confirmed"
+    assert f"LD_LIBRARY_PATH holds {shadow_dir}" in root.live.detail
+    assert "/torch/lib/libgomp.so.1" in root.live.detail
+
+
+@pytest.mark.slow
+def test_explain_live_without_the_fault_says_what_this_machine_loads(stack_python, monkeypatch):
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    expl = explain_text(GOMP_LOG, live=True, python=stack_python)
+    live = expl.root.live
+    assert live.verdict == "ruled-out"
+    assert live.detail.startswith("libgomp: loaded here from ") and "/torch/lib/libgomp.so.1 (pip torch" in live.detail
+    cuda = explain_text("ImportError: " + LIB_LINES[2][0].split(": ", 1)[1] + "\n", live=True, python=stack_python)
+    assert cuda.root.code == "library-missing"
+    assert cuda.root.live.detail.startswith("libcudart: loaded here from nowhere; on disk: ")
+
+
+@pytest.mark.slow
+def test_import_failing_on_a_shadowed_copy_is_resolved_from_the_files(stack_python, shadow_dir, tmp_path):
+    """The loader unloads a failed import's libraries, so the map cannot show the culprit: the
+    probe resolves the failing object's library the way ld.so does (LD_LIBRARY_PATH before
+    RUNPATH) and names both copies. The shipped copy defines GOMP_99; the system libgomp on
+    LD_LIBRARY_PATH does not."""
+    gcc = _gcc()
+    mod = tmp_path / "mods"
+    (mod / "lib").mkdir(parents=True)
+    (mod / "stub.c").write_text("int stackpeel_gomp_probe(void) { return 1; }\n")
+    (mod / "v.map").write_text("GOMP_99 { global: stackpeel_gomp_probe; local: *; };\n")
+    _build(gcc, mod, "-shared", "-fPIC", "-o", "lib/libgomp.so.1", "stub.c", "-Wl,--version-script=v.map",
+           "-Wl,-soname,libgomp.so.1")
+    (mod / "needs_gomp99.c").write_text("int stackpeel_gomp_probe(void);\nint PyInit_needs_gomp99(void) "
+                                        "{ return stackpeel_gomp_probe(); }\n")
+    _build(gcc, mod, "-shared", "-fPIC", "-o", "needs_gomp99.so", "needs_gomp99.c", "-Llib", "-l:libgomp.so.1",
+           "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+    env = dict(os.environ, PYTHONPATH=str(mod), LD_LIBRARY_PATH=str(shadow_dir))
+    got = _probe(stack_python, ["needs_gomp99"], env=env)
+    step = got["imports"][0]
+    assert not step["ok"] and "GOMP_99" in step["error"]["message"]
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f.severity is Severity.BLOCKING
+    assert f.message.startswith(f"LD_LIBRARY_PATH holds {shadow_dir}, whose libgomp.so.1")
+    assert f"ships at {mod}/lib/libgomp.so.1" in f.message
+    assert [c.command for c in f.remedy.commands] == ["unset LD_LIBRARY_PATH"]
