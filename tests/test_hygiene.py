@@ -80,7 +80,7 @@ def start(args, tmp_path: Path, mark: str, parent_shell: bool = False):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir(exist_ok=True)
     env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir),
-               PYTHONPATH=REPO_SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
     argv = [sys.executable, "-m", "stackpeel", *args]
     if parent_shell:  # stackpeel as the child of a shell the test will kill
         argv = ["sh", "-c", '"$@" & wait', "sh", *argv]

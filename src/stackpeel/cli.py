@@ -259,6 +259,7 @@ def cmd_check(args) -> int:
     from . import registry
     from .engine import check
     from .host import TargetError
+    from .runner.hygiene import NoTempDir
     from .model import Report
     from .redact import redact_report_dict
     from .render import render
@@ -279,7 +280,10 @@ def cmd_check(args) -> int:
             report = check(python=args.python, only=only, skip=skip, progress=progress,
                            timeout_scale=args.timeout_scale, plugins=not args.no_plugins)
     except TargetError as exc:
-        print(f"stackpeel: cannot diagnose: {exc}", file=sys.stderr)
+        _warn(f"cannot diagnose: {exc}")
+        return ExitCode.USAGE
+    except NoTempDir as exc:
+        _warn(f"cannot diagnose: {exc.strerror}")
         return ExitCode.USAGE
     if args.redact:
         report = Report.from_dict(redact_report_dict(report.to_dict(), identity=True))

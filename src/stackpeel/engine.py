@@ -13,7 +13,7 @@ from .host import TargetError, default_python, detect, identify, resolve_python
 from .checks.base import Check
 from .model import Report
 from .redact import redact_report_dict
-from .runner import run_checks
+from .runner import hygiene, run_checks
 from .runner.scheduler import ProgressFn
 
 __all__ = ["TargetError", "check"]
@@ -45,6 +45,7 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     else:
         target = default_python(environ)
     target.update(identify(target["python"], env=env))
+    hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
     pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
     classes = registry.select(pool, only, skip)
     host = detect(target["python"])

@@ -138,16 +138,18 @@ def identify(python: str, env: Optional[Mapping[str, str]] = None, timeout: floa
     if rc is None:
         raise TargetError(f"{python} did not answer within {timeout:g} s (it and what it started were ended)")
     out = out.decode("utf-8", "replace")
-    err = err.decode("utf-8", "replace").replace(_IDENTIFY, "<stackpeel's identification code>")
-    answer = None
+    # never echo stackpeel's own one-liner back (a non-Python program quotes its arguments)
+    err = "\n".join(ln for ln in err.decode("utf-8", "replace").splitlines() if "sysconfig" not in ln)
+    missing = object()
+    answer: Any = missing
     for line in reversed(out.splitlines()):
         if line.startswith(_ID_MARK):
             try:
                 answer = json.loads(line[len(_ID_MARK):])
             except ValueError:
-                answer = None
+                answer = line[len(_ID_MARK):]
             break
-    if answer is None:
+    if answer is missing:
         last = (err.strip().splitlines() or [""])[-1][-200:]
         if rc != 0:
             raise TargetError(f"{python} is not a working Python interpreter: asked to run Python code, it "

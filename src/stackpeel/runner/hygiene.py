@@ -48,8 +48,9 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
         try:
             path = tempfile.mkdtemp(prefix=prefix)
         except (FileNotFoundError, PermissionError, OSError) as exc:
-            raise NoTempDir(exc.errno, f"no writable temporary directory ({tempfile.gettempdir()}: "
-                                       f"{exc.strerror or exc}); set TMPDIR to a writable directory") from None
+            where = os.environ.get("TMPDIR") or "/tmp"
+            raise NoTempDir(exc.errno, f"no writable temporary directory ({where}: {exc.strerror or exc}); "
+                                       "set TMPDIR to a writable directory") from None
         _DIRS.add(path)
         return path
 
