@@ -89,7 +89,7 @@ def _say(msg: str) -> None:
 
 
 def _report(args, argv, result) -> None:
-    from ..redact import scrub_output
+    from ..redact import scrub_argv, scrub_output, secret_values
     from .launcher import python_flags_note
     from .render import render
     from .report import build_report
@@ -107,7 +107,9 @@ def _report(args, argv, result) -> None:
     elif t.note:
         notes.append(t.note)
     target = {"argv0": t.argv0, "path": t.path, "kind": t.kind, "interpreter": t.interpreter}
-    report = build_report(result.records, command=argv, target=target, returncode=result.returncode,
+    import os
+
+    report = build_report(result.records, command=scrub_argv(argv, secret_values(os.environ)), target=target, returncode=result.returncode,
                           duration=result.duration, crash_dumps=result.crash_dumps,
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
     text = scrub_output(render(report, args.format))
