@@ -149,8 +149,10 @@ class TorchCuda(Check):
             return ctx.skip(f"torch {version} is a ROCm (HIP {facts['hip']}) build: the NVIDIA checks do not apply")
         driver_text = (f"The driver here supports CUDA {cuda_version_text(dv)} (cuDriverGetVersion {dv}), so the "
                        f"matching wheel index is {index}." if dv and index else
-                       "No usable CUDA driver was measured here (see cuda.driver_api); on the GPU machine use "
-                       "the index matching its driver: cu130 for R580+, cu128 for R570+, cu126 for R560+.")
+                       "No usable CUDA driver was measured here (see cuda.driver_api), and installing one will "
+                       "not change this wheel: both need their fix. On the GPU machine (or once its driver "
+                       "works) install from the index matching the driver: cu130 for R580+, cu128 for R570+, "
+                       "cu126 for R560+.")
         if not cuda:
             return ctx.verdict(f"torch {version} is a CPU-only build", ctx.finding(
                 "torch-cpu-only-build",
