@@ -130,6 +130,19 @@ def test_head_c_10_in_a_shell_pipeline(diagnosis_rc):
     assert "Traceback" not in p.stderr
 
 
+def test_explain_keeps_its_exit_code_when_stdout_fails(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.\n")
+    with open("/dev/full", "w") as full:
+        p = stackpeel("explain", str(log), "--no-live", stdout=full, capture_output=False, stderr=subprocess.PIPE)
+    assert "No space left on device" in one_line_error(p, 1)
+    proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "explain", str(log), "--no-live"], env=env_with(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1 and "Traceback" not in err and "Exception ignored" not in err
+
+
 # -- hostile targets ---------------------------------------------------------------------------
 
 def fake_python(tmp_path: Path, body: str) -> str:
