@@ -194,17 +194,20 @@ PEM_MAX = 16384     # a 8192-bit RSA key is under 7 KB in PEM
 
 
 def scrub_pem(text: str) -> str:
-    """Private-key blocks, BEGIN to END (or the BEGIN line alone when no END follows soon):
-    found with bounded searches, so text full of BEGIN lines stays linear."""
+    """Private-key blocks, BEGIN to END (or the BEGIN line alone when no END follows within
+    PEM_MAX): every END is found once, so text full of BEGIN lines stays linear."""
+    import bisect
+
+    ends = [(m.start(), m.end()) for m in _PEM_END.finditer(text)] if "-----END" in text else []
+    starts = [e[0] for e in ends]
     out, pos = [], 0
-    while True:
-        m = _PEM_BEGIN.search(text, pos)
-        if m is None:
-            break
-        end = _PEM_END.search(text, m.end(), m.end() + PEM_MAX)
+    for m in _PEM_BEGIN.finditer(text):
+        if m.start() < pos:
+            continue  # inside a block already replaced
+        i = bisect.bisect_left(starts, m.end())
         out.append(text[pos:m.start()])
         out.append(PLACEHOLDER)
-        pos = end.end() if end is not None else m.end()
+        pos = ends[i][1] if i < len(ends) and starts[i] - m.end() <= PEM_MAX else m.end()
     if not out:
         return text
     out.append(text[pos:])
