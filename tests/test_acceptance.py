@@ -57,13 +57,17 @@ def no_compiler(stack_python, tmp_path_factory):
     return check_json(stack_python, env)
 
 
-def test_no_gpu_is_the_one_root_and_explains_triton_and_fla(plain):
-    assert list(roots(plain)) == ["gpu.kernel_driver"]
+def test_no_gpu_and_cpu_torch_are_the_roots_and_explain_triton_and_fla(plain):
+    # two causes, each with its own fix: a driver would not make the +cpu wheel use a GPU
+    assert list(roots(plain)) == ["gpu.kernel_driver", "torch.cuda"]
+    assert roots(plain)["torch.cuda"]["codes"] == ["torch-cpu-only-build"]
     root = roots(plain)["gpu.kernel_driver"]
     assert root["codes"] == ["no-nvidia-driver"]
     nested = {s["check"]: s["path"] for s in root["symptoms"]}
-    for cid in ("cuda.driver_api", "torch.cuda", "triton.kernel_launch", "kernels.fla"):
+    assert "torch.cuda" not in nested
+    for cid in ("cuda.driver_api", "triton.kernel_launch", "kernels.fla"):
         assert cid in nested, cid
+    assert {"triton.kernel_launch", "kernels.fla"} <= {s["check"] for s in roots(plain)["torch.cuda"]["symptoms"]}
     assert nested["kernels.fla"][0] == "gpu.kernel_driver" and nested["kernels.fla"][-1] == "kernels.fla"
     _, launch = findings(plain, "triton.kernel_launch")
     assert "0 active drivers" in launch["triton-no-active-driver"]["evidence"]

@@ -128,3 +128,114 @@ def test_run_report_never_repeats_a_secret(clean_env, tmp_path):
     assert "auth failed with <redacted>" in text  # the swallowed exception is there, its secret is not
     for value in SECRETS.values():
         assert value not in text
+
+
+# -- every credential shape, planted in every input path, absent from every output ---------------
+#
+# name -> (the text planted, the parts of it that must appear in no output). The values are
+# fakes in the real formats; none is set as an environment variable whose name looks secret,
+# so only the detectors and the allowlist stand between them and the output.
+
+SHAPES = {
+    "jwt": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzdGFja3BlZWwtcGxhbnQifQ.c2lnbmF0dXJlUGxhbnRlZDk5",
+            ["eyJzdWIiOiJzdGFja3BlZWwtcGxhbnQifQ", "c2lnbmF0dXJlUGxhbnRlZDk5"]),
+    "pem": ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAplantedPEMbody0123456789abcdefghijklmnopQRSTUV\n"
+            "-----END RSA PRIVATE KEY-----", ["MIIEpAIBAAKCAQEAplantedPEMbody0123456789"]),
+    "basic-auth": ("Authorization: Basic c3RhY2twZWVsOnBsYW50ZWQ5OQ==", ["c3RhY2twZWVsOnBsYW50ZWQ5OQ"]),
+    "bearer": ("Authorization: Bearer UGxhbnRlZEJlYXJlcjEyMzQ1Njc4", ["UGxhbnRlZEJlYXJlcjEyMzQ1Njc4"]),
+    "url-user-password": ("https://alice:Pl4ntedUrlPassw0rd@example.com/repo.git", ["Pl4ntedUrlPassw0rd"]),
+    "url-password-only": ("redis://:Pl4ntedRedisPw@cache:6379/0", ["Pl4ntedRedisPw"]),
+    "url-token-user": ("https://ghp_Pl4ntedUrlTokenUser0123456789abcdef@github.com/x.git", ["Pl4ntedUrlTokenUser"]),
+    "aws-access-key-id": ("AKIAPLANTEDKEY123456", ["AKIAPLANTEDKEY123456"]),
+    "aws-secret-line": ("aws_secret_access_key = Pl4ntedAwsSecretKeyValue/K7MDENG/bPxRfiCY",
+                        ["Pl4ntedAwsSecretKeyValue"]),
+    "google-api-key": ("AIzaSyPl4ntedGoogleApiKey0123456789abcd", ["Pl4ntedGoogleApiKey"]),
+    "github": ("ghp_Pl4ntedGithubToken0123456789abcdefgh", ["Pl4ntedGithubToken"]),
+    "github-pat": ("github_pat_11Pl4ntedFineGrained_0123456789abcdefgh", ["Pl4ntedFineGrained"]),
+    "huggingface": ("hf_Pl4ntedHuggingFaceToken0123456789", ["Pl4ntedHuggingFaceToken"]),
+    "openai": ("sk-proj-Pl4ntedOpenAiKey0123456789abcdefgh", ["Pl4ntedOpenAiKey"]),
+    "anthropic": ("sk-ant-api03-Pl4ntedAnthropicKey0123456789", ["Pl4ntedAnthropicKey"]),
+    "slack": ("xoxb-123456789012-Pl4ntedSlackToken", ["Pl4ntedSlackToken"]),
+    "gitlab": ("glpat-Pl4ntedGitlabToken012345", ["Pl4ntedGitlabToken"]),
+    "argv-password-equals": ("--password=Pl4ntedArgvPassword", ["Pl4ntedArgvPassword"]),
+    "argv-token-space": ("--token Pl4ntedArgvToken", ["Pl4ntedArgvToken"]),
+    "name-value-unset": ("MYSERVICE_API_KEY=Pl4ntedNameValueKey", ["Pl4ntedNameValueKey"]),
+    "yaml-key-value": ("db_password: Pl4ntedYamlPassword", ["Pl4ntedYamlPassword"]),
+    "entropy-after-word": ("wandb: your API key is 0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e",
+                           ["0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e"]),
+}
+LEAKS = [part for _, parts in SHAPES.values() for part in parts]
+#: words of a healthy report that must survive redaction (no over-eager detector)
+KEPT = ["tokenizers==0.19.1", "max_tokens=2048", "TOKENIZERS_PARALLELISM=false"]
+
+
+def leaked(text: str):
+    return [part for part in LEAKS if part in text]
+
+
+def test_every_shape_is_caught_by_the_detectors_alone():
+    for name, (planted, parts) in SHAPES.items():
+        out = scrub_text(f"line before\n{planted}\nline after")
+        assert not [p for p in parts if p in out], f"{name}: {out!r}"
+        assert "line before" in out and "line after" in out
+    text = " ".join(KEPT)
+    assert scrub_text(text) == text
+
+
+def _plant_env(clean_env):
+    env = dict(clean_env)
+    for i, (planted, _) in enumerate(SHAPES.values()):
+        env[f"PLANTED_{i}"] = planted  # harmless-looking names: the allowlist, not the name, hides them
+    return env
+
+
+def test_env_path_all_formats(clean_env):
+    report = engine.check(python=sys.executable, env=_plant_env(clean_env), checks=[EchoEnv])
+    for out in _all_outputs(report):
+        assert leaked(out) == []
+    assert '"PLANTED_0": "<set>"' in render(report, "json")  # name shown, value not
+
+
+def test_cc_path_check_all_formats(clean_env, tmp_path):
+    env = dict(clean_env)
+    env["CC"] = "gcc " + " ".join(p for p, _ in SHAPES.values())  # several words: the check quotes CC back
+    for fmt in ("text", "json", "markdown"):
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "check", "--python", sys.executable, "--only",
+                            "toolchain.c_compiler", "--format", fmt, "-v"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode in (0, 1), p.stderr
+        assert "CC=" in p.stdout  # the finding that quotes CC is there
+        assert leaked(p.stdout + p.stderr) == [], fmt
+
+
+def test_log_path_explain_all_formats(clean_env, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(p for p, _ in SHAPES.values()) + "\n" + " ".join(KEPT) + "\n"
+                   "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                   "RuntimeError: Failed to find C compiler. Please specify via CC environment variable. "
+                   + " ".join(p for p, _ in SHAPES.values() if "\n" not in p) + "\n")
+    for fmt in ("text", "json", "markdown"):
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", str(log), "--no-live", "--format", fmt],
+                           env=clean_env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 1, p.stderr
+        assert "no-c-compiler" in p.stdout
+        assert leaked(p.stdout + p.stderr) == [], fmt
+
+
+def test_argv_and_exception_paths_run_all_formats(clean_env, tmp_path):
+    prog = tmp_path / "leaky.py"
+    prog.write_text("import sys\n"
+                    "for arg in sys.argv[1:]:\n"
+                    "    try:\n        raise RuntimeError('request failed: ' + arg)\n"
+                    "    except RuntimeError:\n        pass\n")
+    args = [p for p, _ in SHAPES.values()]
+    args = [w for a in args for w in (a.split(" ", 1) if a.startswith("--token") else [a])]
+    for fmt in ("text", "json"):
+        out = tmp_path / f"r.{fmt}"
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "run", "--all", "--format", fmt, "-o", str(out), "--",
+                            sys.executable, str(prog), *args], env=clean_env, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        text = out.read_text()
+        assert "request failed" in text  # the swallowed exceptions are reported
+        assert leaked(text + p.stderr) == [], fmt

@@ -115,11 +115,12 @@ class Progress:
                 items = sorted(self.running.items(), key=lambda kv: kv[1])
                 done = self.done
             if self.tty:
-                names = ", ".join(f"{cid} {now - t0:.0f}s" for cid, t0 in items[:3])
-                more = f" +{len(items) - 3}" if len(items) > 3 else ""
-                line = f"stackpeel: {done}/{self.total} checks done; running {names}{more}"
-                self.stream.write("\r\x1b[2K" + line[:150])
-                self.stream.flush()
+                line = self.line(done, items, now, self.width())
+                try:
+                    self.stream.write("\r\x1b[2K" + line)
+                    self.stream.flush()
+                except (OSError, ValueError):
+                    return
             else:
                 for cid, t0 in items:
                     if now - t0 >= self.SLOW and cid not in self.noted:
@@ -127,36 +128,143 @@ class Progress:
                         self.stream.write(f"stackpeel: {cid} is taking a long time ({now - t0:.0f} s so far)...\n")
                         self.stream.flush()
 
+    def width(self) -> int:
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            return 80
+
+    def line(self, done: int, items, now: float, width: int) -> str:
+        """One line that never reaches the last column: a line that wraps cannot be rewritten
+        with a carriage return, and leaves stale copies behind."""
+        head = f"stackpeel: {done}/{self.total} checks done"
+        names = [f"{cid} {now - t0:.0f}s" for cid, t0 in items]
+        room = width - 1
+        line = head
+        for i, name in enumerate(names):
+            rest = len(names) - i - 1
+            more = f" +{rest}" if rest else ""
+            cand = line + ("; running " if i == 0 else ", ") + name
+            if len(cand + more) > room:
+                line += f" +{len(names) - i}" if i else f"; {len(names)} running"
+                break
+            line = cand
+        return line[:room]
+
     def __enter__(self):
+        if self.stream is None:
+            return self
         self.thread.start()
         return self
 
     def __exit__(self, *exc):
         self.stop.set()
-        self.thread.join()
+        if self.thread.is_alive():
+            self.thread.join()
         if self.tty:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
+            try:
+                self.stream.write("\r\x1b[2K")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
 
 
-def _emit(text: str, output: Optional[str]) -> None:
-    if output and output != "-":
-        with open(output, "w", encoding="utf-8") as f:
+def output_problem(output: Optional[str]) -> Optional[str]:
+    """Why the report cannot be written to ``output`` (checked before anything runs), or None."""
+    if not output or output == "-":
+        return None
+    if os.path.isdir(output):
+        return f"{output} is a directory; give a file name (e.g. {os.path.join(output, 'report.txt')})"
+    try:
+        parent = os.path.dirname(os.path.abspath(output)) or os.sep
+    except OSError:
+        return f"{output}: the current directory no longer exists; give an absolute path"
+    if not os.path.isdir(parent):
+        return f"cannot write {output}: directory {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write {output}: no permission to create files in {parent}"
+    if os.path.exists(output) and not os.access(output, os.W_OK):
+        return f"cannot write {output}: the file is not writable"
+    return None
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write a whole file or nothing: a temporary file beside it, renamed over it."""
+    import tempfile
+
+    parent = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".stackpeel-", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _stdout_gone() -> None:
+    """Point fd 1 at /dev/null so that the interpreter's final flush cannot traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _warn(msg: str) -> None:
+    try:
+        print(f"stackpeel: {msg}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _emit(text: str, output: Optional[str]) -> bool:
+    """Deliver the report; False (with a one-line warning, never a traceback) when it could not be."""
+    if output and output != "-":
+        try:
+            write_atomically(output, text)
+        except OSError as exc:
+            _warn(f"cannot write the report to {output}: {exc.strerror or exc}")
+            return False
+        return True
+    if sys.stdout is None:
+        _warn("standard output is closed: the report was not written (use -o FILE)")
+        return False
+    try:
         sys.stdout.write(text)
         sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()          # the reader stopped reading (| head): not worth a word
+        return False
+    except (OSError, ValueError) as exc:
+        _stdout_gone()
+        _warn(f"cannot write the report to standard output: {getattr(exc, 'strerror', None) or exc}")
+        return False
+    return True
 
 
 def cmd_check(args) -> int:
     from . import registry
     from .engine import check
     from .host import TargetError
+    from .runner.hygiene import NoTempDir
     from .model import Report
     from .redact import redact_report_dict
     from .render import render
 
     only, skip = _split(args.only), _split(args.skip)
+    problem = output_problem(args.output)
+    if problem:
+        _warn(problem)
+        return ExitCode.USAGE
     try:
         classes = registry.select(registry.load(plugins=not args.no_plugins), only, skip)
     except registry.RegistryError as exc:
@@ -168,21 +276,23 @@ def cmd_check(args) -> int:
             report = check(python=args.python, only=only, skip=skip, progress=progress,
                            timeout_scale=args.timeout_scale, plugins=not args.no_plugins)
     except TargetError as exc:
-        print(f"stackpeel: cannot diagnose: {exc}", file=sys.stderr)
+        _warn(f"cannot diagnose: {exc}")
+        return ExitCode.USAGE
+    except NoTempDir as exc:
+        _warn(f"cannot diagnose: {exc.strerror}")
         return ExitCode.USAGE
     if args.redact:
         report = Report.from_dict(redact_report_dict(report.to_dict(), identity=True))
     color = (args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR")
-             and not args.output and sys.stdout.isatty())
+             and not args.output and sys.stdout is not None and sys.stdout.isatty())
     enc = (getattr(sys.stdout, "encoding", "") or "").lower()
     ascii_only = args.ascii or ("utf" not in enc and not args.output)
     if args.format == "text":
         text = render(report, "text", color=color, ascii_only=ascii_only, verbose=args.verbose)
     else:
         text = render(report, args.format, verbose=args.verbose)
-    _emit(text, args.output)
-    if args.output:
-        print(f"stackpeel: report written to {args.output}", file=sys.stderr)
+    if _emit(text, args.output) and args.output and args.output != "-":
+        _warn(f"report written to {args.output}")
     return int(report.diagnosis.exit_code)
 
 
@@ -212,7 +322,11 @@ def cmd_codes(args) -> int:
 
     catalogue = all_codes()
     if args.code and args.code not in catalogue:
-        print(f"stackpeel: unknown finding code {args.code!r}; 'stackpeel codes' lists them all", file=sys.stderr)
+        import difflib
+
+        close = difflib.get_close_matches(args.code, list(catalogue), n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        _warn(f"unknown finding code {args.code!r}{hint}; 'stackpeel codes' lists them all")
         return ExitCode.USAGE
     selected = [catalogue[args.code]] if args.code else list(catalogue.values())
     fn = {"json": codes_json, "markdown": codes_markdown, "text": codes_text}[args.format]
@@ -228,10 +342,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return ExitCode.USAGE
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
+    if args.command in ("check", "explain"):
+        _end_with_stackpeel()
     try:
         return int(handler(args))
     except KeyboardInterrupt:
-        print("stackpeel: interrupted", file=sys.stderr)
+        _warn("interrupted")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return ExitCode.OK
+        _stdout_gone()
+        return ExitCode.USAGE
+
+
+_ENDING = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
+
+
+def _end_with_stackpeel() -> None:
+    """Signals and parent death end every probe, its descendants and temp dirs, then stackpeel.
+
+    A first signal kills the probes (whole process groups and descendants), removes the
+    temporary directories and exits with 128+signal; a second one during that exits at once."""
+    import signal
+
+    from .runner import hygiene
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def leave(signum: int, _frame=None) -> None:
+        for name in _ENDING:
+            signal.signal(getattr(signal, name), lambda s, f: os._exit(128 + s))
+        hygiene.terminate_all()
+        try:
+            os.write(2, f"\nstackpeel: {_ENDING.get(signal.Signals(signum).name, 'ended')}; "
+                        "every probe was stopped\n".encode())
+        except OSError:
+            pass
+        os._exit(128 + signum)
+
+    for name in _ENDING:
+        signal.signal(getattr(signal, name), leave)
+    hygiene.become_subreaper()
+    hygiene.watch_parent(lambda: os.kill(os.getpid(), signal.SIGHUP))

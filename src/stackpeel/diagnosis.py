@@ -19,6 +19,22 @@ from .model import CheckResult, Diagnosis, RootCause, Severity, Status, Symptom
 _PROBLEM = (Status.FAIL, Status.BLOCKED, Status.WARN, Status.ERROR)
 
 
+def _standalone(result: CheckResult) -> bool:
+    """Every blocking/degraded finding of the result is a cause no prerequisite can explain
+    (knowledge base ``standalone = true``), e.g. a CPU-only torch wheel on a machine without
+    a driver: two root causes, each with its own fix."""
+    codes = [f.code for f in result.findings if f.severity is not Severity.INFO]
+    if not codes:
+        return False
+    try:
+        from .knowledge import all_codes
+
+        kb = all_codes()
+    except Exception:  # the diagnosis never fails for want of wording
+        return False
+    return all(kb[c].standalone for c in codes if c in kb) and all(c in kb for c in codes)
+
+
 def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     """Nearest problem ancestors of ``rid`` that can explain it, in declaration order.
 
@@ -29,6 +45,8 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     blamed on a requirement that still works, only degraded (NVML missing does not
     explain cuInit failing). The walk goes through problems of the other kind.
     """
+    if _standalone(by_id[rid]):
+        return []
     degraded_only = by_id[rid].status is Status.WARN
     found: List[str] = []
     seen: Set[str] = set()

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import shutil
 import time
 from typing import Mapping, Optional, Sequence, Type
 
 from . import __version__, registry
 from .diagnosis import diagnose
-from .host import TargetError, default_python, detect, identify
+from .host import TargetError, default_python, detect, identify, resolve_python
 from .checks.base import Check
 from .model import Report
 from .redact import redact_report_dict
-from .runner import run_checks
+from .runner import hygiene, run_checks
 from .runner.scheduler import ProgressFn
 
 __all__ = ["TargetError", "check"]
@@ -42,15 +41,11 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     """
     environ = os.environ if env is None else env
     if python:
-        # absolute, but not resolved: a venv's python is a symlink that must stay one
-        if os.sep in python:
-            python = os.path.abspath(python)
-        else:
-            python = shutil.which(python, path=environ.get("PATH")) or python
-        target = {"python": python, "source": "--python"}
+        target = {"python": resolve_python(python, environ), "source": "--python"}
     else:
         target = default_python(environ)
     target.update(identify(target["python"], env=env))
+    hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
     pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
     classes = registry.select(pool, only, skip)
     host = detect(target["python"])

@@ -363,7 +363,19 @@ class Report:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":
-        return cls(
+        """The report a JSON document describes; :class:`ReportFormatError` if it is not one."""
+        try:
+            return cls._from_dict(d)
+        except ReportFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ReportFormatError(f"not a stackpeel report ({type(exc).__name__}: {exc})"[:300]) from None
+
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> "Report":
+        if not isinstance(d, Mapping):
+            raise ReportFormatError(f"not a stackpeel report: a JSON {type(d).__name__}, not an object")
+        return _typed(cls(
             schema_version=int(d["schema_version"]),
             tool_version=d["tool"]["version"],
             created=d["created"],
@@ -373,7 +385,56 @@ class Report:
             results=tuple(CheckResult.from_dict(r) for r in d["results"]),
             diagnosis=Diagnosis.from_dict(d["diagnosis"]),
             selection=dict(d.get("selection") or {}),
-        )
+        ))
+
+
+def _typed(obj: Any, where: str = "report") -> Any:
+    """``obj`` (a dataclass read from JSON) if every field holds the type it declares, so a
+    renderer never meets a null summary or a list where a string goes; else ReportFormatError."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if not _holds(value, hints[f.name], f"{where}.{f.name}"):
+            raise ReportFormatError(f"not a stackpeel report: {where}.{f.name} is a {type(value).__name__}")
+    return obj
+
+
+def _holds(value: Any, hint: Any, where: str) -> bool:
+    import dataclasses
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin is typing.Union:
+        return any(_holds(value, a, where) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is tuple:
+        item = args[0] if args else Any
+        return isinstance(value, tuple) and all(_holds(v, item, where) for v in value)
+    if origin in (dict, Mapping) or hint in (dict, Mapping):
+        return isinstance(value, Mapping)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return isinstance(value, hint) and _typed(value, where) is value
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+class ReportFormatError(ValueError):
+    """A document given as a report lacks what a report needs (read by ``diff``, ``replay``)."""
 
 
 def results_by_id(results: List[CheckResult]) -> Dict[str, CheckResult]:

@@ -8,6 +8,8 @@ subclass defined there with an ``id`` is registered.
 
 from __future__ import annotations
 
+import difflib
+
 import importlib
 import inspect
 from typing import Dict, Iterable, List, Optional, Sequence, Type
@@ -150,7 +152,10 @@ def select(classes: Sequence[Type[Check]], only: Sequence[str] = (), skip: Seque
     by_id = {c.id: c for c in classes}
     unknown = [k for k in list(only) + list(skip) if not any(matches(c, [k]) for c in classes)]
     if unknown:
-        raise RegistryError(f"no check or layer named {', '.join(map(repr, unknown))}; see `stackpeel list`")
+        names = sorted({c.id for c in classes} | {c.layer for c in classes})
+        hints = [f"{k!r} (did you mean {', '.join(map(repr, close))}?)" if close else repr(k)
+                 for k in unknown for close in [difflib.get_close_matches(k, names, n=3, cutoff=0.5)]]
+        raise RegistryError(f"no check or layer named {', '.join(hints)}; see `stackpeel list`")
     chosen = [c for c in classes if not only or matches(c, only)]
     wanted = {c.id for c in chosen}
     stack = list(wanted)

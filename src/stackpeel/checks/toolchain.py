@@ -214,6 +214,8 @@ class LibcudaDiscovery(Check):
     timeout = 30.0
 
     def evaluate(self, facts, ctx):
+        if facts.get("triton_installed") is False:
+            return ctx.skip("triton is not installed: nothing here looks for libcuda.so.1 the way it does")
         found = list(facts.get("libcuda_found_in") or [])
         good_entries = [e["path"] for e in facts.get("ldconfig_entries") or [] if e.get("exists")]
         libcuda_dir = (found or [p.rsplit("/", 1)[0] for p in good_entries] or [None])[0]
@@ -374,6 +376,8 @@ class TritonCache(Check):
     timeout = 30.0
 
     def evaluate(self, facts, ctx):
+        if facts.get("triton_installed") is False:
+            return ctx.skip("triton is not installed: no Triton cache is used")
         d = facts.get("cache_dir")
         keep = {"cache_dir": d, "writable": bool(facts.get("writable")), "file_program": facts.get("file_program")}
         findings: List[Finding] = []

@@ -98,8 +98,9 @@ def run(args) -> int:
         expl = confirm(expl, python=args.python)
     from ..redact import scrub_output
 
-    sys.stdout.write(scrub_output(render(expl, args.format)))
-    sys.stdout.flush()
+    from ..cli import _emit
+
+    _emit(scrub_output(render(expl, args.format)), None)  # a closed or full stdout keeps the exit code
     return expl.exit_code
 
 

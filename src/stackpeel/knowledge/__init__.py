@@ -105,6 +105,9 @@ class CodeEntry:
     remedy: Mapping[str, Any] = field(default_factory=dict)
     #: for symptoms: codes that can produce it, likeliest first
     caused_by: Tuple[str, ...] = ()
+    #: a cause that no failing prerequisite of its check produces or explains (a CPU-only torch
+    #: wheel stays CPU-only whatever the driver): shown as a root cause of its own
+    standalone: bool = False
     #: codes this one can produce (derived: the codes whose caused_by names this one)
     causes: Tuple[str, ...] = ()
     #: upstream threads where the cause was established
@@ -229,7 +232,7 @@ class KnowledgeBase:
 # ----------------------------------------------------------------------------- loading
 
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
-              "packages", "commands", "remedy", "causes", "caused_by", "links", "source", "deprecated", "log",
+              "packages", "commands", "remedy", "causes", "caused_by", "standalone", "links", "source", "deprecated", "log",
               "exception"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source"}
 _EXC_KEYS = {"type", "message"}
@@ -249,6 +252,13 @@ def _str(raw: Mapping[str, Any], key: str, where: str, required: bool = False) -
     if required and not value.strip():
         raise KnowledgeError(f"{where}: missing {key!r}")
     return value.strip() if "\n" in value else value
+
+
+def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise KnowledgeError(f"{where}: {key!r} must be true or false")
+    return value
 
 
 def _check_template(text: str, where: str, key: str) -> None:
@@ -358,6 +368,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         messages=dict(messages), consequence=_str(raw, "consequence", where), packages=dict(packages),
         commands=tuple((m, c) for m, c in commands), remedy=dict(remedy),
         caused_by=_strs(raw.get("caused_by", []), where, "caused_by"),
+        standalone=_flag(raw, "standalone", where),
         links=_strs(raw.get("links", []), where, "links"), source=_str(raw, "source", where),
         deprecated=_str(raw, "deprecated", where), logs=tuple(logs), exceptions=tuple(exceptions), file=file,
     )

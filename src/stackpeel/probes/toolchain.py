@@ -302,6 +302,7 @@ def libcuda_discovery(inp):
         "ldconfig_exists": _exists(LDCONFIG),
         "ldconfig_executable": os.access(LDCONFIG, os.X_OK),
         "ld_library_path": os.environ.get("LD_LIBRARY_PATH"),
+        "triton_installed": common.find_spec_origin("triton") is not None,
     }
     if env_path:
         facts["override"] = {
@@ -717,7 +718,8 @@ def triton_cache(inp):
     facts = {"cache_dir": cache_dir, "source": source, "home_env": os.environ.get("HOME"),
              "empty": cache_dir == "", "relative": bool(cache_dir) and not os.path.isabs(cache_dir),
              "cache_manager": os.environ.get("TRITON_CACHE_MANAGER"),
-             "remote_cache": os.environ.get("TRITON_REMOTE_CACHE_BACKEND")}
+             "remote_cache": os.environ.get("TRITON_REMOTE_CACHE_BACKEND"),
+             "triton_installed": common.find_spec_origin("triton") is not None}
     file_prog = shutil.which("file")
     facts["file_program"] = file_prog
     facts["platform_key"] = triton_platform_key()

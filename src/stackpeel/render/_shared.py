@@ -18,7 +18,7 @@ def header_facts(report: Report) -> Tuple[str, str]:
         bits.append(pf["arch"])
     if pf.get("container"):
         bits.append(f"container: {pf['container']}")
-    return target, ", ".join(bits)
+    return target, ", ".join(map(str, bits))
 
 
 def main_findings(result: CheckResult, severity: Severity) -> List[Finding]:

@@ -13,13 +13,13 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
 from ..model import ProbeFailure
+from . import hygiene
 
 PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 
@@ -27,7 +27,16 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: path under a private name, runs it, writes the answer atomically, then leaves with
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
 BOOTSTRAP = r"""
-import sys, os, json, traceback, importlib.util
+import sys, os
+try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
+    os.kill(int(os.environ.get("STACKPEEL_PARENT_PID") or 0) or os.getppid(), 0)
+except ProcessLookupError:
+    os._exit(70)  # stackpeel ended before the request took effect
+except Exception:
+    pass
+import json, traceback, importlib.util
 common_dir, d, mod, fn, inp_path, out_path = sys.argv[1:7]
 def _load(name, where=None):
     spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(where or d, name + ".py"))
@@ -85,75 +94,86 @@ def _tail(path: Path) -> str:
     return text
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-
-
 def run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
               env: Optional[Mapping[str, str]] = None, probes_dir: Optional[Path] = None) -> ProbeAnswer:
     """Run ``probe`` ("module.function") under ``python`` with ``inp`` as its input."""
     module, _, function = probe.rpartition(".")
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="stackpeel-") as tmp:
-        tmpdir = Path(tmp)
-        inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
-        out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
-        workdir = tmpdir / "cwd"
-        workdir.mkdir()
-        inp_path.write_text(json.dumps(inp))
-        argv = [python, "-c", BOOTSTRAP, str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function,
-                str(inp_path), str(out_path)]
-        timed_out = False
-        try:
-            with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe, cwd=workdir,
-                                        env=dict(env) if env is not None else None, start_new_session=True)
-                try:
-                    rc = proc.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    _kill_group(proc)
-                    rc = proc.wait()
-                else:
-                    _kill_group(proc)  # leftovers the probe started in its group
-        except OSError as exc:
-            return ProbeAnswer(None, ProbeFailure("spawn", detail=f"cannot start {python}: {exc}"),
-                               time.monotonic() - start)
-        duration = time.monotonic() - start
-        so, se = _tail(out_file), _tail(err_file)
+    try:
+        tmp = hygiene.make_tempdir("stackpeel-")
+    except hygiene.Closing:
+        return ProbeAnswer(None, ProbeFailure("spawn", detail="not started: stackpeel is shutting down"), 0.0)
+    except hygiene.NoTempDir as exc:
+        return ProbeAnswer(None, ProbeFailure("spawn", detail=f"cannot start probe {probe}: {exc.strerror}"), 0.0)
+    try:
+        return _run_in(Path(tmp), python, probe, module, function, inp, timeout, env, probes_dir, start)
+    finally:
+        hygiene.remove_tempdir(tmp)
 
-        def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:
-            return ProbeAnswer(None, ProbeFailure(reason, exit_code=exit_code, signal=sig, timed_out=timed_out,
-                                                  stdout_tail=so, stderr_tail=se, detail=detail), duration, so, se)
 
-        if timed_out:
-            return failed("timeout", f"probe {probe} did not finish within {timeout:g} s and was killed", None)
-        if rc is not None and rc < 0:
+def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, inp: Mapping[str, Any],
+            timeout: float, env: Optional[Mapping[str, str]], probes_dir: Optional[Path],
+            start: float) -> ProbeAnswer:
+    inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
+    out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
+    workdir, probe_tmp = tmpdir / "cwd", tmpdir / "tmp"
+    workdir.mkdir()
+    probe_tmp.mkdir()
+    inp_path.write_text(json.dumps(inp))
+    argv = [python, "-c", BOOTSTRAP, str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function,
+            str(inp_path), str(out_path)]
+    # the probe's own temporary files (compiler runs, kernel builds) go inside this directory,
+    # so they go when it goes, even when the probe is killed
+    cenv = dict(os.environ if env is None else env)
+    cenv["TMPDIR"] = str(probe_tmp)
+    cenv["STACKPEEL_PARENT_PID"] = str(os.getpid())
+    timed_out = False
+    try:
+        with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
+            proc = hygiene.spawn(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe, cwd=workdir, env=cenv)
             try:
-                name = signal.Signals(-rc).name
-            except ValueError:
-                name = f"signal {-rc}"
-            return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
-        if not out_path.exists():
-            return failed("exit" if rc else "no-output",
-                          f"probe {probe} exited with status {rc} without writing its answer")
-        if out_path.stat().st_size > MAX_ANSWER_BYTES:
-            return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                hygiene.reap(proc)
+                rc = proc.wait()
+            finally:
+                hygiene.reap(proc)  # leftovers the probe started in its group
+    except hygiene.Closing:
+        return ProbeAnswer(None, ProbeFailure("spawn", detail="not started: stackpeel is shutting down"),
+                           time.monotonic() - start)
+    except OSError as exc:
+        return ProbeAnswer(None, ProbeFailure("spawn", detail=f"cannot start {python}: {exc}"),
+                           time.monotonic() - start)
+    duration = time.monotonic() - start
+    so, se = _tail(out_file), _tail(err_file)
+
+    def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:
+        return ProbeAnswer(None, ProbeFailure(reason, exit_code=exit_code, signal=sig, timed_out=timed_out,
+                                              stdout_tail=so, stderr_tail=se, detail=detail), duration, so, se)
+
+    if timed_out:
+        return failed("timeout", f"probe {probe} did not finish within {timeout:g} s and was killed", None)
+    if rc is not None and rc < 0:
         try:
-            answer = json.loads(out_path.read_text(encoding="utf-8", errors="replace"))
-            ok = answer["ok"]
-        except (ValueError, KeyError, TypeError) as exc:
-            return failed("bad-output", f"probe {probe} wrote an unreadable answer: {exc}")
-        if not ok:
-            detail = f"{answer.get('type')}: {answer.get('message')}\n{answer.get('traceback', '')}".strip()
-            return failed("probe-exception", detail)
-        facts = answer.get("facts")
-        if not isinstance(facts, dict):
-            return failed("bad-output", f"probe {probe} returned {type(facts).__name__}, not a dict of facts")
-        return ProbeAnswer(facts, None, duration, so, se)
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
+    if not out_path.exists():
+        return failed("exit" if rc else "no-output",
+                      f"probe {probe} exited with status {rc} without writing its answer")
+    if out_path.stat().st_size > MAX_ANSWER_BYTES:
+        return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
+    try:
+        answer = json.loads(out_path.read_text(encoding="utf-8", errors="replace"))
+        ok = answer["ok"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return failed("bad-output", f"probe {probe} wrote an unreadable answer: {exc}")
+    if not ok:
+        detail = f"{answer.get('type')}: {answer.get('message')}\n{answer.get('traceback', '')}".strip()
+        return failed("probe-exception", detail)
+    facts = answer.get("facts")
+    if not isinstance(facts, dict):
+        return failed("bad-output", f"probe {probe} returned {type(facts).__name__}, not a dict of facts")
+    return ProbeAnswer(facts, None, duration, so, se)

@@ -59,9 +59,7 @@ def _split(values):
 
 
 def cmd_run(args) -> int:
-    from .launcher import LaunchError, die_like, launch, python_flags_note
-    from .render import render
-    from .report import build_report
+    from .launcher import LaunchError, die_like, launch
 
     argv = list(args.cmd)
     if argv and argv[0] == "--":
@@ -76,6 +74,29 @@ def cmd_run(args) -> int:
     except LaunchError as exc:
         print(f"stackpeel run: {exc}", file=sys.stderr)
         return ExitCode.NOT_STARTED
+    try:
+        _report(args, argv, result)
+    except Exception as exc:  # stackpeel's own failure never becomes the program's exit status
+        _say(f"stackpeel run: could not build the report ({type(exc).__name__}: {exc})")
+    return die_like(result.returncode)
+
+
+def _say(msg: str) -> None:
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _report(args, argv, result) -> None:
+    from ..redact import scrub_argv, scrub_output, secret_values
+    from .launcher import python_flags_note
+    from .render import render
+    from .report import build_report
+
+    if result.unmonitored:
+        _say(f"stackpeel run: {result.unmonitored}")
+        return
     notes = []
     t = result.target
     if t.kind in ("python", "python-script"):
@@ -86,20 +107,24 @@ def cmd_run(args) -> int:
     elif t.note:
         notes.append(t.note)
     target = {"argv0": t.argv0, "path": t.path, "kind": t.kind, "interpreter": t.interpreter}
-    report = build_report(result.records, command=argv, target=target, returncode=result.returncode,
+    import os
+
+    report = build_report(result.records, command=scrub_argv(argv, secret_values(os.environ)), target=target, returncode=result.returncode,
                           duration=result.duration, crash_dumps=result.crash_dumps,
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
-    from ..redact import scrub_output
-
     text = scrub_output(render(report, args.format))
-    try:
-        if args.output and args.output != "-":
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            sys.stderr.write(text)
-            sys.stderr.flush()
-    except OSError as exc:
-        print(f"stackpeel run: cannot write the report: {exc}", file=sys.stderr)
-    return die_like(result.returncode)
+    if args.output and args.output != "-":
+        from ..cli import write_atomically
 
+        try:
+            write_atomically(args.output, text)
+        except OSError as exc:
+            _say(f"stackpeel run: cannot write the report to {args.output}: {exc.strerror or exc}")
+        return
+    if sys.stderr is None:
+        return
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -6,9 +6,15 @@ holding a bootstrap ``sitecustomize.py`` (plus a copy of :mod:`.monitor`) is put
 ``PYTHONPATH``, and ``STACKPEEL_UNMASK_DIR`` names the directory each monitored process
 writes its record into (``record-<pid>.json``, ``journal-<pid>.jsonl``, ``crash-<pid>.txt``).
 
-Signals: while the command runs, SIGINT and SIGQUIT are ignored here (the terminal sends
-them to the whole process group, so the program gets them itself); SIGTERM, SIGHUP,
-SIGUSR1 and SIGUSR2 sent to stackpeel are passed on to the program.
+Signals, each delivered once:
+
+- stackpeel in the foreground of a terminal: the program shares stackpeel's process group,
+  so the terminal's SIGINT, SIGQUIT, SIGTSTP and hangup SIGHUP reach it directly (stackpeel
+  ignores SIGINT/SIGQUIT and does not pass SIGHUP on); SIGTERM, SIGUSR1 and SIGUSR2 sent
+  to stackpeel are passed on.
+- otherwise (a job scheduler, nohup, CI, a pipeline): the program runs in a process group of
+  its own, so a signal sent to stackpeel's group reaches the program only through stackpeel,
+  which passes SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 on to the program's group.
 """
 
 from __future__ import annotations
@@ -31,8 +37,19 @@ from . import monitor as _monitor
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
 MONITOR_MODULE = "_stackpeel_unmask_monitor"
 
-FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
-IGNORED = ("SIGINT", "SIGQUIT")
+FORWARDED_TTY = ("SIGTERM", "SIGUSR1", "SIGUSR2")
+IGNORED_TTY = ("SIGINT", "SIGQUIT", "SIGHUP")
+FORWARDED_GROUP = ("SIGINT", "SIGQUIT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+
+
+def in_terminal_foreground() -> bool:
+    """Is stackpeel the foreground job of its controlling terminal?"""
+    for fd in (0, 1, 2):
+        try:
+            return os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp()
+        except OSError:
+            continue
+    return False
 
 
 class LaunchError(Exception):
@@ -62,6 +79,7 @@ class Launch:
     records: List[Dict[str, Any]] = field(default_factory=list)
     crash_dumps: Dict[int, str] = field(default_factory=dict)
     pid: Optional[int] = None       # of the process the command started
+    unmonitored: Optional[str] = None   # why the command ran without the monitor
 
     @property
     def main_pid(self) -> Optional[int]:
@@ -263,49 +281,72 @@ def launch(argv: Sequence[str], options: Optional[Dict[str, Any]] = None,
     target = resolve_target(argv, base_env)
     if target.kind == "missing":
         raise LaunchError(target.note or f"{argv[0]}: command not found")
-    workdir = Path(tempfile.mkdtemp(prefix="stackpeel-run-"))
+    try:
+        workdir = Path(tempfile.mkdtemp(prefix="stackpeel-run-"))
+    except OSError as exc:
+        # the program runs all the same: a doctor must never be the reason it did not
+        where = base_env.get("TMPDIR") or "/tmp"
+        why = (f"no writable temporary directory ({where}: {exc.strerror or exc}); "
+               "the program ran unmonitored (set TMPDIR to a writable directory)")
+        rc, duration, pid = _run(argv, base_env, cwd)
+        return Launch(argv, target, rc, duration, [], {}, pid, unmonitored=why)
     try:
         boot = make_bootstrap(workdir)
         records = workdir / "records"
         records.mkdir()
         cenv = child_env(base_env, boot, records, dict(options or {}))
-        previous = {}
-        t0 = time.monotonic()
-        try:
-            proc = subprocess.Popen(argv, env=cenv, cwd=cwd)
-        except OSError as exc:
-            raise LaunchError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
-        try:
-            for name in IGNORED:
-                sig = getattr(signal, name, None)
-                if sig is not None:
-                    previous[sig] = signal.signal(sig, signal.SIG_IGN)
-            for name in FORWARDED:
-                sig = getattr(signal, name, None)
-                if sig is not None:
-                    previous[sig] = signal.signal(sig, lambda s, _f: _forward(proc, s))
-            while True:
-                try:
-                    rc = proc.wait()
-                    break
-                except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-                    continue
-        finally:
-            for sig, old in previous.items():
-                try:
-                    signal.signal(sig, old)
-                except (TypeError, ValueError):
-                    pass
-        duration = time.monotonic() - t0
+        rc, duration, pid = _run(argv, cenv, cwd)
         recs, crashes = read_records(records)
-        return Launch(argv, target, rc, duration, recs, crashes, proc.pid)
+        return Launch(argv, target, rc, duration, recs, crashes, pid)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _forward(proc: subprocess.Popen, sig: int) -> None:
+def _run(argv: List[str], env: Dict[str, str], cwd: Optional[str]) -> Tuple[int, float, int]:
+    """Run to completion, signals passed on once (module docstring); (status, seconds, pid)."""
+    tty = in_terminal_foreground()
+    extra: Dict[str, Any] = {}
+    if not tty:  # a group of its own (module docstring)
+        if sys.version_info >= (3, 11):
+            extra["process_group"] = 0
+        else:
+            extra["preexec_fn"] = os.setpgrp
+    previous = {}
+    t0 = time.monotonic()
     try:
-        proc.send_signal(sig)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, **extra)
+    except OSError as exc:
+        raise LaunchError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    try:
+        for name in (IGNORED_TTY if tty else ()):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        for name in (FORWARDED_TTY if tty else FORWARDED_GROUP):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                previous[sig] = signal.signal(sig, lambda s, _f: _forward(proc, s, group=not tty))
+        while True:
+            try:
+                rc = proc.wait()
+                break
+            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+                continue
+    finally:
+        for sig, old in previous.items():
+            try:
+                signal.signal(sig, old)
+            except (TypeError, ValueError):
+                pass
+    return rc, time.monotonic() - t0, proc.pid
+
+
+def _forward(proc: subprocess.Popen, sig: int, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
     except OSError:
         pass
 

@@ -95,6 +95,10 @@ COUNT, RERAISED, CONVERTED, FIRST_T, LAST_T, FIRST_SEQ, LAST_SEQ, INFO, CODES = 
 _PENDING_CAP = 2048
 
 
+#: the sys / sys.monitoring / threading functions stackpeel wraps to stay out of the program's sight
+_ORIGINAL = {}
+
+
 def _short(text, limit):
     if len(text) > limit:
         return text[:limit] + "... [%d more characters]" % (len(text) - limit)
@@ -513,23 +517,121 @@ class Monitor(object):
 
     def _start_monitoring(self):
         M = sys.monitoring
-        ev = M.events
-        tool = None
-        for cand in (4, 3, 5):
-            if M.get_tool(cand) is None:
-                tool = cand
-                break
+        tool = self._free_tool_id()
         if tool is None:
-            self.mode_note = "no free sys.monitoring tool id (3, 4, 5 are taken)"
+            self.mode_note = "no free sys.monitoring tool id"
             return
-        M.use_tool_id(tool, "stackpeel-unmask")
+        self._take_tool_id(tool)
+        self._callbacks = self._make_callbacks()
+        self._register(tool)
+        self._hide_tool_id()
+        self.mode = "monitoring"
+
+    _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # 0-2 are named for debuggers, coverage, profilers: last
+
+    def _free_tool_id(self, avoid=()):
+        get_tool = _ORIGINAL.get("get_tool") or sys.monitoring.get_tool
+        for cand in self._TOOL_PREFERENCE:
+            if cand not in avoid and get_tool(cand) is None:
+                return cand
+        return None
+
+    def _take_tool_id(self, tool):
+        use = _ORIGINAL.get("use_tool_id") or sys.monitoring.use_tool_id
+        use(tool, "stackpeel-unmask")
         self.tool_id = tool
-        on_handled, on_raise, on_reraise = self._make_callbacks()
+
+    def _register(self, tool):
+        M = sys.monitoring
+        ev = M.events
+        on_handled, on_raise, on_reraise = self._callbacks
         M.register_callback(tool, ev.EXCEPTION_HANDLED, on_handled)
         M.register_callback(tool, ev.RAISE, on_raise)
         M.register_callback(tool, ev.RERAISE, on_reraise)
         M.set_events(tool, ev.EXCEPTION_HANDLED | ev.RAISE | ev.RERAISE)
-        self.mode = "monitoring"
+
+    def _release_tool_id(self, tool):
+        M = sys.monitoring
+        M.set_events(tool, 0)
+        for e in (M.events.EXCEPTION_HANDLED, M.events.RAISE, M.events.RERAISE):
+            M.register_callback(tool, e, None)
+        (_ORIGINAL.get("free_tool_id") or M.free_tool_id)(tool)
+
+    def _hide_tool_id(self):
+        """The program sees every tool id as free that stackpeel holds: get_tool() answers None
+        for it, and use_tool_id() on it moves stackpeel to another free id first (or stops
+        monitoring when none is left), so the program's own call succeeds."""
+        M, mon = sys.monitoring, self
+        for name in ("get_tool", "use_tool_id", "free_tool_id"):
+            _ORIGINAL.setdefault(name, getattr(M, name))
+        get_tool, use_tool_id = _ORIGINAL["get_tool"], _ORIGINAL["use_tool_id"]
+
+        def hidden_get_tool(tool_id):
+            if mon.mode == "monitoring" and tool_id == mon.tool_id:
+                return None
+            return get_tool(tool_id)
+
+        def hidden_use_tool_id(tool_id, name):
+            if mon.mode == "monitoring" and tool_id == mon.tool_id:
+                old = mon.tool_id
+                new = mon._free_tool_id(avoid=(old,))
+                mon._release_tool_id(old)
+                if new is None:
+                    mon.mode, mon.tool_id = None, None
+                    mon.mode_note = ("the program took sys.monitoring tool id %d and no other was free: "
+                                     "monitoring stopped there" % old)
+                else:
+                    mon._take_tool_id(new)
+                    mon._register(new)
+            return use_tool_id(tool_id, name)
+
+        for fn, orig in ((hidden_get_tool, get_tool), (hidden_use_tool_id, use_tool_id)):
+            fn.__name__, fn.__qualname__, fn.__doc__ = orig.__name__, orig.__name__, orig.__doc__
+        M.get_tool, M.use_tool_id = hidden_get_tool, hidden_use_tool_id
+
+    def _hide_settrace(self, call):
+        """sys.gettrace() / threading.gettrace() answer None while stackpeel's hook is the
+        one installed; sys.settrace(None) by the program puts stackpeel's hook back, and
+        sys.settrace(f) hands tracing to f (stackpeel records nothing while f is set)."""
+        _ORIGINAL.setdefault("gettrace", sys.gettrace)
+        _ORIGINAL.setdefault("settrace", sys.settrace)
+        gettrace, settrace, mon = _ORIGINAL["gettrace"], _ORIGINAL["settrace"], self
+
+        def hidden_gettrace():
+            t = gettrace()
+            return None if t is call else t
+
+        def hidden_settrace(fn):
+            if fn is None and mon.mode == "settrace":
+                fn = call
+            return settrace(fn)
+
+        for fn, orig in ((hidden_gettrace, gettrace), (hidden_settrace, settrace)):
+            fn.__name__, fn.__qualname__, fn.__doc__ = orig.__name__, orig.__name__, orig.__doc__
+        sys.gettrace, sys.settrace = hidden_gettrace, hidden_settrace
+        threading = sys.modules.get("threading")
+        if threading is not None and hasattr(threading, "gettrace"):
+            tget = threading.gettrace
+            _ORIGINAL.setdefault("threading.gettrace", tget)
+
+            def hidden_thread_gettrace():
+                t = tget()
+                return None if t is call else t
+
+            hidden_thread_gettrace.__name__ = hidden_thread_gettrace.__qualname__ = "gettrace"
+            hidden_thread_gettrace.__doc__ = tget.__doc__
+            threading.gettrace = hidden_thread_gettrace
+
+    def _unhide(self):
+        M = getattr(sys, "monitoring", None)
+        for name in ("get_tool", "use_tool_id"):
+            if name in _ORIGINAL and M is not None:
+                setattr(M, name, _ORIGINAL[name])
+        if "gettrace" in _ORIGINAL:
+            sys.gettrace, sys.settrace = _ORIGINAL["gettrace"], _ORIGINAL["settrace"]
+        threading = sys.modules.get("threading")
+        if "threading.gettrace" in _ORIGINAL and threading is not None:
+            threading.gettrace = _ORIGINAL["threading.gettrace"]
 
     def _start_settrace(self):
         """The fallback before 3.12: a trace function, local tracing only in frames that
@@ -632,17 +734,15 @@ class Monitor(object):
         sys.settrace(call)
         threading.settrace(call)
         self.mode = "settrace"
+        self._hide_settrace(call)
 
     def stop(self):
         if not self.started:
             return
         self.started = False
+        self._unhide()
         if self.mode == "monitoring":
-            M = sys.monitoring
-            M.set_events(self.tool_id, 0)
-            for e in (M.events.EXCEPTION_HANDLED, M.events.RAISE, M.events.RERAISE):
-                M.register_callback(self.tool_id, e, None)
-            M.free_tool_id(self.tool_id)
+            self._release_tool_id(self.tool_id)
         elif self.mode == "settrace":
             call, local = self._trace_fns
             if sys.gettrace() is call:

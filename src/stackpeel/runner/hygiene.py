@@ -1,0 +1,200 @@
+"""Nothing outlives stackpeel: every child, its descendants and every temporary directory.
+
+Every process stackpeel starts to probe the target (probes, the identification of
+``--python``) is started through :func:`spawn`: in a session of its own, registered here
+until it has been reaped. Every temporary directory comes from :func:`make_tempdir` and is
+registered until removed. :func:`terminate_all` is what a signal handler calls: it kills
+every registered process group and every descendant found under the registered children
+(so a grandchild that made a session of its own dies too), removes the registered
+directories and, when ``final``, refuses any later spawn or directory, so a worker thread
+that was about to start a probe cannot leave one behind.
+
+Parent death is covered twice: each probe asks the kernel for SIGKILL when stackpeel dies
+(``PR_SET_PDEATHSIG``, in the probe bootstrap), and the CLI watches its own parent
+(:func:`watch_parent`) so that a dead parent ends stackpeel as SIGHUP would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from typing import Callable, Dict, List, Optional, Sequence, Set
+
+__all__ = ["Closing", "NoTempDir", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
+           "terminate_all", "watch_parent"]
+
+_LOCK = threading.RLock()
+_LIVE: Dict[int, subprocess.Popen] = {}
+_DIRS: Set[str] = set()
+_closing = False
+
+
+class Closing(Exception):
+    """stackpeel is ending: no new child and no new directory."""
+
+
+class NoTempDir(OSError):
+    """No writable temporary directory (TMPDIR and the system defaults)."""
+
+
+def make_tempdir(prefix: str = "stackpeel-") -> str:
+    with _LOCK:
+        if _closing:
+            raise Closing("stackpeel is shutting down")
+        try:
+            path = tempfile.mkdtemp(prefix=prefix)
+        except (FileNotFoundError, PermissionError, OSError) as exc:
+            where = os.environ.get("TMPDIR") or "/tmp"
+            raise NoTempDir(exc.errno, f"no writable temporary directory ({where}: {exc.strerror or exc}); "
+                                       "set TMPDIR to a writable directory") from None
+        _DIRS.add(path)
+        return path
+
+
+def remove_tempdir(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    with _LOCK:
+        _DIRS.discard(path)
+
+
+def spawn(argv: Sequence[str], **kwargs) -> subprocess.Popen:
+    """Popen in a new session, registered until :func:`reap`."""
+    with _LOCK:
+        if _closing:
+            raise Closing("stackpeel is shutting down")
+        proc = subprocess.Popen(list(argv), start_new_session=True, **kwargs)
+        _LIVE[proc.pid] = proc
+        return proc
+
+
+def reap(proc: subprocess.Popen) -> None:
+    """Kill what is left of the child's process group and forget it."""
+    _kill_tree(proc.pid)
+    with _LOCK:
+        _LIVE.pop(proc.pid, None)
+
+
+def run_captured(argv: Sequence[str], timeout: float, env=None, cwd: Optional[str] = None):
+    """Run to completion with stdout/stderr captured: (returncode or None on timeout, out, err)."""
+    proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc: Optional[int] = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_tree(proc.pid)
+        out, err = proc.communicate()
+        rc = None
+    finally:
+        reap(proc)
+    return rc, out, err
+
+
+def _children_map() -> Dict[int, List[int]]:
+    kids: Dict[int, List[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return kids
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def descendants(pid: int, kids: Optional[Dict[int, List[int]]] = None) -> List[int]:
+    kids = _children_map() if kids is None else kids
+    out, todo = [], list(kids.get(pid, ()))
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, ()))
+    return out
+
+
+def _kill_tree(pid: int, kids: Optional[Dict[int, List[int]]] = None) -> None:
+    """SIGKILL the process group led by ``pid`` and every descendant of ``pid``."""
+    tree = descendants(pid, kids)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def terminate_all(final: bool = True) -> None:
+    """Kill every registered child with its descendants and remove every registered directory.
+
+    Safe to call from a signal handler in the main thread (the lock is re-entrant)."""
+    global _closing
+    with _LOCK:
+        if final:
+            _closing = True
+        kids = _children_map()
+        for pid in list(_LIVE):
+            _kill_tree(pid, kids)
+        if final:
+            # orphans stackpeel adopted as a subreaper, and children of its own not registered
+            for p in descendants(os.getpid(), kids):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for path in list(_DIRS):
+            shutil.rmtree(path, ignore_errors=True)
+            _DIRS.discard(path)
+
+
+def _prctl():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux), so that a grandchild whose parent died is still ours to end."""
+    prctl = _prctl()
+    return bool(prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+
+
+def watch_parent(on_death: Callable[[], None], interval: float = 0.2) -> Optional[threading.Thread]:
+    """Call ``on_death`` (from a daemon thread) when this process's parent goes away.
+
+    Polling ``getppid`` rather than ``PR_SET_PDEATHSIG`` on stackpeel itself: the kernel sends
+    that signal when the parent *thread* that forked us ends, so a multi-threaded launcher
+    (a Go program, a thread pool) would end stackpeel while it is still alive."""
+    parent = os.getppid()
+    if parent <= 1:
+        return None
+
+    def loop() -> None:
+        stop = threading.Event()
+        while not stop.wait(interval):
+            if os.getppid() != parent:
+                on_death()
+                return
+
+    t = threading.Thread(target=loop, name="stackpeel-parent-watch", daemon=True)
+    t.start()
+    return t

@@ -1,0 +1,161 @@
+"""Fault suite: nothing stackpeel started outlives it, whatever ends it.
+
+Real processes and real signals. Every process of a run carries a marker in its
+environment (inherited by every descendant, whatever session or group it makes), so the
+test finds survivors in /proc even after they were re-parented. Each test has a private
+TMPDIR, so a leftover ``stackpeel-*`` directory is visible.
+
+The 2-second bound after stackpeel has exited is the acceptance criterion of issue 10
+(a job scheduler or a closed SSH session must not leave probes behind), not a speed test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from stackpeel.host import TargetError, identify
+
+REPO_SRC = str(Path(__file__).resolve().parent.parent / "src")
+GRACE_S = 2.0
+
+
+def marked(mark: str):
+    """pids of live (non-zombie) processes whose environment holds the marker."""
+    needle = f"STACKPEEL_TEST_MARK={mark}".encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            out.append(int(name))
+    return out
+
+
+def cmdline(pid: int, limit: int = 120) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:limit]
+    except OSError:
+        return "?"
+
+
+def wait_for(pred, timeout: float, step: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)
+
+
+def hanging_python(tmp_path: Path, answers_identification: bool = True) -> str:
+    """A target 'interpreter': identification goes to the real Python, every probe hangs
+    with descendants: a sleeper in its group and one in a session of its own."""
+    script = tmp_path / "hanging-python"
+    ident = f'case "$*" in *STACKPEEL-ID*) exec {sys.executable} "$@";; esac\n' if answers_identification else ""
+    script.write_text(textwrap.dedent("""\
+        #!/bin/sh
+        {ident}sleep 1000 &
+        setsid sleep 1000 &
+        exec sleep 1000
+        """).format(ident=ident))
+    script.chmod(0o755)
+    return str(script)
+
+
+def start(args, tmp_path: Path, mark: str, parent_shell: bool = False):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(exist_ok=True)
+    env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir),
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
+    argv = [sys.executable, "-m", "stackpeel", *args]
+    if parent_shell:  # stackpeel as the child of a shell the test will kill
+        argv = ["sh", "-c", '"$@" & wait', "sh", *argv]
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True), tmpdir
+
+
+def assert_nothing_left(mark: str, tmpdir: Path, stackpeel_pid=None):
+    left = wait_for(lambda: [p for p in marked(mark) if p != stackpeel_pid] == [], GRACE_S)
+    survivors = [(p, cmdline(p)) for p in marked(mark) if p != stackpeel_pid]
+    for p, _ in survivors:  # do not leak them into other tests
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    assert left, f"processes outlived stackpeel: {survivors}"
+    assert sorted(x.name for x in tmpdir.iterdir()) == [], "temporary directories left behind"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_ends_hanging_probes_and_their_descendants(tmp_path, sig):
+    mark = uuid.uuid4().hex
+    proc, tmpdir = start(["check", "--python", hanging_python(tmp_path), "--only", "system,toolchain"],
+                         tmp_path, mark)
+    # several probes are hanging, each with its sleepers
+    assert wait_for(lambda: len([p for p in marked(mark) if "sleep" in cmdline(p)]) >= 6, 60), \
+        proc.stderr.read1().decode() if proc.poll() is not None else "probes never started"
+    assert any(x.name.startswith("stackpeel-") for x in tmpdir.iterdir())
+    proc.send_signal(sig)
+    rc = proc.wait(timeout=30)
+    assert rc == 128 + sig, proc.stderr.read().decode()
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and "every probe was stopped" in err
+    assert_nothing_left(mark, tmpdir)
+
+
+def test_parent_death_ends_stackpeel_and_its_probes(tmp_path):
+    mark = uuid.uuid4().hex
+    shell, tmpdir = start(["check", "--python", hanging_python(tmp_path), "--only", "system,toolchain"],
+                          tmp_path, mark, parent_shell=True)
+    assert wait_for(lambda: len([p for p in marked(mark) if "sleep" in cmdline(p)]) >= 6, 60)
+    stackpeel = [p for p in marked(mark) if "-m stackpeel" in cmdline(p) and not cmdline(p).startswith("sh ")]
+    assert len(stackpeel) == 1, [cmdline(p) for p in marked(mark)]
+    shell.kill()  # SIGKILL: the parent cannot pass anything on
+    shell.wait()
+    assert wait_for(lambda: not os.path.exists(f"/proc/{stackpeel[0]}/environ")
+                    or stackpeel[0] not in marked(mark), 10), "stackpeel outlived its parent"
+    assert_nothing_left(mark, tmpdir)
+
+
+def test_signal_during_identification_leaves_nothing(tmp_path):
+    """--python pointing at a program that never answers: a signal ends it and its children."""
+    mark = uuid.uuid4().hex
+    proc, tmpdir = start(["check", "--python", hanging_python(tmp_path, answers_identification=False)],
+                         tmp_path, mark)
+    assert wait_for(lambda: len([p for p in marked(mark) if "sleep" in cmdline(p)]) >= 3, 60)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert_nothing_left(mark, tmpdir)
+
+
+def test_identification_timeout_ends_the_target_and_its_children(tmp_path, monkeypatch):
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv("STACKPEEL_TEST_MARK", mark)
+    with pytest.raises(TargetError, match="did not answer within 1 s"):
+        identify(hanging_python(tmp_path, answers_identification=False), timeout=1)
+    survivors = [cmdline(p) for p in marked(mark) if p != os.getpid()]
+    assert survivors == [], survivors
+
+
+def test_sigterm_on_the_real_stack_leaves_nothing(tmp_path, stack_python):
+    """The real stack venv: torch/triton probes are running when the signal comes."""
+    mark = uuid.uuid4().hex
+    proc, tmpdir = start(["check", "--python", stack_python], tmp_path, mark)
+    assert wait_for(lambda: len([p for p in marked(mark) if "common_dir" in cmdline(p, 10000)]) >= 2, 60), "no probe started"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert_nothing_left(mark, tmpdir)
