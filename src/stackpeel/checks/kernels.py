@@ -32,6 +32,7 @@ class Fla(Check):
     codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
+    preload = ("torch",)
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
     timeout = 180.0
 
@@ -206,6 +207,7 @@ class TransformersFastPath(Check):
     codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
+    preload = ("torch",)
     probe_needs = ()
     timeout = 180.0
 

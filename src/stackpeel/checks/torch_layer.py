@@ -122,6 +122,7 @@ class TorchCuda(Check):
     )
     requires = ("cuda.driver_api",)
     probe = "torch_layer.torch_cuda"
+    preload = ("torch",)  # forked from the interpreter that imported torch once (runner/zygote.py)
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
 

@@ -5,8 +5,22 @@ Each probe imports the library the way a training script does (torch first, warn
 recorded, a fresh ``TRITON_CACHE_DIR`` so a warm cache cannot make a broken toolchain look
 healthy) and then recovers what the library swallowed by calling the same entry point
 directly.
+
+Two modes (``inp["mode"]``). ``deep`` imports the whole library, as a job does
+(``import fla`` is 8 s on the CI machine and 17.6 s on the H200: it builds every layer,
+model and autotuned kernel). The default runs only the code the verdict depends on:
+FLA's own ``fla/utils/hardware.py`` (its device detection, which calls Triton's driver)
+loaded under stand-in parent packages so that ``fla/__init__.py`` and its model registry
+do not run, and, for transformers >= 5.15, the fast-path bindings read from the model
+module's source (``@use_kernel_func_from_hub_with_fallback(func, package)``) and resolved
+by transformers' own rule: the package is bound unless importing it raises. Importing FLA
+fails only when a module it imports is missing or broken, so the default imports those
+(torch, triton, einops, packaging, and FLA's own detection); when one of them fails it runs
+transformers' real import to keep the exception transformers swallows. tests/test_speed.py
+proves both modes reach the same verdicts on every fault the suite injects.
 """
 
+import ast
 import importlib
 import os
 import re
@@ -40,6 +54,37 @@ def _dists(names):
     return {n: common.dist_version(n) for n in names if common.dist_version(n)}
 
 
+def _deep(inp):
+    return (inp or {}).get("mode") == "deep"
+
+
+def _stub_package(name, path, version=None):
+    """A stand-in for a package whose ``__init__`` must not run: submodules still load from
+    ``path`` by the normal import system, and run their own, real code."""
+    import types
+    mod = types.ModuleType(name)
+    mod.__path__ = [path]
+    mod.__file__ = os.path.join(path, "__init__.py")
+    mod.__package__ = name
+    if version:
+        mod.__version__ = version
+    sys.modules[name] = mod
+    parent, _, child = name.rpartition(".")
+    if parent and parent in sys.modules:
+        setattr(sys.modules[parent], child, mod)
+    return mod
+
+
+def _fla_detection(root, version):
+    """Run FLA's device detection (``fla/utils/hardware.py``, module level: it calls
+    ``get_available_device()`` -> ``triton.runtime.driver.active.get_current_target()``)
+    without ``fla/__init__.py`` (layers, models, hundreds of kernels) or the rest of
+    ``fla.utils``."""
+    _stub_package("fla", root, version)
+    _stub_package("fla.utils", os.path.join(root, "utils"))
+    return importlib.import_module("fla.utils.hardware")
+
+
 # --------------------------------------------------------------------------- kernels.fla
 
 def fla_facts(inp):
@@ -55,12 +100,17 @@ def fla_facts(inp):
         return facts
     tmp = _fresh_triton_cache()
     facts["triton_cache_dir"] = os.environ["TRITON_CACHE_DIR"]
+    root = facts["spec"] if facts["spec"] and os.path.isdir(os.path.join(facts["spec"], "utils")) else None
+    facts["import_path"] = "import fla.utils" if _deep(inp) or not root else "fla/utils/hardware.py only"
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)
             try:
-                importlib.import_module("fla.utils")
-                fu = sys.modules["fla.utils"]
+                if facts["import_path"] == "import fla.utils":
+                    importlib.import_module("fla.utils")
+                    fu = sys.modules["fla.utils"]
+                else:
+                    fu = _fla_detection(root, facts["version"])
             except Exception as exc:
                 facts["import_error"] = common.exc_facts(exc)
                 facts["import_error"]["missing_module"] = getattr(exc, "name", None)
@@ -216,9 +266,13 @@ def transformers_facts(inp):
     options = inp.get("options") or {}
     modules = options.get("modules") or GDN_MODULES
     tmp = _fresh_triton_cache()
+    torch = None
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)
+            if not _deep(inp) and _bindings_from_source(modules, facts):
+                facts["bindings_from"] = "source"
+                modules = ()
             mod = None
             for name in modules:
                 try:
@@ -234,6 +288,7 @@ def transformers_facts(inp):
                     facts["import_error"] = common.exc_facts(exc)
                 break
             if mod is not None:
+                facts["bindings_from"] = "import"
                 _read_bindings(mod, facts)
         facts["warnings"] = [w for w in box["warnings"]][:10]
         facts["stderr"] = common.clip(box["stderr"], 3000)
@@ -277,3 +332,137 @@ def _read_bindings(mod, facts):
                 pkgs += ["fla.ops.gated_delta_rule"]
             legacy["reasons"] = {p: _why_unavailable([p]) for p in pkgs}
         facts["legacy"] = legacy
+
+
+# --------------------------------------------------------------------------- transformers, from source
+
+#: what transformers' fallback decorator is called (5.15+)
+HUB_DECORATOR = "use_kernel_func_from_hub_with_fallback"
+#: modules whose failure makes ``import fla`` / ``fla.ops.gated_delta_rule`` raise; FLA's own
+#: detection is run too (by stand-in packages, as kernels.fla does)
+FLA_IMPORT_DEPS = ("torch", "triton", "triton.language", "einops", "packaging.version")
+
+
+def _module_file(module_name):
+    """The source file of a dotted module, found without importing any package."""
+    top, _, rest = module_name.partition(".")
+    root = common.find_spec_origin(top)
+    if not root or not os.path.isdir(root):
+        return None
+    path = os.path.join(root, *rest.split(".")) + ".py" if rest else os.path.join(root, "__init__.py")
+    return path if os.path.isfile(path) else None
+
+
+def _decorated(tree):
+    """(function, func_name, package, internal_path) for each fallback-decorated function."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in node.decorator_list:
+            if not isinstance(dec, ast.Call):
+                continue
+            fn = dec.func
+            name = fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", None)
+            if name != HUB_DECORATOR:
+                continue
+            args = [a.value if isinstance(a, ast.Constant) else None for a in dec.args]
+            kw = {k.arg: k.value.value for k in dec.keywords if isinstance(k.value, ast.Constant)}
+            args += [None] * (3 - len(args))
+            found.append((node.name, kw.get("func_name", args[0]), kw.get("package", args[1]),
+                          kw.get("internal_path", args[2])))
+    return found
+
+
+def _internal_mappings():
+    path = _module_file("transformers.integrations.hub_kernels")
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(getattr(t, "id", None) == "_KERNELS_INTERNAL_PATH_MAPPINGS" for t in targets) and node.value is not None:
+            try:
+                return dict(ast.literal_eval(node.value))
+            except (ValueError, SyntaxError):
+                return {}
+    return {}
+
+
+def _transformers_import(package, module_path, func_name, internal):
+    """transformers' own resolution (hub_kernels.use_kernel_func_from_hub_with_fallback), run
+    for real: (implementation description or None, the exception it swallows or None)."""
+    try:
+        module = importlib.import_module(package)
+        impl = module
+        for part in ("%s.%s" % (internal, func_name) if internal else func_name).split("."):
+            impl = getattr(impl, part, None)
+            if impl is None:
+                break
+        if impl is None and module_path != package:
+            impl = getattr(importlib.import_module(module_path), func_name, None)
+        return (_describe(impl) if impl is not None else None), None
+    except Exception as exc:
+        err = common.exc_facts(exc)
+        err["module"] = package
+        return None, err
+
+
+def _fla_importable():
+    """None when FLA's import would succeed, else the first import that raises."""
+    for name in FLA_IMPORT_DEPS:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            err = common.exc_facts(exc)
+            err["module"] = name
+            return err
+    return None
+
+
+def _bindings_from_source(modules, facts):
+    """transformers >= 5.15: which implementation each decorated function binds, from the
+    model module's source and transformers' rule, without importing the model. Returns
+    False when the module has no such decorators (older transformers: import it)."""
+    for name in modules:
+        path = _module_file(name)
+        if not path:
+            continue
+        try:
+            with open(path) as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return False
+        found = _decorated(tree)
+        if not found:
+            return False
+        facts["model_module"] = name
+        mappings = _internal_mappings()
+        resolved = {}
+        for attr, func_name, package, internal in found:
+            if not func_name or not package:
+                continue
+            internal = mappings.get(func_name, internal)
+            module_path = package if internal is None else "%s.%s" % (package, internal)
+            key = (package, module_path, func_name)
+            if key not in resolved:
+                predicted = package == "fla" and common.find_spec_origin("fla") is not None
+                if predicted and _fla_importable() is None:
+                    resolved[key] = ("%s.%s" % (module_path, func_name), None, True)
+                else:  # transformers' real import: cheap when it fails, and then its exception is the reason
+                    impl, err = _transformers_import(package, module_path, func_name, internal)
+                    resolved[key] = (impl, err, False)
+            impl, err, predicted = resolved[key]
+            entry = {"attr": attr, "func_name": func_name, "package": package, "implementation": impl,
+                     "reference": impl is None, "implementation_module": module_path if impl else name,
+                     "predicted": predicted}
+            if impl is None:
+                entry["implementation"] = "%s.%s" % (name, attr)
+                entry["reason"] = err
+            facts["bindings"].append(entry)
+        return True
+    return False
