@@ -58,6 +58,11 @@ def _add_check_parser(sub) -> None:
     p.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's timeout by X (slow or loaded machines)")
+    p.add_argument("--deep", action="store_true",
+                   help="import the kernel libraries whole and run tiny real ops forward and backward "
+                        "(FLA, causal-conv1d, torch.compile) on an empty Triton cache; minutes on a GPU")
+    p.add_argument("--fresh", action="store_true",
+                   help="run every check again instead of reusing an unchanged earlier run's results")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,7 +175,8 @@ def cmd_check(args) -> int:
     try:
         with progress:
             report = check(python=args.python, only=only, skip=skip, progress=progress,
-                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins)
+                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
+                           deep=args.deep, reuse=True, fresh=args.fresh)
     except TargetError as exc:
         print(f"stackpeel: cannot diagnose: {exc}", file=sys.stderr)
         return ExitCode.USAGE

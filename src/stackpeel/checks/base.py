@@ -178,6 +178,9 @@ class Check:
     preload: ClassVar[Tuple[str, ...]] = ()
     #: runs only under ``stackpeel check --deep`` (real kernels); otherwise skipped unprobed
     deep_only: ClassVar[bool] = False
+    #: its facts change without any change of the machine (free space): a repeat run never
+    #: reuses its result, and reuses its dependents' only if its verdict came out the same
+    volatile: ClassVar[bool] = False
 
     def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError

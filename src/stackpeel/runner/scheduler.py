@@ -114,6 +114,12 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
                    verdict.findings)
 
 
+def _same(now: CheckResult, before: CheckResult) -> bool:
+    """The same verdict: status and findings (code, severity)."""
+    return now.status == before.status and [(f.code, f.severity) for f in now.findings] == \
+        [(f.code, f.severity) for f in before.findings]
+
+
 def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
     """Requirements whose facts the probe reads, so it must start after them."""
     return tuple(cls.requires) if cls.probe_needs is None else tuple(cls.probe_needs)
@@ -132,13 +138,18 @@ def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapp
 def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, Any],
                target: Mapping[str, Any], env: Optional[Mapping[str, str]] = None,
                workers: Optional[int] = None, progress: Optional[ProgressFn] = None,
-               timeout_scale: float = 1.0, mode: str = "default") -> List[CheckResult]:
+               timeout_scale: float = 1.0, mode: str = "default",
+               cached: Optional[Mapping[str, CheckResult]] = None) -> List[CheckResult]:
     """Run ``classes`` (already validated, in dependency order); results come back in that order.
 
     A probe starts as soon as the checks it reads (``probe_needs``) and its gate are done,
     so slow probes of different layers overlap; its ``evaluate`` waits for every check in
     ``requires``, because the verdict may depend on them. Probes that import torch anyway
     (``preload``) are forked from one interpreter that imported it once, and start first.
+
+    ``cached`` holds a previous run's results under an unchanged key (runner/cache.py): a
+    cached result stands, without running its probe, unless its check is ``volatile`` or one
+    of its requirements came out differently this time (status or findings).
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)
@@ -147,6 +158,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     waiting_probe = [c.id for c in sorted(classes, key=lambda c: not c.preload)]
     answered: Dict[str, Optional[ProbeAnswer]] = {}
     done: Dict[str, CheckResult] = {}
+    cached = cached or {}
+    reusable = {cid: r for cid, r in cached.items() if cid in by_id and not getattr(by_id[cid], "volatile", False)}
     futures: Dict[cf.Future, str] = {}
 
     def safe_probe(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> Optional[ProbeAnswer]:
@@ -171,8 +184,17 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                 for cid in list(waiting_probe):
                     if not start_after[cid] <= set(done):
                         continue
-                    waiting_probe.remove(cid)
                     cls = by_id[cid]
+                    if cid in reusable:
+                        if not set(cls.requires) & present <= set(done):
+                            continue
+                        if all(_same(done[r], cached[r]) for r in cls.requires if r in present and r in cached):
+                            waiting_probe.remove(cid)
+                            complete(cid, reusable[cid])
+                            progressed = True
+                            continue
+                        del reusable[cid]
+                    waiting_probe.remove(cid)
                     gated = _gate(cls, done) or _deep_skip(cls, mode)
                     if gated is not None:
                         complete(cid, gated)
