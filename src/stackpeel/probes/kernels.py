@@ -466,3 +466,270 @@ def _bindings_from_source(modules, facts):
             facts["bindings"].append(entry)
         return True
     return False
+
+
+# --------------------------------------------------------------------------- --deep: real ops
+
+def _step(steps, name, fn):
+    """Run one timed step; record seconds and the exception verbatim. Returns (ok, value)."""
+    import time
+    entry = {"name": name, "ok": False, "seconds": None}
+    steps.append(entry)
+    t0 = time.monotonic()
+    try:
+        value = fn()
+        entry["ok"] = True
+        return True, value
+    except Exception as exc:
+        entry["error"] = common.exc_facts(exc)
+        entry["error"]["raised_in"] = _raised_in(exc)
+        return False, None
+    finally:
+        entry["seconds"] = round(time.monotonic() - t0, 3)
+
+
+def _raised_in(exc):
+    """``path/inside/site-packages.py:function`` of the innermost frame."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return None
+    code = last.tb_frame.f_code
+    path = code.co_filename
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return "%s:%d (%s)" % (path, last.tb_lineno, code.co_name)
+
+
+def _err_ratio(got, ref):
+    """FLA's own measure (fla.utils.testing.get_err_ratio): RMS of the difference over RMS of
+    the reference; plus the max absolute error."""
+    got, ref = got.detach().float().cpu(), ref.detach().float().cpu()
+    diff = got - ref
+    rms_ref = float(ref.pow(2).mean().sqrt().item()) or 1e-12
+    return {"ratio": float(diff.pow(2).mean().sqrt().item()) / rms_ref, "max_abs": float(diff.abs().max().item()),
+            "finite": bool(got.isfinite().all().item())}
+
+
+def _compare(steps, name, pairs, tolerance):
+    """A step that compares named (got, reference) tensors; fails with the numbers."""
+    def check():
+        out = {}
+        for label, got, ref in pairs:
+            out[label] = _err_ratio(got, ref)
+        bad = {k: v for k, v in out.items() if not v["finite"] or v["ratio"] > tolerance}
+        if bad:
+            raise AssertionError("results differ from the reference beyond a ratio of %g: %s"
+                                 % (tolerance, ", ".join("%s ratio %.3g max abs %.3g%s" % (
+                                     k, v["ratio"], v["max_abs"], "" if v["finite"] else " (non-finite values)")
+                                     for k, v in sorted(bad.items()))))
+        return out
+    ok, out = _step(steps, name, check)
+    if ok:
+        steps[-1]["errors"] = out
+    else:
+        steps[-1]["wrong_result"] = True
+    return ok
+
+
+def _deep_start(facts):
+    """Empty Triton and Inductor caches (what a new container has), torch imported."""
+    tmp = _fresh_triton_cache()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor-cache")
+    facts["caches"] = "empty (fresh TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR)"
+    return tmp
+
+
+def torch_compile_op(inp):
+    """A small function through torch.compile (Inductor: a C++ kernel on CPU, Triton on
+    CUDA), forward and backward, on empty caches, against eager torch."""
+    facts = {"steps": [], "skipped": None, "devices": []}
+    if not common.find_spec_origin("torch"):
+        facts["skipped"] = "torch is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+                return facts
+            facts["devices"] = ["cpu"] + (["cuda"] if facts.get("cuda_available") else [])
+            for dev in facts["devices"]:
+                _compile_on(torch, dev, facts["steps"])
+        facts["warnings"] = box["warnings"][:10]
+        facts["stderr"] = common.clip(box["stderr"], 4000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _compile_on(torch, dev, steps):
+    import torch.nn.functional as F
+
+    def fn(x, w):
+        return F.gelu(x @ w).sin() * 2.0 + x.sum(dim=-1, keepdim=True)
+
+    gen = torch.Generator().manual_seed(0)
+    x0 = torch.randn(16, 32, generator=gen)
+    w0 = torch.randn(32, 32, generator=gen) / 6.0
+    x, w = x0.to(dev).requires_grad_(), w0.to(dev).requires_grad_()
+    ref = fn(x, w)
+    ref.sum().backward()
+    ref_grads = (x.grad.clone(), w.grad.clone())
+    x.grad = w.grad = None
+    try:
+        torch._dynamo.reset()
+    except Exception:
+        pass
+    compiled = torch.compile(fn, fullgraph=True)
+    ok, out = _step(steps, "%s: forward (compile and run)" % dev, lambda: compiled(x, w))
+    if not ok:
+        return
+    ok, _ = _step(steps, "%s: backward (compile and run)" % dev, lambda: out.sum().backward())
+    if not ok:
+        return
+    _compare(steps, "%s: compare with eager" % dev,
+             [("output", out, ref), ("grad x", x.grad, ref_grads[0]), ("grad w", w.grad, ref_grads[1])], 1e-3)
+
+
+def fla_ops(inp):
+    """FLA's gated delta rule (``chunk_gated_delta_rule``, what transformers binds) forward
+    and backward against FLA's own naive recurrent reference, then a ``GatedDeltaNet`` layer
+    forward and backward, on an empty Triton cache."""
+    facts = {"steps": [], "skipped": None, "installed": bool(_dists(FLA_DISTS)), "dists": _dists(FLA_DISTS),
+             "triton_version": common.dist_version("triton")}
+    if not facts["installed"] and not common.find_spec_origin("fla"):
+        facts["skipped"] = "flash-linear-attention is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+            elif not facts.get("cuda_available"):
+                facts["skipped"] = ("torch.cuda.is_available() is False: FLA's ops are Triton GPU kernels, "
+                                    "there is nothing to run them on")
+            else:
+                _fla_steps(torch, facts["steps"], facts)
+        facts["warnings"] = box["warnings"][:10]
+        facts["stderr"] = common.clip(box["stderr"], 4000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _fla_steps(torch, steps, facts):
+    ok, mods = _step(steps, "import fla", lambda: (importlib.import_module("fla"),
+                                                   importlib.import_module("fla.ops.gated_delta_rule"),
+                                                   importlib.import_module("fla.ops.gated_delta_rule.naive")))
+    if not ok:
+        return
+    _, ops, naive = mods
+    try:
+        facts["gpu_name"] = torch.cuda.get_device_name(0)
+        facts["cc"] = "%d.%d" % torch.cuda.get_device_capability(0)
+    except Exception:
+        pass
+    import torch.nn.functional as F
+    gen = torch.Generator().manual_seed(0)
+    B, T, H, K, V = 1, 128, 2, 64, 64
+
+    def leaf(t):
+        return t.cuda().requires_grad_()
+    q = leaf(F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1))
+    k = leaf(F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1))
+    v = leaf(torch.randn(B, T, H, V, generator=gen))
+    g = leaf(F.logsigmoid(torch.randn(B, T, H, generator=gen)))
+    beta = leaf(torch.randn(B, T, H, generator=gen).sigmoid())
+    do = torch.randn(B, T, H, V, generator=gen).cuda()
+    leaves = (q, k, v, g, beta)
+    ref, _ = naive.naive_recurrent_gated_delta_rule(q, k, v, beta, g)
+    (ref * do).sum().backward()
+    ref_grads = [t.grad.clone() for t in leaves]
+    for t in leaves:
+        t.grad = None
+    ok, out = _step(steps, "chunk_gated_delta_rule forward (compile and run)",
+                    lambda: ops.chunk_gated_delta_rule(q, k, v, g, beta)[0])
+    if not ok:
+        return
+    torch.cuda.synchronize()
+    forward_ok = _compare(steps, "forward compared with naive_recurrent_gated_delta_rule", [("o", out, ref)], 5e-3)
+    ok, _ = _step(steps, "chunk_gated_delta_rule backward (compile and run)",
+                  lambda: ((out * do).sum().backward(), torch.cuda.synchronize()))
+    if ok:
+        _compare(steps, "gradients compared with the reference",
+                 [("d" + n, t.grad, r) for n, t, r in zip(("q", "k", "v", "g", "beta"), leaves, ref_grads)], 1e-2)
+    if not forward_ok:
+        return
+    layers = importlib.import_module("fla.layers")
+    layer_box = {}
+
+    def layer_fwd():
+        layer = layers.GatedDeltaNet(hidden_size=256, num_heads=2, head_dim=64, expand_v=1.0).cuda()
+        x = torch.randn(1, 128, 256, generator=gen).cuda().requires_grad_()
+        y = layer(x)[0]
+        torch.cuda.synchronize()
+        if not bool(y.isfinite().all().item()):
+            raise AssertionError("GatedDeltaNet output has non-finite values")
+        layer_box["y"] = y
+    ok, _ = _step(steps, "GatedDeltaNet layer forward", layer_fwd)
+    if ok:
+        _step(steps, "GatedDeltaNet layer backward",
+              lambda: (layer_box["y"].float().pow(2).mean().backward(), torch.cuda.synchronize()))
+
+
+def causal_conv1d_ops(inp):
+    """causal_conv1d_fn forward and backward against its definition (a depthwise conv1d
+    cut to causal length, then SiLU)."""
+    dists = _dists(CAUSAL_CONV1D_DISTS)
+    facts = {"steps": [], "skipped": None, "version": next(iter(dists.values()), None)}
+    if not dists and not common.find_spec_origin("causal_conv1d"):
+        facts["skipped"] = "causal-conv1d is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+            elif not facts.get("cuda_available"):
+                facts["skipped"] = "torch.cuda.is_available() is False: causal-conv1d's kernels are CUDA kernels"
+            else:
+                _conv_steps(torch, facts["steps"])
+        facts["warnings"] = box["warnings"][:10]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _conv_steps(torch, steps):
+    ok, mod = _step(steps, "import causal_conv1d", lambda: importlib.import_module("causal_conv1d"))
+    if not ok:
+        return
+    import torch.nn.functional as F
+    gen = torch.Generator().manual_seed(0)
+    B, D, L, W = 2, 64, 128, 4
+    x = torch.randn(B, D, L, generator=gen).cuda().requires_grad_()
+    w = (torch.randn(D, W, generator=gen) / 2).cuda().requires_grad_()
+    b = torch.randn(D, generator=gen).cuda().requires_grad_()
+    dout = torch.randn(B, D, L, generator=gen).cuda()
+    ref = F.silu(F.conv1d(x, w.unsqueeze(1), b, padding=W - 1, groups=D)[..., :L])
+    (ref * dout).sum().backward()
+    ref_grads = [t.grad.clone() for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    ok, out = _step(steps, "causal_conv1d_fn forward", lambda: mod.causal_conv1d_fn(x, w, b, activation="silu"))
+    if not ok:
+        return
+    torch.cuda.synchronize()
+    _compare(steps, "forward compared with torch conv1d", [("out", out, ref)], 1e-3)
+    ok, _ = _step(steps, "causal_conv1d_fn backward", lambda: ((out * dout).sum().backward(), torch.cuda.synchronize()))
+    if ok:
+        _compare(steps, "gradients compared with torch", [("d" + n, t.grad, r) for n, t, r in
+                                                          zip(("x", "weight", "bias"), (x, w, b), ref_grads)], 1e-3)
