@@ -136,9 +136,15 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
     home = environ.get("HOME") or os.path.expanduser("~")
     triton_cache = environ.get("TRITON_CACHE_DIR") or os.path.join(environ.get("TRITON_HOME") or home,
                                                                       ".triton", "cache")
-    dirs += [triton_cache, os.path.dirname(triton_cache)]
     for d in dirs:
         files[d] = _stat(d)
+    files["triton-cache"] = _stat(triton_cache)
+    if files["triton-cache"] is None:  # where it would be created: who owns it, not when it last changed
+        parent = os.path.dirname(os.path.abspath(triton_cache))
+        while parent != os.path.dirname(parent) and not os.path.isdir(parent):
+            parent = os.path.dirname(parent)
+        st = _stat(parent)
+        files["triton-cache-parent"] = [parent] + (st[:2] + st[4:] if st else [])
     dev = {}
     for name in _listing("/dev") or []:
         if name.startswith(("nvidia", "dxg")):
