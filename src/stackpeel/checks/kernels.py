@@ -342,71 +342,61 @@ def _numbers(step) -> str:
     return exc_line((step or {}).get("error")).split(": ", 1)[-1]
 
 
-class _DeepOp(Check):
-    """Base of the --deep checks: each runs one library's tiny real ops in its own process,
-    with its own timeout, on empty caches, and reports each step's seconds."""
-
-    layer = "kernels"
-    deep_only = True
-    preload = ("torch",)
-    timeout = 900.0
-    op = ""
-
-    def library(self, facts) -> str:  # pragma: no cover - overridden
-        return ""
-
-    def evaluate(self, facts, ctx):
-        if facts.get("skipped"):
-            return ctx.skip(facts["skipped"])
-        steps = facts.get("steps") or []
-        lib = self.library(facts)
-        failed = next((s for s in steps if not s.get("ok")), None)
-        if failed is None:
-            return ctx.ok(f"{lib}: {_seconds(steps)} on empty caches; results match the reference")
-        err = failed.get("error") or {}
-        evidence = exc_text(err)
-        if failed.get("wrong_result"):
-            return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", ctx.finding(
-                "kernel-op-wrong-result",
-                f"{lib}: {self.op} differs from the reference on {facts.get('device') or 'the GPU'}: "
-                f"{_numbers(failed)}. Models train and infer on wrong values without any error.",
-                evidence=evidence))
-        return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}",
-                           self.failure(facts, steps, failed, err, lib, evidence, ctx))
-
-    def failure(self, facts, steps, failed, err, lib, evidence, ctx):
-        return ctx.finding(
-            "kernel-op-failed",
-            f"{lib}: {failed.get('name')} raises {exc_line(err)} (raised in {err.get('raised_in')}); every model "
-            f"that uses {self.op} fails the same way. Timings: {_seconds(steps)}.",
-            evidence=evidence)
+def _deep_verdict(check, facts, ctx, failure, wrong_code):
+    """The verdict of a --deep check: skip with the probe's reason, pass with each step's
+    seconds, or the first failing step as a finding (``failure(failed_step, err, lib,
+    evidence)`` builds it; a result off the reference is ``wrong_code``)."""
+    if facts.get("skipped"):
+        return ctx.skip(facts["skipped"])
+    steps = facts.get("steps") or []
+    lib = check.library(facts)
+    failed = next((s for s in steps if not s.get("ok")), None)
+    if failed is None:
+        return ctx.ok(f"{lib}: {_seconds(steps)} on empty caches; results match the reference")
+    err = failed.get("error") or {}
+    evidence = exc_text(err)
+    if failed.get("wrong_result"):
+        return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", ctx.finding(
+            wrong_code, evidence=evidence, library=lib, op=check.op,
+            device=facts.get("device") or str(failed.get("name", "")).split(":", 1)[0], numbers=_numbers(failed)))
+    return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}", failure(failed, err, lib, evidence))
 
 
-class TorchCompileOp(_DeepOp):
+def _op_failed(check, facts, ctx, code):
+    def build(failed, err, lib, evidence):
+        return ctx.finding(code, evidence=evidence, library=lib, step=failed.get("name"), error=exc_line(err),
+                           raised_in=err.get("raised_in"), op=check.op, timings=_seconds(facts.get("steps") or []))
+    return build
+
+
+class TorchCompileOp(Check):
     """``torch.compile`` of a small function, forward and backward, on empty Inductor and
     Triton caches, against eager torch: on CPU (Inductor builds C++ with the system compiler)
     and, with CUDA, on the GPU (Triton kernels). Runs only with ``--deep``."""
 
     id = "kernels.torch_compile"
     title = "torch.compile runs forward and backward (--deep)"
+    layer = "kernels"
     requires = ("torch.cuda", "toolchain.extension_build")
     probe = "kernels.torch_compile_op"
     probe_needs = ()
+    preload = ("torch",)
+    deep_only = True
+    timeout = 900.0
     op = "torch.compile"
+    codes = ("torch-compile-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
         return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts.get('devices') or [])})"
 
-    def failure(self, facts, steps, failed, err, lib, evidence, ctx):
-        device = str(failed.get("name", "")).split(":", 1)[0]
-        return ctx.finding(
-            "torch-compile-failed",
-            f"torch.compile on {device}: {failed.get('name')} raises {exc_line(err)}. Every torch.compile'd model "
-            "or function fails the same way; eager mode still works.",
-            evidence=evidence)
+    def evaluate(self, facts, ctx):
+        def failure(failed, err, lib, evidence):
+            return ctx.finding("torch-compile-failed", evidence=evidence, step=failed.get("name"),
+                               device=str(failed.get("name", "")).split(":", 1)[0], error=exc_line(err))
+        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
 
 
-class FlaOps(_DeepOp):
+class FlaOps(Check):
     """FLA's ``chunk_gated_delta_rule`` (what transformers binds for gated-delta-net layers)
     forward and backward against FLA's naive recurrent reference, then a ``GatedDeltaNet``
     layer forward and backward, after a full ``import fla``, on an empty Triton cache. Shows
@@ -415,10 +405,15 @@ class FlaOps(_DeepOp):
 
     id = "kernels.fla_ops"
     title = "FLA gated-delta-rule ops run forward and backward (--deep)"
+    layer = "kernels"
     requires = ("kernels.fla",)
     probe = "kernels.fla_ops"
     probe_needs = ()
+    preload = ("torch",)
+    deep_only = True
+    timeout = 900.0
     op = "chunk_gated_delta_rule"
+    codes = ("kernel-op-failed", "kernel-backward-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
         dists = facts.get("dists") or {}
@@ -426,30 +421,41 @@ class FlaOps(_DeepOp):
         gpu = f" on {facts.get('gpu_name')} (cc {facts.get('cc')})" if facts.get("gpu_name") else ""
         return f"{names} with Triton {facts.get('triton_version')}{gpu}"
 
-    def failure(self, facts, steps, failed, err, lib, evidence, ctx):
-        name = str(failed.get("name", ""))
-        forward = next((s for s in steps if s.get("name", "").endswith("forward (compile and run)")), None)
-        if "backward" in name and forward and forward.get("ok"):
-            op = "GatedDeltaNet" if name.startswith("GatedDeltaNet") else self.op
-            return ctx.finding(
-                "kernel-backward-failed",
-                f"{lib}: {op} runs forward ({forward.get('seconds')} s, matches the reference) but its backward "
-                f"raises {exc_line(err)} (raised in {err.get('raised_in')}): training with FLA's gated layers fails "
-                "while inference works.",
-                evidence=evidence)
-        return super().failure(facts, steps, failed, err, lib, evidence, ctx)
+    def evaluate(self, facts, ctx):
+        steps = facts.get("steps") or []
+        other = _op_failed(self, facts, ctx, "kernel-op-failed")
+
+        def failure(failed, err, lib, evidence):
+            name = str(failed.get("name", ""))
+            forward = next((s for s in steps if s.get("name", "").endswith("forward (compile and run)")), None)
+            if "backward" in name and forward and forward.get("ok"):
+                op = "GatedDeltaNet" if name.startswith("GatedDeltaNet") else self.op
+                return ctx.finding("kernel-backward-failed", evidence=evidence, library=lib, op=op,
+                                   forward_s=forward.get("seconds"), error=exc_line(err),
+                                   raised_in=err.get("raised_in"))
+            return other(failed, err, lib, evidence)
+        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
 
 
-class CausalConv1dOps(_DeepOp):
+class CausalConv1dOps(Check):
     """``causal_conv1d_fn`` forward and backward against torch's depthwise conv1d. Runs only
     with ``--deep``; needs a GPU and causal-conv1d."""
 
     id = "kernels.causal_conv1d_ops"
     title = "causal-conv1d runs forward and backward (--deep)"
+    layer = "kernels"
     requires = ("kernels.causal_conv1d",)
     probe = "kernels.causal_conv1d_ops"
     probe_needs = ()
+    preload = ("torch",)
+    deep_only = True
+    timeout = 900.0
     op = "causal_conv1d_fn"
+    codes = ("kernel-op-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
         return f"causal-conv1d {facts.get('version')}"
+
+    def evaluate(self, facts, ctx):
+        return _deep_verdict(self, facts, ctx, _op_failed(self, facts, ctx, "kernel-op-failed"),
+                             "kernel-op-wrong-result")
