@@ -32,7 +32,7 @@ class Fla(Check):
     codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
-    preload = ("torch",)
+    preload = ("torch", "triton")
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
     timeout = 180.0
 
@@ -207,7 +207,7 @@ class TransformersFastPath(Check):
     codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
-    preload = ("torch",)
+    preload = ("torch", "triton")
     probe_needs = ()
     timeout = 180.0
 
@@ -381,7 +381,7 @@ class TorchCompileOp(Check):
     requires = ("toolchain.extension_build",)
     probe = "kernels.torch_compile_op"
     probe_needs = ()
-    preload = ("torch",)
+    preload = ("torch", "triton")
     deep_only = True
     timeout = 900.0
     op = "torch.compile"
@@ -410,7 +410,7 @@ class FlaOps(Check):
     requires = ("kernels.fla",)
     probe = "kernels.fla_ops"
     probe_needs = ()
-    preload = ("torch",)
+    preload = ("torch", "triton")
     deep_only = True
     timeout = 900.0
     op = "chunk_gated_delta_rule"
@@ -448,7 +448,7 @@ class CausalConv1dOps(Check):
     requires = ("kernels.causal_conv1d",)
     probe = "kernels.causal_conv1d_ops"
     probe_needs = ()
-    preload = ("torch",)
+    preload = ("torch", "triton")
     deep_only = True
     timeout = 900.0
     op = "causal_conv1d_fn"

@@ -183,7 +183,7 @@ def torch_facts(facts, import_error_key="torch_error", cuda_error_key="cuda_erro
 def can_fork_from(module_name):
     """True when this process already imported ``module_name`` (forked from stackpeel's
     preloading interpreter) and may fork a fresh-enough child instead of starting a new
-    interpreter: torch imported, CUDA not initialised, nothing else of the stack loaded."""
+    interpreter: torch imported, CUDA not initialised, no Triton driver created yet."""
     if not hasattr(os, "fork") or module_name not in sys.modules:
         return False
     torch = sys.modules.get("torch")
@@ -192,7 +192,8 @@ def can_fork_from(module_name):
             return False
     except Exception:
         return False
-    return "triton" not in sys.modules
+    drv = getattr(sys.modules.get("triton.runtime.driver"), "driver", None)  # triton imported, no driver made
+    return getattr(drv, "_active", None) is None and getattr(drv, "_default", None) is None
 
 
 def fork_call(fn, env, timeout):

@@ -53,7 +53,7 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
 
 
 def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]],
-           timeout_scale: float, mode: str = "default", zygote: Optional[Zygote] = None) -> Optional[ProbeAnswer]:
+           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None) -> Optional[ProbeAnswer]:
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
@@ -61,8 +61,8 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: 
     # probes that budget sub-steps read their effective timeout from timeout_s; "mode" is
     # "default" (fast: only the imports the verdict needs) or "deep" (full imports, real ops)
     inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
-    if zygote is not None and cls.preload:
-        answer = zygote.run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
+    if zygote is not None:
+        answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
         if answer is not None:
             return answer
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
@@ -74,19 +74,37 @@ def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
     return None
 
 
+class Zygotes:
+    """Two forking interpreters of the target: one that imported the preload list (torch)
+    for the probes that import it anyway, and a bare one for all others, so that no probe
+    pays for an interpreter start of its own (see :mod:`.zygote`)."""
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]):
+        self.bare = Zygote(python, (), env=env)
+        self.loaded = Zygote(python, preload, env=env) if preload else self.bare
+
+    def for_probe(self, cls: Type[Check]) -> Zygote:
+        return self.loaded if cls.preload else self.bare
+
+    def close(self) -> None:
+        self.bare.close()
+        if self.loaded is not self.bare:
+            self.loaded.close()
+
+
 @contextlib.contextmanager
 def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]]):
-    """One interpreter that imports what several probes import anyway (see :mod:`.zygote`)."""
+    """The forking interpreters of this run, or None when STACKPEEL_NO_PRELOAD is set."""
     environ = os.environ if env is None else env
-    wanted = sorted({m for c in classes for m in (c.preload or ())})
-    if not wanted or environ.get("STACKPEEL_NO_PRELOAD") or os.environ.get("STACKPEEL_NO_PRELOAD"):
+    if not any(c.probe for c in classes) or environ.get("STACKPEEL_NO_PRELOAD") \
+            or os.environ.get("STACKPEEL_NO_PRELOAD"):
         yield None
         return
-    zygote = Zygote(python, wanted, env=env)
+    zygotes = Zygotes(python, list(dict.fromkeys(m for c in classes for m in (c.preload or ()))), env)
     try:
-        yield zygote
+        yield zygotes
     finally:
-        zygote.close()
+        zygotes.close()
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],

@@ -11,9 +11,11 @@ Isolation is kept where it matters:
 
 - the zygote never initialises CUDA (importing torch does not), so each fork starts with
   no CUDA context, like a fresh process;
-- the preload must be *silent*: if importing it fails, warns, or writes anything to
-  stdout/stderr, the zygote says so and every probe falls back to its own fresh
-  interpreter, where it records that failure or warning itself;
+- the preload must be *silent*: if importing the first module (torch) fails, warns, or
+  writes anything to stdout/stderr, the zygote says so and every probe falls back to its
+  own fresh interpreter, where it records that failure or warning itself; a later module
+  (triton) is first imported in a throwaway child, and preloading stops before it unless
+  that was silent too (the probes then import it themselves, in the same order);
 - the probe's input, answer file and bootstrap are those of :mod:`.child`, so a forked
   probe's answer is read exactly like a spawned one's.
 
@@ -43,30 +45,46 @@ def say(obj):
     data = (json.dumps(obj) + "\n").encode()
     while data:
         data = data[os.write(ctl, data):]
-cap = tempfile.TemporaryFile()
-saved = (os.dup(1), os.dup(2))
-sys.stdout.flush(); sys.stderr.flush()
-os.dup2(cap.fileno(), 1); os.dup2(cap.fileno(), 2)
-problem = None
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    for name in preload:
+def quiet_import(name):
+    # import name; the problem (failure, warning, output) or None when it was silent
+    cap = tempfile.TemporaryFile()
+    saved = (os.dup(1), os.dup(2))
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(cap.fileno(), 1); os.dup2(cap.fileno(), 2)
+    problem = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
             __import__(name)
         except BaseException as e:
             problem = "import %s: %s: %s" % (name, type(e).__name__, e)
+    try:
+        sys.stdout.flush(); sys.stderr.flush()
+    except Exception:
+        pass
+    os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+    os.close(saved[0]); os.close(saved[1])
+    cap.seek(0); noise = cap.read(2000)
+    if problem is None and caught:
+        problem = "warning while importing %s: %s" % (name, caught[0].message)
+    if problem is None and noise:
+        problem = "output while importing %s: %r" % (name, noise[:200])
+    return problem
+problem = None
+loaded = []
+for i, name in enumerate(preload):
+    if i:  # a later module is tried in a throwaway child first: a failed import leaves half-imported modules
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if quiet_import(name) is None else 1)
+        st = os.waitpid(pid, 0)[1]
+        if not (os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0):
             break
-try:
-    sys.stdout.flush(); sys.stderr.flush()
-except Exception:
-    pass
-os.dup2(saved[0], 1); os.dup2(saved[1], 2)
-cap.seek(0); noise = cap.read(2000)
-if problem is None and caught:
-    problem = "warning while importing %s: %s" % (",".join(preload), caught[0].message)
-if problem is None and noise:
-    problem = "output while importing %s: %r" % (",".join(preload), noise[:200])
-say({"event": "ready", "clean": problem is None, "problem": problem})
+    problem = quiet_import(name)
+    if problem is not None:
+        break
+    loaded.append(name)
+say({"event": "ready", "clean": problem is None, "problem": problem, "preloaded": loaded})
 if problem is not None:
     sys.exit(0)
 buf = b""
@@ -124,6 +142,7 @@ class Zygote:
         self.ready = threading.Event()
         self.clean = False
         self.problem: Optional[str] = None
+        self.preloaded: tuple = ()
         self.lock = threading.Lock()
         self.pids: Dict[int, int] = {}              # request id -> pid
         self.exits: Dict[int, int] = {}             # pid -> rc
@@ -161,6 +180,7 @@ class Zygote:
                     if msg.get("event") == "ready":
                         self.clean = bool(msg.get("clean"))
                         self.problem = msg.get("problem")
+                        self.preloaded = tuple(msg.get("preloaded") or ())
                         self.ready.set()
                     elif msg.get("event") == "started":
                         self.pids[msg["id"]] = msg["pid"]
