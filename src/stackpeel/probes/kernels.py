@@ -665,7 +665,7 @@ def _fla_steps(torch, steps, facts):
     if ok:
         _compare(steps, "gradients compared with the reference",
                  [("d" + n, t.grad, r) for n, t, r in zip(("q", "k", "v", "g", "beta"), leaves, ref_grads)], 1e-2)
-    if not forward_ok:
+    if not (forward_ok and ok):  # the layer runs the same kernels: its failure would say nothing new
         return
     layers = importlib.import_module("fla.layers")
     layer_box = {}
