@@ -180,6 +180,10 @@ def cmd_check(args) -> int:
     except TargetError as exc:
         print(f"stackpeel: cannot diagnose: {exc}", file=sys.stderr)
         return ExitCode.USAGE
+    reused = report.target.get("reused") or {}
+    if reused.get("results"):
+        print(f"stackpeel: {reused['results']} of {len(report.results)} results reused from an earlier run on this "
+              "unchanged machine (--fresh runs every check again)", file=sys.stderr)
     if args.redact:
         report = Report.from_dict(redact_report_dict(report.to_dict(), identity=True))
     color = (args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR")

@@ -66,9 +66,12 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
         if key and reuse and not fresh:
             cached = cache.load(target["python"], mode, key, env)
+    stats: dict = {}
     results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
-                         timeout_scale=timeout_scale, mode=mode, cached=cached)
+                         timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats)
     target = dict(target, mode=mode)
+    if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
+        target["preload"] = stats["preload"]
     if cached:
         reused = sorted(r.id for r in results if cached.get(r.id) is r)
         target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}

@@ -192,12 +192,14 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
 
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:
     """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused)."""
+    cwd = tempfile.mkdtemp(prefix="stackpeel-key-")  # empty: "-c" puts it first on sys.path
     try:
         proc = subprocess.run([python, "-c", KEY_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, env=dict(environ) if environ is not None else None,
-                              cwd=tempfile.gettempdir())
+                              timeout=timeout, env=dict(environ) if environ is not None else None, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired):
         return None
+    finally:
+        os.rmdir(cwd)
     if proc.returncode != 0:
         return None
     try:

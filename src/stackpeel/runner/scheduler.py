@@ -157,7 +157,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                target: Mapping[str, Any], env: Optional[Mapping[str, str]] = None,
                workers: Optional[int] = None, progress: Optional[ProgressFn] = None,
                timeout_scale: float = 1.0, mode: str = "default",
-               cached: Optional[Mapping[str, CheckResult]] = None) -> List[CheckResult]:
+               cached: Optional[Mapping[str, CheckResult]] = None,
+               stats: Optional[Dict[str, Any]] = None) -> List[CheckResult]:
     """Run ``classes`` (already validated, in dependency order); results come back in that order.
 
     A probe starts as soon as the checks it reads (``probe_needs``) and its gate are done,
@@ -168,6 +169,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     ``cached`` holds a previous run's results under an unchanged key (runner/cache.py): a
     cached result stands, without running its probe, unless its check is ``volatile`` or one
     of its requirements came out differently this time (status or findings).
+    ``stats``, when given, receives what the preloading interpreter did (``preload``).
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)
@@ -245,4 +247,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
             finished, _ = cf.wait(list(futures), return_when=cf.FIRST_COMPLETED)
             for fut in finished:
                 answered[futures.pop(fut)] = fut.result()
+        if stats is not None and zygote is not None and zygote.loaded is not zygote.bare:
+            z = zygote.loaded
+            stats["preload"] = {"wanted": list(z.preload), "imported": list(z.preloaded),
+                                "forked": bool(z.ready.is_set() and z.clean), "problem": z.problem,
+                                "import_s": z.import_s}
     return [done[c.id] for c in classes]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -129,6 +130,11 @@ while True:
                 os._exit(70)
         children.add(pid)
         say({"event": "started", "id": req["id"], "pid": pid})
+for pid in children:  # stackpeel went away: take the probes still running with us
+    try:
+        os.killpg(pid, 9)
+    except OSError:
+        pass
 """
 
 
@@ -143,6 +149,9 @@ class Zygote:
         self.clean = False
         self.problem: Optional[str] = None
         self.preloaded: tuple = ()
+        self.started = time.monotonic()
+        #: seconds from starting the interpreter to the end of its preload
+        self.import_s: Optional[float] = None
         self.lock = threading.Lock()
         self.pids: Dict[int, int] = {}              # request id -> pid
         self.exits: Dict[int, int] = {}             # pid -> rc
@@ -151,11 +160,13 @@ class Zygote:
         self.next_id = 0
         rfd, wfd = os.pipe()
         self.err = tempfile.TemporaryFile()
+        # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
+        self.cwd = tempfile.mkdtemp(prefix="stackpeel-zygote-")
         try:
             self.proc = subprocess.Popen(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
-                env=dict(env) if env is not None else None, start_new_session=True, cwd=tempfile.gettempdir())
+                env=dict(env) if env is not None else None, start_new_session=True, cwd=self.cwd)
         except OSError as exc:
             os.close(rfd)
             os.close(wfd)
@@ -178,6 +189,7 @@ class Zygote:
                     continue
                 with self.changed:
                     if msg.get("event") == "ready":
+                        self.import_s = round(time.monotonic() - self.started, 3)
                         self.clean = bool(msg.get("clean"))
                         self.problem = msg.get("problem")
                         self.preloaded = tuple(msg.get("preloaded") or ())
@@ -200,6 +212,7 @@ class Zygote:
         return self.clean and not self.dead
 
     def close(self) -> None:
+        shutil.rmtree(self.cwd, ignore_errors=True)
         if self.proc is None:
             return
         try:
