@@ -162,6 +162,11 @@ def main() -> int:
     say(f"critical path (last default run): {crit_id} {crit_s:.2f} s; it is forked from the interpreter that imports "
         f"torch once, so it spends about {m['import_torch']:.2f} s waiting for that import (measured alone above) "
         f"and {max(0.0, crit_s - m['import_torch']):.2f} s on its own work")
+    pre = last_default["target"].get("preload") or {}
+    if pre:
+        say(f"  the forking interpreter imported {', '.join(pre.get('imported') or []) or 'nothing'} in "
+            f"{pre.get('import_s')} s (probes forked from it: {pre.get('forked')}"
+            + (f"; {pre.get('problem')}" if pre.get("problem") else "") + ")")
     for r in last_default["results"]:
         if r["id"] == crit_id:
             say(f"  its summary: {r['summary'][:160]}")
