@@ -339,7 +339,7 @@ def _read_bindings(mod, facts):
 #: what transformers' fallback decorator is called (5.15+)
 HUB_DECORATOR = "use_kernel_func_from_hub_with_fallback"
 #: modules whose failure makes ``import fla`` / ``fla.ops.gated_delta_rule`` raise; FLA's own
-#: detection is run too (by stand-in packages, as kernels.fla does)
+#: detection module is run after them (by stand-in packages, as kernels.fla does)
 FLA_IMPORT_DEPS = ("torch", "triton", "triton.language", "einops", "packaging.version")
 
 
@@ -413,7 +413,9 @@ def _transformers_import(package, module_path, func_name, internal):
 
 
 def _fla_importable():
-    """None when FLA's import would succeed, else the first import that raises."""
+    """None when FLA's import would succeed, else the first import that raises: the modules
+    FLA imports, then FLA's own detection module (``fla/utils/hardware.py`` and the
+    ``fla/utils/env.py`` it imports), run under stand-in parents that are removed again."""
     for name in FLA_IMPORT_DEPS:
         try:
             importlib.import_module(name)
@@ -421,7 +423,21 @@ def _fla_importable():
             err = common.exc_facts(exc)
             err["module"] = name
             return err
-    return None
+    root = common.find_spec_origin("fla")
+    if not root or not os.path.isdir(os.path.join(root, "utils")):
+        return {"type": "ModuleNotFoundError", "message": "fla has no utils package", "module": "fla"}
+    before = set(sys.modules)
+    try:
+        _fla_detection(root, common.dist_version("fla-core") or common.dist_version("flash-linear-attention"))
+        return None
+    except Exception as exc:
+        err = common.exc_facts(exc)
+        err["module"] = "fla.utils.hardware"
+        return err
+    finally:  # transformers' real import, if it comes, must find no stand-ins
+        for name in set(sys.modules) - before:
+            if name == "fla" or name.startswith("fla."):
+                del sys.modules[name]
 
 
 def _bindings_from_source(modules, facts):
