@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Benchmark: `stackpeel check` against the named anchor, `python -m torch.utils.collect_env`.
 
-Both run on the same target interpreter, alternating, N rounds each; the figure that
-matters is the ratio of medians (machines are noisy). Also reported:
+All on the same target interpreter, alternating in one run (the order rotates every
+round), N rounds; the figures that matter are ratios of medians, because the machines
+are shared and noisy:
 
-- the subset of checks that never import torch (system, gpu, cuda, toolchain without nvcc);
-- the run without the kernel-library layer (`--skip kernels`): collect_env's scope plus
-  the toolchain and Triton layers, without importing FLA and transformers;
-- the critical path: the slowest single check in the full run; a parallel runner should
-  finish close to it.
+- collect_env (the anchor);
+- the default check, run with ``--fresh`` (nothing reused);
+- the repeat run: the same command right after, reusing the unchanged machine's results;
+- ``--deep`` (real ops; fewer rounds: minutes on a GPU);
+- ``python -c "import torch"``: what the critical path cannot avoid;
+- the critical path: the slowest check of the default run, and what it spends its time
+  on (the shared torch import it waited for, then its own work);
+- the checks that never import torch, each (issue 9: <= 0.3 s each).
 
-Usage: python bench/check_bench.py --python VENV/bin/python [--rounds 5] [--json OUT]
+Usage: python bench/check_bench.py --python VENV/bin/python [--rounds 5] [--deep-rounds 1]
+       [--json OUT] [--label TEXT]
 This is not a test: it asserts nothing and prints what it measured.
 """
 
@@ -23,85 +28,173 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-NO_TORCH_SKIP = "runtime_libs,torch,triton,kernels,multi_gpu,toolchain.nvcc"
+#: checks whose probes never import torch (the rest import it, or combine facts)
+TORCH_IMPORTING = ("torch.", "triton.kernel_launch", "kernels.", "multi_gpu.p2p", "multi_gpu.nccl", "toolchain.nvcc",
+                   "runtime_libs.")
 
 
 def wall(argv, env=None):
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
     return time.perf_counter() - t0, proc
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--python", required=True, help="target interpreter (with torch installed)")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--json", help="also write the figures to this file")
-    args = ap.parse_args()
+def report_of(proc):
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        sys.stderr.write("stackpeel printed no JSON:\n" + proc.stderr[-2000:] + "\n")
+        raise SystemExit(2)
 
-    sp = [sys.executable, "-m", "stackpeel", "check", "--python", args.python, "--format", "json"]
-    anchor = [args.python, "-m", "torch.utils.collect_env"]
-    ours, theirs, subset, nokernels, reports = [], [], [], [], []
-    # one warm-up of each so that the first round does not pay for cold disk caches alone
-    wall(anchor)
-    wall(sp)
-    for i in range(args.rounds):
-        pair = [("anchor", anchor), ("stackpeel", sp)]
-        if i % 2:
-            pair.reverse()
-        for name, argv in pair:
-            t, proc = wall(argv)
-            if name == "anchor":
-                theirs.append(t)
-            else:
-                ours.append(t)
-                try:
-                    reports.append(json.loads(proc.stdout))
-                except ValueError:
-                    print("stackpeel printed no JSON:", proc.stderr[-2000:], file=sys.stderr)
-                    return 2
-        t, _ = wall(sp + ["--skip", NO_TORCH_SKIP])
-        subset.append(t)
-        t, _ = wall(sp + ["--skip", "kernels"])
-        nokernels.append(t)
 
-    last = reports[-1]
-    durations = sorted(((r["duration_s"], r["id"]) for r in last["results"]), reverse=True)
-    crit_s, crit_id = durations[0]
-    med_ours, med_theirs, med_subset = statistics.median(ours), statistics.median(theirs), statistics.median(subset)
-    med_nok = statistics.median(nokernels)
+def versions(python):
+    code = ("import json, importlib.metadata as m\nout = {}\nfor d in ('torch', 'triton', 'fla-core', "
+            "'flash-linear-attention', 'transformers', 'causal-conv1d'):\n    try:\n        out[d] = m.version(d)\n"
+            "    except Exception:\n        out[d] = None\nprint(json.dumps(out))")
+    try:
+        return json.loads(subprocess.run([python, "-c", code], capture_output=True, text=True).stdout)
+    except ValueError:
+        return {}
+
+
+def commit():
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return subprocess.run(["git", "-C", here, "describe", "--always", "--dirty"], capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def machine():
     cpu = ""
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
-    machine = f"{os.cpu_count()} CPUs ({cpu or platform.processor()}), {platform.system()} {platform.release()}"
-    print(f"machine: {machine}")
-    print(f"target:  {args.python} (Python {last['target'].get('version')})")
-    print(f"rounds:  {args.rounds} alternating, medians")
-    print()
-    print(f"{'what':<48} {'median s':>9}")
-    print(f"{'python -m torch.utils.collect_env (anchor)':<48} {med_theirs:>9.2f}")
-    print(f"{'stackpeel check (all ' + str(len(last['results'])) + ' checks)':<48} {med_ours:>9.2f}")
-    print(f"{'stackpeel check --skip kernels':<48} {med_nok:>9.2f}")
-    print(f"{'stackpeel check, checks that never import torch':<48} {med_subset:>9.2f}")
-    print(f"{'slowest single check (critical path): ' + crit_id:<48} {crit_s:>9.2f}")
-    print()
-    print(f"ratio stackpeel / collect_env: {med_ours / med_theirs:.2f}")
-    print(f"ratio stackpeel / critical path: {med_ours / crit_s:.2f}")
-    print(f"ratio stackpeel --skip kernels / collect_env: {med_nok / med_theirs:.2f}")
-    print()
-    print("per-check wall in the last full run:")
+    gpu = ""
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.strip().replace("\n", "; ")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return (f"{os.cpu_count()} CPUs ({cpu or platform.processor()}), {platform.system()} {platform.release()}"
+            + (f", GPU: {gpu}" if gpu else ", no GPU"))
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--python", required=True, help="target interpreter (with torch installed)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--deep-rounds", type=int, default=1, help="rounds that also run --deep (0: none)")
+    ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--label", default="", help="what to call this machine in the output")
+    args = ap.parse_args()
+
+    env = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="stackpeel-bench-cache-"))
+    sp = [sys.executable, "-m", "stackpeel", "check", "--python", args.python, "--format", "json"]
+    runs = {
+        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
+        "import_torch": [args.python, "-c", "import torch"],
+        "default": sp + ["--fresh"],
+    }
+    times = {k: [] for k in ("collect_env", "import_torch", "default", "repeat", "deep")}
+    last_default, last_repeat, last_deep, identical = None, None, None, []
+    wall(runs["collect_env"])  # warm the disk cache once for everyone
+    wall(runs["default"], env)
+    for i in range(args.rounds):
+        order = ["collect_env", "import_torch", "default"]
+        order = order[i % 3:] + order[:i % 3]
+        for name in order:
+            t, proc = wall(runs[name], env)
+            times[name].append(t)
+            if name == "default":
+                last_default = report_of(proc)
+                t, proc = wall(sp, env)  # right after: the repeat run on an unchanged machine
+                times["repeat"].append(t)
+                last_repeat = report_of(proc)
+                same = ([(r["id"], r["status"], [f["code"] for f in r["findings"]]) for r in last_default["results"]]
+                        == [(r["id"], r["status"], [f["code"] for f in r["findings"]])
+                            for r in last_repeat["results"]]) and last_default["diagnosis"] == last_repeat["diagnosis"]
+                identical.append(same)
+        if i < args.deep_rounds:
+            t, proc = wall(sp + ["--deep", "--fresh"], env)
+            times["deep"].append(t)
+            last_deep = report_of(proc)
+
+    durations = sorted(((r["duration_s"], r["id"]) for r in last_default["results"]), reverse=True)
+    crit_s, crit_id = durations[0]
+    no_torch = [(d, cid) for d, cid in durations if not cid.startswith(TORCH_IMPORTING)]
+    m = {k: med(v) for k, v in times.items()}
+    out = []
+    say = out.append
+    say(f"machine: {args.label + ': ' if args.label else ''}{machine()}")
+    say(f"target:  {args.python} (Python {last_default['target'].get('version')})")
+    say(f"stack:   {json.dumps(versions(args.python))}")
+    say(f"stackpeel commit: {commit()}")
+    say(f"rounds:  {args.rounds} alternating (order rotates), medians; --deep in {len(times['deep'])} round(s)")
+    say("")
+    say(f"{'what':<58} {'median s':>9}   all rounds")
+    rows = [("python -m torch.utils.collect_env (anchor)", "collect_env"),
+            ("python -c 'import torch' (floor of any torch probe)", "import_torch"),
+            (f"stackpeel check --fresh (all {len(last_default['results'])} checks)", "default"),
+            ("stackpeel check, repeat run (unchanged machine)", "repeat"),
+            ("stackpeel check --deep --fresh", "deep")]
+    for label, key in rows:
+        if times[key]:
+            say(f"{label:<58} {m[key]:>9.2f}   {' '.join(f'{t:.2f}' for t in times[key])}")
+    say("")
+    say(f"ratio default check / collect_env:        {m['default'] / m['collect_env']:.2f}   (issue 9: <= 1.0)")
+    say(f"ratio default check / slowest probe:      {m['default'] / crit_s:.2f}   (issue 9: <= 1.3)")
+    say(f"speed-up of the repeat run:               {m['default'] / m['repeat']:.1f}x  (issue 9: >= 5); "
+        f"identical verdicts in {sum(identical)}/{len(identical)} rounds")
+    if no_torch:
+        d, cid = no_torch[0]
+        say(f"slowest check that never imports torch:   {cid} {d:.2f} s   (issue 9: <= 0.3 s each)")
+    say("")
+    say(f"critical path (last default run): {crit_id} {crit_s:.2f} s; it is forked from the interpreter that imports "
+        f"torch once, so it spends about {m['import_torch']:.2f} s waiting for that import (measured alone above) "
+        f"and {max(0.0, crit_s - m['import_torch']):.2f} s on its own work")
+    pre = last_default["target"].get("preload") or {}
+    if pre:
+        say(f"  the forking interpreter imported {', '.join(pre.get('imported') or []) or 'nothing'} in "
+            f"{pre.get('import_s')} s (probes forked from it: {pre.get('forked')}"
+            + (f"; {pre.get('problem')}" if pre.get("problem") else "") + ")")
+    for r in last_default["results"]:
+        if r["id"] == crit_id:
+            say(f"  its summary: {r['summary'][:160]}")
+    say("")
+    say("per-check wall in the last default run:")
     for d, cid in durations:
-        print(f"  {cid:<36} {d:6.2f} s")
+        say(f"  {cid:<36} {d:6.2f} s")
+    if last_deep:
+        say("")
+        say("--deep: the real ops and what each step took (last --deep run):")
+        for r in last_deep["results"]:
+            if r["id"] in ("kernels.torch_compile", "kernels.fla_ops", "kernels.causal_conv1d_ops"):
+                say(f"  {r['id']:<28} {r['status']:<5} {r['duration_s']:7.2f} s  {r['summary'][:200]}")
+    text = "\n".join(out)
+    print(text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine, "rounds": args.rounds, "collect_env_s": theirs, "stackpeel_s": ours,
-                       "no_torch_subset_s": subset, "skip_kernels_s": nokernels, "critical_path": [crit_id, crit_s],
-                       "per_check_s": {cid: d for d, cid in durations}}, f, indent=2)
+            json.dump({"machine": machine(), "label": args.label, "versions": versions(args.python), "commit": commit(),
+                       "rounds": args.rounds, "seconds": times, "medians": m,
+                       "ratios": {"default_over_collect_env": m["default"] / m["collect_env"],
+                                  "default_over_slowest_probe": m["default"] / crit_s,
+                                  "repeat_speedup": m["default"] / m["repeat"]},
+                       "identical_verdicts": identical, "critical_path": [crit_id, crit_s],
+                       "per_check_s": {cid: d for d, cid in durations},
+                       "deep": {r["id"]: [r["status"], r["duration_s"], r["summary"]] for r in
+                                (last_deep or {}).get("results", []) if r["id"].endswith(("_ops", "torch_compile"))},
+                       "text": text}, f, indent=2)
     return 0
 
 

@@ -320,7 +320,8 @@ SCENARIOS: List[Scenario] = [
 # --------------------------------------------------------------------------- running
 
 def stackpeel_argv(python: str, extra: Sequence[str] = ()) -> List[str]:
-    return [python, "-m", "stackpeel", "check", "--python", python, "--format", "json", *extra]
+    # --fresh: each scenario is judged on what it finds now, never on an earlier run's results
+    return [python, "-m", "stackpeel", "check", "--python", python, "--format", "json", "--fresh", *extra]
 
 
 def run(argv: Sequence[str], env: Dict[str, str], timeout: float) -> Tuple[int, str, str, float]:

@@ -54,6 +54,11 @@ def _add_check_parser(sub) -> None:
     p.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's timeout by X (slow or loaded machines)")
+    p.add_argument("--deep", action="store_true",
+                   help="import the kernel libraries whole and run tiny real ops forward and backward "
+                        "(FLA, causal-conv1d, torch.compile) on an empty Triton cache; minutes on a GPU")
+    p.add_argument("--fresh", action="store_true",
+                   help="run every check again instead of reusing an unchanged earlier run's results")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,13 +279,18 @@ def cmd_check(args) -> int:
     try:
         with progress:
             report = check(python=args.python, only=only, skip=skip, progress=progress,
-                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins)
+                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
+                           deep=args.deep, reuse=True, fresh=args.fresh)
     except TargetError as exc:
         _warn(f"cannot diagnose: {exc}")
         return ExitCode.USAGE
     except NoTempDir as exc:
         _warn(f"cannot diagnose: {exc.strerror}")
         return ExitCode.USAGE
+    reused = report.target.get("reused") or {}
+    if reused.get("results"):
+        print(f"stackpeel: {reused['results']} of {len(report.results)} results reused from an earlier run on this "
+              "unchanged machine (--fresh runs every check again)", file=sys.stderr)
     if args.redact:
         report = Report.from_dict(redact_report_dict(report.to_dict(), identity=True))
     color = (args.format == "text" and not args.no_color and not os.environ.get("NO_COLOR")

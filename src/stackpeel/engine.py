@@ -13,7 +13,7 @@ from .host import TargetError, default_python, detect, identify, resolve_python
 from .checks.base import Check
 from .model import Report
 from .redact import redact_report_dict
-from .runner import hygiene, run_checks
+from .runner import cache, hygiene, run_checks
 from .runner.scheduler import ProgressFn
 
 __all__ = ["TargetError", "check"]
@@ -31,11 +31,16 @@ def _selection(only: Sequence[str], skip: Sequence[str], classes: Sequence[Type[
 def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence[str] = (),
           env: Optional[Mapping[str, str]] = None, progress: Optional[ProgressFn] = None,
           workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True,
-          checks: Optional[Sequence[Type[Check]]] = None) -> Report:
+          checks: Optional[Sequence[Type[Check]]] = None, deep: bool = False, reuse: bool = False,
+          fresh: bool = False) -> Report:
     """Diagnose the stack of ``python`` (default: the active environment's interpreter).
 
     ``env`` replaces the environment the probes run in (default: this process's).
     ``checks`` replaces the registered checks (validated the same way).
+    ``deep`` imports the kernel libraries whole and runs real ops forward and backward
+    (``stackpeel check --deep``); the default takes only the imports each verdict needs.
+    ``reuse`` lets results of an earlier run stand when nothing they depend on changed
+    (runner/cache.py; the CLI's default); ``fresh`` ignores them but stores this run's.
     Raises :class:`TargetError` if the interpreter cannot run, and
     :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
     """
@@ -50,8 +55,21 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     classes = registry.select(pool, only, skip)
     host = detect(target["python"])
     start = time.monotonic()
+    mode = "deep" if deep else "default"
+    key, cached = None, {}
+    if reuse or fresh:
+        key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
+        if key and reuse and not fresh:
+            cached = cache.load(target["python"], mode, key, env)
+    stats: dict = {}
     results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
-                         timeout_scale=timeout_scale)
+                         timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats)
+    target = dict(target, mode=mode)
+    if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
+        target["preload"] = stats["preload"]
+    if cached:
+        reused = sorted(r.id for r in results if cached.get(r.id) is r)
+        target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}
     report = Report(
         tool_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
@@ -63,4 +81,7 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         selection=_selection(only, skip, classes),
     )
     # secrets never leave this function, whatever the renderer
-    return Report.from_dict(redact_report_dict(report.to_dict(), environ))
+    report = Report.from_dict(redact_report_dict(report.to_dict(), environ))
+    if key:
+        cache.store(target["python"], mode, key, report.results, env)
+    return report

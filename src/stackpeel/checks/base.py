@@ -180,6 +180,14 @@ class Check:
     codes: ClassVar[Tuple[str, ...]] = ()
     #: the shape of the probe's facts: a TypedDict (``stackpeel/facts.py``); None while undeclared
     facts: ClassVar[Optional[type]] = None
+    #: modules the probe imports anyway (``("torch",)``): such probes are forked from one
+    #: interpreter that imported them once (runner/zygote.py) and are started first
+    preload: ClassVar[Tuple[str, ...]] = ()
+    #: runs only under ``stackpeel check --deep`` (real kernels); otherwise skipped unprobed
+    deep_only: ClassVar[bool] = False
+    #: its facts change without any change of the machine (free space): a repeat run never
+    #: reuses its result, and reuses its dependents' only if its verdict came out the same
+    volatile: ClassVar[bool] = False
 
     def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -34,6 +34,7 @@ class Fla(Check):
     facts = _facts.KernelsFlaFacts
     requires = ("triton.kernel_launch",)
     probe = "kernels.fla_facts"
+    preload = ("torch", "triton")
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
     timeout = 180.0
 
@@ -178,6 +179,7 @@ class TransformersFastPath(Check):
     facts = _facts.KernelsTransformersFastPathFacts
     requires = ("kernels.fla", "kernels.causal_conv1d")
     probe = "kernels.transformers_facts"
+    preload = ("torch", "triton")
     probe_needs = ()
     timeout = 180.0
 
@@ -287,3 +289,135 @@ class TransformersFastPath(Check):
             or None))
 
 
+
+
+# --------------------------------------------------------------------------- --deep: real ops
+
+def _seconds(steps) -> str:
+    return "; ".join(f"{s.get('name')} {s.get('seconds') or 0:.1f} s" for s in steps
+                     if not str(s.get("name", "")).startswith(("forward compared", "gradients compared", "cpu: compare",
+                                                               "cuda: compare")))
+
+
+def _numbers(step) -> str:
+    return exc_line((step or {}).get("error")).split(": ", 1)[-1]
+
+
+def _deep_verdict(check, facts, ctx, failure, wrong_code):
+    """The verdict of a --deep check: skip with the probe's reason, pass with each step's
+    seconds, or the first failing step as a finding (``failure(failed_step, err, lib,
+    evidence)`` builds it; a result off the reference is ``wrong_code``)."""
+    if facts.get("skipped"):
+        return ctx.skip(facts["skipped"])
+    steps = facts.get("steps") or []
+    lib = check.library(facts)
+    failed = next((s for s in steps if not s.get("ok")), None)
+    if failed is None:
+        return ctx.ok(f"{lib}: {_seconds(steps)} on empty caches; results match the reference")
+    err = failed.get("error") or {}
+    evidence = exc_text(err)
+    if failed.get("wrong_result"):
+        return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", ctx.finding(
+            wrong_code, evidence=evidence, library=lib, op=check.op,
+            device=facts.get("device") or str(failed.get("name", "")).split(":", 1)[0], numbers=_numbers(failed)))
+    return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}", failure(failed, err, lib, evidence))
+
+
+def _op_failed(check, facts, ctx, code):
+    def build(failed, err, lib, evidence):
+        return ctx.finding(code, evidence=evidence, library=lib, step=failed.get("name"), error=exc_line(err),
+                           raised_in=err.get("raised_in"), op=check.op, timings=_seconds(facts.get("steps") or []))
+    return build
+
+
+class TorchCompileOp(Check):
+    """``torch.compile`` of a small function, forward and backward, on empty Inductor and
+    Triton caches, against eager torch: on CPU (Inductor builds C++ with the system compiler)
+    and, with CUDA, on the GPU (Triton kernels). Runs only with ``--deep``."""
+
+    id = "kernels.torch_compile"
+    title = "torch.compile runs forward and backward (--deep)"
+    layer = "kernels"
+    # not torch.cuda: the CPU op runs without CUDA, and a compile failure there is the toolchain's
+    requires = ("toolchain.extension_build",)
+    probe = "kernels.torch_compile_op"
+    probe_needs = ()
+    preload = ("torch", "triton")
+    deep_only = True
+    timeout = 900.0
+    op = "torch.compile"
+    codes = ("torch-compile-failed", "kernel-op-wrong-result")
+
+    def library(self, facts) -> str:
+        return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts.get('devices') or [])})"
+
+    def evaluate(self, facts, ctx):
+        def failure(failed, err, lib, evidence):
+            return ctx.finding("torch-compile-failed", evidence=evidence, step=failed.get("name"),
+                               device=str(failed.get("name", "")).split(":", 1)[0], error=exc_line(err))
+        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
+
+
+class FlaOps(Check):
+    """FLA's ``chunk_gated_delta_rule`` (what transformers binds for gated-delta-net layers)
+    forward and backward against FLA's naive recurrent reference, then a ``GatedDeltaNet``
+    layer forward and backward, after a full ``import fla``, on an empty Triton cache. Shows
+    runtime guards with FLA's own message (the Hopper + Triton < 3.7.1 backward guard),
+    missing kernels and miscompilations. Runs only with ``--deep``; needs a GPU."""
+
+    id = "kernels.fla_ops"
+    title = "FLA gated-delta-rule ops run forward and backward (--deep)"
+    layer = "kernels"
+    requires = ("kernels.fla",)
+    probe = "kernels.fla_ops"
+    probe_needs = ()
+    preload = ("torch", "triton")
+    deep_only = True
+    timeout = 900.0
+    op = "chunk_gated_delta_rule"
+    codes = ("kernel-op-failed", "kernel-backward-failed", "kernel-op-wrong-result")
+
+    def library(self, facts) -> str:
+        dists = facts.get("dists") or {}
+        names = " + ".join(f"{k} {v}" for k, v in dists.items()) or "flash-linear-attention"
+        gpu = f" on {facts.get('gpu_name')} (cc {facts.get('cc')})" if facts.get("gpu_name") else ""
+        return f"{names} with Triton {facts.get('triton_version')}{gpu}"
+
+    def evaluate(self, facts, ctx):
+        steps = facts.get("steps") or []
+        other = _op_failed(self, facts, ctx, "kernel-op-failed")
+
+        def failure(failed, err, lib, evidence):
+            name = str(failed.get("name", ""))
+            forward = next((s for s in steps if s.get("name", "").endswith("forward (compile and run)")), None)
+            if "backward" in name and forward and forward.get("ok"):
+                op = "GatedDeltaNet" if name.startswith("GatedDeltaNet") else self.op
+                return ctx.finding("kernel-backward-failed", evidence=evidence, library=lib, op=op,
+                                   forward_s=forward.get("seconds"), error=exc_line(err),
+                                   raised_in=err.get("raised_in"))
+            return other(failed, err, lib, evidence)
+        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
+
+
+class CausalConv1dOps(Check):
+    """``causal_conv1d_fn`` forward and backward against torch's depthwise conv1d. Runs only
+    with ``--deep``; needs a GPU and causal-conv1d."""
+
+    id = "kernels.causal_conv1d_ops"
+    title = "causal-conv1d runs forward and backward (--deep)"
+    layer = "kernels"
+    requires = ("kernels.causal_conv1d",)
+    probe = "kernels.causal_conv1d_ops"
+    probe_needs = ()
+    preload = ("torch", "triton")
+    deep_only = True
+    timeout = 900.0
+    op = "causal_conv1d_fn"
+    codes = ("kernel-op-failed", "kernel-op-wrong-result")
+
+    def library(self, facts) -> str:
+        return f"causal-conv1d {facts.get('version')}"
+
+    def evaluate(self, facts, ctx):
+        return _deep_verdict(self, facts, ctx, _op_failed(self, facts, ctx, "kernel-op-failed"),
+                             "kernel-op-wrong-result")

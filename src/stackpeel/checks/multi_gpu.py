@@ -73,6 +73,7 @@ class SharedMemory(Check):
     free (Docker and Kubernetes give 64 MiB unless told otherwise)."""
 
     id = "multi_gpu.shm"
+    volatile = True  # free space: measured again on every run (runner/cache.py)
     title = "/dev/shm large enough for NCCL and DataLoader workers"
     layer = "multi_gpu"
     codes = ("nccl-shm-too-small",)

@@ -366,6 +366,7 @@ class TritonCache(Check):
     that Triton's build-cache key depends on."""
 
     id = "toolchain.triton_cache"
+    volatile = True  # free space: measured again on every run (runner/cache.py)
     title = "Triton cache directory and build-cache key"
     layer = "toolchain"
     codes = ("triton-cache-unusable", "file-command-missing")

@@ -126,6 +126,7 @@ class TorchCuda(Check):
     # config.module_origins: a stray torch.py or torch/ earlier on sys.path
     requires = ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded")
     probe = "torch_layer.torch_cuda"
+    preload = ("torch",)  # forked from the interpreter that imported torch once (runner/zygote.py)
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
 

@@ -178,3 +178,76 @@ def torch_facts(facts, import_error_key="torch_error", cuda_error_key="cuda_erro
         facts["cuda_available"] = False
         facts[cuda_error_key] = exc_facts(exc)
     return torch
+
+
+def can_fork_from(module_name):
+    """True when this process already imported ``module_name`` (forked from stackpeel's
+    preloading interpreter) and may fork a fresh-enough child instead of starting a new
+    interpreter: torch imported, CUDA not initialised, no Triton driver created yet."""
+    if not hasattr(os, "fork") or module_name not in sys.modules:
+        return False
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return False
+    except Exception:
+        return False
+    drv = getattr(sys.modules.get("triton.runtime.driver"), "driver", None)  # triton imported, no driver made
+    return getattr(drv, "_active", None) is None and getattr(drv, "_default", None) is None
+
+
+def fork_call(fn, env, timeout):
+    """Run ``fn()`` in a forked child whose ``os.environ`` is ``env``, with its stdout and
+    stderr (file descriptors) captured; returns :func:`run`'s dict (rc, stdout, stderr,
+    error). The child leaves with ``os._exit``; on timeout its session is killed."""
+    import signal
+    import tempfile
+    import time
+    outs = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.flush()
+        except Exception:
+            pass
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setsid()
+            os.dup2(outs[0].fileno(), 1)
+            os.dup2(outs[1].fileno(), 2)
+            os.environ.clear()
+            os.environ.update(env)
+            fn()
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            for s in (sys.stdout, sys.stderr):
+                try:
+                    s.flush()
+                except Exception:
+                    pass
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    rc, error = None, None
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            break
+        if time.monotonic() > deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            error = "timed out after %ss" % timeout
+            break
+        time.sleep(0.02)
+    texts = []
+    for f in outs:
+        f.seek(0)
+        texts.append(clip(f.read()))
+        f.close()
+    return {"argv": ["<fork>"], "rc": rc, "stdout": texts[0], "stderr": texts[1], "error": error}

@@ -5,8 +5,22 @@ Each probe imports the library the way a training script does (torch first, warn
 recorded, a fresh ``TRITON_CACHE_DIR`` so a warm cache cannot make a broken toolchain look
 healthy) and then recovers what the library swallowed by calling the same entry point
 directly.
+
+Two modes (``inp["mode"]``). ``deep`` imports the whole library, as a job does
+(``import fla`` is 8 s on the CI machine and 17.6 s on the H200: it builds every layer,
+model and autotuned kernel). The default runs only the code the verdict depends on:
+FLA's own ``fla/utils/hardware.py`` (its device detection, which calls Triton's driver)
+loaded under stand-in parent packages so that ``fla/__init__.py`` and its model registry
+do not run, and, for transformers >= 5.15, the fast-path bindings read from the model
+module's source (``@use_kernel_func_from_hub_with_fallback(func, package)``) and resolved
+by transformers' own rule: the package is bound unless importing it raises. Importing FLA
+fails only when a module it imports is missing or broken, so the default imports those
+(torch, triton, einops, packaging, and FLA's own detection); when one of them fails it runs
+transformers' real import to keep the exception transformers swallows. tests/test_speed.py
+proves both modes reach the same verdicts on every fault the suite injects.
 """
 
+import ast
 import importlib
 import os
 import re
@@ -40,6 +54,37 @@ def _dists(names):
     return {n: common.dist_version(n) for n in names if common.dist_version(n)}
 
 
+def _deep(inp):
+    return (inp or {}).get("mode") == "deep"
+
+
+def _stub_package(name, path, version=None):
+    """A stand-in for a package whose ``__init__`` must not run: submodules still load from
+    ``path`` by the normal import system, and run their own, real code."""
+    import types
+    mod = types.ModuleType(name)
+    mod.__path__ = [path]
+    mod.__file__ = os.path.join(path, "__init__.py")
+    mod.__package__ = name
+    if version:
+        mod.__version__ = version
+    sys.modules[name] = mod
+    parent, _, child = name.rpartition(".")
+    if parent and parent in sys.modules:
+        setattr(sys.modules[parent], child, mod)
+    return mod
+
+
+def _fla_detection(root, version):
+    """Run FLA's device detection (``fla/utils/hardware.py``, module level: it calls
+    ``get_available_device()`` -> ``triton.runtime.driver.active.get_current_target()``)
+    without ``fla/__init__.py`` (layers, models, hundreds of kernels) or the rest of
+    ``fla.utils``."""
+    _stub_package("fla", root, version)
+    _stub_package("fla.utils", os.path.join(root, "utils"))
+    return importlib.import_module("fla.utils.hardware")
+
+
 # --------------------------------------------------------------------------- kernels.fla
 
 def fla_facts(inp):
@@ -55,12 +100,17 @@ def fla_facts(inp):
         return facts
     tmp = _fresh_triton_cache()
     facts["triton_cache_dir"] = os.environ["TRITON_CACHE_DIR"]
+    root = facts["spec"] if facts["spec"] and os.path.isdir(os.path.join(facts["spec"], "utils")) else None
+    facts["import_path"] = "import fla.utils" if _deep(inp) or not root else "fla/utils/hardware.py only"
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)
             try:
-                importlib.import_module("fla.utils")
-                fu = sys.modules["fla.utils"]
+                if facts["import_path"] == "import fla.utils":
+                    importlib.import_module("fla.utils")
+                    fu = sys.modules["fla.utils"]
+                else:
+                    fu = _fla_detection(root, facts["version"])
             except Exception as exc:
                 facts["import_error"] = common.exc_facts(exc)
                 facts["import_error"]["missing_module"] = getattr(exc, "name", None)
@@ -216,9 +266,13 @@ def transformers_facts(inp):
     options = inp.get("options") or {}
     modules = options.get("modules") or GDN_MODULES
     tmp = _fresh_triton_cache()
+    torch = None
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)
+            if not _deep(inp) and _bindings_from_source(modules, facts):
+                facts["bindings_from"] = "source"
+                modules = ()
             mod = None
             for name in modules:
                 try:
@@ -234,6 +288,7 @@ def transformers_facts(inp):
                     facts["import_error"] = common.exc_facts(exc)
                 break
             if mod is not None:
+                facts["bindings_from"] = "import"
                 _read_bindings(mod, facts)
         facts["warnings"] = [w for w in box["warnings"]][:10]
         facts["stderr"] = common.clip(box["stderr"], 3000)
@@ -277,3 +332,420 @@ def _read_bindings(mod, facts):
                 pkgs += ["fla.ops.gated_delta_rule"]
             legacy["reasons"] = {p: _why_unavailable([p]) for p in pkgs}
         facts["legacy"] = legacy
+
+
+# --------------------------------------------------------------------------- transformers, from source
+
+#: what transformers' fallback decorator is called (5.15+)
+HUB_DECORATOR = "use_kernel_func_from_hub_with_fallback"
+#: modules whose failure makes ``import fla`` / ``fla.ops.gated_delta_rule`` raise; FLA's own
+#: detection module is run after them (by stand-in packages, as kernels.fla does)
+FLA_IMPORT_DEPS = ("torch", "triton", "triton.language", "einops", "packaging.version")
+
+
+def _module_file(module_name):
+    """The source file of a dotted module, found without importing any package."""
+    top, _, rest = module_name.partition(".")
+    root = common.find_spec_origin(top)
+    if not root or not os.path.isdir(root):
+        return None
+    path = os.path.join(root, *rest.split(".")) + ".py" if rest else os.path.join(root, "__init__.py")
+    return path if os.path.isfile(path) else None
+
+
+def _decorated(tree):
+    """(function, func_name, package, internal_path) for each fallback-decorated function."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in node.decorator_list:
+            if not isinstance(dec, ast.Call):
+                continue
+            fn = dec.func
+            name = fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", None)
+            if name != HUB_DECORATOR:
+                continue
+            args = [a.value if isinstance(a, ast.Constant) else None for a in dec.args]
+            kw = {k.arg: k.value.value for k in dec.keywords if isinstance(k.value, ast.Constant)}
+            args += [None] * (3 - len(args))
+            found.append((node.name, kw.get("func_name", args[0]), kw.get("package", args[1]),
+                          kw.get("internal_path", args[2])))
+    return found
+
+
+def _internal_mappings():
+    path = _module_file("transformers.integrations.hub_kernels")
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(getattr(t, "id", None) == "_KERNELS_INTERNAL_PATH_MAPPINGS" for t in targets) and node.value is not None:
+            try:
+                return dict(ast.literal_eval(node.value))
+            except (ValueError, SyntaxError):
+                return {}
+    return {}
+
+
+def _transformers_import(package, module_path, func_name, internal):
+    """transformers' own resolution (hub_kernels.use_kernel_func_from_hub_with_fallback), run
+    for real: (implementation description or None, the exception it swallows or None)."""
+    try:
+        module = importlib.import_module(package)
+        impl = module
+        for part in ("%s.%s" % (internal, func_name) if internal else func_name).split("."):
+            impl = getattr(impl, part, None)
+            if impl is None:
+                break
+        if impl is None and module_path != package:
+            impl = getattr(importlib.import_module(module_path), func_name, None)
+        return (_describe(impl) if impl is not None else None), None
+    except Exception as exc:
+        err = common.exc_facts(exc)
+        err["module"] = package
+        return None, err
+
+
+def _fla_importable():
+    """None when FLA's import would succeed, else the first import that raises: the modules
+    FLA imports, then FLA's own detection module (``fla/utils/hardware.py`` and the
+    ``fla/utils/env.py`` it imports), run under stand-in parents that are removed again."""
+    for name in FLA_IMPORT_DEPS:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            err = common.exc_facts(exc)
+            err["module"] = name
+            return err
+    root = common.find_spec_origin("fla")
+    if not root or not os.path.isdir(os.path.join(root, "utils")):
+        return {"type": "ModuleNotFoundError", "message": "fla has no utils package", "module": "fla"}
+    before = set(sys.modules)
+    try:
+        _fla_detection(root, common.dist_version("fla-core") or common.dist_version("flash-linear-attention"))
+        return None
+    except Exception as exc:
+        err = common.exc_facts(exc)
+        err["module"] = "fla.utils.hardware"
+        return err
+    finally:  # transformers' real import, if it comes, must find no stand-ins
+        for name in set(sys.modules) - before:
+            if name == "fla" or name.startswith("fla."):
+                del sys.modules[name]
+
+
+def _bindings_from_source(modules, facts):
+    """transformers >= 5.15: which implementation each decorated function binds, from the
+    model module's source and transformers' rule, without importing the model. Returns
+    False when the module has no such decorators (older transformers: import it)."""
+    for name in modules:
+        path = _module_file(name)
+        if not path:
+            continue
+        try:
+            with open(path) as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return False
+        found = _decorated(tree)
+        if not found:
+            return False
+        facts["model_module"] = name
+        mappings = _internal_mappings()
+        resolved = {}
+        for attr, func_name, package, internal in found:
+            if not func_name or not package:
+                continue
+            internal = mappings.get(func_name, internal)
+            module_path = package if internal is None else "%s.%s" % (package, internal)
+            key = (package, module_path, func_name)
+            if key not in resolved:
+                predicted = package == "fla" and common.find_spec_origin("fla") is not None
+                if predicted and _fla_importable() is None:
+                    resolved[key] = ("%s.%s" % (module_path, func_name), None, True)
+                else:  # transformers' real import: cheap when it fails, and then its exception is the reason
+                    impl, err = _transformers_import(package, module_path, func_name, internal)
+                    resolved[key] = (impl, err, False)
+            impl, err, predicted = resolved[key]
+            entry = {"attr": attr, "func_name": func_name, "package": package, "implementation": impl,
+                     "reference": impl is None, "implementation_module": module_path if impl else name,
+                     "predicted": predicted}
+            if impl is None:
+                entry["implementation"] = "%s.%s" % (name, attr)
+                entry["reason"] = err
+            facts["bindings"].append(entry)
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------- --deep: real ops
+
+def _step(steps, name, fn):
+    """Run one timed step; record seconds and the exception verbatim. Returns (ok, value)."""
+    import time
+    entry = {"name": name, "ok": False, "seconds": None}
+    steps.append(entry)
+    t0 = time.monotonic()
+    try:
+        value = fn()
+        entry["ok"] = True
+        return True, value
+    except Exception as exc:
+        entry["error"] = common.exc_facts(exc)
+        entry["error"]["raised_in"] = _raised_in(exc)
+        return False, None
+    finally:
+        entry["seconds"] = round(time.monotonic() - t0, 3)
+
+
+def _raised_in(exc):
+    """``path/inside/site-packages.py:function`` of the innermost frame."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return None
+    code = last.tb_frame.f_code
+    path = code.co_filename
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return "%s:%d (%s)" % (path, last.tb_lineno, code.co_name)
+
+
+def _err_ratio(got, ref):
+    """FLA's own measure (fla.utils.testing.get_err_ratio): RMS of the difference over RMS of
+    the reference; plus the max absolute error."""
+    got, ref = got.detach().float().cpu(), ref.detach().float().cpu()
+    diff = got - ref
+    rms_ref = float(ref.pow(2).mean().sqrt().item()) or 1e-12
+    return {"ratio": float(diff.pow(2).mean().sqrt().item()) / rms_ref, "max_abs": float(diff.abs().max().item()),
+            "finite": bool(got.isfinite().all().item())}
+
+
+def _compare(steps, name, pairs, tolerance):
+    """A step that compares named (got, reference) tensors; fails with the numbers."""
+    def check():
+        out = {}
+        for label, got, ref in pairs:
+            out[label] = _err_ratio(got, ref)
+        bad = {k: v for k, v in out.items() if not v["finite"] or v["ratio"] > tolerance}
+        if bad:
+            raise AssertionError("results differ from the reference beyond a ratio of %g: %s"
+                                 % (tolerance, ", ".join("%s ratio %.3g max abs %.3g%s" % (
+                                     k, v["ratio"], v["max_abs"], "" if v["finite"] else " (non-finite values)")
+                                     for k, v in sorted(bad.items()))))
+        return out
+    ok, out = _step(steps, name, check)
+    if ok:
+        steps[-1]["errors"] = out
+    else:
+        steps[-1]["wrong_result"] = True
+    return ok
+
+
+def _deep_start(facts):
+    """Empty Triton and Inductor caches (what a new container has), torch imported."""
+    tmp = _fresh_triton_cache()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor-cache")
+    facts["caches"] = "empty (fresh TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR)"
+    return tmp
+
+
+def torch_compile_op(inp):
+    """A small function through torch.compile (Inductor: a C++ kernel on CPU, Triton on
+    CUDA), forward and backward, on empty caches, against eager torch."""
+    facts = {"steps": [], "skipped": None, "devices": []}
+    if not common.find_spec_origin("torch"):
+        facts["skipped"] = "torch is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+                return facts
+            facts["devices"] = ["cpu"] + (["cuda"] if facts.get("cuda_available") else [])
+            for dev in facts["devices"]:
+                _compile_on(torch, dev, facts["steps"])
+        facts["warnings"] = box["warnings"][:10]
+        facts["stderr"] = common.clip(box["stderr"], 4000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _compile_on(torch, dev, steps):
+    import torch.nn.functional as F
+
+    def fn(x, w):
+        return F.gelu(x @ w).sin() * 2.0 + x.sum(dim=-1, keepdim=True)
+
+    gen = torch.Generator().manual_seed(0)
+    x0 = torch.randn(16, 32, generator=gen)
+    w0 = torch.randn(32, 32, generator=gen) / 6.0
+    x, w = x0.to(dev).requires_grad_(), w0.to(dev).requires_grad_()
+    ref = fn(x, w)
+    ref.sum().backward()
+    ref_grads = (x.grad.clone(), w.grad.clone())
+    x.grad = w.grad = None
+    try:
+        torch._dynamo.reset()
+    except Exception:
+        pass
+    compiled = torch.compile(fn, fullgraph=True)
+    ok, out = _step(steps, "%s: forward (compile and run)" % dev, lambda: compiled(x, w))
+    if not ok:
+        return
+    ok, _ = _step(steps, "%s: backward (compile and run)" % dev, lambda: out.sum().backward())
+    if not ok:
+        return
+    _compare(steps, "%s: compare with eager" % dev,
+             [("output", out, ref), ("grad x", x.grad, ref_grads[0]), ("grad w", w.grad, ref_grads[1])], 1e-3)
+
+
+def fla_ops(inp):
+    """FLA's gated delta rule (``chunk_gated_delta_rule``, what transformers binds) forward
+    and backward against FLA's own naive recurrent reference, then a ``GatedDeltaNet`` layer
+    forward and backward, on an empty Triton cache."""
+    facts = {"steps": [], "skipped": None, "installed": bool(_dists(FLA_DISTS)), "dists": _dists(FLA_DISTS),
+             "triton_version": common.dist_version("triton")}
+    if not facts["installed"] and not common.find_spec_origin("fla"):
+        facts["skipped"] = "flash-linear-attention is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+            elif not facts.get("cuda_available"):
+                facts["skipped"] = ("torch.cuda.is_available() is False: FLA's ops are Triton GPU kernels, "
+                                    "there is nothing to run them on")
+            else:
+                _fla_steps(torch, facts["steps"], facts)
+        facts["warnings"] = box["warnings"][:10]
+        facts["stderr"] = common.clip(box["stderr"], 4000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _fla_steps(torch, steps, facts):
+    ok, mods = _step(steps, "import fla", lambda: (importlib.import_module("fla"),
+                                                   importlib.import_module("fla.ops.gated_delta_rule"),
+                                                   importlib.import_module("fla.ops.gated_delta_rule.naive")))
+    if not ok:
+        return
+    _, ops, naive = mods
+    try:
+        facts["gpu_name"] = torch.cuda.get_device_name(0)
+        facts["cc"] = "%d.%d" % torch.cuda.get_device_capability(0)
+    except Exception:
+        pass
+    import torch.nn.functional as F
+    gen = torch.Generator().manual_seed(0)
+    B, T, H, K, V = 1, 128, 2, 64, 64
+
+    def leaf(t):
+        return t.cuda().requires_grad_()
+    q = leaf(F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1))
+    k = leaf(F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1))
+    v = leaf(torch.randn(B, T, H, V, generator=gen))
+    g = leaf(F.logsigmoid(torch.randn(B, T, H, generator=gen)))
+    beta = leaf(torch.randn(B, T, H, generator=gen).sigmoid())
+    do = torch.randn(B, T, H, V, generator=gen).cuda()
+    leaves = (q, k, v, g, beta)
+    ref, _ = naive.naive_recurrent_gated_delta_rule(q, k, v, beta, g)
+    (ref * do).sum().backward()
+    ref_grads = [t.grad.clone() for t in leaves]
+    for t in leaves:
+        t.grad = None
+    ok, out = _step(steps, "chunk_gated_delta_rule forward (compile and run)",
+                    lambda: ops.chunk_gated_delta_rule(q, k, v, g, beta)[0])
+    if not ok:
+        return
+    torch.cuda.synchronize()
+    forward_ok = _compare(steps, "forward compared with naive_recurrent_gated_delta_rule", [("o", out, ref)], 5e-3)
+    ok, _ = _step(steps, "chunk_gated_delta_rule backward (compile and run)",
+                  lambda: ((out * do).sum().backward(), torch.cuda.synchronize()))
+    if ok:
+        _compare(steps, "gradients compared with the reference",
+                 [("d" + n, t.grad, r) for n, t, r in zip(("q", "k", "v", "g", "beta"), leaves, ref_grads)], 1e-2)
+    if not (forward_ok and ok):  # the layer runs the same kernels: its failure would say nothing new
+        return
+    layers = importlib.import_module("fla.layers")
+    layer_box = {}
+
+    def layer_fwd():
+        layer = layers.GatedDeltaNet(hidden_size=256, num_heads=2, head_dim=64, expand_v=1.0).cuda()
+        x = torch.randn(1, 128, 256, generator=gen).cuda().requires_grad_()
+        y = layer(x)[0]
+        torch.cuda.synchronize()
+        if not bool(y.isfinite().all().item()):
+            raise AssertionError("GatedDeltaNet output has non-finite values")
+        layer_box["y"] = y
+    ok, _ = _step(steps, "GatedDeltaNet layer forward", layer_fwd)
+    if ok:
+        _step(steps, "GatedDeltaNet layer backward",
+              lambda: (layer_box["y"].float().pow(2).mean().backward(), torch.cuda.synchronize()))
+
+
+def causal_conv1d_ops(inp):
+    """causal_conv1d_fn forward and backward against its definition (a depthwise conv1d
+    cut to causal length, then SiLU)."""
+    dists = _dists(CAUSAL_CONV1D_DISTS)
+    facts = {"steps": [], "skipped": None, "version": next(iter(dists.values()), None)}
+    if not dists and not common.find_spec_origin("causal_conv1d"):
+        facts["skipped"] = "causal-conv1d is not installed"
+        return facts
+    tmp = _deep_start(facts)
+    try:
+        with common.recorded() as box:
+            torch = common.torch_facts(facts)
+            if torch is None:
+                facts["skipped"] = "torch does not import (see torch.cuda)"
+            elif not facts.get("cuda_available"):
+                facts["skipped"] = "torch.cuda.is_available() is False: causal-conv1d's kernels are CUDA kernels"
+            else:
+                _conv_steps(torch, facts["steps"])
+        facts["warnings"] = box["warnings"][:10]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return facts
+
+
+def _conv_steps(torch, steps):
+    ok, mod = _step(steps, "import causal_conv1d", lambda: importlib.import_module("causal_conv1d"))
+    if not ok:
+        return
+    import torch.nn.functional as F
+    gen = torch.Generator().manual_seed(0)
+    B, D, L, W = 2, 64, 128, 4
+    x = torch.randn(B, D, L, generator=gen).cuda().requires_grad_()
+    w = (torch.randn(D, W, generator=gen) / 2).cuda().requires_grad_()
+    b = torch.randn(D, generator=gen).cuda().requires_grad_()
+    dout = torch.randn(B, D, L, generator=gen).cuda()
+    ref = F.silu(F.conv1d(x, w.unsqueeze(1), b, padding=W - 1, groups=D)[..., :L])
+    (ref * dout).sum().backward()
+    ref_grads = [t.grad.clone() for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    ok, out = _step(steps, "causal_conv1d_fn forward", lambda: mod.causal_conv1d_fn(x, w, b, activation="silu"))
+    if not ok:
+        return
+    torch.cuda.synchronize()
+    _compare(steps, "forward compared with torch conv1d", [("out", out, ref)], 1e-3)
+    ok, _ = _step(steps, "causal_conv1d_fn backward", lambda: ((out * dout).sum().backward(), torch.cuda.synchronize()))
+    if ok:
+        _compare(steps, "gradients compared with torch", [("d" + n, t.grad, r) for n, t, r in
+                                                          zip(("x", "weight", "bias"), (x, w, b), ref_grads)], 1e-3)

@@ -501,14 +501,28 @@ def _launch_steps(opts, facts, tmp):
     facts["ok"] = all(e.get("ok") for e in facts["launches"][:1])
 
 
+def _phase_to_file(opts, out_path):
+    """What INNER_BOOT does, in a forked child."""
+    try:
+        res = _launch_phase(opts)
+    except BaseException as e:
+        res = {"ok": False, "stage": "probe", "error": common.exc_facts(e)}
+    with open(out_path + ".tmp", "w") as f:
+        json.dump(res, f, default=repr)
+    os.replace(out_path + ".tmp", out_path)
+
+
 def _run_phase(opts, env, timeout):
     """Run ``_launch_phase`` in a fresh interpreter with ``env``; never raises."""
     here = os.path.dirname(os.path.abspath(__file__))
     out_dir = tempfile.mkdtemp(prefix="stackpeel-phase-")
     out_path = os.path.join(out_dir, "answer.json")
     try:
-        res = common.run([sys.executable, "-c", INNER_BOOT, here, out_path, json.dumps(opts)], timeout=timeout,
-                         env=env)
+        if common.can_fork_from("torch"):  # forked from stackpeel's interpreter that imported torch once
+            res = common.fork_call(lambda: _phase_to_file(opts, out_path), env, timeout)
+        else:
+            res = common.run([sys.executable, "-c", INNER_BOOT, here, out_path, json.dumps(opts)], timeout=timeout,
+                             env=env)
         try:
             with open(out_path) as f:
                 facts = json.load(f)

@@ -11,6 +11,7 @@ result with the evidence; nothing escapes as an exception.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import os
 import time
 import traceback
@@ -19,6 +20,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..checks.base import Check, Context, Verdict
 from ..model import CheckResult, ProbeFailure, Status
 from .child import ProbeAnswer, run_probe
+from .zygote import Zygote
 
 OK_STATUSES = (Status.PASS, Status.WARN)
 
@@ -51,14 +53,58 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
 
 
 def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]],
-           timeout_scale: float) -> Optional[ProbeAnswer]:
+           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None) -> Optional[ProbeAnswer]:
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
     timeout = cls.timeout * timeout_scale
-    # probes that budget sub-steps read their effective timeout from timeout_s
-    inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout}
+    # probes that budget sub-steps read their effective timeout from timeout_s; "mode" is
+    # "default" (fast: only the imports the verdict needs) or "deep" (full imports, real ops)
+    inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    if zygote is not None:
+        answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
+        if answer is not None:
+            return answer
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
+
+
+def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
+    if getattr(cls, "deep_only", False) and mode != "deep":
+        return _result(cls, Status.SKIP, "not run: it runs real kernels, only with `stackpeel check --deep`")
+    return None
+
+
+class Zygotes:
+    """Two forking interpreters of the target: one that imported the preload list (torch)
+    for the probes that import it anyway, and a bare one for all others, so that no probe
+    pays for an interpreter start of its own (see :mod:`.zygote`)."""
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]):
+        self.bare = Zygote(python, (), env=env)
+        self.loaded = Zygote(python, preload, env=env) if preload else self.bare
+
+    def for_probe(self, cls: Type[Check]) -> Zygote:
+        return self.loaded if cls.preload else self.bare
+
+    def close(self) -> None:
+        self.bare.close()
+        if self.loaded is not self.bare:
+            self.loaded.close()
+
+
+@contextlib.contextmanager
+def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]]):
+    """The forking interpreters of this run, or None when STACKPEEL_NO_PRELOAD is set."""
+    environ = os.environ if env is None else env
+    if not any(c.probe for c in classes) or environ.get("STACKPEEL_NO_PRELOAD") \
+            or os.environ.get("STACKPEEL_NO_PRELOAD"):
+        yield None
+        return
+    zygotes = Zygotes(python, list(dict.fromkeys(m for c in classes for m in (c.preload or ()))), env)
+    try:
+        yield zygotes
+    finally:
+        zygotes.close()
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
@@ -86,6 +132,12 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
                    verdict.findings)
 
 
+def _same(now: CheckResult, before: CheckResult) -> bool:
+    """The same verdict: status and findings (code, severity)."""
+    return now.status == before.status and [(f.code, f.severity) for f in now.findings] == \
+        [(f.code, f.severity) for f in before.findings]
+
+
 def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
     """Requirements whose facts the probe reads, so it must start after them."""
     return tuple(cls.requires) if cls.probe_needs is None else tuple(cls.probe_needs)
@@ -93,35 +145,46 @@ def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
 
 def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapping[str, Any],
             done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]] = None,
-            timeout_scale: float = 1.0) -> CheckResult:
+            timeout_scale: float = 1.0, mode: str = "default") -> CheckResult:
     """Run a single check whose requirements are in ``done``."""
-    gated = _gate(cls, done)
+    gated = _gate(cls, done) or _deep_skip(cls, mode)
     if gated is not None:
         return gated
-    return _finish(cls, _probe(cls, python, done, env, timeout_scale), host, target, done)
+    return _finish(cls, _probe(cls, python, done, env, timeout_scale, mode), host, target, done)
 
 
 def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, Any],
                target: Mapping[str, Any], env: Optional[Mapping[str, str]] = None,
                workers: Optional[int] = None, progress: Optional[ProgressFn] = None,
-               timeout_scale: float = 1.0) -> List[CheckResult]:
+               timeout_scale: float = 1.0, mode: str = "default",
+               cached: Optional[Mapping[str, CheckResult]] = None,
+               stats: Optional[Dict[str, Any]] = None) -> List[CheckResult]:
     """Run ``classes`` (already validated, in dependency order); results come back in that order.
 
     A probe starts as soon as the checks it reads (``probe_needs``) and its gate are done,
     so slow probes of different layers overlap; its ``evaluate`` waits for every check in
-    ``requires``, because the verdict may depend on them.
+    ``requires``, because the verdict may depend on them. Probes that import torch anyway
+    (``preload``) are forked from one interpreter that imported it once, and start first.
+
+    ``cached`` holds a previous run's results under an unchanged key (runner/cache.py): a
+    cached result stands, without running its probe, unless its check is ``volatile`` or one
+    of its requirements came out differently this time (status or findings).
+    ``stats``, when given, receives what the preloading interpreter did (``preload``).
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)
     start_after = {c.id: (set(probe_inputs(c)) | set(c.gate)) & present for c in classes}
-    waiting_probe = [c.id for c in classes]
+    # the slow probes (those that import torch) first, so the critical path starts at once
+    waiting_probe = [c.id for c in sorted(classes, key=lambda c: not c.preload)]
     answered: Dict[str, Optional[ProbeAnswer]] = {}
     done: Dict[str, CheckResult] = {}
+    cached = cached or {}
+    reusable = {cid: r for cid, r in cached.items() if cid in by_id and not getattr(by_id[cid], "volatile", False)}
     futures: Dict[cf.Future, str] = {}
 
     def safe_probe(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> Optional[ProbeAnswer]:
         try:
-            return _probe(cls, python, snapshot, env, timeout_scale)
+            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote)
         except Exception:  # runner bug: still an answer
             return ProbeAnswer(None, ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]), 0.0)
 
@@ -130,7 +193,10 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
         if progress:
             progress("finish", by_id[cid], res)
 
-    with cf.ThreadPoolExecutor(max_workers=workers or _default_workers(), thread_name_prefix="stackpeel") as pool:
+    # a probe waiting for the zygote's preload holds a worker: do not let it starve the quick ones
+    pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
+    with _zygote(classes, python, env) as zygote, \
+            cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
         while len(done) < len(classes):
             progressed = True
             while progressed:
@@ -138,9 +204,18 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                 for cid in list(waiting_probe):
                     if not start_after[cid] <= set(done):
                         continue
-                    waiting_probe.remove(cid)
                     cls = by_id[cid]
-                    gated = _gate(cls, done)
+                    if cid in reusable:
+                        if not set(cls.requires) & present <= set(done):
+                            continue
+                        if all(_same(done[r], cached[r]) for r in cls.requires if r in present and r in cached):
+                            waiting_probe.remove(cid)
+                            complete(cid, reusable[cid])
+                            progressed = True
+                            continue
+                        del reusable[cid]
+                    waiting_probe.remove(cid)
+                    gated = _gate(cls, done) or _deep_skip(cls, mode)
                     if gated is not None:
                         complete(cid, gated)
                         progressed = True
@@ -172,4 +247,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
             finished, _ = cf.wait(list(futures), return_when=cf.FIRST_COMPLETED)
             for fut in finished:
                 answered[futures.pop(fut)] = fut.result()
+        if stats is not None and zygote is not None and zygote.loaded is not zygote.bare:
+            z = zygote.loaded
+            stats["preload"] = {"wanted": list(z.preload), "imported": list(z.preloaded),
+                                "forked": bool(z.ready.is_set() and z.clean), "problem": z.problem,
+                                "import_s": z.import_s}
     return [done[c.id] for c in classes]

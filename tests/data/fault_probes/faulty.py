@@ -96,3 +96,9 @@ def sleepy(inp):
 
 def stamp(inp):
     return {"start": time.time(), "deps_seen": sorted(inp.get("deps", {}))}
+
+
+def whoami(inp):
+    """Which process answered, and whether it started with a preloaded module (zygote tests)."""
+    return {"pid": os.getpid(), "ppid": os.getppid(),
+            "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}

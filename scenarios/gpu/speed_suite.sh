@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue 9 on an NVIDIA GPU machine, in ONE command of under 8 minutes:
+#   1. bench/check_bench.py (3 rounds): collect_env vs the fast default check, the repeat run,
+#      the critical path;
+#   2. `stackpeel check --deep` on the machine's Triton (3.6.0 on the lent H200) with FLA 0.6.0:
+#      must report FLA's backward guard as kernel-backward-failed (blocking for training) with
+#      FLA's own message;
+#   3. `--deep` on a healthy combination: the same with Triton >= 3.7.1, when its wheel was
+#      carried (see below); reported as skipped otherwise, never as a pass;
+#   4. the GPU fault suite (scenarios/gpu/suite.py) with the fast default: same root causes.
+# 2, 3 and 4 run at the same time (16 cores; the ops are tiny); each has its own time limit.
+#
+# Run from the repository root (the device call's working tree), with the FLA wheels in .whl/:
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+#       -d .whl fla-core==0.6.0 flash-linear-attention==0.6.0
+#   (device call, carry [".whl"]):  bash scenarios/gpu/speed_suite.sh
+# Optional healthy Triton: a triton>=3.7.1 cp312 wheel is larger than one call may carry (64 MiB):
+#   split -b 60M triton-3.7.1-*.whl .whl-triton/part-   (here), then carry .whl-triton in
+#   consecutive calls, each `mkdir -p /tmp/tw && cp .whl-triton/part-* /tmp/tw/`, and in the last
+#   one set HEALTHY_TRITON_PARTS=/tmp/tw (and the wheel's file name in HEALTHY_TRITON_NAME).
+# Results go to $OUT (default ./speed-out): bench.txt/json, deep-*.json/txt, faults/, summary.txt.
+set -u
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+OUT=${OUT:-$REPO/speed-out}
+mkdir -p "$OUT"
+PY=${PY:-$(command -v python3)}
+START=$(date +%s)
+left() { echo $(( 470 - ($(date +%s) - START) )); }
+log() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/summary.txt"; }
+
+log "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $(nproc) CPUs"
+SITE=/tmp/site
+if ls .whl/*.whl >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl \
+    || log "FLA wheels did not install"
+fi
+export PYTHONPATH=$SITE
+SP="env PYTHONPATH=$REPO/src:$SITE $PY -m stackpeel"
+"$PY" - <<'PYEOF' | tee "$OUT/env.txt"
+import importlib.metadata as m
+for d in ("torch", "triton", "fla-core", "flash-linear-attention", "transformers", "causal-conv1d", "einops"):
+    try:
+        print(d, m.version(d))
+    except Exception:
+        print(d, "not installed")
+PYEOF
+
+# 1. bench (sequential: nothing else runs meanwhile)
+log "bench: 3 rounds"
+timeout 170 env PYTHONPATH="$REPO/src:$SITE" "$PY" bench/check_bench.py --python "$PY" --rounds 3 --deep-rounds 0 \
+  --label "lent GPU machine" --json "$OUT/bench.json" > "$OUT/bench.txt" 2> "$OUT/bench.stderr"
+log "bench rc=$? (figures in bench.txt)"
+grep -E "^(ratio|speed-up|slowest|critical)" "$OUT/bench.txt" | tee -a "$OUT/summary.txt"
+
+# 2-4 at the same time
+budget=$(( $(left) - 20 ))
+log "deep runs and fault suite, $budget s each at most"
+( timeout "$budget" $SP check --python "$PY" --deep --fresh --only kernels --format json -o "$OUT/deep-installed-triton.json" \
+    2> "$OUT/deep-installed-triton.stderr"; echo "rc=$?" > "$OUT/deep-installed-triton.rc" ) &
+P1=$!
+P2=
+if [ -n "${HEALTHY_TRITON_PARTS:-}" ] && ls "$HEALTHY_TRITON_PARTS"/part-* >/dev/null 2>&1; then
+  name=${HEALTHY_TRITON_NAME:-triton-3.7.1-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl}
+  cat "$HEALTHY_TRITON_PARTS"/part-* > "/tmp/$name"
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-healthy "/tmp/$name" \
+    && ( timeout "$budget" env PYTHONPATH="$REPO/src:/tmp/site-healthy:$SITE" "$PY" -m stackpeel check --python "$PY" \
+           --deep --fresh --only kernels --format json -o "$OUT/deep-healthy-triton.json" \
+           2> "$OUT/deep-healthy-triton.stderr"; echo "rc=$?" > "$OUT/deep-healthy-triton.rc" ) &
+  P2=$!
+else
+  log "healthy combination: SKIPPED (no Triton >= 3.7.1 wheel carried; see the header of this script)"
+fi
+( timeout "$budget" env PYTHONPATH="$REPO/src:$SITE" "$PY" scenarios/gpu/suite.py --python "$PY" --out "$OUT/faults" \
+    --timeout 240 > "$OUT/faults.txt" 2>&1; echo "rc=$?" >> "$OUT/faults.txt" ) &
+P3=$!
+wait $P1 ${P2:-} $P3
+
+# what the lead reads first
+for f in "$OUT"/deep-*.json; do
+  [ -e "$f" ] || continue
+  "$PY" - "$f" <<'PYEOF' | tee -a "$OUT/summary.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("==", sys.argv[1].rsplit("/", 1)[-1], "exit", r["diagnosis"]["exit_code"], "in", r["duration_s"], "s")
+for x in r["results"]:
+    if x["id"] in ("kernels.fla", "kernels.fla_ops", "kernels.torch_compile", "kernels.causal_conv1d_ops",
+                   "kernels.transformers_fast_path", "triton.kernel_launch"):
+        print("  %-32s %-5s %7.1f s  %s" % (x["id"], x["status"], x["duration_s"], x["summary"][:240]))
+        for f in x["findings"]:
+            print("      %s [%s]: %s" % (f["code"], f["severity"], f["message"][:400]))
+PYEOF
+  env PYTHONPATH="$REPO/src" "$PY" - "$f" > "${f%.json}.txt" <<'PYEOF'
+import json, sys
+from stackpeel.model import Report
+from stackpeel.render import render
+print(render(Report.from_dict(json.load(open(sys.argv[1]))), "text", verbose=True))
+PYEOF
+done
+tail -30 "$OUT/faults.txt" | tee -a "$OUT/summary.txt"
+log "done in $(( $(date +%s) - START )) s"

@@ -1,0 +1,330 @@
+"""One interpreter start shared by the probes that import torch anyway.
+
+``import torch`` costs 1.7 s of CPU on the 2-core CI machine and 5 s on the H200; four
+probes (``torch.cuda``, ``triton.kernel_launch``, ``kernels.*``) each paid it. A *zygote*
+child of the target interpreter imports the preload list (``torch``) once and then forks
+one process per probe: each probe still runs in its own process (its own session, its
+own stdout/stderr files, killed alone on timeout, a crash harms nobody else), but starts
+with torch already imported, exactly as a training script has it before it imports FLA.
+
+Isolation is kept where it matters:
+
+- the zygote never initialises CUDA (importing torch does not), so each fork starts with
+  no CUDA context, like a fresh process;
+- the preload must be *silent*: if importing the first module (torch) fails, warns, or
+  writes anything to stdout/stderr, the zygote says so and every probe falls back to its
+  own fresh interpreter, where it records that failure or warning itself; a later module
+  (triton) is first imported in a throwaway child, and preloading stops before it unless
+  that was silent too (the probes then import it themselves, in the same order);
+- the probe's input, answer file and bootstrap are those of :mod:`.child`, so a forked
+  probe's answer is read exactly like a spawned one's.
+
+``STACKPEEL_NO_PRELOAD=1`` turns the zygote off (every probe spawns its own interpreter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Sequence
+
+from ..model import ProbeFailure
+from .child import BOOTSTRAP, MAX_ANSWER_BYTES, PROBES_DIR, ProbeAnswer, _kill_group, _tail
+
+#: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
+ZYGOTE = r"""
+import sys, os, json, select, warnings, tempfile
+ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
+def say(obj):
+    data = (json.dumps(obj) + "\n").encode()
+    while data:
+        data = data[os.write(ctl, data):]
+def quiet_import(name):
+    # import name; the problem (failure, warning, output) or None when it was silent
+    cap = tempfile.TemporaryFile()
+    saved = (os.dup(1), os.dup(2))
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(cap.fileno(), 1); os.dup2(cap.fileno(), 2)
+    problem = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            __import__(name)
+        except BaseException as e:
+            problem = "import %s: %s: %s" % (name, type(e).__name__, e)
+    try:
+        sys.stdout.flush(); sys.stderr.flush()
+    except Exception:
+        pass
+    os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+    os.close(saved[0]); os.close(saved[1])
+    cap.seek(0); noise = cap.read(2000)
+    if problem is None and caught:
+        problem = "warning while importing %s: %s" % (name, caught[0].message)
+    if problem is None and noise:
+        problem = "output while importing %s: %r" % (name, noise[:200])
+    return problem
+problem = None
+loaded = []
+for i, name in enumerate(preload):
+    if i:  # a later module is tried in a throwaway child first: a failed import leaves half-imported modules
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if quiet_import(name) is None else 1)
+        st = os.waitpid(pid, 0)[1]
+        if not (os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0):
+            break
+    problem = quiet_import(name)
+    if problem is not None:
+        break
+    loaded.append(name)
+say({"event": "ready", "clean": problem is None, "problem": problem, "preloaded": loaded})
+if problem is not None:
+    sys.exit(0)
+buf = b""
+children = set()
+while True:
+    r, _, _ = select.select([0], [], [], 0.02 if children else 1.0)
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        children.discard(pid)
+        say({"event": "exit", "pid": pid,
+             "rc": -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)})
+    if not r:
+        continue
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    buf += chunk
+    while b"\n" in buf:
+        line, buf = buf.split(b"\n", 1)
+        req = json.loads(line)
+        sys.stdout.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                os.close(ctl)
+                fo = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                fe = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                dn = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(dn, 0); os.dup2(fo, 1); os.dup2(fe, 2)
+                os.chdir(req["cwd"])
+                sys.argv = ["-c"] + req["argv"]
+                signal_mod = __import__("signal")
+                signal_mod.signal(signal_mod.SIGINT, signal_mod.default_int_handler)
+                exec(compile(boot, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+            finally:
+                os._exit(70)
+        children.add(pid)
+        say({"event": "started", "id": req["id"], "pid": pid})
+for pid in children:  # stackpeel went away: take the probes still running with us
+    try:
+        os.killpg(pid, 9)
+    except OSError:
+        pass
+"""
+
+
+class Zygote:
+    """The stackpeel side of one zygote: start it, send requests, wait for forks."""
+
+    READY_TIMEOUT = 300.0
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]] = None):
+        self.preload = tuple(preload)
+        self.ready = threading.Event()
+        self.clean = False
+        self.problem: Optional[str] = None
+        self.preloaded: tuple = ()
+        self.started = time.monotonic()
+        #: seconds from starting the interpreter to the end of its preload
+        self.import_s: Optional[float] = None
+        self.lock = threading.Lock()
+        self.pids: Dict[int, int] = {}              # request id -> pid
+        self.exits: Dict[int, int] = {}             # pid -> rc
+        self.changed = threading.Condition(self.lock)
+        self.dead = False
+        self.next_id = 0
+        rfd, wfd = os.pipe()
+        self.err = tempfile.TemporaryFile()
+        # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
+        self.cwd = tempfile.mkdtemp(prefix="stackpeel-zygote-")
+        try:
+            self.proc = subprocess.Popen(
+                [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
+                env=dict(env) if env is not None else None, start_new_session=True, cwd=self.cwd)
+        except OSError as exc:
+            os.close(rfd)
+            os.close(wfd)
+            self.proc = None
+            self.problem = f"cannot start {python}: {exc}"
+            self.dead = True
+            self.ready.set()
+            return
+        os.close(wfd)
+        self.reader = threading.Thread(target=self._read, args=(rfd,), daemon=True, name="stackpeel-zygote")
+        self.reader.start()
+
+    # -- the control channel ------------------------------------------------------------------
+    def _read(self, rfd: int) -> None:
+        with os.fdopen(rfd, "rb") as f:
+            for line in f:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                with self.changed:
+                    if msg.get("event") == "ready":
+                        self.import_s = round(time.monotonic() - self.started, 3)
+                        self.clean = bool(msg.get("clean"))
+                        self.problem = msg.get("problem")
+                        self.preloaded = tuple(msg.get("preloaded") or ())
+                        self.ready.set()
+                    elif msg.get("event") == "started":
+                        self.pids[msg["id"]] = msg["pid"]
+                    elif msg.get("event") == "exit":
+                        self.exits[msg["pid"]] = msg["rc"]
+                    self.changed.notify_all()
+        with self.changed:
+            self.dead = True
+            if not self.ready.is_set():
+                self.problem = self.problem or "the preloading interpreter exited before it was ready"
+            self.ready.set()
+            self.changed.notify_all()
+
+    def usable(self) -> bool:
+        """Wait until the preload finished; True when probes may be forked from it."""
+        self.ready.wait(self.READY_TIMEOUT)
+        return self.clean and not self.dead
+
+    def close(self) -> None:
+        shutil.rmtree(self.cwd, ignore_errors=True)
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        _kill_group(self.proc)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        with self.lock:
+            pending = [pid for pid in self.pids.values() if pid not in self.exits]
+        for pid in pending:  # forks still running when the run ends (never in a finished run)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.err.close()
+
+    # -- one probe ------------------------------------------------------------------------------
+    def run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
+                  probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
+        """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns)."""
+        start = time.monotonic()  # the wait for the preload is part of the probe's time
+        if not self.usable():
+            return None
+        module, _, function = probe.rpartition(".")
+        with tempfile.TemporaryDirectory(prefix="stackpeel-") as tmp:
+            tmpdir = Path(tmp)
+            inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
+            out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
+            workdir = tmpdir / "cwd"
+            workdir.mkdir()
+            inp_path.write_text(json.dumps(inp))
+            with self.changed:
+                rid = self.next_id
+                self.next_id += 1
+            req = {"id": rid, "stdout": str(out_file), "stderr": str(err_file), "cwd": str(workdir),
+                   "argv": [str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function, str(inp_path),
+                            str(out_path)]}
+            try:
+                with self.lock:
+                    self.proc.stdin.write((json.dumps(req) + "\n").encode())
+                    self.proc.stdin.flush()
+            except (OSError, ValueError):
+                return None
+            deadline = start + timeout
+            timed_out = False
+            with self.changed:
+                while rid not in self.pids and not self.dead:
+                    self.changed.wait(0.5)
+                pid = self.pids.get(rid)
+                if pid is None:
+                    return None
+                while pid not in self.exits and not self.dead:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        timed_out = True
+                        break
+                    self.changed.wait(min(left, 1.0))
+            if timed_out or pid not in self.exits:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                with self.changed:
+                    end = time.monotonic() + 5
+                    while pid not in self.exits and not self.dead and time.monotonic() < end:
+                        self.changed.wait(0.2)
+                if not timed_out and pid not in self.exits:  # the zygote died under a running probe
+                    return None
+            else:
+                try:  # leftovers the probe started in its session
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            rc = None if timed_out else self.exits.get(pid)
+            return read_answer(probe, out_path, out_file, err_file, rc, timed_out, timeout,
+                               time.monotonic() - start)
+
+
+def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: Optional[int], timed_out: bool,
+                timeout: float, duration: float) -> ProbeAnswer:
+    """The same reading as :func:`.child.run_probe`, for a forked probe."""
+    so, se = _tail(out_file), _tail(err_file)
+
+    def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:
+        return ProbeAnswer(None, ProbeFailure(reason, exit_code=exit_code, signal=sig, timed_out=timed_out,
+                                              stdout_tail=so, stderr_tail=se, detail=detail), duration, so, se)
+
+    if timed_out:
+        return failed("timeout", f"probe {probe} did not finish within {timeout:g} s and was killed", None)
+    if rc is not None and rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
+    if not out_path.exists():
+        return failed("exit" if rc else "no-output", f"probe {probe} exited with status {rc} without writing its answer")
+    if out_path.stat().st_size > MAX_ANSWER_BYTES:
+        return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
+    try:
+        answer = json.loads(out_path.read_text(encoding="utf-8", errors="replace"))
+        ok = answer["ok"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return failed("bad-output", f"probe {probe} wrote an unreadable answer: {exc}")
+    if not ok:
+        detail = f"{answer.get('type')}: {answer.get('message')}\n{answer.get('traceback', '')}".strip()
+        return failed("probe-exception", detail)
+    facts = answer.get("facts")
+    if not isinstance(facts, dict):
+        return failed("bad-output", f"probe {probe} returned {type(facts).__name__}, not a dict of facts")
+    return ProbeAnswer(facts, None, duration, so, se)

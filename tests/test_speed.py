@@ -1,0 +1,335 @@
+"""The fast default check (issue 9): the shared torch interpreter, the shortcuts of the
+kernel probes, and the repeat-run cache.
+
+The shortcut tests run the real CLI twice on the real stack venv under each injected
+fault: once as shipped (one torch import forked per probe, FLA's detection without
+``fla/__init__``, transformers' bindings from source) and once the old way (every probe
+in a fresh interpreter, full ``import fla`` and model import: ``--deep`` with
+``STACKPEEL_NO_PRELOAD=1``), and demand the same verdicts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stackpeel import engine
+from stackpeel.checks.base import Check
+from stackpeel.model import Status
+from stackpeel.runner import cache, run_checks
+
+from conftest import no_compiler_path
+
+FAULTS = str(Path(__file__).parent / "data" / "fault_probes")
+HOST = {"pkg_manager": "apt", "is_root": True}
+DEEP_OPS = "kernels.fla_ops,kernels.torch_compile,kernels.causal_conv1d_ops"
+
+
+# --------------------------------------------------------------------------- helpers
+
+def cli(python, env, *args, unshare_script=None):
+    argv = [sys.executable, "-m", "stackpeel", "check", "--python", python, "--format", "json", *args]
+    if unshare_script:  # run inside a private mount namespace after a bind mount
+        argv = ["unshare", "-m", "sh", "-c", unshare_script + ' && exec "$@"', "sh", *argv]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def verdicts(report):
+    """What a user acts on: each check's status and findings, and the root causes."""
+    checks = {r["id"]: (r["status"], sorted((f["code"], f["severity"]) for f in r["findings"]))
+              for r in report["results"] if r["id"] not in DEEP_OPS.split(",")}
+    diag = report["diagnosis"]
+    roots = sorted((kind, c["check"], tuple(c["codes"]), tuple(sorted(s.get("check", "") for s in c["symptoms"])))
+                   for kind in ("blocking", "degraded") for c in diag[kind])
+    return checks, roots
+
+
+def bindings(report):
+    tf = next(r for r in report["results"] if r["id"] == "kernels.transformers_fast_path")
+    return {b["func_name"]: ("reference" if b["reference"] else b["package"]) for b in tf["facts"].get("bindings", [])}
+
+
+def fact(report, check_id, key):
+    return next(r for r in report["results"] if r["id"] == check_id)["facts"].get(key)
+
+
+def overlay_venv(root: Path, stack_python: str, drop=(), break_triton=False) -> str:
+    """A venv whose site-packages links to the stack venv's entries, less ``drop`` (a real
+    environment where those packages are not installed), optionally with a Triton whose
+    native library is truncated (a broken install)."""
+    cfg = Path(stack_python).parent.parent / "pyvenv.cfg"
+    home = next(line.split("=", 1)[1].strip() for line in cfg.read_text().splitlines() if line.startswith("home"))
+    base = next(p for p in (Path(home) / "python3", Path(home) / "python") if p.exists())
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(root)], check=True)
+    src = Path(subprocess.run([stack_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip())
+    dst = Path(subprocess.run([str(root / "bin" / "python"), "-c",
+                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip())
+    for entry in src.iterdir():
+        if any(entry.name.lower().startswith(d) for d in drop):
+            continue
+        if break_triton and entry.name == "triton":
+            (dst / "triton").mkdir()
+            for sub in entry.iterdir():
+                if sub.name == "_C":
+                    (dst / "triton" / "_C").mkdir()
+                    for lib in sub.iterdir():
+                        if lib.name.startswith("libtriton"):
+                            (dst / "triton" / "_C" / lib.name).write_bytes(b"\x7fELF truncated")
+                        else:
+                            (dst / "triton" / "_C" / lib.name).symlink_to(lib)
+                else:
+                    (dst / "triton" / sub.name).symlink_to(sub)
+            continue
+        (dst / entry.name).symlink_to(entry)
+    return str(root / "bin" / "python")
+
+
+# --------------------------------------------------------------------------- same verdicts
+
+FAULT_CASES = ["no-driver", "no-compiler", "python-h-hidden", "triton-missing", "triton-broken", "fla-absent"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", FAULT_CASES)
+def test_fast_default_reaches_the_verdicts_of_the_full_imports(fault, stack_python, clean_env, tmp_path):
+    env = dict(clean_env, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    python, unshare_script = stack_python, None
+    if fault == "no-compiler":
+        env["PATH"] = no_compiler_path(tmp_path)
+    elif fault == "python-h-hidden":
+        if not shutil.which("unshare"):
+            pytest.skip("needs unshare")
+        inc = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        empty = tmp_path / "empty-include"
+        empty.mkdir()
+        unshare_script = f"mount --bind {empty} {inc}"
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", unshare_script + f" && test ! -e {inc}/Python.h"])
+        if probe.returncode != 0:
+            pytest.skip("cannot bind-mount in a private mount namespace here")
+    elif fault == "triton-missing":
+        python = overlay_venv(tmp_path / "venv", stack_python, drop=("triton",))
+    elif fault == "triton-broken":
+        python = overlay_venv(tmp_path / "venv", stack_python, break_triton=True)
+    elif fault == "fla-absent":
+        python = overlay_venv(tmp_path / "venv", stack_python, drop=("fla", "flash_linear_attention"))
+
+    fast = cli(python, env, "--fresh", unshare_script=unshare_script)
+    full = cli(python, dict(env, STACKPEEL_NO_PRELOAD="1"), "--fresh", "--deep", "--skip", DEEP_OPS,
+               unshare_script=unshare_script)
+
+    assert verdicts(fast) == verdicts(full)
+    assert bindings(fast) == bindings(full)
+    # the shortcuts were taken where they apply, and not in the full run
+    fla_path = fact(fast, "kernels.fla", "import_path")
+    if fault not in ("fla-absent",):
+        assert fla_path == "fla/utils/hardware.py only"
+        assert fact(full, "kernels.fla", "import_path") == "import fla.utils"
+    assert fact(fast, "kernels.transformers_fast_path", "bindings_from") == "source"
+    assert fact(full, "kernels.transformers_fast_path", "bindings_from") == "import"
+    # what each fault must show, so that the comparison is not between two blind runs
+    checks, roots = verdicts(fast)
+    expected = {
+        "no-driver": ("kernels.fla", "fail"),
+        "no-compiler": ("toolchain.c_compiler", "fail"),
+        "python-h-hidden": ("toolchain.python_headers", "fail"),
+        "triton-missing": ("kernels.fla", "fail"),
+        "triton-broken": ("triton.import", "fail"),
+        "fla-absent": ("kernels.fla", "skip"),
+    }[fault]
+    assert checks[expected[0]][0] == expected[1], checks[expected[0]]
+    if fault in ("triton-missing", "triton-broken", "fla-absent"):
+        assert bindings(fast)["chunk_gated_delta_rule"] == "reference"
+    else:
+        assert bindings(fast)["chunk_gated_delta_rule"] == "fla"
+
+
+@pytest.mark.slow
+def test_transformers_reason_is_the_exception_it_swallowed(stack_python, clean_env, tmp_path):
+    python = overlay_venv(tmp_path / "venv", stack_python, drop=("triton",))
+    report = engine.check(python, only=["kernels.transformers_fast_path"], env=clean_env, plugins=False)
+    tf = report.result("kernels.transformers_fast_path")
+    ref = {b["func_name"]: b for b in tf.facts["bindings"]}["chunk_gated_delta_rule"]
+    assert ref["reference"] and not ref["predicted"]
+    assert ref["reason"]["type"] == "ModuleNotFoundError" and "triton" in ref["reason"]["message"]
+
+
+# --------------------------------------------------------------------------- the shared interpreter
+
+def make(check_id, probe_fn, preload=("xml.dom.minidom",), timeout=20.0):
+    attrs = dict(id=f"system.{check_id}", title=check_id, layer="system", probe=f"faulty.{probe_fn}",
+                 probes_dir=FAULTS, timeout=timeout, preload=tuple(preload))
+    attrs["evaluate"] = lambda self, facts, ctx: ctx.ok(f"pid {facts.get('pid')} parent {facts.get('ppid')}")
+    return type(f"C_{check_id}", (Check,), attrs)
+
+
+def test_forked_probes_stay_isolated_from_each_other(clean_env):
+    classes = [make("ok1", "whoami"), make("ok2", "whoami"), make("crash", "segfault"),
+               make("hang", "hang", timeout=2.0), make("raise", "raises")]
+    start = time.monotonic()
+    res = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env)}
+    assert time.monotonic() - start < 60
+    ok1, ok2 = res["system.ok1"], res["system.ok2"]
+    assert ok1.status is Status.PASS and ok2.status is Status.PASS
+    # forked from one interpreter: distinct processes with the same parent, which is not us
+    assert ok1.facts["pid"] != ok2.facts["pid"] and ok1.facts["ppid"] == ok2.facts["ppid"] != os.getpid()
+    assert ok1.facts["preloaded"] is True
+    crash = res["system.crash"]
+    assert crash.status is Status.ERROR and crash.failure.reason == "signal" and crash.failure.signal == 11
+    hang = res["system.hang"]
+    assert hang.status is Status.ERROR and hang.failure.timed_out
+    assert res["system.raise"].failure.reason == "probe-exception"
+    assert "probe blew up on purpose" in res["system.raise"].failure.detail
+
+
+def test_a_noisy_preload_falls_back_to_fresh_interpreters(clean_env, tmp_path):
+    (tmp_path / "noisy_preload.py").write_text("import warnings\nwarnings.warn('preload says something')\n")
+    env = dict(clean_env, PYTHONPATH=str(tmp_path))
+    classes = [make("ok1", "whoami", preload=("noisy_preload",))]
+    (res,) = run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=env)
+    assert res.status is Status.PASS
+    assert res.facts["preloaded"] is False  # its own interpreter, which never imported the noisy module
+
+
+def test_no_preload_switch_spawns_every_probe(clean_env):
+    env = dict(clean_env, STACKPEEL_NO_PRELOAD="1")
+    (res,) = run_checks([make("ok1", "whoami")], sys.executable, HOST, {"python": sys.executable}, env=env)
+    assert res.facts["ppid"] == os.getpid() and res.facts["preloaded"] is False
+
+
+# --------------------------------------------------------------------------- repeat runs
+
+SMALL = ["system.platform", "toolchain.c_compiler", "toolchain.python_headers", "toolchain.triton_cache"]
+
+
+def small_run(python, env):
+    return engine.check(python, only=SMALL, env=env, plugins=False, reuse=True)
+
+
+def reused(report):
+    return (report.target.get("reused") or {}).get("results", 0)
+
+
+def same_verdicts(a, b):
+    return [(r.id, r.status, r.summary if r.id != "toolchain.triton_cache" else "", [f.code for f in r.findings])
+            for r in a.results] == \
+           [(r.id, r.status, r.summary if r.id != "toolchain.triton_cache" else "", [f.code for f in r.findings])
+            for r in b.results] and a.diagnosis.to_dict() == b.diagnosis.to_dict()
+
+
+@pytest.fixture
+def cache_env(clean_env, tmp_path):
+    env = dict(clean_env, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    site = tmp_path / "site"
+    (site / "fakedist-1.0.dist-info").mkdir(parents=True)
+    (site / "fakedist-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: fakedist\nVersion: 1.0\n")
+    env["PYTHONPATH"] = str(site)
+    return env
+
+
+def test_repeat_run_reuses_everything_but_volatile_checks_with_identical_verdicts(stack_python, cache_env):
+    first = small_run(stack_python, cache_env)
+    second = small_run(stack_python, cache_env)
+    assert reused(first) == 0
+    assert reused(second) == len(SMALL) - 1
+    assert second.target["reused"]["ran"] == ["toolchain.triton_cache"]  # free space is measured again
+    assert same_verdicts(first, second)
+    entry = next(Path(cache_env["XDG_CACHE_HOME"], "stackpeel").iterdir())
+    assert oct(entry.stat().st_mode & 0o777) == "0o600"
+    assert oct(entry.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def _change_path_dir(env, tmp_path):
+    (Path(env["PATH"].split(os.pathsep)[0]) / "gcc").write_text("#!/bin/sh\nexit 1\n")
+
+
+def _touch_metadata(env, tmp_path):
+    meta = Path(env["PYTHONPATH"]) / "fakedist-1.0.dist-info" / "METADATA"
+    st = meta.stat()
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def _set_env(env, tmp_path):
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "elsewhere")
+
+
+def _set_cc(env, tmp_path):
+    env["CC"] = "/usr/bin/false"
+
+
+def _new_ld_dir(env, tmp_path):
+    env["LD_LIBRARY_PATH"] = str(tmp_path)
+
+
+@pytest.mark.parametrize("change", [_change_path_dir, _touch_metadata, _set_env, _set_cc, _new_ld_dir],
+                         ids=["compiler-added-to-PATH-dir", "dist-METADATA-touched", "TRITON_CACHE_DIR-set",
+                              "CC-set", "LD_LIBRARY_PATH-set"])
+def test_each_key_component_invalidates(stack_python, cache_env, tmp_path, change):
+    small_run(stack_python, cache_env)
+    assert reused(small_run(stack_python, cache_env)) == len(SMALL) - 1
+    change(cache_env, tmp_path)
+    after = small_run(stack_python, cache_env)
+    assert reused(after) == 0
+    assert reused(small_run(stack_python, cache_env)) == len(SMALL) - 1  # and the new state is cached in turn
+
+
+def test_dependents_of_a_volatile_check_stand_only_if_its_verdict_came_out_the_same(clean_env):
+    vol = make("vol", "healthy")
+    vol.volatile = True
+    dep = make("dep", "whoami")
+    dep.requires = ("system.vol",)
+    classes = [vol, dep]
+    first = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env)}
+    # the same verdict: the dependent's earlier result stands, the volatile one runs again
+    again = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env,
+                                         cached=first)}
+    assert again["system.dep"] is first["system.dep"] and again["system.vol"] is not first["system.vol"]
+    # a different verdict of the volatile requirement: the dependent runs again
+    changed = dict(first, **{"system.vol": dataclasses.replace(first["system.vol"], status=Status.FAIL)})
+    rerun = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env,
+                                         cached=changed)}
+    assert rerun["system.dep"] is not first["system.dep"]
+    assert rerun["system.dep"].facts["pid"] != first["system.dep"].facts["pid"]
+
+
+def test_fresh_ignores_the_cache_and_a_shared_cache_is_never_read(stack_python, cache_env):
+    small_run(stack_python, cache_env)
+    fresh = engine.check(stack_python, only=SMALL, env=cache_env, plugins=False, reuse=True, fresh=True)
+    assert reused(fresh) == 0
+    d = cache.cache_dir(cache_env)
+    d.chmod(0o770)  # writable by the group: someone else could have planted results
+    assert reused(small_run(stack_python, cache_env)) == 0
+
+
+def test_cli_repeat_run_reports_reuse_and_fresh(stack_python, cache_env):
+    argv = [sys.executable, "-m", "stackpeel", "check", "--python", stack_python, "--format", "json"]
+    for k in SMALL:
+        argv += ["--only", k]
+    first = json.loads(subprocess.run(argv, capture_output=True, text=True, env=cache_env).stdout)
+    second = json.loads(subprocess.run(argv, capture_output=True, text=True, env=cache_env).stdout)
+    third = json.loads(subprocess.run(argv + ["--fresh"], capture_output=True, text=True, env=cache_env).stdout)
+    assert "reused" not in first["target"] and second["target"]["reused"]["results"] == len(SMALL) - 1
+    assert "reused" not in third["target"]
+    assert verdicts(first) == verdicts(second) == verdicts(third)
+
+
+def test_env_values_never_reach_the_cache(stack_python, cache_env):
+    cache_env["HF_TOKEN"] = "hf_SECRETSECRETSECRETSECRET1234"
+    small_run(stack_python, cache_env)
+    entry = next(cache.cache_dir(cache_env).iterdir())
+    assert "SECRETSECRET" not in entry.read_text()
