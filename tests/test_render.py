@@ -1,16 +1,29 @@
-"""Renderers: whole-text golden output at a fixed width, no colour; Markdown and JSON shape."""
+"""Renderers: whole-text golden output at a fixed width, no colour; Markdown and JSON shape.
+
+The layout rules of issue 18 are tested on real reports: the minimal Debian root of
+``scripts/make-minroot`` (tests/data/report/) and the H200 validation runs (docs/validation/).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from stackpeel.diagnosis import diagnose
 from stackpeel.model import (CheckResult, Command, Finding, ProbeFailure, Remedy, Report, Severity, Status)
+from stackpeel import remedies
 from stackpeel.render import render
 
 GOLDEN = Path(__file__).parent / "golden"
+DATA = Path(__file__).parent / "data" / "report"
+REPO = Path(__file__).parent.parent
+H200 = REPO / "docs" / "validation" / "2026-11-29-h200"
 LAYERS = ("system", "gpu", "cuda", "torch", "toolchain", "triton", "kernels")
 
 NOCC = Finding(
@@ -18,7 +31,7 @@ NOCC = Finding(
     "CC is unset and neither gcc nor clang is on PATH (/usr/local/bin:/usr/bin:/bin). Triton compiles a C helper "
     "(cuda_utils) the first time it touches the GPU, so every Triton kernel, and everything built on Triton, fails.",
     "", Remedy("Install a C compiler, or point CC at one.",
-               (Command("apt", "apt-get update && apt-get install -y gcc"),)))
+               (Command("apt", "apt-get update && apt-get install -y gcc", ("gcc",), "install"),)))
 TRITON = Finding(
     "triton-build-failed", Severity.BLOCKING, "Triton cannot build its C helpers",
     "Triton's own build of a C module failed.",
@@ -69,31 +82,216 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} changed; rerun with STACKPEEL_UPDATE_GOLDEN=1 if intended"
 
 
+def _load(path: Path) -> Report:
+    return Report.from_dict(json.loads(path.read_text()))
+
+
+MINROOT = _load(DATA / "minroot-bookworm.json")
+def _over_width(text: str, width: int):
+    """Lines wider than ``width`` that are not commands (commands are never cut nor wrapped):
+    commands are the lines of the fix block and the ``$ ``-prefixed lines of -v."""
+    commands = set(_fix_block(text)) if "\nFIX:" in text else set()
+    return [ln for ln in text.splitlines()
+            if len(ln) > width and not re.match(r"^\s+\$ ", ln) and ln.strip() not in commands]
+
+
+def _fix_block(text: str):
+    lines = text.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("FIX:")]
+    assert len(starts) == 1, f"expected one fix block, found {len(starts)}"
+    block = []
+    for ln in lines[starts[0] + 1:]:
+        if not ln.startswith("    "):
+            break
+        block.append(ln.strip())
+    return block
+
+
+# --- the seed report (hand-made results, real diagnosis) -------------------------------------------
+
 def test_text_golden_ascii_no_colour():
-    _golden("seed.txt", render(REPORT, "text", width=100, ascii_only=True))
+    _golden("seed.txt", render(REPORT, "text", width=80, ascii_only=True))
+
+
+def test_text_verbose_golden():
+    _golden("seed-v.txt", render(REPORT, "text", width=80, ascii_only=True, verbose=True))
 
 
 def test_text_unicode_and_colour_only_when_asked():
-    plain = render(REPORT, "text", width=100)
+    plain = render(REPORT, "text", width=80)
     assert "\x1b[" not in plain and "✗" in plain
-    assert "\x1b[31m" in render(REPORT, "text", width=100, color=True)
+    coloured = render(REPORT, "text", width=80, color=True)
+    assert "\x1b[31m" in coloured
+    # colour never changes the layout: the same lines once the escapes are removed
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
 
 
 def test_markdown_golden():
     _golden("seed.md", render(REPORT, "markdown"))
 
 
-def test_root_first_then_symptoms_then_fix():
-    text = render(REPORT, "text", width=100, ascii_only=True)
-    i_root = text.index("No C compiler for Triton")
+def test_summary_then_fix_block_then_symptoms():
+    text = render(REPORT, "text", width=80, ascii_only=True)
+    i_root = text.index("no-c-compiler:")
     i_fix = text.index("apt-get install -y gcc")
     i_sym = text.index("FLA fell back to CPU")
-    assert i_root < i_fix < i_sym  # the fix right under the cause, then the cascade it explains
-    assert "Failed to find C compiler" in text  # the swallowed evidence is quoted
-    assert "DEGRADED" in text and "CHECKS THAT COULD NOT COMPLETE" in text
+    assert i_root < i_fix < i_sym  # the answer, then what to run, then the cascade it explains
+    assert "Failed to find C compiler" in text  # the swallowed evidence is quoted, each line once
+    quoted = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("| ")]
+    assert quoted and len(quoted) == len(set(quoted))
+    assert "DEGRADED" in text and "COULD NOT COMPLETE" in text
+    assert _fix_block(text) == ["apt-get update", "apt-get install -y gcc"]
 
 
 def test_json_roundtrip():
     data = json.loads(render(REPORT, "json"))
     assert Report.from_dict(data).to_dict() == data
     assert data["diagnosis"]["blocking"][0]["check"] == "toolchain.c_compiler"
+
+
+def test_json_keeps_command_structure_and_reads_old_reports():
+    data = json.loads(render(REPORT, "json"))
+    cmd = data["results"][4]["findings"][0]["remedy"]["commands"][0]
+    assert cmd == {"manager": "apt", "command": "apt-get update && apt-get install -y gcc", "kind": "install",
+                   "packages": ["gcc"], "sudo": ""}
+    # a report written before commands had structure: read as plain shell commands, shown verbatim
+    old = Command.from_dict({"manager": "apt", "command": "apt-get update && apt-get install -y gcc"})
+    assert old.kind == "shell" and old.packages == ()
+    assert [c.command for c in remedies.merge([old, old])] == ["apt-get update && apt-get install -y gcc"]
+
+
+# --- merging fixes: structure, never shell text -------------------------------------------------------
+
+def _fixes(host, *codes_params):
+    out = []
+    for code, params in codes_params:
+        out.extend(remedies.build(code, host, params).commands)
+    return out
+
+
+@pytest.mark.parametrize("host, expected", [
+    ({"pkg_manager": "apt", "is_root": True},
+     ["apt-get update", "apt-get install -y gcc libc6-dev python3.11-dev file"]),
+    ({"pkg_manager": "apt", "is_root": False},
+     ["sudo apt-get update", "sudo apt-get install -y gcc libc6-dev python3.11-dev file"]),
+    ({"pkg_manager": "dnf", "is_root": True},
+     ["dnf install -y gcc glibc-devel python3.11-devel file"]),
+])
+def test_merge_one_refresh_one_install_in_first_seen_order(host, expected):
+    cmds = _fixes(host, ("no-c-compiler", {}), ("python-headers-missing", {"apt_dev": "python3.11-dev",
+                                                                          "dnf_devel": "python3.11-devel"}),
+                  ("file-command-missing", {}), ("no-c-compiler", {}))
+    merged = [c.command for c in remedies.merge(cmds)]
+    assert merged == expected
+    installs = [c for c in remedies.merge(cmds) if c.kind == "install"]
+    assert len(installs) == 1 and installs[0].packages == tuple(expected[-1].split("-y ")[1].split())
+
+
+def test_merge_keeps_other_commands_once_after_the_installs():
+    shell = Command("shell", "export TRITON_CACHE_DIR=/tmp/t")
+    pip = Command("pip", "/opt/v/bin/python -m pip install causal-conv1d", ("causal-conv1d",), "install")
+    apt = remedies.build("file-command-missing", {"pkg_manager": "apt", "is_root": True}).commands[0]
+    merged = remedies.merge([shell, pip, apt, shell, pip])
+    assert [c.command for c in merged] == ["apt-get update", "apt-get install -y file", shell.command, pip.command]
+
+
+# --- the founding case, real: a minimal Debian root (scripts/make-minroot) ----------------------------
+
+def test_minroot_golden_80_columns():
+    _golden("minroot.txt", render(MINROOT, "text", width=80))
+
+
+def test_minroot_markdown_golden():
+    _golden("minroot.md", render(MINROOT, "markdown"))
+
+
+def test_minroot_default_report_fits_one_screen():
+    text = render(MINROOT, "text", width=80)
+    lines = text.splitlines()
+    assert len(lines) <= 40, f"{len(lines)} lines"
+    assert not _over_width(text, 80)
+    head = "\n".join(lines[:10])
+    for code in ("no-nvidia-driver", "no-c-compiler", "python-headers-missing"):
+        assert code in head, f"{code} not named in the first 10 lines"
+
+
+def test_minroot_each_symptom_once_with_also_caused_by():
+    text = render(MINROOT, "text", width=80)
+    roots = {r.check_id for r in MINROOT.diagnosis.blocking + MINROOT.diagnosis.degraded}
+    symptoms = {s.check_id for r in MINROOT.diagnosis.blocking for s in r.symptoms} - roots
+    assert len(symptoms) >= 8
+    flat = " ".join(text.split())  # titles may wrap
+    for cid in symptoms:
+        res = MINROOT.result(cid)
+        if res.status is Status.BLOCKED and not res.findings:
+            label = cid  # named in the root's "not run because of it" line
+        else:
+            label = f"{res.findings[0].title} [{res.findings[0].code}]" if res.findings else res.summary
+        assert flat.count(label) == 1, f"{label!r} printed {flat.count(label)} times"
+    # triton.build is explained by all three roots: printed under the nearest, the others named
+    assert re.search(r"also caused by python-headers-missing, no-nvidia-driver:\n(.*\n)*.*"
+                     r"Triton cannot compile its C helpers", text)
+
+
+def test_minroot_one_fix_block_with_every_package():
+    text = render(MINROOT, "text", width=80)
+    assert _fix_block(text) == ["apt-get update", "apt-get install -y gcc libc6-dev python3.11-dev python3-dev file"]
+    assert text.count("apt-get update") == 1
+    # the host driver is no command: it is named as what remains manual
+    manual = text[text.index("BY HAND"):]
+    assert manual.splitlines()[1].startswith(" - no-nvidia-driver: ")
+
+
+def test_minroot_verbose_shows_full_chains_and_evidence():
+    text = render(MINROOT, "text", width=80, verbose=True)
+    # every symptom under every root that explains it, with its check id, and every check listed
+    for root in MINROOT.diagnosis.blocking:
+        for s in root.symptoms:
+            assert f"({s.check_id})" in text
+    assert text.count("(triton.build)") == 3
+    for r in MINROOT.results:
+        assert re.search(rf"^ \S+\s+{re.escape(r.id)} ", text, re.M)
+    assert "RuntimeError: 0 active drivers ([]). There should only be one." in text
+    assert not _over_width(text, 80)
+
+
+def test_minroot_markdown_summary_and_fix_visible_details_folded():
+    md = render(MINROOT, "markdown")
+    visible = md.split("<details>", 1)[0]
+    for code in ("no-nvidia-driver", "no-c-compiler", "python-headers-missing", "file-command-missing"):
+        assert f"`{code}`" in visible
+    assert "```sh\napt-get update\napt-get install -y gcc libc6-dev python3.11-dev python3-dev file\n```" in visible
+    details = md.split("<details>", 1)[1]
+    assert details.count("**Triton cannot compile its C helpers**") == 1
+    assert md.count("<details>") == md.count("</details>")
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_every_line_fits_the_width_but_commands(width):
+    for report in [MINROOT, REPORT] + [_load(p) for p in sorted((H200 / "reports").glob("*.json"))]:
+        for verbose in (False, True):
+            text = render(report, "text", width=width, verbose=verbose)
+            assert not _over_width(text, width), (report.target, verbose)
+
+
+# --- GPU validation reports re-rendered with this layout ----------------------------------------------
+
+@pytest.mark.parametrize("path", sorted((H200 / "reports").glob("*.json")), ids=lambda p: p.stem)
+def test_rerendered_gpu_reports_are_current(path):
+    """docs/validation/.../rendered/ holds the H200 reports in this layout (scripts/rerender-reports)."""
+    rendered = H200 / "rendered" / f"{path.stem}.txt"
+    assert rendered.read_text() == render(_load(path), "text", width=80), \
+        f"{rendered.name} is stale: run scripts/rerender-reports"
+    assert len(rendered.read_text().splitlines()) <= 40
+
+
+def test_render_subcommand_reads_a_saved_report(tmp_path):
+    env = dict(os.environ, COLUMNS="80")
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "render", str(DATA / "minroot-bookworm.json")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and p.stdout == render(MINROOT, "text", width=80)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a report"}')
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "render", str(bad)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "not a stackpeel check report" in p.stderr and "Traceback" not in p.stderr

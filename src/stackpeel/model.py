@@ -73,18 +73,29 @@ class Command:
     """One copy-pasteable shell command, tagged with the tool it belongs to.
 
     ``manager`` is one of ``apt``, ``dnf``, ``yum``, ``apk``, ``zypper``, ``pacman``,
-    ``conda``, ``pip``, ``shell``.
+    ``conda``, ``pip``, ``shell``. ``command`` is the whole line, ready to paste.
+
+    The structure lets the report merge fixes without parsing shell text: ``kind`` is
+    ``install`` when the command installs ``packages`` with ``manager`` (so the installs of
+    several findings become one command), ``update`` for a package index refresh, and
+    ``shell`` for anything else (run as written). ``sudo`` is the prefix the command used
+    (``"sudo "`` or ``""``), kept so a merged command keeps it too.
     """
 
     manager: str
     command: str
+    packages: Tuple[str, ...] = ()
+    kind: str = "shell"
+    sudo: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"manager": self.manager, "command": self.command}
+        return {"manager": self.manager, "command": self.command, "kind": self.kind,
+                "packages": list(self.packages), "sudo": self.sudo}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Command":
-        return cls(manager=d["manager"], command=d["command"])
+        return cls(manager=d["manager"], command=d["command"], packages=tuple(d.get("packages") or ()),
+                   kind=d.get("kind") or "shell", sudo=d.get("sudo") or "")
 
 
 @dataclass(frozen=True)
