@@ -295,3 +295,17 @@ def test_render_subcommand_reads_a_saved_report(tmp_path):
     p = subprocess.run([sys.executable, "-m", "stackpeel", "render", str(bad)], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and "not a stackpeel check report" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_render_rediagnose_gives_old_reports_merged_fixes():
+    """An H200 report recorded before commands had structure: as recorded its fix is shown verbatim;
+    re-judged from its facts with today's checks, the installs of both roots merge."""
+    path = H200 / "reports" / "no-file-warm-cache.json"
+    as_recorded = subprocess.run([sys.executable, "-m", "stackpeel", "render", str(path)], capture_output=True,
+                                 text=True, timeout=120)
+    again = subprocess.run([sys.executable, "-m", "stackpeel", "render", str(path), "--rediagnose"],
+                           capture_output=True, text=True, timeout=120)
+    assert as_recorded.returncode == 0 and again.returncode == 0, again.stderr
+    assert _fix_block(as_recorded.stdout) == ["apt-get update && apt-get install -y gcc libc6-dev",
+                                              "apt-get update && apt-get install -y file"]
+    assert _fix_block(again.stdout) == ["apt-get update", "apt-get install -y gcc libc6-dev file"]

@@ -100,7 +100,9 @@ def run(args) -> int:
         expl = confirm(expl, python=args.python)
     from ..redact import scrub_output
 
-    sys.stdout.write(scrub_output(render(expl, args.format)))
+    from ..render.text import terminal_width
+
+    sys.stdout.write(scrub_output(render(expl, args.format, width=terminal_width(sys.stdout))))
     sys.stdout.flush()
     return expl.exit_code
 

@@ -17,6 +17,7 @@ examples:
   stackpeel render report.json                   the text report, laid out for this terminal
   stackpeel render report.json --format markdown -o issue.md
   stackpeel render report.json -v --width 100
+  stackpeel render old-report.json --rediagnose   today's verdicts from the recorded facts
 
 exit status:
   0  rendered
@@ -34,6 +35,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="full chains, evidence, every fix and check")
     p.add_argument("--width", type=int, metavar="N", help="columns to lay text out at (default: the terminal's, or 80)")
     p.add_argument("--ascii", action="store_true", help="ASCII marks instead of Unicode symbols")
+    p.add_argument("--rediagnose", action="store_true",
+                   help="judge the recorded facts again with this stackpeel's checks (today's verdicts and "
+                        "fix commands, which older reports lack the structure to merge); probes nothing")
     p.set_defaults(handler=run)
     return p
 
@@ -53,6 +57,9 @@ def run(args) -> int:
         print(f"stackpeel render: {args.report} is not a stackpeel check report "
               f"({type(exc).__name__}: {exc})", file=sys.stderr)
         return 2
+    if args.rediagnose:
+        from ..replay import rediagnose
+        report = rediagnose(report)
     if args.format == "text":
         width = args.width or terminal_width(None if args.output else sys.stdout)
         text = render(report, "text", width=width, ascii_only=args.ascii, verbose=args.verbose)

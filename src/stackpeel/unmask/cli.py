@@ -91,7 +91,10 @@ def cmd_run(args) -> int:
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
     from ..redact import scrub_output
 
-    text = scrub_output(render(report, args.format))
+    from ..render.text import terminal_width
+
+    to_file = args.output and args.output != "-"
+    text = scrub_output(render(report, args.format, width=terminal_width(None if to_file else sys.stderr)))
     try:
         if args.output and args.output != "-":
             with open(args.output, "w", encoding="utf-8") as f:
