@@ -309,3 +309,42 @@ def test_render_rediagnose_gives_old_reports_merged_fixes():
     assert _fix_block(as_recorded.stdout) == ["apt-get update && apt-get install -y gcc libc6-dev",
                                               "apt-get update && apt-get install -y file"]
     assert _fix_block(again.stdout) == ["apt-get update", "apt-get install -y gcc libc6-dev file"]
+
+
+def _on_a_terminal(args, columns: int) -> str:
+    """Run stackpeel with its stdout on a real pty of ``columns`` columns; what it printed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    proc = subprocess.Popen([sys.executable, "-m", "stackpeel", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the pty
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_on_a_real_terminal_the_report_follows_its_width(columns):
+    """stdout on a pty: the width comes from the terminal, colour is on, and once the colour
+    escapes are removed no line is wider than the terminal but commands."""
+    shown = _on_a_terminal(["render", str(DATA / "minroot-bookworm.json")], columns)
+    assert "\x1b[" in shown
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert plain == render(MINROOT, "text", width=columns)
+    assert not _over_width(plain, columns)
+    assert max(len(ln) for ln in plain.splitlines()) > 76  # laid out at the width, not narrower

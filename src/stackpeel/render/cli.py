@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EPILOG = """\
@@ -35,6 +36,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="full chains, evidence, every fix and check")
     p.add_argument("--width", type=int, metavar="N", help="columns to lay text out at (default: the terminal's, or 80)")
     p.add_argument("--ascii", action="store_true", help="ASCII marks instead of Unicode symbols")
+    p.add_argument("--no-color", action="store_true", help="never colour the text (also: NO_COLOR=1)")
     p.add_argument("--rediagnose", action="store_true",
                    help="judge the recorded facts again with this stackpeel's checks (today's verdicts and "
                         "fix commands, which older reports lack the structure to merge); probes nothing")
@@ -61,8 +63,10 @@ def run(args) -> int:
         from ..replay import rediagnose
         report = rediagnose(report)
     if args.format == "text":
-        width = args.width or terminal_width(None if args.output else sys.stdout)
-        text = render(report, "text", width=width, ascii_only=args.ascii, verbose=args.verbose)
+        to_tty = not args.output and sys.stdout.isatty()
+        width = args.width or terminal_width(sys.stdout if to_tty else None)
+        color = to_tty and not args.no_color and not os.environ.get("NO_COLOR")
+        text = render(report, "text", width=width, ascii_only=args.ascii, verbose=args.verbose, color=color)
     else:
         text = render(report, args.format, verbose=args.verbose)
     if args.output and args.output != "-":
