@@ -6,8 +6,12 @@ triton, FLA and transformers, stackpeel in its own venv, ``stackpeel check`` run
 the default text report is run, as printed, inside the root (its own apt-get over the network
 mirror), and a second check proves the compiler and header findings gone.
 
-Needs root, mmdebstrap, unshare, chroot and the Debian mirror; about two minutes with a local
-wheel cache. Skipped unless selected with ``-m minroot``.
+By default the root gets no torch/Triton/FLA venv (``--no-stack``: check diagnoses stackpeel's own
+venv; the toolchain findings are the same, and the three roots are still found), which keeps the
+test to a couple of minutes; ``STACKPEEL_MINROOT_STACK=1`` builds the full founding case (about
+2 GB written; 10+ minutes on a busy 2-core machine), as ``tests/data/report/minroot-bookworm.json``
+was made. Needs root, mmdebstrap, unshare, chroot and the Debian mirror. Skipped unless selected
+with ``-m minroot``.
 """
 
 from __future__ import annotations
@@ -52,8 +56,12 @@ def minroot(request, tmp_path_factory):
     shutil.rmtree(root, ignore_errors=True)
 
 
+FULL = os.environ.get("STACKPEEL_MINROOT_STACK") == "1"
+
+
 def _check(root: Path, out: Path) -> Report:
-    p = subprocess.run([str(SCRIPT), str(root), "-o", str(out)], capture_output=True, text=True, timeout=1500)
+    args = [str(SCRIPT), str(root), "-o", str(out)] + ([] if FULL else ["--no-stack"])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=1500)
     assert p.returncode == 0, p.stderr[-3000:]
     return Report.from_dict(json.loads(out.read_text()))
 
@@ -63,13 +71,16 @@ def test_fix_block_run_in_the_root_removes_the_compiler_and_header_findings(minr
     roots = {c for r in before.diagnosis.blocking for c in r.codes}
     assert {"no-nvidia-driver", "no-c-compiler", "python-headers-missing"} <= roots
     text = render(before, "text", width=80)
+    print(text)
     lines = text.splitlines()
     assert len(lines) <= 40
     for code in ("no-nvidia-driver", "no-c-compiler", "python-headers-missing"):
         assert code in "\n".join(lines[:10])
     block = _fix_block(text)
     assert block[0] == "apt-get update" and block[1].startswith("apt-get install -y ")
-    assert {"gcc", "libc6-dev", "python3.11-dev", "file"} <= set(block[1].split()[3:])
+    assert {"gcc", "libc6-dev", "python3.11-dev"} <= set(block[1].split()[3:])
+    if FULL:  # `file` matters to Triton's cache key: its check runs where triton is installed
+        assert "file" in block[1].split()[3:]
 
     # run the block exactly as printed, inside the root
     p = subprocess.run([str(SCRIPT), str(minroot), "--run", "set -e; " + "; ".join(block)],
@@ -82,5 +93,6 @@ def test_fix_block_run_in_the_root_removes_the_compiler_and_header_findings(minr
     assert after.result("toolchain.c_compiler").status.value == "pass"
     assert after.result("toolchain.python_headers").status.value == "pass"
     assert after.result("toolchain.extension_build").status.value == "pass"
+    print(render(after, "text", width=80))
     # the driver stays: that is the manual part, and now the only blocking root
     assert [r.codes for r in after.diagnosis.blocking] == [("no-nvidia-driver",)]

@@ -348,3 +348,28 @@ def test_on_a_real_terminal_the_report_follows_its_width(columns):
     assert plain == render(MINROOT, "text", width=columns)
     assert not _over_width(plain, columns)
     assert max(len(ln) for ln in plain.splitlines()) > 76  # laid out at the width, not narrower
+
+
+@pytest.mark.parametrize("n_roots", [1, 3, 6, 20])
+def test_summary_stays_about_one_screen_for_any_number_of_roots(n_roots):
+    """Up to 2 roots: code, title and the observed fact; up to 5: code and fact; more: one line
+    each, at most 12, then a count. The fix block merges every root's packages into one install."""
+    pkgs = [f"pkg{i}" for i in range(n_roots)]
+    results = [r(f"toolchain.c{i}", Status.FAIL, f"broken {i}", [Finding(
+        f"code-{i}", Severity.BLOCKING, f"Problem number {i} with a fairly long title to wrap the line",
+        f"The observed value {i} is /some/long/path/{'x' * 30}/{i}. It breaks the thing above it.", "",
+        Remedy("Install it.", (Command("apt", f"apt-get update && apt-get install -y {pkgs[i]}", (pkgs[i],),
+                                       "install"),)))]) for i in range(n_roots)]
+    report = Report("0.1.0", "2026-11-29T00:00:00+00:00", {"python": "/p", "source": "PATH", "version": "3.12"},
+                    {"pkg_manager": "apt", "is_root": True}, tuple(results), diagnose(results, LAYERS), 1.0)
+    text = render(report, "text", width=80)
+    lines = text.splitlines()
+    summary = lines[lines.index(next(ln for ln in lines if "BLOCKING ROOT CAUSE" in ln)):lines.index("FIX: paste "
+                                                                                                   "into a shell of "
+                                                                                                   "this environment")]
+    assert len(summary) <= 20
+    assert sum(ln.startswith(" ✗ code-") for ln in summary) == min(n_roots, 12)
+    if n_roots > 12:
+        assert f" ... and {n_roots - 12} more (-v lists every one)" in summary
+    assert _fix_block(text) == ["apt-get update", "apt-get install -y " + " ".join(pkgs)]
+    assert not _over_width(text, 80)

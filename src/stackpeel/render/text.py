@@ -165,7 +165,8 @@ def _summary(out: _Out, report: Report) -> None:
             if mode == "observed":
                 out.item(mark, f"{root_label(report, root)}: {_observed(report, root)}", " ", max_lines=2)
                 continue
-            out.item(mark, f"{root_label(report, root)}: {_title(report, root)}", " ")
+            out.item(mark, f"{root_label(report, root)}: {_title(report, root)}", " ",
+                     max_lines=1 if mode == "title" else 0)
             if mode == "full":
                 out.wrap(_observed(report, root), "     ", max_lines=2)
     if d.errors:
@@ -175,10 +176,10 @@ def _summary(out: _Out, report: Report) -> None:
                 break
             shown += 1
             r = report.result(cid)
-            out.item(Status.ERROR, f"{cid}: {r.summary if r else ''}", " ", max_lines=2)
+            out.item(Status.ERROR, f"{cid}: {r.summary if r else ''}", " ", max_lines=1 if mode == "title" else 2)
     total = len(entries) + len(d.errors)
     if total > shown:
-        out.line(f" ... and {total - shown} more, listed below")
+        out.line(f" ... and {total - shown} more (-v lists every one)")
 
 
 def _fix_block(out: _Out, report: Report, verbose: bool) -> None:
