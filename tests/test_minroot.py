@@ -8,7 +8,7 @@ mirror), and a second check proves the compiler and header findings gone.
 
 By default the root gets no torch/Triton/FLA venv (``--no-stack``: check diagnoses stackpeel's own
 venv; the toolchain findings are the same, and the three roots are still found), which keeps the
-test to a couple of minutes; ``STACKPEEL_MINROOT_STACK=1`` builds the full founding case (about
+test to about two minutes (the root sits in /dev/shm); ``STACKPEEL_MINROOT_STACK=1`` builds the full founding case (about
 2 GB written; 10+ minutes on a busy 2-core machine), as ``tests/data/report/minroot-bookworm.json``
 was made. Needs root, mmdebstrap, unshare, chroot and the Debian mirror. Skipped unless selected
 with ``-m minroot``.
@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,9 +52,14 @@ def minroot(request, tmp_path_factory):
         pytest.skip("opt-in: pytest -m minroot tests/test_minroot.py")
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("mmdebstrap", "unshare", "chroot")):
         pytest.skip("needs root with mmdebstrap, unshare and chroot (apt-get install mmdebstrap)")
-    root = tmp_path_factory.mktemp("minroot") / "root"
+    base = tmp_path_factory.mktemp("minroot")
+    # the small root lives in memory when /dev/shm can hold it: writing and deleting its ~0.5 GB
+    # is most of this test's time on a busy disk
+    if not FULL and os.path.isdir("/dev/shm") and shutil.disk_usage("/dev/shm").free > 4 << 30:
+        base = Path(tempfile.mkdtemp(prefix="stackpeel-minroot-", dir="/dev/shm"))
+    root = base / "root"
     yield root
-    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 FULL = os.environ.get("STACKPEEL_MINROOT_STACK") == "1"

@@ -130,7 +130,7 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
             where = f"  line {ev.line}: {ev.text}" if ev else ""
             via = [b for b in c.explained_by if b != root.code and b in root.explains]
             how = f" (through {', '.join(via)})" if via else ""
-            out.extend(_wrap(f"{c.code} [{c.layer}]{how}{where}", "    ", width, first="  ", max_lines=2))
+            out.extend(_wrap(f"{c.code} [{c.layer}]{how}{where}", "    ", width, first="  ", max_lines=3))
             also = [b for b in c.explained_by if b != root.code and b not in root.explains]
             if also:
                 out.extend(_wrap("also caused by: " + ", ".join(also), "      ", width, first="    "))
