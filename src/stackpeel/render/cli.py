@@ -60,8 +60,14 @@ def run(args) -> int:
               f"({type(exc).__name__}: {exc})", file=sys.stderr)
         return 2
     if args.rediagnose:
+        from ..registry import RegistryError
         from ..replay import rediagnose
-        report = rediagnose(report)
+        try:
+            report = rediagnose(report)
+        except (RegistryError, KeyError, TypeError, ValueError) as exc:
+            print(f"stackpeel render: cannot re-judge {args.report} with this stackpeel's checks "
+                  f"({type(exc).__name__}: {exc}); render it as recorded (without --rediagnose)", file=sys.stderr)
+            return 2
     if args.format == "text":
         to_tty = not args.output and sys.stdout.isatty()
         width = args.width or terminal_width(sys.stdout if to_tty else None)
