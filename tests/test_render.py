@@ -377,3 +377,28 @@ def test_summary_stays_about_one_screen_for_any_number_of_roots(n_roots):
         assert f" ... and {n_roots - 12} more (-v lists every one)" in summary
     assert _fix_block(text) == ["apt-get update", "apt-get install -y " + " ".join(pkgs)]
     assert not _over_width(text, 80)
+
+
+# --- explain: the same rules on the real-log corpus --------------------------------------------------
+
+CORPUS = sorted((Path(__file__).parent / "corpus" / "explain").glob("*.log"))
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_explain_text_fits_the_width_on_every_corpus_log(width):
+    """Every log of the corpus explained at ``width`` columns: no line wider, except an unbreakable
+    link and the confirming command; the fix comes before the symptoms; each symptom once."""
+    from stackpeel.explain import explain_text
+    from stackpeel.explain.render import render as render_explain
+
+    assert len(CORPUS) >= 40
+    for log in CORPUS:
+        expl = explain_text(log.read_text(errors="replace"), source=log.name)
+        text = render_explain(expl, "text", width=width)
+        wide = [ln for ln in text.splitlines() if len(ln) > width and "http" not in ln
+                and not ln.startswith("    stackpeel check --only ")]
+        assert not wide, (log.name, wide)
+        if expl.candidates and expl.candidates[0].explains:
+            assert text.index("Fix: ") < text.index("Symptoms it explains:"), log.name
+        for c in expl.candidates[1:]:
+            assert text.count(f"  {c.code} [{c.layer}]") <= 1, (log.name, c.code)
