@@ -27,11 +27,13 @@ exit status:
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
+    from . import FORMATS
+
     p = sub.add_parser("render", help="show a saved JSON report (from check --format json) in any format",
                        description="Render a report written by 'stackpeel check --format json'. Runs no check.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", metavar="REPORT.json", help="the report ('-': standard input)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("-v", "--verbose", action="store_true", help="full chains, evidence, every fix and check")
     p.add_argument("--width", type=int, metavar="N", help="columns to lay text out at (default: the terminal's, or 80)")
