@@ -402,3 +402,18 @@ def test_explain_text_fits_the_width_on_every_corpus_log(width):
             assert text.index("Fix: ") < text.index("Symptoms it explains:"), log.name
         for c in expl.candidates[1:]:
             assert text.count(f"  {c.code} [{c.layer}]") <= 1, (log.name, c.code)
+
+
+def test_over_budget_symptoms_are_listed_by_code_still_once():
+    """When titles do not fit the line budget, the root with the most symptoms lists them by code
+    (wrapped), and the room saved goes to evidence; every symptom is still named exactly once."""
+    text = render(MINROOT, "text", width=80, budget=36)
+    assert len(text.splitlines()) <= 36
+    section = text[text.index("no-nvidia-driver explains:"):]
+    assert "   ✗ gpu.device_nodes, nvml-unavailable, libcuda-missing, torch-cpu-only-build," in section
+    roots = {r.check_id for r in MINROOT.diagnosis.blocking + MINROOT.diagnosis.degraded}
+    for cid in {s.check_id for r in MINROOT.diagnosis.blocking for s in r.symptoms} - roots:
+        res = MINROOT.result(cid)
+        name = res.findings[0].code if res.findings else cid
+        assert len(re.findall(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", section)) == 1, name
+    assert not _over_width(text, 80)

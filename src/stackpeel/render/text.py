@@ -241,25 +241,41 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
         plan.append((root, groups, quiet))
     if not plan:
         return
-    body = _Out(out.width, out.color, out.ascii)
-    body.evidence_seen = out.evidence_seen
-    slots = []  # (index into body.lines after which evidence goes, finding evidence)
-    for root, groups, quiet in plan:
-        body.wrap(f"{root_label(report, root)} explains:", "   ", first="")
-        for key, syms in groups:
-            if key:
-                body.wrap(f"also caused by {', '.join(key)}:", "     ", first="   ")
-            for sym in syms:
-                if sym in quiet:
+    def build(compact: Set[str]):
+        """The section's lines, and where each symptom's evidence would go. Roots in ``compact``
+        list their symptoms by code on wrapped lines instead of one title per line."""
+        body = _Out(out.width, out.color, out.ascii)
+        slots = []  # (index into body.lines after which evidence goes, finding evidence)
+        for root, groups, quiet in plan:
+            body.wrap(f"{root_label(report, root)} explains:", "   ", first="")
+            for key, syms in groups:
+                if key:
+                    body.wrap(f"also caused by {', '.join(key)}:", "     ", first="   ")
+                if root.check_id in compact:
+                    worst = Status.FAIL if any(x.status is Status.FAIL for x in syms) else syms[0].status
+                    body.item(worst, ", ".join(x.findings[0].code if x.findings else x.id for x in syms), "   ")
                     continue
-                codes = ", ".join(f.code for f in sym.findings)
-                title = sym.findings[0].title if sym.findings else sym.summary
-                body.item(sym.status, title + (f" [{codes}]" if codes else ""), "   ")
-                ev = next((f.evidence for f in sym.findings if f.evidence), "")
-                if ev:
-                    slots.append((len(body.lines), ev))
-        if quiet:
-            body.wrap("not run because of it: " + ", ".join(r.id for r in quiet), "     ", first="   ")
+                for sym in syms:
+                    codes = ", ".join(f.code for f in sym.findings)
+                    title = sym.findings[0].title if sym.findings else sym.summary
+                    body.item(sym.status, title + (f" [{codes}]" if codes else ""), "   ")
+                    ev = next((f.evidence for f in sym.findings if f.evidence), "")
+                    if ev:
+                        slots.append((len(body.lines), ev))
+            if quiet:
+                body.wrap("not run because of it: " + ", ".join(r.id for r in quiet), "     ", first="   ")
+        return body, slots
+
+    # over the budget even without evidence: the roots with the most symptoms list them by code
+    compact: Set[str] = set()
+    body, slots = build(compact)
+    by_size = sorted(plan, key=lambda p: -sum(len(syms) for _, syms in p[1]))
+    for root, groups, _ in by_size:
+        if len(out.lines) + len(body.lines) + 1 <= budget:
+            break
+        if sum(len(syms) for _, syms in groups) > 1:
+            compact.add(root.check_id)
+            body, slots = build(compact)
     room = budget - len(out.lines) - len(body.lines) - 1
     inserts = {}
     for at, ev in slots:
@@ -357,12 +373,17 @@ def render_text(report: Report, width: int = DEFAULT_WIDTH, color: bool = False,
     """The report as text. ``budget``: the line count the default layout aims at; it decides
     how many evidence lines the symptoms get (the summary, fix block and symptoms always show)."""
     out = _Out(width, color, ascii_only)
-    target, host = header_facts(report)
-    out.wrap(f"stackpeel {report.tool_version}: {target}", "  ", first="")
+    _, host = header_facts(report)
+    t = report.target
+    source = t.get("source")
+    chosen = f", from {source}" if source and source != "--python" else ""  # --python: the user named it
+    out.wrap(f"stackpeel {report.tool_version}: {t.get('python')} (Python {t.get('version', '?')}{chosen})", "  ",
+             first="")
     out.lines[0] = out.lines[0].replace(f"stackpeel {report.tool_version}",
                                         out.style(f"stackpeel {report.tool_version}", "bold"), 1)
     n = len(report.results)
-    out.wrap(f"Host: {host}. {n} check{'s' if n != 1 else ''} in {report.duration_s:.1f} s.", "  ", first="")
+    host = host.replace("container: ", "in ")
+    out.wrap(f"Host: {host}; {n} check{'s' if n != 1 else ''} in {report.duration_s:.1f} s.", "  ", first="")
     note = selection_note(report)
     if note:
         out.wrap(note, "")
