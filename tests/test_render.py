@@ -417,3 +417,32 @@ def test_over_budget_symptoms_are_listed_by_code_still_once():
         name = res.findings[0].code if res.findings else cid
         assert len(re.findall(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", section)) == 1, name
     assert not _over_width(text, 80)
+
+
+def test_remedy_marked_not_automatic_stays_out_of_the_fix_block(monkeypatch):
+    """The knowledge base's `remedy = {automatic = false, why = ...}` (docs/dev/KNOWLEDGE.md): its
+    commands are shown with the manual step, never in the block a user pastes here."""
+    import dataclasses
+
+    from stackpeel import remedies as rem
+
+    real = rem._knowledge.get("device-nodes-missing")
+    marked = dataclasses.replace(real, remedy={"automatic": False, "why": "runs on the container's host"})
+    monkeypatch.setattr(rem._knowledge, "get", lambda code: marked if code == "device-nodes-missing" else real)
+    host = {"pkg_manager": "apt", "is_root": True}
+    remedy = rem.build("device-nodes-missing", host, {"container_runtime": "docker"})
+    assert remedy.automatic is False and remedy.why == "runs on the container's host" and remedy.commands
+    assert Remedy.from_dict(remedy.to_dict()) == remedy
+
+    nodes = Finding("device-nodes-missing", Severity.BLOCKING, "NVIDIA device nodes missing",
+                    "/dev/nvidiactl is missing here.", "", remedy)
+    results = [r("gpu.device_nodes", Status.FAIL, "no device nodes", [nodes]), RESULTS[4]]
+    report = Report("0.1.0", "2026-11-29T00:00:00+00:00", {"python": "/p", "source": "PATH", "version": "3.12"},
+                    host, tuple(results), diagnose(results, LAYERS), 1.0)
+    text = render(report, "text", width=80)
+    assert _fix_block(text) == ["apt-get update", "apt-get install -y gcc"]
+    manual = text[text.index("BY HAND"):]
+    assert "(runs on the container's host)" in " ".join(manual.split())
+    assert f"     $ {remedy.commands[0].command}" in manual
+    md = render(report, "markdown")
+    assert remedy.commands[0].command in md.split("By hand", 1)[1].split("<details>", 1)[0]

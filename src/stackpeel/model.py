@@ -100,17 +100,26 @@ class Command:
 
 @dataclass(frozen=True)
 class Remedy:
-    """What to do: prose for people, commands for machines, kept apart."""
+    """What to do: prose for people, commands for machines, kept apart.
+
+    ``automatic`` is the knowledge base's word on whether the commands may run here, unattended
+    (``remedy = {automatic = ...}``): ``False`` means a person must act elsewhere or with care
+    (the host's driver, a container's configuration) and ``why`` says so; ``None``: not stated.
+    """
 
     text: str
     commands: Tuple[Command, ...] = ()
+    automatic: Optional[bool] = None
+    why: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"text": self.text, "commands": [c.to_dict() for c in self.commands]}
+        return {"text": self.text, "commands": [c.to_dict() for c in self.commands], "automatic": self.automatic,
+                "why": self.why}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Remedy":
-        return cls(text=d["text"], commands=tuple(Command.from_dict(c) for c in d.get("commands", ())))
+        return cls(text=d["text"], commands=tuple(Command.from_dict(c) for c in d.get("commands", ())),
+                   automatic=d.get("automatic"), why=d.get("why") or "")
 
 
 @dataclass(frozen=True)

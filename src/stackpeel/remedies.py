@@ -86,7 +86,10 @@ def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]
         if cmd:
             commands.append(Command(manager, cmd))
     text = _fill(spec.fix, p) or _fill_loose(spec.fix, p)
-    return Remedy(text=text, commands=tuple(commands))
+    contract = getattr(spec, "remedy", None) or {}
+    automatic = contract.get("automatic")
+    return Remedy(text=text, commands=tuple(commands), automatic=automatic if isinstance(automatic, bool) else None,
+                  why=str(contract.get("why") or ""))
 
 
 def merge(commands: Iterable[Command]) -> List[Command]:

@@ -149,24 +149,29 @@ def root_findings(report: Report, root: RootCause) -> List[Finding]:
     return main_findings(r, root.severity) if r else []
 
 
-def fix_plan(report: Report) -> Tuple[List[Command], List[str], List[Tuple[str, str]]]:
+def fix_plan(report: Report) -> Tuple[List[Command], List[str], List[Tuple[str, str, List[Command]]]]:
     """What to run, and what stays manual, for every root cause of the report.
 
-    Returns (merged commands, codes whose commands they are, [(code, fix prose)] of roots with
-    no command: those a person must do, like installing the host's driver). Merging follows
+    Returns (merged commands, codes whose commands they are, [(code and why, fix prose, commands)] for
+    the roots a person must handle: no command at all, or a remedy the knowledge base marks
+    ``automatic = false`` (the host's driver, a container's configuration), whose commands are
+    shown with it and never pasted into the block). Merging follows
     :func:`stackpeel.remedies.merge`: one refresh, one install per package manager, no repeats.
     """
     from ..remedies import merge
 
     commands: List[Command] = []
     codes: List[str] = []
-    manual: List[Tuple[str, str]] = []
+    manual: List[Tuple[str, str, List[Command]]] = []
     for root in all_roots(report):
         for f in root_findings(report, root):
-            if f.remedy and f.remedy.commands:
+            if not f.remedy:
+                continue
+            if f.remedy.commands and f.remedy.automatic is not False:
                 commands.extend(f.remedy.commands)
                 if f.code not in codes:
                     codes.append(f.code)
-            elif f.remedy and f.remedy.text:
-                manual.append((f.code, f.remedy.text))
+            elif f.remedy.text or f.remedy.commands:
+                label = f.code + (f" ({f.remedy.why})" if f.remedy.why else "")
+                manual.append((label, f.remedy.text, list(f.remedy.commands)))
     return merge(commands), codes, manual

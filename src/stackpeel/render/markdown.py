@@ -55,8 +55,11 @@ def _fixes(report: Report, out: List[str]) -> None:
         out.append("")
     if manual:
         out += ["By hand (no command here can do it):", ""]
-        for code, text in manual:
-            out.append(f"- `{code}`: {text}")
+        for label, text, cmds in manual:
+            code, _, why = label.partition(" ")
+            out.append(f"- `{code}`{' ' + why if why else ''}: {text}")
+            if cmds:
+                out += _fence([c.command for c in cmds], indent="  ", lang="sh")
         out.append("")
 
 

@@ -193,8 +193,10 @@ def _fix_block(out: _Out, report: Report, verbose: bool) -> None:
         if not commands:
             out.line()
         out.heading("BY HAND: no command here can do it")
-        for code, text in manual:
+        for code, text, cmds in manual:
             out.wrap(f"{code}: {text}", "   ", first=" - ", max_lines=0 if verbose else 2)
+            for c in cmds:
+                out.line(f"     $ {c.command}")  # where the prose says, not here: never in the block
 
 
 def _symptom_line(out: _Out, report: Report, s: CheckResult, also: List[RootCause], indent: str,
