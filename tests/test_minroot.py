@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -82,6 +83,16 @@ def test_fix_block_run_in_the_root_removes_the_compiler_and_header_findings(minr
     assert len(lines) <= 40
     for code in ("no-nvidia-driver", "no-c-compiler", "python-headers-missing"):
         assert code in "\n".join(lines[:10])
+    # each symptom named once below the fix block (by title and code, or by code when listed compactly)
+    section = text[text.index(" explains:"):]
+    roots_ids = {r.check_id for r in before.diagnosis.blocking + before.diagnosis.degraded}
+    for cid in {s.check_id for r in before.diagnosis.blocking for s in r.symptoms} - roots_ids:
+        res = before.result(cid)
+        name = res.findings[0].code if res.findings else cid
+        n = len(re.findall(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", section))
+        if not res.findings:
+            n += " ".join(section.split()).count(" ".join(res.summary.split()))
+        assert n == 1, (cid, n, text)
     block = _fix_block(text)
     assert block[0] == "apt-get update" and block[1].startswith("apt-get install -y ")
     assert {"gcc", "libc6-dev", "python3.11-dev"} <= set(block[1].split()[3:])
