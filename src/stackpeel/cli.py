@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc = sub.add_parser("codes", help="explain every finding code: meaning and fix")
     pc.add_argument("code", nargs="?", help="show just this code")
     pc.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli")):
+    for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli"),
+                      ("render", "render.cli")):
         try:
             module = __import__(f"stackpeel.{mod}", fromlist=["add_parser"])
         except ImportError:
@@ -298,7 +299,9 @@ def cmd_check(args) -> int:
     enc = (getattr(sys.stdout, "encoding", "") or "").lower()
     ascii_only = args.ascii or ("utf" not in enc and not args.output)
     if args.format == "text":
-        text = render(report, "text", color=color, ascii_only=ascii_only, verbose=args.verbose)
+        from .render.text import terminal_width
+        text = render(report, "text", color=color, ascii_only=ascii_only, verbose=args.verbose,
+                      width=terminal_width(None if args.output else sys.stdout))
     else:
         text = render(report, args.format, verbose=args.verbose)
     if _emit(text, args.output) and args.output and args.output != "-":

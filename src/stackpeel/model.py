@@ -120,33 +120,53 @@ class Command:
     """One copy-pasteable shell command, tagged with the tool it belongs to.
 
     ``manager`` is one of ``apt``, ``dnf``, ``yum``, ``apk``, ``zypper``, ``pacman``,
-    ``conda``, ``pip``, ``shell``.
+    ``conda``, ``pip``, ``shell``. ``command`` is the whole line, ready to paste.
+
+    The structure lets the report merge fixes without parsing shell text: ``kind`` is
+    ``install`` when the command installs ``packages`` with ``manager`` (so the installs of
+    several findings become one command), ``update`` for a package index refresh, and
+    ``shell`` for anything else (run as written). ``sudo`` is the prefix the command used
+    (``"sudo "`` or ``""``), kept so a merged command keeps it too.
     """
 
     manager: str
     command: str
+    packages: Tuple[str, ...] = ()
+    kind: str = "shell"
+    sudo: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"manager": self.manager, "command": self.command}
+        return {"manager": self.manager, "command": self.command, "kind": self.kind,
+                "packages": list(self.packages), "sudo": self.sudo}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Command":
-        return cls(manager=d["manager"], command=d["command"])
+        return cls(manager=d["manager"], command=d["command"], packages=tuple(d.get("packages") or ()),
+                   kind=d.get("kind") or "shell", sudo=d.get("sudo") or "")
 
 
 @dataclass(frozen=True)
 class Remedy:
-    """What to do: prose for people, commands for machines, kept apart."""
+    """What to do: prose for people, commands for machines, kept apart.
+
+    ``automatic`` is the knowledge base's word on whether the commands may run here, unattended
+    (``remedy = {automatic = ...}``): ``False`` means a person must act elsewhere or with care
+    (the host's driver, a container's configuration) and ``why`` says so; ``None``: not stated.
+    """
 
     text: str
     commands: Tuple[Command, ...] = ()
+    automatic: Optional[bool] = None
+    why: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"text": self.text, "commands": [c.to_dict() for c in self.commands]}
+        return {"text": self.text, "commands": [c.to_dict() for c in self.commands], "automatic": self.automatic,
+                "why": self.why}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Remedy":
-        return cls(text=d["text"], commands=tuple(Command.from_dict(c) for c in d.get("commands", ())))
+        return cls(text=d["text"], commands=tuple(Command.from_dict(c) for c in d.get("commands", ())),
+                   automatic=d.get("automatic"), why=d.get("why") or "")
 
 
 @dataclass(frozen=True)

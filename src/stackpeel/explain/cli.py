@@ -99,8 +99,10 @@ def run(args) -> int:
     from ..redact import scrub_output
 
     from ..cli import _emit
+    from ..render.text import terminal_width
 
-    _emit(scrub_output(render(expl, args.format)), None)  # a closed or full stdout keeps the exit code
+    # a closed or full stdout keeps the exit code
+    _emit(scrub_output(render(expl, args.format, width=terminal_width(sys.stdout))), None)
     return expl.exit_code
 
 

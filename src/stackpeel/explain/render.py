@@ -1,23 +1,29 @@
 """Renderers of an :class:`~stackpeel.explain.reasoning.Explanation`: pure functions,
-Explanation in, text out. JSON carries ``schema_version``."""
+Explanation in, text out. JSON carries ``schema_version``.
+
+Text follows the rules of the check report (issue 18): the answer first (the root cause and the
+log line that proves it), one fix block, each symptom once, prose wrapped at the width and
+commands never cut; Markdown shows the summary and fix and folds the rest.
+"""
 
 from __future__ import annotations
 
 import json
 import textwrap
-from typing import List
+from typing import List, Optional
 
 from .reasoning import Candidate, Explanation
 
 FORMATS = ("text", "json", "markdown")
-WIDTH = 88
+#: columns the text is laid out at (the command passes the terminal's)
+WIDTH = 80
 #: evidence text longer than this is shortened in text/markdown (JSON keeps it whole)
 EVIDENCE_CHARS = 220
 
 
-def render(expl: Explanation, fmt: str = "text") -> str:
+def render(expl: Explanation, fmt: str = "text", width: int = WIDTH) -> str:
     if fmt == "text":
-        return render_text(expl)
+        return render_text(expl, width=width)
     if fmt == "json":
         return render_json(expl)
     if fmt == "markdown":
@@ -34,9 +40,16 @@ def _short(text: str, n: int = EVIDENCE_CHARS) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def _wrap(text: str, indent: str) -> List[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
+def _wrap(text: str, indent: str, width: int = WIDTH, first: Optional[str] = None, max_lines: int = 0) -> List[str]:
+    """Prose wrapped at ``width``; a word is broken only when it alone is wider than a line.
+    ``max_lines`` cuts the rest with "..." (the JSON keeps the whole text)."""
+    first = indent if first is None else first
+    out = textwrap.wrap(text.replace("\r", " ").replace("\n", " "), width, initial_indent=first, subsequent_indent=indent,
+                        break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
+    if max_lines and len(out) > max_lines:
+        out = out[:max_lines]
+        out[-1] = out[-1][: width - 3].rstrip() + "..."
+    return out
 
 
 def _live_text(c: Candidate) -> str:
@@ -52,25 +65,60 @@ def _size(expl: Explanation) -> str:
     return f"{expl.lines:,} lines, {size}"
 
 
-def render_text(expl: Explanation) -> str:
-    out: List[str] = [f"stackpeel explain: {expl.source} ({_size(expl)})", ""]
+def _evidence_lines(c: Candidate, ind: str, width: int) -> List[str]:
+    out: List[str] = []
+    for ev in c.evidence:
+        stream = f"{ev.stream} " if ev.stream else ""
+        out.extend(_wrap(f"line {ev.line}: {stream}{ev.text}", ind + "  ", width, first=ind, max_lines=2))
+    if c.count > len(c.evidence):
+        out.append(f"{ind}({c.count} matching lines in all)")
+    return out
+
+
+def _fix_lines(c: Candidate, ind: str, width: int) -> List[str]:
+    """What to do about ``c``: the prose, and the command that confirms it on the affected machine."""
+    out = _wrap("Fix: " + c.fix, ind + "  ", width, first=ind)
+    if c.check:
+        out.append(f"{ind}  On the affected machine, confirm with:")
+        out.append(f"{ind}    stackpeel check --only {c.check}")  # a command: never wrapped
+    return out
+
+
+def render_text(expl: Explanation, width: int = WIDTH) -> str:
+    """The explanation as text, laid out like ``stackpeel check``'s report: the root cause with the
+    line that proves it, then one fix block, then each symptom once ("also caused by" when other
+    candidates explain it too), then the other candidates and the exceptions. Prose wraps at
+    ``width``; commands are never cut."""
+    out: List[str] = _wrap(f"stackpeel explain: {expl.source} ({_size(expl)})", "  ", width, first="") + [""]
     if not expl.candidates:
         out.append("No known problem found in this log.")
         if expl.exceptions:
             last = expl.exceptions[-1]
-            out.append(f"Last exception (line {last.line}): {_short(f'{last.type}: {last.message}')}")
+            out.extend(_wrap(f"Last exception (line {last.line}): {last.type}: {last.message}", "  ", width,
+                             first="", max_lines=3))
         if expl.unexplained:
             out.append("Error lines stackpeel does not recognise:")
             for ev in expl.unexplained[:5]:
-                out.append(f"  line {ev.line}: {_short(ev.text, 160)}")
+                out.extend(_wrap(f"line {ev.line}: {ev.text}", "    ", width, first="  ", max_lines=2))
         out.append("")
-        out.append("If this log shows a GPU stack failure, `stackpeel check` probes the machine directly.")
+        out.extend(_wrap("If this log shows a GPU stack failure, `stackpeel check` probes the machine directly.",
+                         "", width))
         return "\n".join(out) + "\n"
 
     root = expl.candidates[0]
     head = "Root cause" if root.kind == "root" else "Symptom (cause not in the log)"
-    out.append(f"{head}: {root.code}  [{root.layer}]  {root.title}")
-    out.extend(_candidate_body(root, "  "))
+    out.extend(_wrap(f"{head}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
+    out.extend(_evidence_lines(root, "  ", width))
+    out.extend(_wrap(root.explanation, "  ", width))
+    if root.could_be:
+        label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
+        out.extend(_wrap(label + ", ".join(root.could_be), "  ", width))
+    if root.live:
+        out.extend(_wrap(f"Live: {_live_text(root)}", "    ", width, first="  "))
+    out.append("")
+    out.extend(_fix_lines(root, "", width))
+    for link in root.links[:3]:
+        out.append(f"  See: {link}")
     rest = expl.candidates[1:]
     explained = [c for c in rest if c.code in root.explains]
     others = [c for c in rest if c not in explained]
@@ -79,22 +127,25 @@ def render_text(expl: Explanation) -> str:
         out.append("Symptoms it explains:")
         for c in explained:
             ev = c.evidence[0] if c.evidence else None
-            where = f"line {ev.line}: {_short(ev.text, 120)}" if ev else ""
+            where = f"  line {ev.line}: {ev.text}" if ev else ""
             via = [b for b in c.explained_by if b != root.code and b in root.explains]
             how = f" (through {', '.join(via)})" if via else ""
-            out.append(f"  {c.code} [{c.layer}]{how}  {where}")
+            out.extend(_wrap(f"{c.code} [{c.layer}]{how}{where}", "    ", width, first="  ", max_lines=3))
+            also = [b for b in c.explained_by if b != root.code and b not in root.explains]
+            if also:
+                out.extend(_wrap("also caused by: " + ", ".join(also), "      ", width, first="    "))
     if others:
         out.append("")
         out.append("Other candidates:")
         for i, c in enumerate(others, 2):
-            ev = c.evidence[0] if c.evidence else None
-            out.append(f"  {i}. {c.code} [{c.layer}, {c.kind}]  {c.title}")
-            if ev:
-                out.append(f"     line {ev.line}: {_short(ev.text, 120)}")
+            out.extend(_wrap(f"{i}. {c.code} [{c.layer}, {c.kind}]  {c.title}", "     ", width, first="  "))
+            out.extend(_evidence_lines(c, "     ", width)[:2])
             if c.could_be:
-                out.append(f"     could be caused by: {', '.join(c.could_be)}")
+                out.extend(_wrap(f"could be caused by: {', '.join(c.could_be)}", "       ", width, first="     "))
             if c.live:
-                out.append(f"     live: {_live_text(c)}")
+                out.extend(_wrap(f"live: {_live_text(c)}", "       ", width, first="     "))
+            if c.fix and c.kind == "root":
+                out.extend(_wrap("fix: " + c.fix, "       ", width, first="     ", max_lines=3))
     if expl.exceptions:
         out.append("")
         out.append(f"Exceptions in the log ({expl.n_exceptions}; last shown):")
@@ -103,38 +154,27 @@ def render_text(expl: Explanation) -> str:
             tail = f"  ({link} line {e.parent_line})" if link and e.parent_line else ""
             trunc = " [truncated]" if e.truncated else ""
             stream = f"{e.stream} " if e.stream else ""
-            out.append(f"  line {e.line}: {stream}{_short(f'{e.type}: {e.message}', 140)}{trunc}{tail}")
+            lines = _wrap(f"line {e.line}: {stream}{_short(f'{e.type}: {e.message}', 140)}{trunc}", "    ", width,
+                          first="  ")
+            if tail and len(lines[-1]) + len(tail) <= width:
+                lines[-1] += tail
+            elif tail:
+                lines.append("    " + tail.strip())  # the link between exceptions stays whole
+            out.extend(lines)
     if expl.live is not None:
         out.append("")
         if expl.live.ran:
-            out.append(f"Live checks on this machine ({expl.live.python}): {', '.join(expl.live.checks)}")
+            out.extend(_wrap(f"Live checks on this machine ({expl.live.python}): {', '.join(expl.live.checks)}",
+                             "  ", width, first=""))
             if expl.live.found:
-                out.append(f"  blocking problems found live: {', '.join(expl.live.found)}")
+                out.extend(_wrap(f"blocking problems found live: {', '.join(expl.live.found)}", "    ", width,
+                                 first="  "))
         else:
-            out.append(f"Live checks not run: {expl.live.note}")
+            out.extend(_wrap(f"Live checks not run: {expl.live.note}", "  ", width, first=""))
     for note in expl.notes:
         out.append("")
-        out.extend(_wrap(f"Note: {note}", ""))
+        out.extend(_wrap(f"Note: {note}", "", width))
     return "\n".join(out) + "\n"
-
-
-def _candidate_body(c: Candidate, ind: str) -> List[str]:
-    out: List[str] = []
-    for ev in c.evidence:
-        stream = f"{ev.stream} " if ev.stream else ""
-        out.append(f"{ind}line {ev.line}: {stream}{_short(ev.text)}")
-    if c.count > len(c.evidence):
-        out.append(f"{ind}({c.count} matching lines in all)")
-    out.extend(_wrap(c.explanation, ind))
-    if c.could_be:
-        label = "Could be caused by: " if c.kind == "symptom" else "The same text can also come from: "
-        out.extend(_wrap(label + ", ".join(c.could_be), ind))
-    out.extend(_wrap("Fix: " + c.fix, ind))
-    if c.live:
-        out.append(f"{ind}Live: {_live_text(c)}")
-    for link in c.links[:3]:
-        out.append(f"{ind}See: {link}")
-    return out
 
 
 def _md_escape(text: str) -> str:
@@ -170,6 +210,14 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", f"**Live:** {_live_text(root)}"]
     if root.links:
         out += ["", "See: " + ", ".join(root.links)]
+    if root.check:
+        out += ["", "Confirm on the affected machine:", "", "```sh", f"stackpeel check --only {root.check}", "```"]
+    symptoms = [c for c in expl.candidates[1:] if c.code in root.explains]
+    if symptoms:
+        out += ["", "Symptoms it explains: " + ", ".join(f"`{c.code}`" for c in symptoms)]
+    details = len(expl.candidates) > 1 or expl.exceptions or expl.live is not None
+    if details:
+        out += ["", "<details><summary>Details: every candidate, exceptions, live checks</summary>"]
     if len(expl.candidates) > 1:
         out += ["", "### All candidates", "", "| # | code | layer | kind | first evidence | live |", "|---|---|---|---|---|---|"]
         for i, c in enumerate(expl.candidates, 1):
@@ -186,6 +234,8 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", "### Live checks", ""]
         out.append(f"Ran {', '.join(expl.live.checks)} on `{expl.live.python}`." if expl.live.ran
                    else f"Not run: {expl.live.note}")
+    if details:
+        out += ["", "</details>"]
     for note in expl.notes:
         out += ["", f"> {note}"]
     return "\n".join(out) + "\n"

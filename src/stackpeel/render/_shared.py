@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Sequence, Tuple
 
-from ..model import CheckResult, Finding, Report, RootCause, Severity, Status
+from ..model import CheckResult, Command, Finding, Report, RootCause, Severity, Status
 
 
 def header_facts(report: Report) -> Tuple[str, str]:
@@ -16,7 +16,7 @@ def header_facts(report: Report) -> Tuple[str, str]:
     bits = [pf.get("distro") or h.get("distro_name") or "unknown distro"]
     if pf.get("arch"):
         bits.append(pf["arch"])
-    if pf.get("container"):
+    if pf.get("container") and pf["container"] != "none":
         bits.append(f"container: {pf['container']}")
     return target, ", ".join(map(str, bits))
 
@@ -43,7 +43,7 @@ def first_lines(text: str, n: int) -> List[str]:
     return lines
 
 
-_NOISE = re.compile(r"^\s*[\^~]+\s*$|^\s*File \"<frozen importlib\._bootstrap(_external)?>\"")
+_NOISE = re.compile(r"^\s*\|?\s*[\^~]+\s*$|^\s*File \"<frozen importlib\._bootstrap(_external)?>\"")
 
 
 def evidence_tail(text: str, n: int) -> List[str]:
@@ -95,3 +95,83 @@ def selection_note(report: Report) -> str:
         return ""
     return (f"Not run on request, though other checks depend on {'them' if len(left_out) != 1 else 'it'}: "
             f"{', '.join(left_out)}. A root cause below may be a symptom of something not checked.")
+
+
+# --- the summary-first layout (issue 18): each symptom once, one block of fixes -------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`'\"/])")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a message: the observed fact; the rest is the consequence."""
+    text = " ".join(text.split())
+    parts = _SENTENCE_END.split(text, maxsplit=1)
+    return parts[0] if parts else text
+
+
+def all_roots(report: Report) -> List[RootCause]:
+    return list(report.diagnosis.blocking) + list(report.diagnosis.degraded)
+
+
+def root_label(report: Report, root: RootCause) -> str:
+    """How a root is named where it is referred to: its codes, or its check id."""
+    if root.codes:
+        return ", ".join(root.codes)
+    r = report.result(root.check_id)
+    return ", ".join(f.code for f in r.findings) if r and r.findings else root.check_id
+
+
+def symptom_owners(report: Report) -> Dict[str, List[RootCause]]:
+    """check id -> the roots that explain it, nearest first (shortest chain; ties in report order,
+    blocking first). The first owns it: the default report prints the symptom under that root
+    only, with "also caused by" the others."""
+    owners: Dict[str, List[Tuple[int, int, RootCause]]] = {}
+    for i, root in enumerate(all_roots(report)):
+        for s in root.symptoms:
+            owners.setdefault(s.check_id, []).append((len(s.path), i, root))
+    return {cid: [root for _, _, root in sorted(rows, key=lambda t: t[:2])] for cid, rows in owners.items()}
+
+
+def owned_symptoms(report: Report, root: RootCause) -> List[Tuple[int, CheckResult, List[RootCause]]]:
+    """(depth, result, other roots) for the symptoms this root is the first to explain."""
+    owners = symptom_owners(report)
+    out = []
+    for s in root.symptoms:
+        r = report.result(s.check_id)
+        mine = owners.get(s.check_id, [])
+        if r is not None and mine and mine[0] is root:
+            out.append((len(s.path) - 1, r, list(mine[1:])))
+    return out
+
+
+def root_findings(report: Report, root: RootCause) -> List[Finding]:
+    r = report.result(root.check_id)
+    return main_findings(r, root.severity) if r else []
+
+
+def fix_plan(report: Report) -> Tuple[List[Command], List[str], List[Tuple[str, str, List[Command]]]]:
+    """What to run, and what stays manual, for every root cause of the report.
+
+    Returns (merged commands, codes whose commands they are, [(code and why, fix prose, commands)] for
+    the roots a person must handle: no command at all, or a remedy the knowledge base marks
+    ``automatic = false`` (the host's driver, a container's configuration), whose commands are
+    shown with it and never pasted into the block). Merging follows
+    :func:`stackpeel.remedies.merge`: one refresh, one install per package manager, no repeats.
+    """
+    from ..remedies import merge
+
+    commands: List[Command] = []
+    codes: List[str] = []
+    manual: List[Tuple[str, str, List[Command]]] = []
+    for root in all_roots(report):
+        for f in root_findings(report, root):
+            if not f.remedy:
+                continue
+            if f.remedy.commands and f.remedy.automatic is not False:
+                commands.extend(f.remedy.commands)
+                if f.code not in codes:
+                    codes.append(f.code)
+            elif f.remedy.text or f.remedy.commands:
+                label = f.code + (f" ({f.remedy.why})" if f.remedy.why else "")
+                manual.append((label, f.remedy.text, list(f.remedy.commands)))
+    return merge(commands), codes, manual

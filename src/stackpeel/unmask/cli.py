@@ -112,8 +112,11 @@ def _report(args, argv, result) -> None:
     report = build_report(result.records, command=scrub_argv(argv, secret_values(os.environ)), target=target, returncode=result.returncode,
                           duration=result.duration, crash_dumps=result.crash_dumps,
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
-    text = scrub_output(render(report, args.format))
-    if args.output and args.output != "-":
+    from ..render.text import terminal_width
+
+    to_file = args.output and args.output != "-"
+    text = scrub_output(render(report, args.format, width=terminal_width(None if to_file else sys.stderr)))
+    if to_file:
         from ..cli import write_atomically
 
         try:

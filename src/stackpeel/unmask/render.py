@@ -1,21 +1,34 @@
-"""Renderers for :class:`~.report.RunReport`: pure functions from a report to text."""
+"""Renderers for :class:`~.report.RunReport`: pure functions from a report to text.
+
+Text follows the rules of the check report (issue 18): the answer first (which finding codes the
+swallowed errors are evidence for, and the one command that finds their root cause and fix on
+this machine), then each swallowed error once (the same error swallowed at several places is one
+block), lines wrapped at the width with the value column kept, commands never cut.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import textwrap
 from typing import Any, Dict, List, Optional
 
 from .report import Notice, RunReport, Site, Swallowed, short_path
 
 MAX_MESSAGE = 300
+#: columns the text is laid out at (the command passes the terminal's)
+WIDTH = 80
+#: a block line "      raised at     value": wrapped lines continue under the value
+_FIELD = re.compile(r"^(\s+(?:raised at|swallowed at|during|then|turned into|evidence for|seen|why listed|"
+                    r"score -?\d+:|also swallowed at)\s+)")
 
 
-def render(report: RunReport, fmt: str = "text") -> str:
+def render(report: RunReport, fmt: str = "text", width: int = WIDTH) -> str:
     if fmt == "json":
         return render_json(report)
     if fmt == "text":
-        return render_text(report)
+        return render_text(report, width=width)
     raise ValueError(f"unknown format {fmt!r} (text or json)")
 
 
@@ -134,8 +147,42 @@ def _groups(items: List[Swallowed]) -> List[List[Swallowed]]:
     return groups
 
 
-def render_text(report: RunReport) -> str:
-    lines = _header(report)
+def _fit(lines: List[str], width: int, commands: set) -> List[str]:
+    """Each line wrapped at ``width``: a block's field lines continue under their value column,
+    other lines two spaces in; ``commands`` are never wrapped."""
+    out: List[str] = []
+    for ln in lines:
+        if len(ln) <= width or ln in commands:
+            out.append(ln)
+            continue
+        m = _FIELD.match(ln)
+        lead = m.group(1) if m else re.match(r"^\s*(?:\d+\. )?", ln).group(0)
+        indent = " " * min(len(lead) if m else len(lead) + 2, width // 2)
+        out.extend(textwrap.wrap(ln[len(lead):], width, initial_indent=lead, subsequent_indent=indent,
+                                 break_long_words=True, break_on_hyphens=False) or [ln])
+    return out
+
+
+def _summary(report: RunReport) -> List[str]:
+    """Which finding codes this run shows evidence for, and the command that finds the cause."""
+    codes: List[str] = []
+    for s in report.shown_swallowed:
+        codes.extend(c for c in s.codes if c not in codes)
+    for n in report.shown_notices:
+        codes.extend(c for c in n.codes if c not in codes)
+    if not codes:
+        return []
+    return ["", f"Evidence for: {', '.join(codes)} (`stackpeel codes CODE` explains each).",
+            "Find the root cause and its fix on this machine:", "    stackpeel check"]
+
+
+def render_text(report: RunReport, width: int = WIDTH) -> str:
+    head = _header(report) + _summary(report)
+    return "\n".join(_fit(head + _body(report), width, {"    stackpeel check"})) + "\n"
+
+
+def _body(report: RunReport) -> List[str]:
+    lines: List[str] = []
     notices = {(n.pid, n.id): n for n in report.notices}
     shown = report.shown_swallowed
     groups = _groups(shown)
@@ -200,4 +247,4 @@ def render_text(report: RunReport) -> str:
         lines.append("Note: the record hit its size caps; some sites were only counted (see --format json: totals.overflow).")
     for note in report.notes:
         lines.append(f"Note: {note}")
-    return "\n".join(lines) + "\n"
+    return lines
