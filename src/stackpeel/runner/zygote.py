@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -36,7 +35,8 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..model import ProbeFailure
-from .child import BOOTSTRAP, MAX_ANSWER_BYTES, PROBES_DIR, ProbeAnswer, _kill_group, _tail
+from . import hygiene
+from .child import BOOTSTRAP, MAX_ANSWER_BYTES, PROBES_DIR, ProbeAnswer, _tail
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
@@ -161,13 +161,15 @@ class Zygote:
         rfd, wfd = os.pipe()
         self.err = tempfile.TemporaryFile()
         # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
-        self.cwd = tempfile.mkdtemp(prefix="stackpeel-zygote-")
+        # (hygiene registers both, so a signal or parent death ends the zygote, its forks and this dir)
         try:
-            self.proc = subprocess.Popen(
+            self.cwd = hygiene.make_tempdir(prefix="stackpeel-zygote-")
+            self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
-                env=dict(env) if env is not None else None, start_new_session=True, cwd=self.cwd)
-        except OSError as exc:
+                env=dict(env) if env is not None else None, cwd=self.cwd)
+        except (OSError, hygiene.Closing) as exc:
+            self.cwd = getattr(self, "cwd", None)
             os.close(rfd)
             os.close(wfd)
             self.proc = None
@@ -212,14 +214,15 @@ class Zygote:
         return self.clean and not self.dead
 
     def close(self) -> None:
-        shutil.rmtree(self.cwd, ignore_errors=True)
+        if self.cwd:
+            hygiene.remove_tempdir(self.cwd)
         if self.proc is None:
             return
         try:
             self.proc.stdin.close()
         except OSError:
             pass
-        _kill_group(self.proc)
+        hygiene.reap(self.proc)  # the zygote's group and every fork still alive under it
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -241,7 +244,11 @@ class Zygote:
         if not self.usable():
             return None
         module, _, function = probe.rpartition(".")
-        with tempfile.TemporaryDirectory(prefix="stackpeel-") as tmp:
+        try:
+            tmp = hygiene.make_tempdir("stackpeel-")
+        except (hygiene.Closing, hygiene.NoTempDir):
+            return None  # the caller's spawn path reports it
+        try:
             tmpdir = Path(tmp)
             inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
             out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
@@ -293,6 +300,8 @@ class Zygote:
             rc = None if timed_out else self.exits.get(pid)
             return read_answer(probe, out_path, out_file, err_file, rc, timed_out, timeout,
                                time.monotonic() - start)
+        finally:
+            hygiene.remove_tempdir(tmp)
 
 
 def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: Optional[int], timed_out: bool,
