@@ -4,11 +4,14 @@ screen, details behind ``-v``.
 Default layout (issue 18):
 
 1. a summary: one entry per root cause (code, title, the observed fact that proves it), one per
-   degraded finding, one per check that could not complete;
+   degraded finding, one per check that could not complete; past five entries one line each,
+   past twelve a count;
 2. one copy-paste block with every fix command for this host, merged (one ``apt-get update``,
    one install of every package), then what remains manual (such as the host's driver);
-3. what the root causes explain: each symptom once, under the first root that explains it, with
-   "also caused by" the others; each evidence line once;
+3. what the root causes explain: each symptom once, under the first root that explains it (the
+   nearest: shortest chain, ties in report order), grouped under "also caused by" the others;
+   evidence lines quoted once each, as many as the line budget (40) leaves room for, and when
+   even the titles do not fit, the root with the most symptoms lists them by code;
 4. a one-line count of the checks.
 
 ``verbose`` adds every root's full message, evidence and fix, the full chain of symptoms under
