@@ -92,7 +92,10 @@ def test_healthy_cuda_stack_passes_and_lists_each_library():
     v = evaluate(facts(rows, H200_TORCH))
     assert v.status is Status.PASS, v.findings
     assert "libcudnn 9.13.0 (pip nvidia-cudnn-cu13 9.13.0.50)" in v.summary
-    assert [lib["family"] for lib in v.facts["libraries"]] == ["libcudnn", "libnccl", "libcudart"]
+    assert v.facts["libraries"]["libnccl.so.2"] == {
+        "family": "libnccl", "path": f"{SITE}/nvidia/nccl/lib/libnccl.so.2", "version": "2.27.7",
+        "owner": "pip nvidia-nccl-cu13 2.27.7", "via": None}
+    assert list(v.facts["libraries"]) == ["libcudnn.so.9", "libnccl.so.2", "libcudart.so.13"]
 
 
 def test_two_cudnn_majors_in_one_process_are_one_root_cause():
@@ -449,3 +452,18 @@ def test_import_failing_on_a_shadowed_copy_is_resolved_from_the_files(stack_pyth
     assert f.message.startswith(f"LD_LIBRARY_PATH holds {shadow_dir}, whose libgomp.so.1")
     assert f"ships at {mod}/lib/libgomp.so.1" in f.message
     assert [c.command for c in f.remedy.commands] == ["unset LD_LIBRARY_PATH"]
+
+
+@pytest.mark.slow
+def test_diff_names_the_library_whose_file_changed(stack_python, shadow_dir):
+    """`stackpeel diff` of a healthy run and a shadowed one points at the library, not at a list."""
+    from stackpeel.compare import compare
+
+    clean = dict(os.environ)
+    clean.pop("LD_LIBRARY_PATH", None)
+    a = engine.check(python=stack_python, only=["runtime_libs"], env=clean)
+    b = engine.check(python=stack_python, only=["runtime_libs"], env=dict(clean, LD_LIBRARY_PATH=str(shadow_dir)))
+    diffs = {(d.where, d.key): d for d in compare(a, b).differences}
+    path = diffs[("runtime_libs.loaded", "libraries.libgomp.so.1.path")]
+    assert path.a.endswith("/torch/lib/libgomp.so.1") and path.b == str(shadow_dir / "libgomp.so.1")
+    assert diffs[("runtime_libs.loaded", "libraries.libgomp.so.1.via")].b == "LD_LIBRARY_PATH"

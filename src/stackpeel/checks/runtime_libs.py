@@ -16,6 +16,7 @@ kernel failures nest under:
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -117,9 +118,14 @@ class LoadedLibraries(Check):
                    f"{described}; {facts.get('others_count', 0)} other shared objects")
         if crashed:
             summary += f"; importing {', '.join(crashed)} crashed the process"
-        libraries = [{"family": r.get("family"), "soname": r.get("soname"), "path": r.get("realpath"),
-                      "version": r.get("version"), "owner": owner_text(r.get("owner")), "via": r.get("via")}
-                     for r in rows]
+        # keyed by SONAME so that `stackpeel diff` names the library whose file or version changed
+        libraries: Dict[str, Dict[str, Any]] = {}
+        for r in rows:
+            key = r.get("soname") or os.path.basename(r.get("realpath") or "?")
+            while key in libraries:
+                key += "+"
+            libraries[key] = {"family": r.get("family"), "path": r.get("realpath"), "version": r.get("version"),
+                              "owner": owner_text(r.get("owner")), "via": r.get("via")}
         return ctx.verdict(summary, *findings, libraries=libraries)
 
     # ------------------------------------------------------------------ twice
