@@ -947,6 +947,8 @@ def loaded_libs(inp):
             version, source = newest(info.get("defines"), "GLIBCXX_"), "version definitions"
         elif fam == "libgomp" and not version:
             version, source = newest(info.get("defines"), "GOMP_"), "version definitions"
+        elif fam == "libgcc_s" and not version:
+            version, source = newest(info.get("defines"), "GCC_"), "version definitions"
         if not version and owner.get("kind") in ("pip", "conda") and owner.get("version"):
             version, source = owner["version"], "%s package %s" % (owner["kind"], owner.get("name"))
         if not version and name_version(real) and len(name_version(real).split(".")) > 1:
