@@ -718,8 +718,14 @@ def _expand(dirs, origin):
 
 
 def _expected_copy(soname, consumers, infos):
-    """The file a consumer's own RPATH/RUNPATH would give for ``soname``: (path, consumer) or (None, None)."""
-    for c in consumers:
+    """The file a consumer's own RPATH/RUNPATH would give for ``soname``: (path, consumer) or (None, None).
+    The largest consumer speaks for its package (libtorch_cpu.so rather than libshm.so)."""
+    def size(path):
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return 0
+    for c in sorted(consumers, key=size, reverse=True):
         info = infos.get(c) or {}
         for d in _expand(info.get("rpath") or [], os.path.dirname(c)) + \
                 _expand(info.get("runpath") or [], os.path.dirname(c)):
@@ -979,6 +985,8 @@ def loaded_libs(inp):
         if fam == "libstdc++":
             item["version"] = newest(info.get("defines"), "GLIBCXX_")
             item["provides_glibcxx"] = item["version"]
+        elif fam in ("libgomp", "libgcc_s"):  # their file names carry no release: their symbol versions do
+            item["version"] = newest(info.get("defines"), "GOMP_" if fam == "libgomp" else "GCC_")
         elif (item["owner"].get("kind") in ("pip", "conda")) and item["owner"].get("version"):
             item["version"] = item["owner"]["version"]
         facts["copies"].setdefault(fam, []).append(item)
