@@ -95,6 +95,9 @@ class LoadedLibraries(Check):
     probe = "runtime_libs.loaded_libs"
     timeout = 150.0
     probe_options = {"budget_s": 120}
+    # forked from the interpreter that imported torch (and triton) once (runner/zygote.py): the
+    # probe's own children then start with them loaded, as a training script has them
+    preload = ("torch", "triton")
     codes = ("library-loaded-twice", "library-version-mismatch", "library-shadowed", "library-missing",
              "libstdcxx-too-old")
 

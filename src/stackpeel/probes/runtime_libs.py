@@ -16,8 +16,9 @@ object of the stack it finds there:
 * every other copy on disk the loader could pick (LD_LIBRARY_PATH, the ldconfig cache,
   site-packages ``nvidia/*/lib``, conda ``lib``, ``/usr/local/cuda*``).
 
-The parent process imports nothing of the stack: it only forks, reads the children's
-answers and inspects files.
+The probe's own process only forks, reads the children's answers and inspects files; it
+may itself be a fork of stackpeel's preloading interpreter (runner/zygote.py) and then
+already holds torch, exactly as the children would after importing it.
 """
 
 import glob
