@@ -92,7 +92,10 @@ def test_healthy_cuda_stack_passes_and_lists_each_library():
     v = evaluate(facts(rows, H200_TORCH))
     assert v.status is Status.PASS, v.findings
     assert "libcudnn 9.13.0 (pip nvidia-cudnn-cu13 9.13.0.50)" in v.summary
-    assert [lib["family"] for lib in v.facts["libraries"]] == ["libcudnn", "libnccl", "libcudart"]
+    assert v.facts["libraries"]["libnccl.so.2"] == {
+        "family": "libnccl", "path": f"{SITE}/nvidia/nccl/lib/libnccl.so.2", "version": "2.27.7",
+        "owner": "pip nvidia-nccl-cu13 2.27.7", "via": None}
+    assert list(v.facts["libraries"]) == ["libcudnn.so.9", "libnccl.so.2", "libcudart.so.13"]
 
 
 def test_two_cudnn_majors_in_one_process_are_one_root_cause():
@@ -449,3 +452,62 @@ def test_import_failing_on_a_shadowed_copy_is_resolved_from_the_files(stack_pyth
     assert f.message.startswith(f"LD_LIBRARY_PATH holds {shadow_dir}, whose libgomp.so.1")
     assert f"ships at {mod}/lib/libgomp.so.1" in f.message
     assert [c.command for c in f.remedy.commands] == ["unset LD_LIBRARY_PATH"]
+
+
+@pytest.mark.slow
+def test_diff_names_the_library_whose_file_changed(stack_python, shadow_dir):
+    """`stackpeel diff` of a healthy run and a shadowed one points at the library, not at a list."""
+    from stackpeel.compare import compare
+
+    clean = dict(os.environ)
+    clean.pop("LD_LIBRARY_PATH", None)
+    a = engine.check(python=stack_python, only=["runtime_libs"], env=clean)
+    b = engine.check(python=stack_python, only=["runtime_libs"], env=dict(clean, LD_LIBRARY_PATH=str(shadow_dir)))
+    diffs = {(d.where, d.key): d for d in compare(a, b).differences}
+    path = diffs[("runtime_libs.loaded", "libraries.libgomp.so.1.path")]
+    assert path.a.endswith("/torch/lib/libgomp.so.1") and path.b == str(shadow_dir / "libgomp.so.1")
+    assert diffs[("runtime_libs.loaded", "libraries.libgomp.so.1.via")].b == "LD_LIBRARY_PATH"
+
+
+def _probe_module():
+    """The probe module loaded the way the runner loads it (its _common sibling first)."""
+    import importlib.util
+
+    probes = Path(__file__).resolve().parent.parent / "src/stackpeel/probes"
+    mods = {}
+    for name in ("_common", "runtime_libs"):
+        spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, probes / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        mods[name] = mod
+    return mods["runtime_libs"]
+
+
+def test_elf_reader_on_real_truncated_and_hostile_files(tmp_path):
+    rl = _probe_module()
+    real = os.path.realpath(SYSTEM_GOMP) if os.path.exists(SYSTEM_GOMP) else os.path.realpath(sys.executable)
+    info = rl.elf_info(real)
+    assert "error" not in info and info["needed"], info
+    if real.endswith(".so.1.0.0"):
+        assert info["soname"] == "libgomp.so.1" and rl.newest(info["defines"], "GOMP_").startswith("GOMP_")
+        assert "libc.so.6" in info["needs"]
+    data = Path(real).read_bytes()
+    import random
+
+    rnd = random.Random(16)
+    samples = [data[:n] for n in (0, 4, 16, 40, 64, 1000, len(data) // 2)]
+    samples += [b"\x7fELF" + bytes(rnd.randrange(256) for _ in range(200)) for _ in range(20)]
+    for _ in range(20):  # flip bytes in the headers and section table of the real file
+        b = bytearray(data)
+        for _ in range(30):
+            pos = rnd.choice([rnd.randrange(64), len(b) - 1 - rnd.randrange(min(len(b), 4096))])
+            b[pos] = rnd.randrange(256)
+        samples.append(bytes(b))
+    for i, blob in enumerate(samples):
+        f = tmp_path / f"lib{i}.so"
+        f.write_bytes(blob)
+        out = rl.elf_info(str(f))  # never raises, never hangs
+        assert isinstance(out, dict)
+    assert rl.family_of("libcudnn_ops.so.9") == "libcudnn" and rl.family_of("libgomp-a34b3233.so.1") == "libgomp"
+    assert rl.name_version("libcudart.so.12.4.127") == "12.4.127" and rl.family_of("not-a-library.txt") is None

@@ -16,6 +16,7 @@ kernel failures nest under:
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -94,6 +95,9 @@ class LoadedLibraries(Check):
     probe = "runtime_libs.loaded_libs"
     timeout = 150.0
     probe_options = {"budget_s": 120}
+    # forked from the interpreter that imported torch (and triton) once (runner/zygote.py): the
+    # probe's own children then start with them loaded, as a training script has them
+    preload = ("torch", "triton")
     codes = ("library-loaded-twice", "library-version-mismatch", "library-shadowed", "library-missing",
              "libstdcxx-too-old")
 
@@ -117,9 +121,14 @@ class LoadedLibraries(Check):
                    f"{described}; {facts.get('others_count', 0)} other shared objects")
         if crashed:
             summary += f"; importing {', '.join(crashed)} crashed the process"
-        libraries = [{"family": r.get("family"), "soname": r.get("soname"), "path": r.get("realpath"),
-                      "version": r.get("version"), "owner": owner_text(r.get("owner")), "via": r.get("via")}
-                     for r in rows]
+        # keyed by SONAME so that `stackpeel diff` names the library whose file or version changed
+        libraries: Dict[str, Dict[str, Any]] = {}
+        for r in rows:
+            key = r.get("soname") or os.path.basename(r.get("realpath") or "?")
+            while key in libraries:
+                key += "+"
+            libraries[key] = {"family": r.get("family"), "path": r.get("realpath"), "version": r.get("version"),
+                              "owner": owner_text(r.get("owner")), "via": r.get("via")}
         return ctx.verdict(summary, *findings, libraries=libraries)
 
     # ------------------------------------------------------------------ twice

@@ -48,7 +48,7 @@ def here(report: Report, families: Sequence[str]) -> str:
     facts = result.facts or {}
     parts = []
     for fam in families:
-        loaded = [lib for lib in facts.get("libraries") or () if lib.get("family") == fam]
+        loaded = [lib for lib in (facts.get("libraries") or {}).values() if lib.get("family") == fam]
         now = "; ".join(f"{lib['path']} ({lib.get('owner')}, {lib.get('version') or '?'})" for lib in loaded)
         parts.append(f"{fam}: loaded here from {now or 'nowhere'}; on disk: {others_text(facts, fam)}")
     return " | ".join(parts)

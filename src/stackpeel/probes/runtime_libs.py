@@ -16,8 +16,9 @@ object of the stack it finds there:
 * every other copy on disk the loader could pick (LD_LIBRARY_PATH, the ldconfig cache,
   site-packages ``nvidia/*/lib``, conda ``lib``, ``/usr/local/cuda*``).
 
-The parent process imports nothing of the stack: it only forks, reads the children's
-answers and inspects files.
+The probe's own process only forks, reads the children's answers and inspects files; it
+may itself be a fork of stackpeel's preloading interpreter (runner/zygote.py) and then
+already holds torch, exactly as the children would after importing it.
 """
 
 import glob
@@ -718,8 +719,14 @@ def _expand(dirs, origin):
 
 
 def _expected_copy(soname, consumers, infos):
-    """The file a consumer's own RPATH/RUNPATH would give for ``soname``: (path, consumer) or (None, None)."""
-    for c in consumers:
+    """The file a consumer's own RPATH/RUNPATH would give for ``soname``: (path, consumer) or (None, None).
+    The largest consumer speaks for its package (libtorch_cpu.so rather than libshm.so)."""
+    def size(path):
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return 0
+    for c in sorted(consumers, key=size, reverse=True):
         info = infos.get(c) or {}
         for d in _expand(info.get("rpath") or [], os.path.dirname(c)) + \
                 _expand(info.get("runpath") or [], os.path.dirname(c)):
@@ -947,6 +954,8 @@ def loaded_libs(inp):
             version, source = newest(info.get("defines"), "GLIBCXX_"), "version definitions"
         elif fam == "libgomp" and not version:
             version, source = newest(info.get("defines"), "GOMP_"), "version definitions"
+        elif fam == "libgcc_s" and not version:
+            version, source = newest(info.get("defines"), "GCC_"), "version definitions"
         if not version and owner.get("kind") in ("pip", "conda") and owner.get("version"):
             version, source = owner["version"], "%s package %s" % (owner["kind"], owner.get("name"))
         if not version and name_version(real) and len(name_version(real).split(".")) > 1:
@@ -977,6 +986,8 @@ def loaded_libs(inp):
         if fam == "libstdc++":
             item["version"] = newest(info.get("defines"), "GLIBCXX_")
             item["provides_glibcxx"] = item["version"]
+        elif fam in ("libgomp", "libgcc_s"):  # their file names carry no release: their symbol versions do
+            item["version"] = newest(info.get("defines"), "GOMP_" if fam == "libgomp" else "GCC_")
         elif (item["owner"].get("kind") in ("pip", "conda")) and item["owner"].get("version"):
             item["version"] = item["owner"]["version"]
         facts["copies"].setdefault(fam, []).append(item)
