@@ -166,6 +166,24 @@ class KnowledgeBase:
     #: finding code -> check id that confirms it live
     checks: Mapping[str, str] = field(default_factory=dict)
     version: int = 1
+    #: finding code -> literal clues that make it likelier when a log shows only its symptoms
+    clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def clue_gate(self) -> Pattern[str]:
+        """Finds where any clue literal may start (a prefix of it, then :meth:`clues_at` says which)."""
+        return _literal_alternation([c for cs in self.clues.values() for c in cs])
+
+    @functools.cached_property
+    def _clue_index(self) -> Dict[str, Tuple[str, ...]]:
+        by_first: Dict[str, List[str]] = {}
+        for lit in {c for cs in self.clues.values() for c in cs}:
+            by_first.setdefault(lit[0], []).append(lit)
+        return {k: tuple(sorted(v, key=len, reverse=True)) for k, v in by_first.items()}
+
+    def clues_at(self, text: str, pos: int) -> List[str]:
+        """The clue literals that start at ``text[pos]``."""
+        return [lit for lit in self._clue_index.get(text[pos], ()) if text.startswith(lit, pos)]
 
     @functools.cached_property
     def gate(self) -> Pattern[str]:
@@ -277,7 +295,8 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
         ))
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}))
+    clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
 
 
 def _live_checks() -> Dict[str, str]:
