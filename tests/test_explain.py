@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -291,10 +292,26 @@ def test_torch_cpu_attribute_error_alone_is_a_symptom():
     assert "no-c-compiler" in expl.root.could_be
 
 
-def test_nothing_known():
-    expl = explain_text("all fine\nTraceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'k'\n")
-    assert expl.candidates == () and expl.exit_code == 0
+def test_unknown_error_is_not_silence():
+    # an error no entry explains is reported as an unknown error with a stable fingerprint, exit 1
+    log = "all fine\nTraceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'k'\n"
+    expl = explain_text(log)
+    assert expl.candidates == () and expl.exit_code == 1
     assert expl.exceptions[0].type == "KeyError"
+    assert expl.fingerprint and re.fullmatch(r"[0-9a-f]{12}", expl.fingerprint)
+    assert "Unknown error" in render(expl, "text") and expl.fingerprint in render(expl, "text")
+    assert "**Unknown error**" in render(expl, "markdown")
+    assert json.loads(render(expl, "json"))["fingerprint"] == expl.fingerprint
+    # the fingerprint ignores numbers, addresses and directories, so the same error elsewhere matches
+    other = explain_text("Traceback (most recent call last):\n  File \"/home/b/y\", line 7\nKeyError: 'k'\n")
+    assert other.fingerprint == expl.fingerprint
+    assert explain_text(log.replace("KeyError", "ValueError")).fingerprint != expl.fingerprint
+
+
+def test_no_error_is_no_problem():
+    expl = explain_text("step 1 loss 0.5\nstep 2 loss 0.4\ndone\n")
+    assert expl.candidates == () and expl.exit_code == 0 and expl.fingerprint is None
+    assert "No error in this log" in render(expl, "text")
 
 
 @pytest.mark.parametrize("log, top", [
