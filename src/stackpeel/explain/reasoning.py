@@ -139,10 +139,14 @@ class LiveSummary:
     #: blocking root causes the live run found (codes), whether or not the log shows them
     found: Tuple[str, ...] = ()
     note: str = ""
+    #: whether the log comes from the machine the checks ran on: "same", "other" or
+    #: "unknown"; a passing check rules a cause out only for "same"
+    provenance: str = "unknown"
+    provenance_reason: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
         return {"ran": self.ran, "python": self.python, "checks": list(self.checks), "found": list(self.found),
-                "note": self.note}
+                "note": self.note, "provenance": self.provenance, "provenance_reason": self.provenance_reason}
 
 
 @dataclass(frozen=True)
@@ -472,14 +476,20 @@ def _pick_evidence(evidence: List[Evidence]) -> Tuple[Evidence, ...]:
 def with_live(expl: Explanation, verdicts: Mapping[str, LiveCheck], summary: LiveSummary,
               extra: Sequence[Candidate] = ()) -> Explanation:
     """A copy of ``expl`` with live verdicts attached and the ranking updated:
-    confirmed candidates first, ruled-out ones last, the rest in their order."""
+    confirmed candidates first (among them, causes that explain other candidates before
+    the symptoms they explain), ruled-out ones last, the rest in their order."""
     cands = [replace(c, live=verdicts.get(c.code, c.live)) for c in expl.candidates]
     cands.extend(extra)
+    confirmed = {c.code for c in cands if c.live and c.live.verdict == "confirmed"}
 
-    def key(ic: Tuple[int, Candidate]) -> Tuple[int, int]:
+    def key(ic: Tuple[int, Candidate]) -> Tuple[int, int, int]:
         i, c = ic
         v = c.live.verdict if c.live else ""
-        return ({"confirmed": 0, "ruled-out": 2}.get(v, 1), i)
+        rank = {"confirmed": 0, "ruled-out": 2}.get(v, 1)
+        # a confirmed symptom gives way to a confirmed cause that explains it
+        explained = rank == 0 and (c.kind == "symptom" or any(
+            c.code in o.explains for o in cands if o.code in confirmed and o.code != c.code))
+        return (rank, 1 if explained else 0, i)
 
     ordered = [c for _, c in sorted(enumerate(cands), key=key)]
     return replace(expl, candidates=tuple(ordered), live=summary)

@@ -171,6 +171,9 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
             if expl.live.found:
                 out.extend(_wrap(f"blocking problems found live: {', '.join(expl.live.found)}", "    ", width,
                                  first="  "))
+            if expl.live.provenance != "same":
+                out.extend(_wrap(f"The log may come from another machine ({expl.live.provenance_reason}): "
+                                 "a check that passes here rules nothing out.", "    ", width, first="  "))
         else:
             out.extend(_wrap(f"Live checks not run: {expl.live.note}", "  ", width, first=""))
     for note in expl.notes:
@@ -247,6 +250,9 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", "### Live checks", ""]
         out.append(f"Ran {', '.join(expl.live.checks)} on `{expl.live.python}`." if expl.live.ran
                    else f"Not run: {expl.live.note}")
+        if expl.live.ran and expl.live.provenance != "same":
+            out.append(f"The log may come from another machine ({_md_escape(expl.live.provenance_reason)}): "
+                       "a check that passes here rules nothing out.")
     if details:
         out += ["", "</details>"]
     for note in expl.notes:
