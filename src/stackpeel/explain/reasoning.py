@@ -19,12 +19,14 @@ confirmation (:mod:`.live`) can then tell which one it is on this machine.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..codes import all_codes
 from ..model import SCHEMA_VERSION, ExitCode, envelope
-from .knowledge import Entry, KnowledgeBase, layer_rank, load
+from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import ParseResult
 
 #: evidence lines kept per candidate
@@ -76,6 +78,10 @@ class Candidate:
     #: the `stackpeel check` check that can confirm it live
     check: Optional[str] = None
     live: Optional[LiveCheck] = None
+    #: how sure: "stated" (a log line names this cause), "inferred" (a symptom in the log
+    #: plus context that points to this cause: container, WSL, Colab, variables...),
+    #: "symptom" (what a lower cause looks like; the cause is one of ``could_be``)
+    confidence: str = "stated"
 
     @property
     def first_line(self) -> int:
@@ -98,6 +104,7 @@ class Candidate:
             "could_be": list(self.could_be),
             "check": self.check,
             "live": self.live.to_dict() if self.live else None,
+            "confidence": self.confidence,
         }
 
 
@@ -132,10 +139,14 @@ class LiveSummary:
     #: blocking root causes the live run found (codes), whether or not the log shows them
     found: Tuple[str, ...] = ()
     note: str = ""
+    #: whether the log comes from the machine the checks ran on: "same", "other" or
+    #: "unknown"; a passing check rules a cause out only for "same"
+    provenance: str = "unknown"
+    provenance_reason: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
         return {"ran": self.ran, "python": self.python, "checks": list(self.checks), "found": list(self.found),
-                "note": self.note}
+                "note": self.note, "provenance": self.provenance, "provenance_reason": self.provenance_reason}
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,8 @@ class Explanation:
     streams: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = ()
     live: Optional[LiveSummary] = None
+    #: stable id of the error lines no knowledge-base entry explains (when nothing is known)
+    fingerprint: Optional[str] = None
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -163,9 +176,15 @@ class Explanation:
         return [c.code for c in self.candidates]
 
     @property
+    def has_errors(self) -> bool:
+        """The log shows a failure: a known cause or symptom, an exception or an error line."""
+        return bool(self.candidates or self.n_exceptions or self.n_unexplained)
+
+    @property
     def exit_code(self) -> ExitCode:
-        """OK: nothing known found; PROBLEMS: a cause (or a known symptom) was identified."""
-        return ExitCode.PROBLEMS if self.candidates else ExitCode.OK
+        """OK: the log shows no error at all; PROBLEMS: a cause, a known symptom, or an
+        error no entry knows (see :attr:`fingerprint`) was found."""
+        return ExitCode.PROBLEMS if self.has_errors else ExitCode.OK
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -185,6 +204,7 @@ class Explanation:
             "streams": list(self.streams),
             "notes": list(self.notes),
             "live": self.live.to_dict() if self.live else None,
+            "fingerprint": self.fingerprint,
         }
 
 
@@ -212,6 +232,10 @@ class _Acc:
     root: bool = False
     weight: int = 0
     could_be: List[str] = field(default_factory=list)
+    #: inferred from symptoms and context clues, not named by a line
+    inferred: bool = False
+    #: the symptom codes an inferred cause was inferred from
+    infers: List[str] = field(default_factory=list)
 
 
 def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
@@ -262,12 +286,19 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     for acc in accs.values():
         acc.count = sum(parsed.hit_counts.get(e.id, 0) for e in acc.entries) or len(acc.evidence)
 
+    _infer(accs, parsed, kb, catalogue)
+
     present = set(accs)
     explains: Dict[str, List[str]] = {c: [] for c in accs}
     explained_by: Dict[str, List[str]] = {c: [] for c in accs}
     for b, acc in accs.items():
         for a in acc.could_be:
             if a in present and a != b:
+                explains[a].append(b)
+                explained_by[b].append(a)
+    for a, acc in accs.items():
+        for b in acc.infers:
+            if b in present and b not in explains[a]:
                 explains[a].append(b)
                 explained_by[b].append(a)
     # a symptom code that is also evidenced as a root stays a root; a root never
@@ -287,8 +318,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         group = 0 if root_unexplained else (1 if acc.root else 2)
         first = min((ev.line for ev in acc.evidence), default=0)
         if group == 2:
-            return (group, layer_rank(layer), -acc.weight, first)
-        return (group, -len(closure_of(acc.code)), -acc.weight, layer_rank(layer), first)
+            return (group, 0, layer_rank(layer), -acc.weight, first)
+        # a cause a line names outranks one inferred from context
+        return (group, int(acc.inferred), -len(closure_of(acc.code)), -acc.weight, layer_rank(layer), first)
 
     # what each root accounts for, directly or through a chain of explained causes
     closure: Dict[str, List[str]] = {}
@@ -306,7 +338,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     candidates = []
     for acc in ranked:
         spec = catalogue.get(acc.code)
-        main = sorted(acc.entries, key=lambda e: (-e.weight, e.order))[0]
+        if acc.entries:
+            main = sorted(acc.entries, key=lambda e: (-e.weight, e.order))[0]
+            explanation, fix = main.explanation, main.fix
+        else:  # inferred: the code's own words
+            explanation = spec.meaning if spec is not None else ""
+            fix = fix_text(spec) if spec is not None else ""
         ev = _pick_evidence(acc.evidence)
         candidates.append(Candidate(
             code=acc.code,
@@ -316,13 +353,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             evidence=ev,
             count=acc.count,
             weight=acc.weight,
-            explanation=main.explanation,
-            fix=main.fix,
+            explanation=explanation,
+            fix=fix,
             links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
             explains=tuple(closure[acc.code]),
             explained_by=tuple(explained_by[acc.code]),
             could_be=deepest_first(acc.could_be, catalogue),
             check=kb.checks.get(acc.code),
+            confidence="inferred" if acc.inferred else ("stated" if acc.root else "symptom"),
         ))
 
     exceptions, n_exc = _exceptions(parsed, kb)
@@ -337,15 +375,89 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
-    if candidates and candidates[0].kind == "symptom":
+    if candidates and candidates[0].confidence == "inferred":
+        top = candidates[0]
+        why = ", ".join(f"'{e.text.split(': ', 1)[-1]}'" for e in top.evidence if e.entry.startswith("clue:"))
+        notes.append(f"no line names the cause: {top.code} is inferred from the symptom(s) "
+                     f"{', '.join(top.explains)} and the log's context ({why}); run on the affected machine "
+                     "without --no-live (or `stackpeel check`) to confirm it")
+    elif candidates and candidates[0].kind == "symptom":
         notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
                      "'could be'; run on the affected machine without --no-live (or `stackpeel check`) to tell which")
+    fingerprint = None
+    if not candidates and (parsed.other_errors or exceptions):
+        fingerprint = error_fingerprint([e.text for e in unexplained] +
+                                        [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
+        notes.append(f"no knowledge-base entry explains these errors; fingerprint {fingerprint} identifies them "
+                     "(the same failure elsewhere gets the same fingerprint)")
     return Explanation(
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
         n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
-        notes=tuple(notes),
+        notes=tuple(notes), fingerprint=fingerprint,
     )
+
+
+def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = ()) -> List[Tuple[str, Tuple[int, str]]]:
+    """The clues of ``code`` the log holds (with the first line that holds each)."""
+    out = []
+    for lit in kb.clues.get(code, ()):
+        where = [w for w in parsed.clues.get(lit, ()) if w[0] not in skip]
+        if where:
+            out.append((lit, where[0]))
+    return out
+
+
+def _infer(accs: Dict[str, _Acc], parsed: ParseResult, kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> None:
+    """Context decides among the causes a symptom can have.
+
+    Every candidate's ``could_be`` is reordered by how many of each cause's clues the log
+    holds (stable: the knowledge base's order breaks ties). A symptom that no evidenced
+    root explains gets its best-supported cause added as an *inferred* candidate, whose
+    evidence is the symptom's line and the lines that hold the clues."""
+    if not parsed.clues:
+        return
+    support = {c: _clue_hits(c, parsed, kb) for acc in accs.values() for c in acc.could_be}
+    for acc in accs.values():
+        acc.could_be.sort(key=lambda c: -len(support.get(c, ())))
+    named = {c for c, a in accs.items() if a.root}
+    for code, acc in list(accs.items()):
+        if acc.root or acc.inferred or not acc.could_be or any(c in named for c in acc.could_be):
+            continue
+        best = acc.could_be[0]
+        hits = support.get(best, [])
+        if not hits or best not in catalogue:
+            continue
+        inf = accs.get(best)
+        if inf is None:
+            inf = accs[best] = _Acc(best, root=True, inferred=True)
+        if code not in inf.infers:
+            inf.infers.append(code)
+        if acc.evidence:
+            ev = min(acc.evidence, key=lambda e: e.line)
+            inf.evidence.append(Evidence(ev.line, ev.text, f"symptom:{code}", ev.stream))
+        for lit, (line, text) in hits:
+            inf.evidence.append(Evidence(line, f"{text[:200]} [clue: {lit}]", f"clue:{lit}"))
+        inf.count = max(inf.count, 1)
+
+
+_FP_HEX = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b")
+_FP_NUM = re.compile(r"\d+")
+_FP_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+")
+
+
+def error_fingerprint(lines: Sequence[str]) -> str:
+    """A short stable id for a set of error lines: numbers, addresses and directories are
+    blanked and the order does not matter, so the same failure on another machine, at
+    another time or in another rank gets the same id."""
+    norm = set()
+    for line in lines:
+        t = _FP_PATH.sub("/", line.strip())
+        t = _FP_HEX.sub("H", t)
+        t = _FP_NUM.sub("N", t)
+        if t:
+            norm.add(t[:200])
+    return hashlib.sha1("\n".join(sorted(norm)).encode("utf-8", "replace")).hexdigest()[:12]
 
 
 def _layer(acc: _Acc, catalogue: Mapping[str, Any]) -> str:
@@ -364,14 +476,20 @@ def _pick_evidence(evidence: List[Evidence]) -> Tuple[Evidence, ...]:
 def with_live(expl: Explanation, verdicts: Mapping[str, LiveCheck], summary: LiveSummary,
               extra: Sequence[Candidate] = ()) -> Explanation:
     """A copy of ``expl`` with live verdicts attached and the ranking updated:
-    confirmed candidates first, ruled-out ones last, the rest in their order."""
+    confirmed candidates first (among them, causes that explain other candidates before
+    the symptoms they explain), ruled-out ones last, the rest in their order."""
     cands = [replace(c, live=verdicts.get(c.code, c.live)) for c in expl.candidates]
     cands.extend(extra)
+    confirmed = {c.code for c in cands if c.live and c.live.verdict == "confirmed"}
 
-    def key(ic: Tuple[int, Candidate]) -> Tuple[int, int]:
+    def key(ic: Tuple[int, Candidate]) -> Tuple[int, int, int]:
         i, c = ic
         v = c.live.verdict if c.live else ""
-        return ({"confirmed": 0, "ruled-out": 2}.get(v, 1), i)
+        rank = {"confirmed": 0, "ruled-out": 2}.get(v, 1)
+        # a confirmed symptom gives way to a confirmed cause that explains it
+        explained = rank == 0 and (c.kind == "symptom" or any(
+            c.code in o.explains for o in cands if o.code in confirmed and o.code != c.code))
+        return (rank, 1 if explained else 0, i)
 
     ordered = [c for _, c in sorted(enumerate(cands), key=key)]
     return replace(expl, candidates=tuple(ordered), live=summary)

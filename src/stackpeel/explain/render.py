@@ -91,7 +91,10 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     ``width``; commands are never cut."""
     out: List[str] = _wrap(f"stackpeel explain: {expl.source} ({_size(expl)})", "  ", width, first="") + [""]
     if not expl.candidates:
-        out.append("No known problem found in this log.")
+        if expl.has_errors:
+            out.append(f"Unknown error: no knowledge-base entry explains it (fingerprint {expl.fingerprint}).")
+        else:
+            out.append("No error in this log. No known problem found.")
         if expl.exceptions:
             last = expl.exceptions[-1]
             out.extend(_wrap(f"Last exception (line {last.line}): {last.type}: {last.message}", "  ", width,
@@ -106,8 +109,7 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
         return "\n".join(out) + "\n"
 
     root = expl.candidates[0]
-    head = "Root cause" if root.kind == "root" else "Symptom (cause not in the log)"
-    out.extend(_wrap(f"{head}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
+    out.extend(_wrap(f"{_headline(root)}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
     out.extend(_evidence_lines(root, "  ", width))
     out.extend(_wrap(root.explanation, "  ", width))
     if root.could_be:
@@ -169,12 +171,26 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
             if expl.live.found:
                 out.extend(_wrap(f"blocking problems found live: {', '.join(expl.live.found)}", "    ", width,
                                  first="  "))
+            if expl.live.provenance != "same":
+                out.extend(_wrap(f"The log may come from another machine ({expl.live.provenance_reason}): "
+                                 "a check that passes here rules nothing out.", "    ", width, first="  "))
         else:
             out.extend(_wrap(f"Live checks not run: {expl.live.note}", "  ", width, first=""))
     for note in expl.notes:
         out.append("")
         out.extend(_wrap(f"Note: {note}", "", width))
     return "\n".join(out) + "\n"
+
+
+def _headline(c: Candidate) -> str:
+    """What the top candidate is, and how sure stackpeel is of it."""
+    live = c.live.verdict if c.live else ""
+    if c.confidence == "inferred":
+        return "Likely root cause (confirmed live)" if live == "confirmed" else \
+            "Likely root cause (inferred from the log's context)"
+    if c.kind == "symptom":
+        return "Symptom (cause not in the log)"
+    return "Root cause (confirmed live)" if live == "confirmed" else "Root cause"
 
 
 def _md_escape(text: str) -> str:
@@ -184,15 +200,15 @@ def _md_escape(text: str) -> str:
 def render_markdown(expl: Explanation) -> str:
     out: List[str] = [f"## stackpeel explain: `{_md_escape(expl.source)}`", "", f"{_size(expl)}.", ""]
     if not expl.candidates:
-        out.append("**No known problem found in this log.**")
+        out.append(f"**Unknown error** (fingerprint `{expl.fingerprint}`): no knowledge-base entry explains it."
+                   if expl.has_errors else "**No error in this log. No known problem found.**")
         if expl.exceptions:
             last = expl.exceptions[-1]
             out += ["", f"Last exception (line {last.line}):", "", "```",
                     _short(f"{last.type}: {last.message}", 400), "```"]
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
-    head = "Root cause" if root.kind == "root" else "Symptom (the cause is not in the log)"
-    out.append(f"### {head}: `{root.code}` ({root.layer}): {root.title}")
+    out.append(f"### {_headline(root)}: `{root.code}` ({root.layer}): {root.title}")
     out.append("")
     out.append("```")
     for ev in root.evidence:
@@ -234,6 +250,9 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", "### Live checks", ""]
         out.append(f"Ran {', '.join(expl.live.checks)} on `{expl.live.python}`." if expl.live.ran
                    else f"Not run: {expl.live.note}")
+        if expl.live.ran and expl.live.provenance != "same":
+            out.append(f"The log may come from another machine ({_md_escape(expl.live.provenance_reason)}): "
+                       "a check that passes here rules nothing out.")
     if details:
         out += ["", "</details>"]
     for note in expl.notes:

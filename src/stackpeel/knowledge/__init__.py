@@ -112,6 +112,9 @@ class CodeEntry:
     causes: Tuple[str, ...] = ()
     #: upstream threads where the cause was established
     links: Tuple[str, ...] = ()
+    #: literal text that, found anywhere in a log, makes this cause likelier when the log
+    #: shows only a symptom it can produce (``explain`` ranks with them), e.g. "docker"
+    clues: Tuple[str, ...] = ()
     source: str = ""
     deprecated: str = ""
     logs: Tuple[LogSignature, ...] = ()
@@ -232,8 +235,8 @@ class KnowledgeBase:
 # ----------------------------------------------------------------------------- loading
 
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
-              "packages", "commands", "remedy", "causes", "caused_by", "standalone", "links", "source", "deprecated", "log",
-              "exception"}
+              "packages", "commands", "remedy", "causes", "caused_by", "standalone", "links", "clues", "source",
+              "deprecated", "log", "exception"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source"}
 _EXC_KEYS = {"type", "message"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -259,6 +262,14 @@ def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
     if not isinstance(value, bool):
         raise KnowledgeError(f"{where}: {key!r} must be true or false")
     return value
+
+
+def _clues(value: Any, where: str) -> Tuple[str, ...]:
+    clues = _strs(value, where, "clues")
+    for c in clues:
+        if len(c.strip()) < 2:
+            raise KnowledgeError(f"{where}: clue {c!r} is too short to mean anything")
+    return clues
 
 
 def _check_template(text: str, where: str, key: str) -> None:
@@ -369,7 +380,8 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         commands=tuple((m, c) for m, c in commands), remedy=dict(remedy),
         caused_by=_strs(raw.get("caused_by", []), where, "caused_by"),
         standalone=_flag(raw, "standalone", where),
-        links=_strs(raw.get("links", []), where, "links"), source=_str(raw, "source", where),
+        links=_strs(raw.get("links", []), where, "links"), clues=_clues(raw.get("clues", []), where),
+        source=_str(raw, "source", where),
         deprecated=_str(raw, "deprecated", where), logs=tuple(logs), exceptions=tuple(exceptions), file=file,
     )
 
