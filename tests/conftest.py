@@ -105,3 +105,17 @@ def nocc_env(tmp_path, clean_env):
     env["PATH"] = no_compiler_path(tmp_path)
     env.pop("CC", None)
     return env
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_result_cache(tmp_path_factory):
+    """`stackpeel check` reuses an unchanged machine's results from $XDG_CACHE_HOME/stackpeel:
+    the tests' CLI runs use a cache of their own, never the user's (tests/test_speed.py
+    covers the cache itself)."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old

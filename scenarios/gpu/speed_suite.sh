@@ -13,7 +13,7 @@
 # Run from the repository root (the device call's working tree), with the FLA wheels in .whl/:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-#       -d .whl fla-core==0.6.0 flash-linear-attention==0.6.0
+#       -d .whl fla-core==0.6.0 flash-linear-attention==0.6.0 einops   (einops: FLA's one hard dependency)
 #   (device call, carry [".whl"]):  bash scenarios/gpu/speed_suite.sh
 # Optional healthy Triton: a triton>=3.7.1 cp312 wheel is larger than one call may carry (64 MiB):
 #   split -b 60M triton-3.7.1-*.whl .whl-triton/part-   (here), then carry .whl-triton in
@@ -56,8 +56,11 @@ grep -E "^(ratio|speed-up|slowest|critical)" "$OUT/bench.txt" | tee -a "$OUT/sum
 
 # 2-4 at the same time
 budget=$(( $(left) - 20 ))
-log "deep runs and fault suite, $budget s each at most"
-( timeout "$budget" $SP check --python "$PY" --deep --fresh --only kernels --format json -o "$OUT/deep-installed-triton.json" \
+# each check's own timeout stays inside the budget (kernels.fla_ops has 900 s), so a slow op
+# is reported as a timeout in the JSON instead of the whole run being killed without a report
+scale=$("$PY" -c "print(round(max(0.1, ($budget - 40) / 900.0), 2))")
+log "deep runs and fault suite, $budget s each at most (--timeout-scale $scale)"
+( timeout "$budget" $SP check --python "$PY" --deep --fresh --only kernels --timeout-scale "$scale" --format json -o "$OUT/deep-installed-triton.json" \
     2> "$OUT/deep-installed-triton.stderr"; echo "rc=$?" > "$OUT/deep-installed-triton.rc" ) &
 P1=$!
 P2=
@@ -66,7 +69,7 @@ if [ -n "${HEALTHY_TRITON_PARTS:-}" ] && ls "$HEALTHY_TRITON_PARTS"/part-* >/dev
   cat "$HEALTHY_TRITON_PARTS"/part-* > "/tmp/$name"
   "$PY" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-healthy "/tmp/$name" \
     && ( timeout "$budget" env PYTHONPATH="$REPO/src:/tmp/site-healthy:$SITE" "$PY" -m stackpeel check --python "$PY" \
-           --deep --fresh --only kernels --format json -o "$OUT/deep-healthy-triton.json" \
+           --deep --fresh --only kernels --timeout-scale "$scale" --format json -o "$OUT/deep-healthy-triton.json" \
            2> "$OUT/deep-healthy-triton.stderr"; echo "rc=$?" > "$OUT/deep-healthy-triton.rc" ) &
   P2=$!
 else

@@ -303,10 +303,11 @@ def _numbers(step) -> str:
     return exc_line((step or {}).get("error")).split(": ", 1)[-1]
 
 
-def _deep_verdict(check, facts, ctx, failure, wrong_code):
+def _deep_verdict(check, facts, ctx, failure, wrong):
     """The verdict of a --deep check: skip with the probe's reason, pass with each step's
-    seconds, or the first failing step as a finding (``failure(failed_step, err, lib,
-    evidence)`` builds it; a result off the reference is ``wrong_code``)."""
+    seconds, or the first failing step as a finding: ``wrong(failed, lib, evidence, params)``
+    when its result was off the reference, else ``failure(failed, lib, evidence, params)``;
+    ``params`` are the observed values the knowledge base's messages name."""
     if facts.get("skipped"):
         return ctx.skip(facts["skipped"])
     steps = facts.get("steps") or []
@@ -315,19 +316,13 @@ def _deep_verdict(check, facts, ctx, failure, wrong_code):
     if failed is None:
         return ctx.ok(f"{lib}: {_seconds(steps)} on empty caches; results match the reference")
     err = failed.get("error") or {}
-    evidence = exc_text(err)
+    params = {"library": lib, "op": check.op, "step": failed.get("name"), "error": exc_line(err),
+              "raised_in": err.get("raised_in"), "timings": _seconds(steps), "numbers": _numbers(failed),
+              "device": facts.get("device") or str(failed.get("name", "")).split(":", 1)[0]}
     if failed.get("wrong_result"):
-        return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", ctx.finding(
-            wrong_code, evidence=evidence, library=lib, op=check.op,
-            device=facts.get("device") or str(failed.get("name", "")).split(":", 1)[0], numbers=_numbers(failed)))
-    return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}", failure(failed, err, lib, evidence))
-
-
-def _op_failed(check, facts, ctx, code):
-    def build(failed, err, lib, evidence):
-        return ctx.finding(code, evidence=evidence, library=lib, step=failed.get("name"), error=exc_line(err),
-                           raised_in=err.get("raised_in"), op=check.op, timings=_seconds(facts.get("steps") or []))
-    return build
+        return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", wrong(failed, lib, exc_text(err), params))
+    return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}",
+                       failure(failed, lib, exc_text(err), params))
 
 
 class TorchCompileOp(Check):
@@ -352,10 +347,10 @@ class TorchCompileOp(Check):
         return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts.get('devices') or [])})"
 
     def evaluate(self, facts, ctx):
-        def failure(failed, err, lib, evidence):
-            return ctx.finding("torch-compile-failed", evidence=evidence, step=failed.get("name"),
-                               device=str(failed.get("name", "")).split(":", 1)[0], error=exc_line(err))
-        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
+        return _deep_verdict(
+            self, facts, ctx,
+            lambda failed, lib, evidence, p: ctx.finding("torch-compile-failed", evidence=evidence, **p),
+            lambda failed, lib, evidence, p: ctx.finding("kernel-op-wrong-result", evidence=evidence, **p))
 
 
 class FlaOps(Check):
@@ -385,18 +380,19 @@ class FlaOps(Check):
 
     def evaluate(self, facts, ctx):
         steps = facts.get("steps") or []
-        other = _op_failed(self, facts, ctx, "kernel-op-failed")
 
-        def failure(failed, err, lib, evidence):
+        def failure(failed, lib, evidence, p):
             name = str(failed.get("name", ""))
             forward = next((s for s in steps if s.get("name", "").endswith("forward (compile and run)")), None)
-            if "backward" in name and forward and forward.get("ok"):
-                op = "GatedDeltaNet" if name.startswith("GatedDeltaNet") else self.op
-                return ctx.finding("kernel-backward-failed", evidence=evidence, library=lib, op=op,
-                                   forward_s=forward.get("seconds"), error=exc_line(err),
-                                   raised_in=err.get("raised_in"))
-            return other(failed, err, lib, evidence)
-        return _deep_verdict(self, facts, ctx, failure, "kernel-op-wrong-result")
+            if "backward" in name and forward and forward.get("ok"):  # training broken, inference works
+                p = dict(p, op="GatedDeltaNet" if name.startswith("GatedDeltaNet") else self.op,
+                         forward_s=forward.get("seconds"))
+                return ctx.finding("kernel-backward-failed", evidence=evidence, **p)
+            return ctx.finding("kernel-op-failed", evidence=evidence, **p)
+
+        return _deep_verdict(
+            self, facts, ctx, failure,
+            lambda failed, lib, evidence, p: ctx.finding("kernel-op-wrong-result", evidence=evidence, **p))
 
 
 class CausalConv1dOps(Check):
@@ -419,5 +415,7 @@ class CausalConv1dOps(Check):
         return f"causal-conv1d {facts.get('version')}"
 
     def evaluate(self, facts, ctx):
-        return _deep_verdict(self, facts, ctx, _op_failed(self, facts, ctx, "kernel-op-failed"),
-                             "kernel-op-wrong-result")
+        return _deep_verdict(
+            self, facts, ctx,
+            lambda failed, lib, evidence, p: ctx.finding("kernel-op-failed", evidence=evidence, **p),
+            lambda failed, lib, evidence, p: ctx.finding("kernel-op-wrong-result", evidence=evidence, **p))
