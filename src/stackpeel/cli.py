@@ -355,7 +355,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return ExitCode.USAGE
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
-    if args.command in ("check", "explain"):
+    if args.command in ("check", "explain", "diff"):  # the commands that start probes
         _end_with_stackpeel()
     try:
         return int(handler(args))
