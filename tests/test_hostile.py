@@ -22,7 +22,7 @@ import pytest
 from conftest import find_python
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
-FAST = ["--only", "system.platform"]
+FAST = ["--only", "system.platform", "--fresh"]  # --fresh: no note about reused results
 
 
 def env_with(**extra):
