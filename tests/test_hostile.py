@@ -86,6 +86,11 @@ def test_output_on_read_only_filesystem(tmp_path):
     assert "no permission" in one_line_error(p)
 
 
+def test_diff_output_in_missing_directory(tmp_path):
+    line = one_line_error(stackpeel("diff", sys.executable, sys.executable, "-o", str(tmp_path / "no" / "d.txt")))
+    assert "does not exist" in line
+
+
 def test_report_is_written_atomically_and_completely(tmp_path):
     out = tmp_path / "r.json"
     out.write_text("old report")

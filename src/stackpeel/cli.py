@@ -355,6 +355,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return ExitCode.USAGE
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
+    if args.command == "diff":  # check validates its own -o; run's program runs whatever -o is
+        problem = output_problem(getattr(args, "output", None))
+        if problem:
+            _warn(problem)
+            return ExitCode.USAGE
     if args.command in ("check", "explain", "diff"):  # the commands that start probes
         _end_with_stackpeel()
     try:
