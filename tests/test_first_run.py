@@ -38,7 +38,7 @@ def test_no_stale_progress_lines_in_a_real_terminal(stack_python, tmp_path, widt
     rewritten in place; afterwards no progress text is left anywhere in the scrollback."""
     session = f"stackpeel-test-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "done"
-    cmd = (f"{sys.executable} -m stackpeel check --python {stack_python} --only torch,triton,kernels "
+    cmd = (f"{sys.executable} -m stackpeel check --python {stack_python} --only torch,triton,kernels --fresh "
            f"--no-color > /dev/null; echo rc=$? > {done}; sleep 600")
     env = dict(os.environ, TERM="xterm")
     env.pop("TMUX", None)

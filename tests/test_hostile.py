@@ -22,7 +22,7 @@ import pytest
 from conftest import find_python
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
-FAST = ["--only", "system.platform"]
+FAST = ["--only", "system.platform", "--fresh"]  # --fresh: no note about reused results
 
 
 def env_with(**extra):
@@ -84,6 +84,11 @@ def test_output_on_read_only_filesystem(tmp_path):
     p = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env_with(), capture_output=True, text=True,
                        timeout=120)
     assert "no permission" in one_line_error(p)
+
+
+def test_diff_output_in_missing_directory(tmp_path):
+    line = one_line_error(stackpeel("diff", sys.executable, sys.executable, "-o", str(tmp_path / "no" / "d.txt")))
+    assert "does not exist" in line
 
 
 def test_report_is_written_atomically_and_completely(tmp_path):

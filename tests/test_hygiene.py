@@ -159,3 +159,20 @@ def test_sigterm_on_the_real_stack_leaves_nothing(tmp_path, stack_python):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert_nothing_left(mark, tmpdir)
+
+
+def test_nohup_keeps_stackpeel_running_after_its_parent_dies(tmp_path):
+    """SIGHUP ignored on entry (nohup) means: outlive the terminal, and the parent too."""
+    mark = uuid.uuid4().hex
+    out = tmp_path / "report.json"
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir),
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
+    parent = subprocess.Popen(["sh", "-c", 'nohup "$@" >/dev/null 2>&1 & sleep 1', "sh", sys.executable, "-m",
+                               "stackpeel", "check", "--python", sys.executable, "--only", "system.platform",
+                               "--fresh", "--format", "json", "-o", str(out)], env=env, start_new_session=True)
+    parent.wait()  # the parent is gone at once; stackpeel goes on and writes its report
+    assert wait_for(out.exists, 120), "stackpeel under nohup did not survive its parent"
+    assert wait_for(lambda: marked(mark) == [], 30)
+    assert sorted(x.name for x in tmpdir.iterdir()) == []

@@ -355,7 +355,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return ExitCode.USAGE
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
-    if args.command in ("check", "explain"):
+    if args.command == "diff":  # check validates its own -o; run's program runs whatever -o is
+        problem = output_problem(getattr(args, "output", None))
+        if problem:
+            _warn(problem)
+            return ExitCode.USAGE
+    if args.command in ("check", "explain", "diff"):  # the commands that start probes
         _end_with_stackpeel()
     try:
         return int(handler(args))
@@ -374,7 +379,8 @@ def _end_with_stackpeel() -> None:
     """Signals and parent death end every probe, its descendants and temp dirs, then stackpeel.
 
     A first signal kills the probes (whole process groups and descendants), removes the
-    temporary directories and exits with 128+signal; a second one during that exits at once."""
+    temporary directories and exits with 128+signal; a second one during that exits at once.
+    The parent's death counts as SIGHUP."""
     import signal
 
     from .runner import hygiene
@@ -393,7 +399,12 @@ def _end_with_stackpeel() -> None:
             pass
         os._exit(128 + signum)
 
+    # a signal ignored on entry stays ignored (nohup, a shell's background job for SIGINT):
+    # whoever ignored it wants stackpeel to outlive that event, parent death included
+    ignored = {name for name in _ENDING if signal.getsignal(getattr(signal, name)) is signal.SIG_IGN}
     for name in _ENDING:
-        signal.signal(getattr(signal, name), leave)
+        if name not in ignored:
+            signal.signal(getattr(signal, name), leave)
     hygiene.become_subreaper()
-    hygiene.watch_parent(lambda: os.kill(os.getpid(), signal.SIGHUP))
+    if "SIGHUP" not in ignored:
+        hygiene.watch_parent(lambda: os.kill(os.getpid(), signal.SIGHUP))

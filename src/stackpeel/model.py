@@ -396,7 +396,7 @@ class Report:
     def _from_dict(cls, d: Mapping[str, Any]) -> "Report":
         if not isinstance(d, Mapping):
             raise ReportFormatError(f"not a stackpeel report: a JSON {type(d).__name__}, not an object")
-        return _typed(cls(
+        return _consistent(_typed(cls(
             schema_version=int(d["schema_version"]),
             tool_version=d["tool"]["version"],
             created=d["created"],
@@ -406,7 +406,23 @@ class Report:
             results=tuple(CheckResult.from_dict(r) for r in d["results"]),
             diagnosis=Diagnosis.from_dict(d["diagnosis"]),
             selection=dict(d.get("selection") or {}),
-        ))
+        )))
+
+
+def _consistent(report: "Report") -> "Report":
+    """Every check the diagnosis names is among the results (renderers look them up)."""
+    ids = {r.id for r in report.results}
+    named = list(report.diagnosis.errors)
+    for rc in report.diagnosis.blocking + report.diagnosis.degraded:
+        named.append(rc.check_id)
+        for sym in rc.symptoms:
+            named.append(sym.check_id)
+            named.extend(sym.path)
+    missing = sorted(set(named) - ids)
+    if missing:
+        raise ReportFormatError(f"not a stackpeel report: the diagnosis names checks with no result: "
+                                f"{', '.join(missing)[:200]}")
+    return report
 
 
 def _typed(obj: Any, where: str = "report") -> Any:
