@@ -407,3 +407,23 @@ def test_a_fix_leaves_out_the_parenthesis_of_a_value_it_does_not_know():
     assert knowledge.render_prose(spec.fix, {"compiler_pkg": "gcc"}).endswith("reinstall it (gcc).")
     nccl = knowledge.get("nccl-shm-too-small")
     assert "`emptyDir: {medium: Memory}`" in knowledge.render_prose(nccl.fix, {})  # escaped braces stay
+
+
+def test_registry_refuses_a_check_whose_probe_does_not_exist():
+    class NoFunction(Check):
+        id = "test.no_function"
+        title = "probe function missing"
+        layer = "toolchain"
+        probe = "toolchain.no_such_probe"
+
+    with pytest.raises(registry.RegistryError, match="no_such_probe.*toolchain.py does not define"):
+        registry.validate([NoFunction])
+
+    class NoModule(Check):
+        id = "test.no_module"
+        title = "probe module missing"
+        layer = "toolchain"
+        probe = "nowhere.c_compiler"
+
+    with pytest.raises(registry.RegistryError, match="nowhere.py, which does not exist"):
+        registry.validate([NoModule])

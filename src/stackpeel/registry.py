@@ -76,6 +76,10 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
             raise RegistryError(f"{cls.id}: probe_needs must be a subset of requires")
         if isinstance(cls.codes, str) or not isinstance(cls.codes, tuple):
             raise RegistryError(f"{cls.id}: codes must be a tuple of finding codes")
+        if cls.probe:
+            problem = _probe_problem(cls)
+            if problem:
+                raise RegistryError(f"{cls.id}: probe {cls.probe!r} {problem}")
         unknown_codes = [c for c in cls.codes if c not in kb]
         if unknown_codes:
             raise RegistryError(f"{cls.id}: declares finding code(s) {', '.join(unknown_codes)} that the knowledge "
@@ -104,6 +108,29 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
     for cls in sorted(classes, key=rank):
         visit(cls, ())
     return out
+
+
+def _probe_problem(cls: Type[Check]) -> Optional[str]:
+    """Why ``cls.probe`` ("module.function") cannot run, or None. Reads the probe's source
+    (never imports it: probes belong to the target interpreter)."""
+    import ast
+    from pathlib import Path
+
+    from .runner.child import PROBES_DIR
+
+    module, _, function = str(cls.probe).rpartition(".")
+    if not module or not function:
+        return "is not 'module.function'"
+    path = Path(cls.probes_dir or PROBES_DIR) / (module.replace(".", "/") + ".py")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except OSError:
+        return f"names {path}, which does not exist"
+    except SyntaxError as exc:
+        return f"is in {path}, which does not parse: {exc}"
+    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
+        return f"names a function {function!r} that {path.name} does not define"
+    return None
 
 
 def uncovered_codes(classes: Sequence[Type[Check]]) -> List[str]:
