@@ -303,7 +303,8 @@ SCENARIOS: List[Scenario] = [
         evidence={"triton.kernel_launch": ["0 active drivers"]}),
     Scenario(
         "ptxas-not-executable", "TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH point at a non-executable ptxas",
-        ptxas_not_executable, need_gpu(), roots=["ptxas-unusable"]),
+        ptxas_not_executable, need_gpu(), roots=["env-path-unusable"],
+        symptoms={"env-path-unusable": ["toolchain.ptxas"]}),
     Scenario(
         "fla-no-compiler", "the seed: FLA installed, no C compiler, fresh cache; FLA's 'roll back to CPU' is a "
         "symptom and the exception it swallowed is recovered",
@@ -333,15 +334,23 @@ def run(argv: Sequence[str], env: Dict[str, str], timeout: float) -> Tuple[int, 
         return -999, exc.stdout or "", f"timed out after {timeout}s", time.monotonic() - t0
 
 
+#: root causes that are true of the lent machine's own stack, whatever the scenario injects:
+#: FLA 0.6.0 with Triton 3.6.0 on a Hopper GPU is a known-bad combination for training (FLA's own
+#: guard raises in the first gated backward pass; `check --deep` shows it there). A scenario that
+#: expects "no blocking root cause" tolerates these, and only these.
+MACHINE_BASELINE = {"fla-triton-hopper-gated-backward"}
+
+
 def judge(sc: Scenario, report: dict) -> List[str]:
     """Everything the report gets wrong for this scenario (empty = pass)."""
     problems = []
     diag = report["diagnosis"]
     root_codes = {c: r for r in diag["blocking"] for c in r["codes"]}
     all_codes = {f["code"] for res in report["results"] for f in res["findings"]}
-    if sc.no_blocking and diag["blocking"]:
+    unexpected = [r for r in diag["blocking"] if not set(r["codes"]) <= MACHINE_BASELINE]
+    if sc.no_blocking and unexpected:
         problems.append("expected no blocking root cause, got: " +
-                        ", ".join(f"{r['check']} {r['codes']}" for r in diag["blocking"]))
+                        ", ".join(f"{r['check']} {r['codes']}" for r in unexpected))
     if sc.no_blocking and diag["errors"]:
         problems.append(f"checks could not complete: {diag['errors']}")
     for code in sc.roots:

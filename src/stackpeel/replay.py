@@ -7,7 +7,8 @@ scenario is re-run and its new output committed). It also lets a report from ano
 machine be re-read by a newer stackpeel.
 
 Results that never reached ``evaluate`` stay as recorded: ``error`` (the probe crashed or
-timed out: there are no facts to judge) and ``blocked`` (a gate kept the probe from running).
+timed out: there are no facts to judge), ``blocked`` (a gate kept the probe from running) and
+``--deep``-only checks a default run skipped.
 A check of today's registry that the report does not hold is left out; a recorded check that
 today's registry does not know is kept as recorded.
 """
@@ -36,7 +37,8 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
     # the report was made is simply absent: its facts read as {})
     for cls in [c for c in registry.validate(pool) if c.id in recorded]:
         old = recorded[cls.id]
-        if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None:
+        deep_skipped = getattr(cls, "deep_only", False) and old.status is Status.SKIP and not old.facts
+        if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None or deep_skipped:
             done[cls.id] = old
             continue
         answer = ProbeAnswer(dict(old.facts), None, old.duration_s) if cls.probe else None
