@@ -171,3 +171,18 @@ def test_kubernetes_manifest_and_collector(tmp_path, stack_python):
                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     data = json.loads(out.stdout)
     assert data["summary"]["reports"] == 2 and [n["transport"] for n in data["nodes"]] == ["file", "file"]
+
+
+def test_check_writes_prometheus_textfile(tmp_path):
+    prom = tmp_path / "node.prom"
+    proc = subprocess.run([sys.executable, "-m", "stackpeel", "check", "--only", "system.platform", "--fresh",
+                           "--prometheus", str(prom)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert proc.returncode == 0, proc.stderr
+    text = prom.read_text()
+    assert 'stackpeel_check_status{check="system.platform",layer="system",node="",status="pass"} 1.0' in text
+    assert "# TYPE stackpeel_last_run_timestamp_seconds gauge" in text
+    bad = subprocess.run([sys.executable, "-m", "stackpeel", "check", "--only", "system.platform", "--prometheus",
+                          str(tmp_path / "no" / "such" / "dir.prom")], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -57,6 +57,9 @@ def _add_check_parser(sub) -> None:
     p.add_argument("--deep", action="store_true",
                    help="import the kernel libraries whole and run tiny real ops forward and backward "
                         "(FLA, causal-conv1d, torch.compile) on an empty Triton cache; minutes on a GPU")
+    p.add_argument("--prometheus", metavar="FILE",
+                   help="also write node_exporter textfile metrics to FILE (needs prometheus-client: "
+                        "pip install 'stackpeel[fleet]')")
     p.add_argument("--fresh", action="store_true",
                    help="run every check again instead of reusing an unchanged earlier run's results")
 
@@ -267,10 +270,17 @@ def cmd_check(args) -> int:
     from .render import render
 
     only, skip = _split(args.only), _split(args.skip)
-    problem = output_problem(args.output)
+    problem = output_problem(args.output) or (args.prometheus and output_problem(args.prometheus))
     if problem:
         _warn(problem)
         return ExitCode.USAGE
+    if args.prometheus:
+        from .prometheus import ensure_available
+        try:
+            ensure_available()
+        except RuntimeError as exc:
+            _warn(str(exc))
+            return ExitCode.USAGE
     try:
         classes = registry.select(registry.load(plugins=not args.no_plugins), only, skip)
     except registry.RegistryError as exc:
@@ -306,6 +316,13 @@ def cmd_check(args) -> int:
         text = render(report, args.format, verbose=args.verbose)
     if _emit(text, args.output) and args.output and args.output != "-":
         _warn(f"report written to {args.output}")
+    if args.prometheus:
+        from .prometheus import write_report
+        try:
+            write_report(report, args.prometheus)
+        except OSError as exc:
+            _warn(f"cannot write the metrics to {args.prometheus}: {exc.strerror or exc}")
+            return ExitCode.USAGE
     return int(report.diagnosis.exit_code)
 
 
