@@ -7,7 +7,8 @@
 2. Quoted output and figures: in README.md and docs/*.md, a block preceded by
    ``<!-- source: PATH -->`` must come from PATH: each line of a fenced block appears in PATH
    (in order; a line ``...`` marks abridging), each number of a table appears in PATH.
-   A measured figure (seconds, ×, %) in running text needs a source marker in its section.
+   A measured figure (seconds, ×, %) in running text needs a source marker in its section
+   (a figure right after "timeout", "budget", "default", "limit", "<=" ... is a setting).
 """
 
 import json
@@ -51,6 +52,9 @@ def test_committed_report_replays_to_its_verdict(path):
 
 SOURCE = re.compile(r"<!--\s*source:\s*(\S+)\s*-->")
 FIGURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s\b|×|%)|\b\d+(?:\.\d+)?x\b")
+#: a figure right after one of these words is a setting or a target, not a measurement
+SETTING = re.compile(r"(?:timeout|budget|killed at|deadline|limit|floor|default|bounds|at most|target|"
+                     r"issue \d+(?: asks)?:?|<=|>=|≤|≥|within|every)\W{0,3}(?:\w+\W{1,3}){0,2}$", re.I)
 
 
 def sourced_blocks(text):
@@ -103,22 +107,29 @@ def test_quoted_block_comes_from_its_source(doc, src, kind, block, n):
 
 
 def unsourced_figures(text):
-    """Measured figures in running text whose section has no source marker."""
-    problems = []
-    section_has_source = False
-    in_code = False
+    """Measured figures in running text whose section (heading to heading) cites no source."""
+    sections, current = [], []
     for n, line in enumerate(text.splitlines(), 1):
-        if line.startswith("#"):
-            section_has_source = False
-        if SOURCE.search(line):
-            section_has_source = True
-        if line.startswith("```"):
-            in_code = not in_code
+        if line.startswith("#") and current:
+            sections.append(current)
+            current = []
+        current.append((n, line))
+    sections.append(current)
+    problems = []
+    for sec in sections:
+        if any(SOURCE.search(line) for _, line in sec):
             continue
-        if in_code or section_has_source:
-            continue
-        if FIGURE.search(line):
-            problems.append((n, line.strip()[:100]))
+        in_code = False
+        for n, line in sec:
+            if line.startswith("```"):
+                in_code = not in_code
+                continue
+            if in_code:
+                continue
+            for m in FIGURE.finditer(line):
+                if not SETTING.search(line[:m.start()]):
+                    problems.append((n, line.strip()[:100]))
+                    break
     return problems
 
 
