@@ -377,8 +377,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if problem:
             _warn(problem)
             return ExitCode.USAGE
-    if args.command in ("check", "explain", "diff"):  # the commands that start probes
-        _end_with_stackpeel()
+    if argv is None and args.command in ("check", "explain", "diff"):  # the commands that start probes
+        _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
     try:
         return int(handler(args))
     except KeyboardInterrupt:
