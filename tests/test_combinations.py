@@ -237,7 +237,8 @@ def test_check_on_recorded_h200_facts_reports_the_fla_triton_combination_as_bloc
     assert r.facts["versions"]["gpu_cc"] == ["9.0"] and r.facts["versions"]["driver"] == "580.159.04"
     assert r.facts["versions"]["cuda_driver"] == "13.0" and r.facts["versions"]["cuda"] == "13.0"
     text = render(report, "text", width=100)
-    assert "known-bad" in text and "fla-triton-hopper-gated-backward" in text
+    assert "fla-triton-hopper-gated-backward" in text and "triton>=3.7.1" in text  # the root and its fix
+    assert "known-bad combination" in render(report, "text", width=100, verbose=True)
 
 
 def test_check_passes_with_triton_371_on_the_same_h200():

@@ -28,7 +28,8 @@ def recorded() -> Iterator[Tuple[str, str, Dict]]:
     """(where, check id, facts) for every fact set recorded on a real machine."""
     for path in REPORTS:
         for r in json.loads(path.read_text())["results"]:
-            if r["status"] not in ("error", "blocked") and r["facts"]:
+            # facts of probes with no declared shape yet (UNDECLARED below) cannot be checked
+            if r["status"] not in ("error", "blocked") and r["facts"] and r["id"] in F.BY_CHECK:
                 yield f"{path.relative_to(ROOT)}:{r['id']}", r["id"], r["facts"]
     gpu = json.loads((DATA / "gpu" / "h200_recorded.json").read_text())
     for scenario, results in gpu.items():
@@ -62,7 +63,7 @@ def test_every_probe_has_a_declared_shape():
 
 
 #: probes no real machine has recorded yet (the live test below still runs them)
-NOT_RECORDED = {"gpu.nvlink_fabric"}  # needs an NVSwitch machine
+NOT_RECORDED: set = set()  # gpu.nvlink_fabric: recorded on the 1-GPU H200 (fabric state N/A)
 
 
 def test_recorded_facts_cover_every_probe():

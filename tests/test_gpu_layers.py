@@ -164,8 +164,9 @@ no_driver_here = pytest.mark.skipif(os.path.exists("/proc/driver/nvidia/version"
 @no_driver_here
 def test_real_machine_without_gpu_blames_the_missing_driver(stack_python, clean_env):
     report = engine.check(python=stack_python, only=["torch", "gpu", "cuda"], env=clean_env, plugins=False)
-    assert roots(report) == [("gpu.kernel_driver", ["no-nvidia-driver"])]
-    assert "torch.cuda" in symptoms(report, "gpu.kernel_driver")
+    # the stack venv's torch is a +cpu wheel: a root of its own, since no driver would fix it
+    assert roots(report) == [("gpu.kernel_driver", ["no-nvidia-driver"]), ("torch.cuda", ["torch-cpu-only-build"])]
+    assert "cuda.driver_api" in symptoms(report, "gpu.kernel_driver")
     assert report.diagnosis.errors == ()
     root = report.result("gpu.kernel_driver").findings[0]
     assert "No NVIDIA kernel driver" in root.message and "FLA" in root.message and "Triton" in root.message
@@ -680,8 +681,10 @@ def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_lib
     # and runtime_libs.loaded (the libraries torch really loads)
     report = run_fake(root, env, python=stack_python,
                       extra=[ModuleOrigins, runtime_libs_checks.LoadedLibraries, torch_checks.TorchCuda])
-    assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"])]
-    assert set(symptoms(report, "gpu.visible_devices")) == {"cuda.driver_api", "torch.cuda"}
+    # the stack venv's torch is a +cpu wheel: its own root cause, beside the hidden GPUs
+    assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"]),
+                             ("torch.cuda", ["torch-cpu-only-build"])]
+    assert set(symptoms(report, "gpu.visible_devices")) == {"cuda.driver_api"}
     assert report.result("cuda.driver_api").facts["init_error"]["name"] == "CUDA_ERROR_NO_DEVICE"
     assert "hides all 2 GPU(s)" in report.result("gpu.visible_devices").findings[0].message
 
