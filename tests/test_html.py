@@ -126,3 +126,25 @@ def test_report_text_is_escaped():
     text = render(Report.from_dict(raw), "html")
     assert "<script>alert(1)</script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<img src=x" not in text
+
+
+def test_fleet_report(browser, tmp_path):
+    """A fleet of the real H200 validation reports (one node per scenario) as one page."""
+    from stackpeel.fleet import NodeOutcome, merge
+    from stackpeel.render.html import render_fleet_html
+
+    v = ROOT / "docs" / "validation" / "2026-12-01-h200" / "reports"
+    nodes = [NodeOutcome(p.stem, "file", "ok", Report.from_dict(json.loads(p.read_text()))) for p in sorted(v.glob("*.json"))]
+    nodes.append(NodeOutcome("gpu-dead", "ssh", "unreachable", None, "OSError: [Errno 113] No route to host"))
+    page = load(browser, render_fleet_html(merge(nodes)), tmp_path, 1280)
+    assert requests_made(browser) == [page.as_uri()]
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    # four of nine scenarios lack a compiler: that is the majority here, and the others are odd
+    odd = browser.find_element("id", "odd-python-h-hidden")
+    assert "python-headers-missing" in odd.text
+    assert "gpu-dead: unreachable" in browser.find_element("tag name", "main").text
+    # every diagnosed node carries its own graph, with its root outlined
+    section = browser.find_element("id", "node-python-h-hidden")
+    assert section.find_elements("css selector", "a.node.root")
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shoot(browser, "fleet-1280.png")

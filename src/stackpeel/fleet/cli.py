@@ -56,7 +56,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                                          "only for throwaway test rigs)")
     p.add_argument("--no-installed", action="store_true", help="always ship this stackpeel, even where the node "
                                                               "has one installed")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE")
     p.add_argument("--prometheus", metavar="FILE", help="also write node_exporter textfile metrics to FILE")
     k = p.add_argument_group("Kubernetes (see docs/fleet.md)")

@@ -23,6 +23,9 @@ def _wrap(text: str, indent: str, width: int = 80) -> List[str]:
 def render_fleet(rep: FleetReport, fmt: str = "text") -> str:
     if fmt == "json":
         return json.dumps(rep.to_dict(), indent=2, default=str) + "\n"
+    if fmt == "html":
+        from ..render.html import render_fleet_html
+        return render_fleet_html(rep)
     md = fmt == "markdown"
     n = len(rep.nodes)
     answered = sum(o.state == "ok" for o in rep.nodes)

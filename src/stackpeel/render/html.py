@@ -277,3 +277,62 @@ def render_html(report: Report, layers: Iterable[str] = ()) -> str:
     body.extend(_check_section(r, roots, symptom_of) for r in order)
     body.append(f"</main><script>{JS}</script></body></html>")
     return "\n".join(body) + "\n"
+
+
+def render_fleet_html(fleet) -> str:
+    """A fleet report as one self-contained page: the verdict, the odd nodes with what differs,
+    then every node's own graph (folded), drawn by the same layout as ``check``'s page."""
+    from ..registry import LAYERS
+
+    answered = sum(o.state == "ok" for o in fleet.nodes)
+    bad = fleet.exit_code != 0
+    verdict = (f"{len(fleet.nodes)} node(s), {answered} diagnosed; "
+               + ("problems found" if bad else "every node healthy"))
+
+    def sig(s):
+        return ", ".join(s) if s else "healthy (no blocking problem)"
+
+    body = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>stackpeel fleet: {_e(verdict)}</title><style>{CSS}</style></head><body>",
+        "<header><h1>stackpeel fleet</h1>",
+        f'<p class="verdict{" bad" if bad else ""}" role="status">{_e(verdict)}</p>',
+        (f'<p class="meta">stackpeel {_e(fleet.tool_version)}, {_e(fleet.created)}</p>' if fleet.tool_version else "")
+        + "</header><main>",
+    ]
+    if fleet.groups:
+        g0 = fleet.groups[0]
+        body.append(f"<p>Majority ({len(g0.nodes)} of {answered}): <strong>{_e(sig(g0.signature))}</strong></p>")
+    if fleet.odd:
+        body.append('<h2>Odd ones out</h2><ul class="roots">')
+        for o in fleet.odd:
+            diffs = "".join(f"<li><code>{_e(k)}</code>: {_e(b)} (majority: {_e(a)})</li>"
+                            for k, (a, b) in o.profile_diff.items())
+            tops = "".join(f"<li>{_e(t)}</li>" for t in o.top_differences)
+            body.append(f'<li id="odd-{_slug(o.node)}"><a href="#node-{_slug(o.node)}">{_e(o.node)}</a>: '
+                        f"{_e(sig(o.signature))}<ul>{diffs}{tops}</ul></li>")
+        body.append("</ul>")
+    body.append('<h2>Nodes by diagnosis</h2><table><thead><tr><th scope="col">root causes</th>'
+                '<th scope="col">nodes</th></tr></thead><tbody>')
+    for g in fleet.groups:
+        body.append(f"<tr><td>{_e(sig(g.signature))}</td><td>{_e(', '.join(g.nodes))}</td></tr>")
+    body.append("</tbody></table>")
+    missing = tuple(fleet.unreachable) + tuple(fleet.failed)
+    if missing:
+        body.append('<h2>Not diagnosed</h2><ul>')
+        body.extend(f"<li>{_e(o.node)}: {_e(o.state)}: {_e((o.detail or '').splitlines()[-1:] or '')}</li>"
+                    for o in missing)
+        body.append("</ul>")
+    body.append("<h2>Every node</h2>")
+    for o in fleet.nodes:
+        if o.report is None:
+            continue
+        roots = ", ".join(c for rc in o.report.diagnosis.blocking for c in rc.codes) or "no blocking problem"
+        body.append(f'<section class="check" id="node-{_slug(o.node)}"><details><summary><strong>{_e(o.node)}'
+                    f"</strong>: {_e(roots)}</summary>"
+                    f'<div class="graph">{_svg(o.report, LAYERS)}</div></details></section>')
+    body.append("</main></body></html>")
+    return "\n".join(body) + "\n"
