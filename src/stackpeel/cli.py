@@ -198,9 +198,21 @@ def output_problem(output: Optional[str]) -> Optional[str]:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write a whole file or nothing: a temporary file beside it, renamed over it."""
+    """Write a whole file or nothing: a temporary file beside it, renamed over it.
+
+    Only a regular file (or a new one) is replaced: /dev/null, /dev/stdout, a FIFO or a
+    terminal is written to as it is (renaming over /dev/null would replace the device)."""
+    import stat
     import tempfile
 
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
     parent = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".stackpeel-", suffix=".tmp", dir=parent)
     try:
