@@ -389,7 +389,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if problem:
             _warn(problem)
             return ExitCode.USAGE
-    if argv is None and args.command in ("check", "explain", "diff"):  # the commands that start probes
+    as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
+    if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
     try:
         return int(handler(args))
@@ -399,6 +400,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         _stdout_gone()
         return ExitCode.USAGE
+    finally:
+        if as_program:  # a normal end too: what a probe left running (a daemon, an adopted orphan) goes
+            from .runner import hygiene
+
+            hygiene.terminate_all()
 
 
 _ENDING = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
