@@ -86,6 +86,23 @@ def test_output_on_read_only_filesystem(tmp_path):
     assert "no permission" in one_line_error(p)
 
 
+def test_output_to_a_device_or_fifo_is_written_in_place(tmp_path):
+    """-o /dev/null must not replace the device with a regular file (an atomic rename would)."""
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))  # a /dev/null of our own
+    p = stackpeel("check", "--python", sys.executable, *FAST, "-o", str(null))
+    assert p.returncode in (0, 1), p.stderr
+    assert null.is_char_device()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "check", "--python", sys.executable, *FAST,
+                             "--format", "json", "-o", str(fifo)], env=env_with(), stderr=subprocess.PIPE)
+    with open(fifo) as f:
+        json.loads(f.read())
+    assert proc.wait(timeout=120) in (0, 1)
+    assert fifo.is_fifo()
+
+
 def test_diff_output_in_missing_directory(tmp_path):
     line = one_line_error(stackpeel("diff", sys.executable, sys.executable, "-o", str(tmp_path / "no" / "d.txt")))
     assert "does not exist" in line

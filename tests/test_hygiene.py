@@ -176,3 +176,16 @@ def test_nohup_keeps_stackpeel_running_after_its_parent_dies(tmp_path):
     assert wait_for(out.exists, 120), "stackpeel under nohup did not survive its parent"
     assert wait_for(lambda: marked(mark) == [], 30)
     assert sorted(x.name for x in tmpdir.iterdir()) == []
+
+
+def test_a_daemon_left_by_the_target_does_not_outlive_a_normal_run(tmp_path):
+    """A target that answers identification but leaves a double-forked daemon behind (it
+    escapes the process group and the tree): stackpeel, as a subreaper, adopts and ends it."""
+    mark = uuid.uuid4().hex
+    script = tmp_path / "leaky-python"
+    script.write_text(f'#!/bin/sh\n( setsid sleep 1000 </dev/null >/dev/null 2>&1 & )\nexec {sys.executable} "$@"\n')
+    script.chmod(0o755)
+    proc, tmpdir = start(["check", "--python", str(script), "--only", "system.platform", "--fresh"], tmp_path, mark)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 1), err
+    assert_nothing_left(mark, tmpdir)

@@ -198,9 +198,21 @@ def output_problem(output: Optional[str]) -> Optional[str]:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write a whole file or nothing: a temporary file beside it, renamed over it."""
+    """Write a whole file or nothing: a temporary file beside it, renamed over it.
+
+    Only a regular file (or a new one) is replaced: /dev/null, /dev/stdout, a FIFO or a
+    terminal is written to as it is (renaming over /dev/null would replace the device)."""
+    import stat
     import tempfile
 
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
     parent = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".stackpeel-", suffix=".tmp", dir=parent)
     try:
@@ -377,7 +389,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if problem:
             _warn(problem)
             return ExitCode.USAGE
-    if argv is None and args.command in ("check", "explain", "diff"):  # the commands that start probes
+    as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
+    if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
     try:
         return int(handler(args))
@@ -387,6 +400,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         _stdout_gone()
         return ExitCode.USAGE
+    finally:
+        if as_program:  # a normal end too: what a probe left running (a daemon, an adopted orphan) goes
+            from .runner import hygiene
+
+            hygiene.terminate_all()
 
 
 _ENDING = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}

@@ -86,7 +86,16 @@ def run_captured(argv: Sequence[str], timeout: float, env=None, cwd: Optional[st
         rc: Optional[int] = proc.returncode
     except subprocess.TimeoutExpired:
         _kill_tree(proc.pid)
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=2)
+        except subprocess.TimeoutExpired:  # a daemon that left the tree still holds the pipes
+            for pipe in (proc.stdout, proc.stderr):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+            proc.wait()
+            out, err = b"", b""
         rc = None
     finally:
         reap(proc)
