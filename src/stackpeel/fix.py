@@ -278,7 +278,8 @@ def run_step(step: Step, out: TextIO, timeout: float = STEP_TIMEOUT) -> StepResu
     def pump() -> None:
         assert proc.stdout is not None
         for raw in iter(proc.stdout.readline, b""):
-            line = raw.decode("utf-8", "replace").rstrip("\n")
+            # progress meters rewrite their line with CR: keep what a terminal would end up showing
+            line = raw.decode("utf-8", "replace").rstrip("\r\n").split("\r")[-1]
             tail.append(line)
             del tail[:-40]
             out.write(f"    | {line}\n")
