@@ -22,7 +22,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import knowledge as _knowledge
 from .model import ExitCode, Report
-from .remedies import _fill, _fill_loose
+from .knowledge import render_prose
+from .remedies import _fill
 
 __all__ = ["FORMATS", "Need", "needs", "params_of", "render", "add_parser"]
 
@@ -104,7 +105,7 @@ def needs(report: Report, kb: Optional[_knowledge.KnowledgeBase] = None) -> List
     cuda = bool(params.get("torch_cuda_mm"))
     out: List[Need] = []
     for code, spec in kb.codes.items():
-        users = tuple((n["package"], have[n["package"]], _fill_loose(n["why"], params)) for n in spec.needed_by
+        users = tuple((n["package"], have[n["package"]], render_prose(n["why"], params)) for n in spec.needed_by
                       if n["package"] in have and (n.get("when") != "cuda" or cuda))
         if not users:
             continue
