@@ -88,7 +88,7 @@ def inside(root: Path, command: str, *, user: Optional[str] = None, env: Optiona
     if os.path.exists("/etc/resolv.conf"):
         binds.append("(cmp -s /etc/resolv.conf {r}/etc/resolv.conf || cp /etc/resolv.conf {r}/etc/resolv.conf)")
     setup = " && ".join(b.format(r=shlex.quote(str(root))) for b in binds)
-    envs = {"PATH": CLEAN_PATH, "HOME": "/root", "LANG": "C.UTF-8", "PYTHONPATH": "/src/stackpeel/src",
+    envs = {"PATH": CLEAN_PATH, "HOME": f"/home/{user}" if user else "/root", "LANG": "C.UTF-8", "PYTHONPATH": "/src/stackpeel/src",
             "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     inner: List[str] = ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in envs.items()), "/bin/sh", "-c", command]
     if user:

@@ -129,20 +129,34 @@ def test_machine_identity_is_recorded_and_compared():
 # ----------------------------------------------------------------------------- the command, on this host
 
 def _stand_ins(tmp_path: Path) -> Path:
-    """A PATH directory whose apt-get and sudo only record their argv (one file per call)."""
+    """A PATH directory whose apt-get and sudo only record their argv (appended, one
+    element a line, each call ended by a line ``--end--``)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     for name in ("apt-get", "sudo"):
         script = bindir / name
-        script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path}/{name}.$$.argv\n"
-                          "printf 'stand-in %s ran\\n' \"$0\"\nexit 0\n")
+        script.write_text(STAND_IN.format(log=tmp_path / f"{name}.argv"))
         script.chmod(0o755)
     return bindir
 
 
+STAND_IN = "#!/bin/sh\nprintf '%s\\n' \"$@\" --end-- >> {log}\necho \"stand-in $0 ran\"\nexit 0\n"
+
+
+def _split_calls(text: str):
+    calls, cur = [], []
+    for line in text.splitlines():
+        if line == "--end--":
+            calls.append(cur)
+            cur = []
+        else:
+            cur.append(line)
+    return calls
+
+
 def _calls(tmp_path: Path, name: str):
-    files = sorted(tmp_path.glob(f"{name}.*.argv"), key=lambda p: p.stat().st_mtime_ns)
-    return [p.read_text().splitlines() for p in files]
+    log = tmp_path / f"{name}.argv"
+    return _split_calls(log.read_text()) if log.exists() else []
 
 
 def _own_report(tmp_path: Path) -> Path:
@@ -309,16 +323,15 @@ def test_root_not_root_without_sudo_prints_instructions_and_runs_nothing(root):
 @pytest_minroot
 def test_root_not_root_with_sudo_runs_through_sudo(root):
     sudo = root / "usr/local/bin/sudo"
-    sudo.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\" > /tmp/sudo.$$.argv\necho stand-in sudo\nexit 0\n")
+    sudo.write_text(STAND_IN.format(log="/tmp/sudo.argv"))
     sudo.chmod(0o755)
     try:
         p = rootfs.stackpeel(root, ["fix", "--python", "/opt/stack/bin/python", "--yes"], user="tester")
     finally:
         sudo.unlink()
-    calls = [f.read_text().splitlines() for f in sorted((root / "tmp").glob("sudo.*.argv"),
-                                                         key=lambda f: f.stat().st_mtime_ns)]
-    for f in (root / "tmp").glob("sudo.*.argv"):
-        f.unlink()
+    log = root / "tmp" / "sudo.argv"
+    calls = _split_calls(log.read_text()) if log.exists() else []
+    log.unlink(missing_ok=True)
     assert calls == [["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "update"],
                      ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends",
                       "gcc", "libc6-dev", "python3.11-dev", "python3-dev"]], p.stdout
