@@ -100,6 +100,20 @@ def test_plan_on_another_package_manager_runs_nothing_it_was_not_told():
     assert all(i.action == "person" for i in p.items)
 
 
+def test_a_report_cannot_smuggle_options_in_as_package_names():
+    d = json.loads(RECORDED.read_text())
+    for r in d["results"]:
+        for f in r["findings"]:
+            for c in (f.get("remedy") or {}).get("commands", []):
+                if c.get("kind") == "install" and f["code"] == "no-c-compiler":
+                    c["packages"] = ["gcc", "-oAPT::Update::Pre-Invoke::=touch /tmp/pwned"]
+    p = fixmod.plan(Report.from_dict(d), {"pkg_manager": "apt", "is_root": True})
+    cc = next(i for i in p.items if i.code == "no-c-compiler")
+    assert cc.action == "person" and "not package names" in cc.why
+    assert all(not a.startswith("-oAPT") for s in p.steps for a in s.argv)
+    assert p.steps[-1].argv[-2:] == ("python3.11-dev", "python3-dev")  # the honest finding still planned
+
+
 def test_only_selects_codes_anywhere_in_the_report():
     p = fixmod.plan(_recorded(), {"pkg_manager": "apt", "is_root": True}, only=["file-command-missing"])
     assert [i.code for i in p.items] == ["file-command-missing"]  # a degraded root: only when asked

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -54,6 +55,25 @@ _INSTALL: Dict[str, Tuple[str, ...]] = {
 _UPDATE: Dict[str, Tuple[str, ...]] = {"apt": ("apt-get", "update"), "pacman": ("pacman", "-Sy")}
 #: environment the system package manager runs with (no debconf questions without a terminal)
 _PM_ENV: Dict[str, Tuple[str, ...]] = {"apt": ("DEBIAN_FRONTEND=noninteractive",)}
+
+
+#: what a package word may look like: a name with a version or extras, never an option
+#: (a report is data: "-oAPT::Update::Pre-Invoke::=..." as a package name must not reach apt)
+_PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:~=<>!*,\[\]-]*$")
+#: the options the knowledge base's pip/conda package lists use; anything else is refused
+_OPTIONS = {"pip": {"--force-reinstall", "--no-deps", "--no-build-isolation", "--no-cache-dir", "--upgrade", "-U"},
+            "conda": {"-c"}}
+
+
+def _unsafe(manager: str, words: Sequence[str]) -> List[str]:
+    """The words of a package list that are neither a package name nor an allowed option."""
+    allowed = _OPTIONS.get(manager, set())
+    bad, prev = [], ""
+    for w in words:
+        if not (w in allowed or _PACKAGE.match(w) or (prev == "-c" and re.match(r"^[A-Za-z0-9][\w.-]*$", w))):
+            bad.append(w)
+        prev = w
+    return bad
 
 
 @dataclass(frozen=True)
@@ -174,6 +194,12 @@ def plan(report: Report, host: Mapping[str, Any], only: Sequence[str] = ()) -> P
             continue
         system = [c for c in installs if c.manager == pm and pm in _INSTALL]
         envs = [c for c in installs if c.manager in ("pip", "conda")]
+        bad = [w for c in system + envs for w in _unsafe(c.manager, c.packages)]
+        if bad:
+            items.append(Item(action="person", why="refused: the report names packages that are not package names "
+                              f"({', '.join(map(repr, bad[:3]))}); check the report and install by hand",
+                              instructions=all_lines, **base))
+            continue
         if system and sudo is None:
             items.append(Item(action="person", why=f"installing {pm} packages needs root, and this user is not root "
                               "and has no sudo: run the commands as root", instructions=all_lines, **base))
