@@ -100,6 +100,25 @@ def test_plan_on_another_package_manager_runs_nothing_it_was_not_told():
     assert all(i.action == "person" for i in p.items)
 
 
+def test_conda_and_pip_install_into_the_diagnosed_environment_without_sudo():
+    from stackpeel import remedies
+    host = {"pkg_manager": None, "is_root": False, "sudo_path": None, "conda_prefix": "/opt/conda/envs/ml"}
+    d = json.loads(RECORDED.read_text())
+    for r in d["results"]:
+        for f in r["findings"]:
+            if f["code"] == "no-c-compiler":
+                f["remedy"] = remedies.build("no-c-compiler", host, {"python": "/opt/conda/envs/ml/bin/python"}).to_dict()
+            if f["code"] == "python-headers-missing":  # as if triton were missing instead
+                f.update(code="triton-not-installed", remedy=remedies.build(
+                    "triton-not-installed", host, {"python": "/opt/stack/bin/python",
+                                                   "triton_requirement": "triton==3.9.0"}).to_dict())
+    p = fixmod.plan(Report.from_dict(d), host, only=["no-c-compiler", "triton-not-installed"])
+    assert [s.argv for s in p.steps] == [
+        ("conda", "install", "-y", "-p", "/opt/conda/envs/ml", "-c", "conda-forge", "c-compiler"),
+        ("/opt/stack/bin/python", "-m", "pip", "install", "triton==3.9.0")]
+    assert {i.code: i.action for i in p.items} == {"no-c-compiler": "run", "triton-not-installed": "run"}
+
+
 def test_a_report_cannot_smuggle_options_in_as_package_names():
     d = json.loads(RECORDED.read_text())
     for r in d["results"]:

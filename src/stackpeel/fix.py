@@ -193,7 +193,9 @@ def plan(report: Report, host: Mapping[str, Any], only: Sequence[str] = ()) -> P
             items.append(Item(action="person", why=why, instructions=all_lines, **base))
             continue
         system = [c for c in installs if c.manager == pm and pm in _INSTALL]
-        envs = [c for c in installs if c.manager in ("pip", "conda")]
+        # the system's packages, else conda's (alternatives for the same need: never both); pip's always
+        envs = [c for c in installs if c.manager == "pip"
+                or (c.manager == "conda" and not system and host.get("conda_prefix"))]
         bad = [w for c in system + envs for w in _unsafe(c.manager, c.packages)]
         if bad:
             items.append(Item(action="person", why="refused: the report names packages that are not package names "
