@@ -114,7 +114,7 @@ def fresh_root(request):
 @pytest.mark.minroot
 def test_dockerfile_applied_to_a_fresh_root_leaves_no_toolchain_finding(fresh_root):
     root = fresh_root
-    p = rootfs.stackpeel(root, ["export", "--python", "/opt/stack/bin/python", "--format", "dockerfile"])
+    p = rootfs.stackpeel(root, ["export", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--format", "dockerfile"])
     assert p.returncode == 0, p.stderr
     print(p.stdout)
     runs = [ln[4:] for ln in p.stdout.splitlines() if ln.startswith("RUN ")]
@@ -122,7 +122,7 @@ def test_dockerfile_applied_to_a_fresh_root_leaves_no_toolchain_finding(fresh_ro
     for cmd in runs:  # as docker build would: each RUN line by /bin/sh -c, in order
         r = rootfs.inside(root, cmd, env={"DEBIAN_FRONTEND": "noninteractive"}, timeout=1200)
         assert r.returncode == 0, (cmd, r.stdout[-2000:], r.stderr[-2000:])
-    q = rootfs.stackpeel(root, ["check", "--python", "/opt/stack/bin/python", "--format", "json"])
+    q = rootfs.stackpeel(root, ["check", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--format", "json"])
     rep = Report.from_dict(json.loads(q.stdout))
     toolchain = [(r.id, f.code) for r in rep.results if r.layer == "toolchain" for f in r.findings
                  if r.status.value in ("fail", "warn")]

@@ -322,7 +322,7 @@ def _installed(root: Path, binary: str) -> bool:
 
 @pytest_minroot
 def test_root_check_names_both_roots(root):
-    p = rootfs.stackpeel(root, ["check", "--python", "/opt/stack/bin/python", "--format", "json"])
+    p = rootfs.stackpeel(root, ["check", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--format", "json"])
     assert p.returncode == 1, p.stderr[-2000:]
     rep, roots = _codes(p.stdout)
     assert {"no-c-compiler", "python-headers-missing"} <= roots
@@ -331,9 +331,9 @@ def test_root_check_names_both_roots(root):
 
 @pytest_minroot
 def test_root_dry_run_changes_nothing(root):
-    rootfs.stackpeel(root, ["check", "--python", "/opt/stack/bin/python"])  # what a check itself writes
+    rootfs.stackpeel(root, ["check", "--timeout-scale", "4", "--python", "/opt/stack/bin/python"])  # what a check itself writes
     before = rootfs.tree(root)
-    p = rootfs.stackpeel(root, ["fix", "--python", "/opt/stack/bin/python", "--dry-run"])
+    p = rootfs.stackpeel(root, ["fix", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--dry-run"])
     after = rootfs.tree(root)
     assert p.returncode == 1, p.stderr
     assert "apt-get install -y --no-install-recommends gcc libc6-dev python3.11-dev" in p.stdout
@@ -346,7 +346,7 @@ def test_root_dry_run_changes_nothing(root):
 
 @pytest_minroot
 def test_root_not_root_without_sudo_prints_instructions_and_runs_nothing(root):
-    p = rootfs.stackpeel(root, ["fix", "--python", "/opt/stack/bin/python", "--yes"], user="tester")
+    p = rootfs.stackpeel(root, ["fix", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--yes"], user="tester")
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert "not root and has no sudo" in p.stdout
     assert "Nothing here can be run" in p.stdout
@@ -359,7 +359,7 @@ def test_root_not_root_with_sudo_runs_through_sudo(root):
     sudo.write_text(STAND_IN.format(log="/tmp/sudo.argv"))
     sudo.chmod(0o755)
     try:
-        p = rootfs.stackpeel(root, ["fix", "--python", "/opt/stack/bin/python", "--yes"], user="tester")
+        p = rootfs.stackpeel(root, ["fix", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--yes"], user="tester")
     finally:
         sudo.unlink()
     log = root / "tmp" / "sudo.argv"
@@ -376,7 +376,7 @@ def test_root_not_root_with_sudo_runs_through_sudo(root):
 
 @pytest_minroot
 def test_root_fix_yes_installs_with_the_roots_apt_and_the_recheck_passes(root):
-    p = rootfs.stackpeel(root, ["fix", "--python", "/opt/stack/bin/python", "--yes"], timeout=1200)
+    p = rootfs.stackpeel(root, ["fix", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--yes"], timeout=1200)
     print(p.stdout[-6000:])
     assert "| Setting up gcc" in p.stdout  # apt's own output, shown
     lines = {ln.split()[1]: ln.split()[0] for ln in p.stdout.split("Result:")[1].splitlines()
@@ -385,7 +385,7 @@ def test_root_fix_yes_installs_with_the_roots_apt_and_the_recheck_passes(root):
     assert lines["no-nvidia-driver"] == "not-attempted"
     assert p.returncode == 1  # the driver remains: a person's job
     assert _installed(root, "gcc")
-    q = rootfs.stackpeel(root, ["check", "--python", "/opt/stack/bin/python", "--format", "json"])
+    q = rootfs.stackpeel(root, ["check", "--timeout-scale", "4", "--python", "/opt/stack/bin/python", "--format", "json"])
     rep, roots = _codes(q.stdout)
     for cid in ("toolchain.c_compiler", "toolchain.python_headers", "toolchain.extension_build", "triton.build"):
         assert rep.result(cid).status.value == "pass", (cid, rep.result(cid).summary)

@@ -273,6 +273,7 @@ def add_parser(sub) -> None:
     p.add_argument("--from", dest="from_report", metavar="REPORT.json",
                    help="read a saved JSON report instead of checking (works offline, on any machine)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X", help="as for check")
     p.set_defaults(handler=cmd_export)
 
 
@@ -288,7 +289,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         from .engine import check
         from .host import TargetError
         try:
-            report = check(python=args.python)
+            report = check(python=args.python, timeout_scale=args.timeout_scale)
         except TargetError as exc:
             print(f"stackpeel export: cannot diagnose: {exc}", file=sys.stderr)
             return ExitCode.USAGE
