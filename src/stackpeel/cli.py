@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("code", nargs="?", help="show just this code")
     pc.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli"),
-                      ("render", "render.cli")):
+                      ("render", "render.cli"), ("fix", "fix"), ("export", "export")):
         try:
             module = __import__(f"stackpeel.{mod}", fromlist=["add_parser"])
         except ImportError:

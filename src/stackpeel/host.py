@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
@@ -52,9 +53,25 @@ def conda_prefix_of(python: str) -> Optional[str]:
     return None
 
 
+def machine_identity() -> Dict[str, Optional[str]]:
+    """What tells this machine apart from others: systemd's machine id (/etc/machine-id, else
+    D-Bus's copy) and the host name. ``stackpeel fix --from`` compares them with a report's."""
+    mid = None
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(path, encoding="ascii", errors="replace") as f:
+                mid = f.read().strip() or None
+        except OSError:
+            continue
+        if mid:
+            break
+    return {"machine_id": mid, "hostname": socket.gethostname() or None}
+
+
 def detect(python: str) -> Dict[str, Any]:
     osr = os_release()
     return {
+        **machine_identity(),
         "distro_id": osr.get("ID"),
         "distro_like": osr.get("ID_LIKE"),
         "distro_name": osr.get("PRETTY_NAME") or osr.get("NAME"),

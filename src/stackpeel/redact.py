@@ -255,6 +255,10 @@ def identity_values(environ: Mapping[str, str]) -> List[str]:
     for v in (environ.get("USER"), environ.get("LOGNAME")):
         if v and len(v) >= 3 and v != "root":
             vals.append(v)
+    from .host import machine_identity  # the machine id names this machine as surely as its host name
+    mid = machine_identity().get("machine_id")
+    if mid and len(mid) >= 8:
+        vals.append(mid)
     try:
         host = socket.gethostname()
         if host and len(host) >= 3 and host != "localhost":

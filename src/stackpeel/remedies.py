@@ -6,6 +6,7 @@ Pure functions: ``host`` is the dict that :func:`stackpeel.host.detect` returns
 
 from __future__ import annotations
 
+import shlex
 import string
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -64,11 +65,13 @@ def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]
     if host.get("conda_prefix") and "conda" in spec.packages:
         pkgs = _fill(spec.packages["conda"], p)
         if pkgs:
-            commands.append(Command("conda", ENV_MANAGERS["conda"].format(conda_prefix=host["conda_prefix"], packages=pkgs)))
+            commands.append(Command("conda", ENV_MANAGERS["conda"].format(conda_prefix=host["conda_prefix"], packages=pkgs),
+                                    packages=tuple(shlex.split(pkgs)), kind="install"))
     if "pip" in spec.packages:
         pkgs = _fill(spec.packages["pip"], p)
         if pkgs and p.get("python"):
-            commands.append(Command("pip", ENV_MANAGERS["pip"].format(python=p["python"], packages=pkgs)))
+            commands.append(Command("pip", ENV_MANAGERS["pip"].format(python=p["python"], packages=pkgs),
+                                    packages=tuple(shlex.split(pkgs)), kind="install"))
     for manager, template in spec.commands:
         if manager in INSTALL and manager != pm:
             continue  # another distro's command

@@ -103,6 +103,11 @@ class CodeEntry:
     commands: Tuple[Tuple[str, str], ...] = ()
     #: contract for `stackpeel fix`: {"automatic": bool, "why": str, "verify": [check ids]}
     remedy: Mapping[str, Any] = field(default_factory=dict)
+    #: for `stackpeel export`: the installed libraries that need what this code's packages provide,
+    #: each {"package", "why", "when"?} ("when = cuda": only for a CUDA build of torch)
+    needed_by: Tuple[Mapping[str, str], ...] = ()
+    #: for `stackpeel export`: settings outside packages, per target (docker_run, lxc, limits_conf): lists of lines
+    provision: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
     #: for symptoms: codes that can produce it, likeliest first
     caused_by: Tuple[str, ...] = ()
     #: a cause that no failing prerequisite of its check produces or explains (a CPU-only torch
@@ -235,8 +240,10 @@ class KnowledgeBase:
 # ----------------------------------------------------------------------------- loading
 
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
-              "packages", "commands", "remedy", "causes", "caused_by", "standalone", "links", "clues", "source",
+              "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "standalone", "links",
+              "clues", "source",
               "deprecated", "log", "exception"}
+_REMEDY_KEYS = {"automatic", "why", "verify"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source"}
 _EXC_KEYS = {"type", "message"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -310,8 +317,21 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
             isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in commands):
         raise KnowledgeError(f"{where}: commands must be a list of [manager, command] pairs")
     remedy = raw.get("remedy", {})
-    if not isinstance(remedy, dict):
-        raise KnowledgeError(f"{where}: remedy must be a table")
+    if not isinstance(remedy, dict) or set(remedy) - _REMEDY_KEYS or (
+            "automatic" in remedy and not isinstance(remedy["automatic"], bool)):
+        raise KnowledgeError(f"{where}: remedy must be a table of {sorted(_REMEDY_KEYS)} (automatic: true|false)")
+    if remedy.get("automatic") is False and not str(remedy.get("why") or "").strip():
+        raise KnowledgeError(f"{where}: remedy with automatic = false must say why")
+    _strs(remedy.get("verify", []), where, "remedy.verify")
+    needed_by = raw.get("needed_by", [])
+    if not isinstance(needed_by, list) or not all(
+            isinstance(n, dict) and not set(n) - {"package", "why", "when"} and n.get("package") and n.get("why")
+            and all(isinstance(v, str) for v in n.values()) for n in needed_by):
+        raise KnowledgeError(f"{where}: needed_by must be a list of {{package, why, when?}} tables")
+    provision = raw.get("provision", {})
+    if not isinstance(provision, dict):
+        raise KnowledgeError(f"{where}: provision must be a table of line lists")
+    provision = {k: _strs(v, where, f"provision.{k}") for k, v in provision.items()}
     entry_kind = raw["kind"]
     for key in ("message", "consequence", "fix", "title"):
         _check_template(_str(raw, key, where), where, key)
@@ -378,6 +398,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         meaning=_str(raw, "meaning", where), fix=_str(raw, "fix", where), message=_str(raw, "message", where),
         messages=dict(messages), consequence=_str(raw, "consequence", where), packages=dict(packages),
         commands=tuple((m, c) for m, c in commands), remedy=dict(remedy),
+        needed_by=tuple(dict(n) for n in needed_by), provision=provision,
         caused_by=_strs(raw.get("caused_by", []), where, "caused_by"),
         standalone=_flag(raw, "standalone", where),
         links=_strs(raw.get("links", []), where, "links"), clues=_clues(raw.get("clues", []), where),
