@@ -29,10 +29,10 @@ def can_run() -> Optional[str]:
             return f"needs {tool}"
     if not os.path.exists(SSHD):
         return "needs openssh-server (apt-get install openssh-server)"
-    probe = subprocess.run(["ip", "netns", "add", "sp-probe"], capture_output=True, text=True)
+    probe = subprocess.run(["ip", "netns", "add", f"sp-probe{os.getpid()}"], capture_output=True, text=True)
     if probe.returncode != 0:
         return f"cannot create network namespaces: {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", "sp-probe"], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"sp-probe{os.getpid()}"], capture_output=True)
     return None
 
 
@@ -51,11 +51,22 @@ class Host:
 @dataclass
 class Rig:
     workdir: Path
-    subnet: str = "10.231.7"
-    bridge: str = "spbr7"
+    #: per run, so two test runs on one machine never share a bridge, subnet or namespace name
+    tag: int = field(default_factory=lambda: 20 + os.getpid() % 200)
     hosts: List[Host] = field(default_factory=list)
     key: Optional[Path] = None
     _hang: Optional[socket.socket] = None
+
+    @property
+    def subnet(self) -> str:
+        return f"10.231.{self.tag}"
+
+    @property
+    def bridge(self) -> str:
+        return f"spbr{self.tag}"
+
+    def ns(self, name: str) -> str:
+        return f"sp{self.tag}-{name}"
 
     def start(self, envs: Dict[str, Dict[str, str]]) -> "Rig":
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -67,10 +78,10 @@ class Rig:
         for i, (name, env) in enumerate(envs.items(), start=11):
             host = Host(name, f"{self.subnet}.{i}", env)
             self.hosts.append(host)
-            ns = f"sp-{name}"
+            ns = self.ns(name)
             _sh("ip", "netns", "add", ns)
-            _sh("ip", "link", "add", f"spv{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
-            _sh("ip", "link", "set", f"spv{i}", "master", self.bridge, "up")
+            _sh("ip", "link", "add", f"sp{self.tag}v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _sh("ip", "link", "set", f"sp{self.tag}v{i}", "master", self.bridge, "up")
             _sh("ip", "-n", ns, "addr", "add", f"{host.addr}/24", "dev", "eth0")
             _sh("ip", "-n", ns, "link", "set", "eth0", "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
@@ -140,5 +151,5 @@ class Rig:
                 except subprocess.TimeoutExpired:
                     os.killpg(host.proc.pid, signal.SIGKILL)
                     host.proc.wait()
-            subprocess.run(["ip", "netns", "del", f"sp-{host.name}"], capture_output=True)
+            subprocess.run(["ip", "netns", "del", self.ns(host.name)], capture_output=True)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)

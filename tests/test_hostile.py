@@ -225,7 +225,8 @@ def test_relative_python_in_deleted_cwd(tmp_path):
 @needs_unshare
 def test_no_writable_temp_dir(tmp_path):
     """Every candidate temp dir read-only: check says so in one line; run still runs the program."""
-    ro = " && ".join(f"mount -t tmpfs -o ro tmpfs {d}" for d in ("/tmp", "/var/tmp"))
+    # read-only in place (a bind mount remounted ro), so a checkout under /tmp stays visible
+    ro = " && ".join(f"mount --bind {d} {d} && mount -o remount,bind,ro {d}" for d in ("/tmp", "/var/tmp"))
     base = f"{ro} && cd /tmp && TMPDIR=/tmp exec {sys.executable} -m stackpeel "
     env = env_with()
     p = subprocess.run(["unshare", "-m", "sh", "-c", base + f"check --python {sys.executable} {' '.join(FAST)}"],

@@ -38,7 +38,8 @@ _NOISE = re.compile(r"(^|_)(duration|elapsed|seconds|pid|pids|created|time|times
                     r"stdout_tail|stderr_tail|tmp|tmpdir|workdir|gb_per_s|rate|free_bytes|free_inodes|stderr|"
                     r"stdout|traceback|chain|argv|command|cache_files|line|uuid|module)(_s)?$|_s$")
 _VERSION = re.compile(r"(^|_)version$|^versions?$|^(torch|triton|cuda|cudnn|nccl|driver|fla|transformers)$")
-_TEMP = re.compile(r"/tmp/|stackpeel-[A-Za-z0-9_]{4,}")
+#: a random temporary-directory name (tempfile.mkdtemp, pytest's tmp_path): differs every run
+_TEMP = re.compile(r"(?:stackpeel-[a-z0-9_]+-?|tmp|pytest-)[A-Za-z0-9_]{6,}|pytest-\d+|popen-gw\d+")
 _LONG = 160
 
 
@@ -114,7 +115,9 @@ def _is_noise(key: str, a: Any, b: Any) -> bool:
     if _NOISE.search(last):
         return True
     # a temporary directory named differently on each run is not a difference
-    return isinstance(a, str) and isinstance(b, str) and bool(_TEMP.search(a)) and bool(_TEMP.search(b))
+    # the same path but for a random temporary directory's name is not a difference
+    return (isinstance(a, str) and isinstance(b, str) and bool(_TEMP.search(a))
+            and _TEMP.sub("", a) == _TEMP.sub("", b))
 
 
 def _facts_diff(fa: Mapping[str, Any], fb: Mapping[str, Any]) -> List[Tuple[str, Any, Any]]:
