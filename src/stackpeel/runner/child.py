@@ -145,7 +145,13 @@ def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, i
     except OSError as exc:
         return ProbeAnswer(None, ProbeFailure("spawn", detail=f"cannot start {python}: {exc}"),
                            time.monotonic() - start)
-    duration = time.monotonic() - start
+    return read_answer(probe, out_path, out_file, err_file, rc, timed_out, timeout, time.monotonic() - start)
+
+
+def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: Optional[int], timed_out: bool,
+                timeout: float, duration: float) -> ProbeAnswer:
+    """A finished probe's answer file, exit status and output, read into a :class:`ProbeAnswer`
+    (or the failure that explains why there is no answer). Shared by spawned and forked probes."""
     so, se = _tail(out_file), _tail(err_file)
 
     def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:

@@ -36,7 +36,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..model import ProbeFailure
 from . import hygiene
-from .child import BOOTSTRAP, MAX_ANSWER_BYTES, PROBES_DIR, ProbeAnswer, _tail
+from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
@@ -304,36 +304,3 @@ class Zygote:
             hygiene.remove_tempdir(tmp)
 
 
-def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: Optional[int], timed_out: bool,
-                timeout: float, duration: float) -> ProbeAnswer:
-    """The same reading as :func:`.child.run_probe`, for a forked probe."""
-    so, se = _tail(out_file), _tail(err_file)
-
-    def failed(reason: str, detail: str, exit_code: Optional[int] = rc, sig: Optional[int] = None) -> ProbeAnswer:
-        return ProbeAnswer(None, ProbeFailure(reason, exit_code=exit_code, signal=sig, timed_out=timed_out,
-                                              stdout_tail=so, stderr_tail=se, detail=detail), duration, so, se)
-
-    if timed_out:
-        return failed("timeout", f"probe {probe} did not finish within {timeout:g} s and was killed", None)
-    if rc is not None and rc < 0:
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
-    if not out_path.exists():
-        return failed("exit" if rc else "no-output", f"probe {probe} exited with status {rc} without writing its answer")
-    if out_path.stat().st_size > MAX_ANSWER_BYTES:
-        return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
-    try:
-        answer = json.loads(out_path.read_text(encoding="utf-8", errors="replace"))
-        ok = answer["ok"]
-    except (ValueError, KeyError, TypeError) as exc:
-        return failed("bad-output", f"probe {probe} wrote an unreadable answer: {exc}")
-    if not ok:
-        detail = f"{answer.get('type')}: {answer.get('message')}\n{answer.get('traceback', '')}".strip()
-        return failed("probe-exception", detail)
-    facts = answer.get("facts")
-    if not isinstance(facts, dict):
-        return failed("bad-output", f"probe {probe} returned {type(facts).__name__}, not a dict of facts")
-    return ProbeAnswer(facts, None, duration, so, se)
