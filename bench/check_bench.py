@@ -22,9 +22,11 @@ This is not a test: it asserts nothing and prints what it measured.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -99,7 +101,9 @@ def main() -> int:
     ap.add_argument("--label", default="", help="what to call this machine in the output")
     args = ap.parse_args()
 
-    env = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="stackpeel-bench-cache-"))
+    cache_home = tempfile.mkdtemp(prefix="stackpeel-bench-cache-")
+    atexit.register(shutil.rmtree, cache_home, True)  # the bench's private repeat-run cache goes with it
+    env = dict(os.environ, XDG_CACHE_HOME=cache_home)
     sp = [sys.executable, "-m", "stackpeel", "check", "--python", args.python, "--format", "json"]
     runs = {
         "collect_env": [args.python, "-m", "torch.utils.collect_env"],
