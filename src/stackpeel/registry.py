@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 
+import functools
 import importlib
 import inspect
-from typing import Dict, Iterable, List, Optional, Sequence, Type
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Type
 
 from . import knowledge as _knowledge
 from .checks.base import Check
@@ -110,10 +111,20 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _defined_functions(path: str) -> FrozenSet[str]:
+    """Top-level functions a probe module defines, read from its source once per path
+    (several checks share one probe module)."""
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return frozenset(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
 def _probe_problem(cls: Type[Check]) -> Optional[str]:
     """Why ``cls.probe`` ("module.function") cannot run, or None. Reads the probe's source
     (never imports it: probes belong to the target interpreter)."""
-    import ast
     from pathlib import Path
 
     from .runner.child import PROBES_DIR
@@ -123,12 +134,12 @@ def _probe_problem(cls: Type[Check]) -> Optional[str]:
         return "is not 'module.function'"
     path = Path(cls.probes_dir or PROBES_DIR) / (module.replace(".", "/") + ".py")
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = _defined_functions(str(path))
     except OSError:
         return f"names {path}, which does not exist"
     except SyntaxError as exc:
         return f"is in {path}, which does not parse: {exc}"
-    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
+    if function not in defined:
         return f"names a function {function!r} that {path.name} does not define"
     return None
 
