@@ -50,22 +50,6 @@ class Stats:
                 f"({self.slowest_size} bytes)")
 
 
-def mutate_report(mutations):
-    doc = copy.deepcopy(tf.SEED)
-    for path, op, value in mutations:
-        parent = doc
-        try:
-            for key in path[:-1]:
-                parent = parent[key]
-            if op == "delete":
-                del parent[path[-1]]
-            else:
-                parent[path[-1]] = value
-        except (KeyError, IndexError, TypeError):
-            continue
-    return doc
-
-
 def main():
     stats = []
 
@@ -115,7 +99,7 @@ def main():
     @given(st.lists(st.tuples(st.sampled_from(tf.PATHS), st.sampled_from(["delete", "replace"]), tf.JUNK),
                     max_size=12))
     def reports(mutations):
-        doc = mutate_report(mutations)
+        doc = tf.mutate_report(mutations)
         rep.run(tf.load_report, doc, len(repr(doc)))
 
     tf.explain_bytes(b"warm-up: the knowledge base loads once\n")  # not counted as the slowest input

@@ -124,9 +124,9 @@ def load_report(doc) -> None:
         assert isinstance(render_report(report, fmt), str)
 
 
-@CI
-@given(st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(["delete", "replace"]), JUNK), max_size=6))
-def test_report_from_dict_on_mutated_reports(mutations):
+def mutate_report(mutations):
+    """The seed report with (path, "delete" | "replace", value) mutations applied where they fit
+    (also used by bench/fuzz_long.py)."""
     doc = copy.deepcopy(SEED)
     for path, op, value in mutations:
         parent = doc
@@ -139,7 +139,13 @@ def test_report_from_dict_on_mutated_reports(mutations):
                 parent[path[-1]] = value
         except (KeyError, IndexError, TypeError):
             continue
-    load_report(doc)
+    return doc
+
+
+@CI
+@given(st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(["delete", "replace"]), JUNK), max_size=6))
+def test_report_from_dict_on_mutated_reports(mutations):
+    load_report(mutate_report(mutations))
 
 
 @CI
