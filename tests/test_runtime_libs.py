@@ -12,6 +12,7 @@ there, and an import that kills its process with SIGSEGV.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -513,3 +514,28 @@ def test_elf_reader_on_real_truncated_and_hostile_files(tmp_path):
         assert isinstance(out, dict)
     assert rl.family_of("libcudnn_ops.so.9") == "libcudnn" and rl.family_of("libgomp-a34b3233.so.1") == "libgomp"
     assert rl.name_version("libcudart.so.12.4.127") == "12.4.127" and rl.family_of("not-a-library.txt") is None
+
+
+H200_B = Path(__file__).resolve().parent.parent / "docs" / "validation" / "2026-12-01-h200-b" / "loaded" / "s4b_nccl_preload"
+
+
+def test_h200_older_nccl_preloaded_heads_explain_when_confirmed_live():
+    """The real H200 run (docs/validation/2026-12-01-h200-b): an older NCCL (2.21.5, from another
+    installation) in LD_PRELOAD makes `import torch` fail with `libtorch_cuda.so: undefined symbol:
+    ncclCommWindowDeregister`. The log alone names torch's import; the live check of that machine
+    (its recorded report, replayed here) finds the preloaded copy, which then heads the answer
+    and explains the import failure."""
+    from stackpeel.explain.live import confirm
+    from stackpeel.model import Report
+
+    log = (H200_B / "workload.log").read_text()
+    report = Report.from_dict(json.loads((H200_B / "check.json").read_text()))
+    assert report.diagnosis.blocking[0].check_id == "runtime_libs.loaded"
+    expl = explain_text(log)
+    assert {"torch-import-failed", "cuda-library-shadowed"} <= {c.code for c in expl.candidates}
+    out = confirm(expl, python=report.target["python"], check=lambda **kw: report)
+    root = out.candidates[0]
+    assert root.code == "library-shadowed" and root.live.verdict == "confirmed", [c.code for c in out.candidates]
+    assert "LD_PRELOAD puts /usr/local/nccl-2.21.5/lib64/libnccl.so.2" in root.live.detail
+    assert "torch-import-failed" in root.explains
+    assert out.candidates[1].code in ("torch-import-failed", "cuda-library-shadowed")
