@@ -42,7 +42,7 @@ def browser():
 
 def load(browser, html_text, tmp_path, width):
     page = tmp_path / "report.html"
-    page.write_text(html_text.replace(str(ROOT), "<repo>"))  # screenshots name no checkout path
+    page.write_text(html_text.replace(str(ROOT), "&lt;repo&gt;"))  # screenshots name no checkout path
     browser.set_window_size(width, 900)
     browser.get_log("performance")  # drop earlier pages' events
     browser.get(page.as_uri())
@@ -62,10 +62,14 @@ def report_of(name):
     return Report.from_dict(json.loads((H200 / f"{name}.json").read_text()))
 
 
-def shoot(browser, name):
+def shoot(browser, name, height=None):
+    """Save what the window shows (``height``: taller first, from the top of the page)."""
     if os.environ.get("STACKPEEL_SCREENSHOTS"):
         out = ROOT / "docs" / "html"
         out.mkdir(exist_ok=True)
+        if height:
+            browser.set_window_size(browser.get_window_size()["width"], height)
+            browser.execute_script("window.scrollTo(0, 0)")
         browser.save_screenshot(str(out / name))
 
 
@@ -186,7 +190,7 @@ def test_explain_html_of_the_seed_log(browser, tmp_path, width):
     proc = stackpeel("explain", str(log), "--format", "html", "--no-live",
                      env=dict(os.environ, MY_SERVICE_PASSWORD=ENV_SECRET))
     assert proc.returncode == 1, proc.stderr
-    text = proc.stdout.replace(str(tmp_path), "<tmp>")
+    text = proc.stdout.replace(str(tmp_path), "&lt;tmp&gt;")
     # secrets: both lines are shown (as error lines no entry explains), neither secret is
     assert HF_TOKEN not in text and ENV_SECRET not in text
     assert f"HF_TOKEN=&lt;redacted&gt;" in text and "worker &lt;redacted&gt; lost" in text
@@ -209,6 +213,7 @@ def test_explain_html_of_the_seed_log(browser, tmp_path, width):
     first = browser.find_element("css selector", "main section")
     assert first.get_attribute("id") == "code-no-c-compiler"
     assert "stackpeel check --only toolchain.c_compiler" in first.text and "Fix: Install a C compiler" in first.text
+    shoot(browser, f"explain-seed-{width}.png", height=1500)
     # a click on the symptom opens its evidence
     browser.execute_script("document.getElementById('node-fla-cpu-fallback')"
                            ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
@@ -220,7 +225,6 @@ def test_explain_html_of_the_seed_log(browser, tmp_path, width):
     assert "raised while handling the exception at line 12" in exc.text
     assert exc.find_element("css selector", "a").get_attribute("href").endswith("#exc-12")
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
-    shoot(browser, f"explain-seed-{width}.png")
 
 
 def test_explain_html_of_a_symptom_only_log_draws_the_possible_causes(browser, tmp_path):
@@ -292,6 +296,7 @@ def test_diff_html_healthy_against_no_compiler(browser, tmp_path, width):
     b_chain = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
                for e in browser.find_elements("css selector", "#graph-b path.edge.chain")}
     assert {("toolchain.c_compiler", "toolchain.extension_build"), ("triton.kernel_launch", "kernels.fla")} <= b_chain
+    shoot(browser, f"diff-healthy-no-compiler-{width}.png", height=1500)
     # a click on a box selects that check's row in the verdict table
     browser.execute_script("document.getElementById('b-node-kernels-fla')"
                            ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
@@ -299,4 +304,3 @@ def test_diff_html_healthy_against_no_compiler(browser, tmp_path, width):
     ids = browser.execute_script("return Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
     assert len(ids) == len(set(ids)), "every id once (two graphs on one page)"
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
-    shoot(browser, f"diff-healthy-no-compiler-{width}.png")

@@ -24,6 +24,9 @@ from .html import GraphNode, _e, _slug, draw_graph, page
 #: possible causes of a symptom-only log drawn as dashed boxes (the rest are listed)
 MAYBE_NODES = 5
 SEP = " \u00b7 "
+CONFIDENCE = {"stated": "a line of the log names this cause",
+              "inferred": "inferred from a symptom and the log's context, not named by a line",
+              "symptom": "a symptom: what a cause in a lower layer looks like"}
 
 
 def _sec(code: str) -> str:
@@ -135,7 +138,7 @@ def _candidate_section(c: Candidate, top: Candidate, present: Set[str]) -> str:
              f'aria-labelledby="h-{_sec(c.code)}">',
              f'<h3 id="h-{_sec(c.code)}"><span class="badge {classes[0]}">{_e(state.split(SEP)[0])}</span> '
              f"{_e(c.title)} <code>{_e(c.code)}</code></h3>",
-             f'<p class="meta">layer {_e(c.layer)}, {_e(c.kind)}, {_e(c.confidence)}</p>',
+             f'<p class="meta">layer {_e(c.layer)}; {_e(CONFIDENCE.get(c.confidence, c.confidence))}</p>',
              _evidence(c), f"<p>{_e(c.explanation)}</p>" if c.explanation else ""]
     if c.explains:
         parts.append("<p>Explains: " + ", ".join(_code_link(x, present) for x in c.explains) + "</p>")
