@@ -150,3 +150,22 @@ def test_two_real_venvs_that_differ_in_triton(stack_python, triton36_venv):
     assert (first.kind, first.where) == ("version", "triton.import") and first.key in ("version", "dist_version"), \
         cmp.differences[:3]
     assert first.a.startswith("3.9") and first.b == "3.6.0"
+
+
+@pytest.mark.slow
+def test_cli_diff_of_two_real_venvs_names_the_triton_release_first(stack_python, triton36_venv, tmp_path):
+    """The whole `stackpeel diff` on two venv directories (every check, not only triton.import):
+    the same verdicts on both sides, and Triton 3.9.0 -> 3.6.0 is what differs most."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    venvs = [str(Path(p).parent.parent) for p in (stack_python, triton36_venv)]
+    p = subprocess.run([sys.executable, "-m", "stackpeel", "diff", *venvs, "--format", "json"], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert p.returncode == 1, p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    # today both sides get the same verdicts here; should a Triton-3.6 finding ever change one,
+    # that verdict ranks first and the release must still be the first fact
+    first = next(x for x in d["differences"] if x["kind"] != "verdict")
+    assert first["kind"] == "version" and "triton" in first["key"] + first["where"], d["differences"][:3]
+    assert first["a"].startswith("3.9") and first["b"] == "3.6.0"
+    if d["a"]["root_causes"] == d["b"]["root_causes"]:
+        assert d["differences"][0] == first
