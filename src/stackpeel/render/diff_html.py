@@ -12,8 +12,9 @@ wrap and graphs scroll inside their own box, so the page reads at 400 px.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..compare import _show
 from ..model import CheckResult, Report, Status
 from ._shared import header_facts
 from .html import STATUS_LABEL, STATUS_SIGN, _e, _slug, _svg, page
@@ -22,14 +23,6 @@ from .html import STATUS_LABEL, STATUS_SIGN, _e, _slug, _svg, page
 PLACES_OPEN = 12
 #: facts shown per place; the rest are folded
 FACTS_OPEN = 6
-
-
-def _show(v: Any) -> str:
-    if v is None:
-        return "(none)"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return str(v)
 
 
 def _place(where: str) -> str:

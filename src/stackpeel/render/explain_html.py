@@ -16,7 +16,7 @@ page's own markup.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import List, Set, Tuple
 
 from ..explain.reasoning import Candidate, Explanation
 from .html import GraphNode, _e, _slug, draw_graph, page

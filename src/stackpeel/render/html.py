@@ -23,7 +23,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Set, Tuple
 
 from ..model import CheckResult, Report, Status
 from ._shared import evidence_tail, header_facts
