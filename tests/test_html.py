@@ -304,3 +304,30 @@ def test_diff_html_healthy_against_no_compiler(browser, tmp_path, width):
     ids = browser.execute_script("return Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
     assert len(ids) == len(set(ids)), "every id once (two graphs on one page)"
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+def test_explain_and_diff_pages_without_a_cause_or_a_difference_and_hostile_text():
+    from stackpeel.compare import compare, render_comparison
+    from stackpeel.explain import explain_text
+    from stackpeel.explain.render import render as render_explanation
+
+    clean = render_explanation(explain_text("INFO step 1\nINFO step 2\n"), "html")
+    assert "No error in this log. No known problem found." in clean and "<svg" not in clean
+    unknown = explain_text("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+                           "ZeroDivisionError: <script>alert(1)</script>\n")
+    page = render_explanation(unknown, "html")
+    assert f"fingerprint {unknown.fingerprint}" in page and "<svg" not in page
+    assert "<script>alert(1)" not in page and "ZeroDivisionError: &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # a log line that is evidence, with markup in it, stays text
+    hostile = explain_text("RuntimeError: Failed to find C compiler. Please specify via CC environment variable "
+                           "<img src=x onerror=alert(1)>\n")
+    assert hostile.root.code == "no-c-compiler"
+    assert "<img src=x" not in render_explanation(hostile, "html")
+    rep = Report.from_dict(json.loads((H200 / "healthy.json").read_text()))
+    same = render_comparison(compare(rep, rep), "html")
+    assert "No meaningful difference" in same and "What differs" not in same
+    raw = json.loads((H200 / "no-compiler.json").read_text())
+    raw["results"][0]["facts"]["x"] = "</td><script>alert(1)</script>"
+    cmp = compare(rep, Report.from_dict(raw), "<b>A</b>", "B")
+    page = render_comparison(cmp, "html", reports=(rep, Report.from_dict(raw)))
+    assert "<script>alert(1)" not in page and "<b>A</b>" not in page and "&lt;b&gt;A&lt;/b&gt;" in page
