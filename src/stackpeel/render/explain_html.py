@@ -85,8 +85,9 @@ def _role(c: Candidate, top: Candidate, chain: Set[str]) -> Tuple[Tuple[str, ...
         return ("fail", "root"), f"\u2717 ROOT CAUSE \u00b7 {_lines(c)}{live}"
     if c is top:
         return ("fail", "root"), f"\u2717 SYMPTOM \u00b7 {_lines(c)}{live}"
-    if c.code in chain:
-        return ("fail", "chain"), f"\u21b3 symptom \u00b7 {_lines(c)}{live}"
+    if c.code in chain:  # a cause a line names, but one the root explains, is no symptom
+        word = "symptom" if c.kind == "symptom" else "explained"
+        return ("fail", "chain"), f"\u21b3 {word} \u00b7 {_lines(c)}{live}"
     word = "other cause" if c.kind == "root" else "symptom"
     return ("warn",), f"! {word} \u00b7 {_lines(c)}{live}"
 

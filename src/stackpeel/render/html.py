@@ -30,6 +30,7 @@ from ._shared import evidence_tail, header_facts
 
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 190, 46, 24, 46, 16
 LABEL_W = 100  # the layer names' column (RUNTIME_LIBS fits)
+BOW = 30  # how far a line that skips a row bows out past the boxes between (room kept on the right)
 
 STATUS_LABEL = {Status.PASS: "pass", Status.WARN: "warn", Status.FAIL: "FAIL", Status.SKIP: "skip",
                 Status.BLOCKED: "blocked", Status.ERROR: "ERROR"}
@@ -174,7 +175,7 @@ def draw_graph(nodes: Sequence[GraphNode], layers: Sequence[str], chain_edges: S
     to its ``section`` (the page's script opens it). ``prefix`` keeps ids unique when a page
     holds several graphs."""
     pos = layered_layout(nodes, layers)
-    w = max((x for x, _ in pos.values()), default=0) + NODE_W + PAD
+    w = max((x for x, _ in pos.values()), default=0) + NODE_W + PAD + BOW
     h = max((y for _, y in pos.values()), default=0) + NODE_H + PAD
     gid = _slug(prefix)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0f} {h:.0f}" style="--w:{w:.0f}px" role="img" '
@@ -195,8 +196,11 @@ def draw_graph(nodes: Sequence[GraphNode], layers: Sequence[str], chain_edges: S
             y1, y2 = ya, yb + NODE_H
         cls = "edge chain" if (a, b) in chain_edges else ("edge maybe" if (a, b) in maybe_edges else "edge")
         mid = (y1 + y2) / 2
+        c1, c2 = x1, x2
+        if abs(y2 - y1) > NODE_H + GAP_Y and abs(x2 - x1) < NODE_W:  # skips a row: bow past the boxes between
+            c1 = c2 = max(x1, x2) + NODE_W / 2 + BOW * 2
         out.append(f'<path class="{cls}" data-from="{_e(a)}" data-to="{_e(b)}" '
-                   f'd="M{x1:.0f},{y1:.0f} C{x1:.0f},{mid:.0f} {x2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"/>')
+                   f'd="M{x1:.0f},{y1:.0f} C{c1:.0f},{mid:.0f} {c2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"/>')
     for n in nodes:
         if n.id not in pos:
             continue
