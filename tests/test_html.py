@@ -331,3 +331,21 @@ def test_explain_and_diff_pages_without_a_cause_or_a_difference_and_hostile_text
     cmp = compare(rep, Report.from_dict(raw), "<b>A</b>", "B")
     page = render_comparison(cmp, "html", reports=(rep, Report.from_dict(raw)))
     assert "<script>alert(1)" not in page and "<b>A</b>" not in page and "&lt;b&gt;A&lt;/b&gt;" in page
+
+
+@pytest.mark.slow
+def test_explain_html_live_on_the_stack_without_a_compiler(browser, tmp_path, stack_python, nocc_env):
+    """explain's live confirmation, run for real (the stack venv, every C compiler off PATH),
+    shows in the page: the root's box and section say it was confirmed on this machine."""
+    log = seed_log_with_secrets(tmp_path)
+    proc = stackpeel("explain", str(log), "--format", "html", "--python", stack_python, env=nocc_env)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert HF_TOKEN not in proc.stdout
+    page = load(browser, proc.stdout, tmp_path, 1280)
+    assert requests_made(browser) == [page.as_uri()]
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert browser.find_element("css selector", ".verdict").text.startswith("Root cause (confirmed live): no-c-compiler")
+    assert "confirmed" in browser.find_element("id", "node-no-c-compiler").text
+    section = browser.find_element("id", "code-no-c-compiler")
+    assert "Live on this machine: confirmed by toolchain.c_compiler (fail)" in section.text
+    assert "toolchain.c_compiler" in browser.find_element("tag name", "main").text.split("Live checks", 1)[1]
