@@ -15,7 +15,12 @@ edge points down); inside a row, checks are ordered by the mean position of what
 require in the rows above (one barycentre pass, which removes most edge crossings for a
 tower like this one), ties kept in declaration order. Edges run from a requirement down to
 the check that needs it. No layout library is needed for a graph of this shape; a plugin
-layer simply becomes another row.
+layer simply becomes another row. A line that skips a row bows out past the boxes between.
+
+The machinery is shared by every HTML page: :class:`GraphNode` and :func:`draw_graph` draw any
+layered graph (checks here and in ``fleet``; finding codes in ``explain``'s page, see
+:mod:`.explain_html`; both sides' stacks in ``diff``'s, see :mod:`.diff_html`), and
+:func:`page` is the shell (style, script, CSP, the verdict first).
 """
 
 from __future__ import annotations
