@@ -240,6 +240,9 @@ def test_explain_html_of_a_symptom_only_log_draws_the_possible_causes(browser, t
     assert {m.get_attribute("id")[len("node-"):] for m in maybe} <= set(expl.root.could_be)
     dashed = browser.find_elements("css selector", "path.edge.maybe")
     assert {e.get_attribute("data-to") for e in dashed} == {"triton-no-active-driver"}
+    # each possible cause says how to tell whether it is the one
+    driver = browser.find_element("id", "maybe-no-nvidia-driver")
+    assert "stackpeel check --only gpu.kernel_driver" in driver.text
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
 

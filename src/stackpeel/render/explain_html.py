@@ -200,12 +200,17 @@ def render_explanation_html(expl: Explanation) -> str:
                     "<span>! other candidate</span> <span>? possible cause</span></p>")
         body.append(f'<div class="graph">{svg}</div>')
         if maybe:
-            body.append('<h2>Possible causes (not in the log)</h2><ul class="roots">')
+            from ..explain.knowledge import load
+
+            checks = load().checks
+            body.append('<h2>Possible causes (not in the log)</h2><p>On the machine that wrote the log, the '
+                        "check after each one tells whether it is the cause.</p><ul class=\"roots\">")
             for code in maybe:
                 spec = catalogue.get(code)
                 title = spec.title if spec is not None else code
+                confirm = f"<pre>stackpeel check --only {_e(checks[code])}</pre>" if checks.get(code) else ""
                 body.append(f'<li id="maybe-{_slug(code)}"><code>{_e(code)}</code> [{_e(spec.layer if spec else "")}]'
-                            f" {_e(title)}</li>")
+                            f" {_e(title)}{confirm}</li>")
             body.append("</ul>")
         if len(cands) > 1:
             body.append('<h2 id="candidates">The other candidates</h2>')
