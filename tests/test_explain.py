@@ -375,8 +375,9 @@ def test_render_nothing_known_and_bad_format():
     assert "No known problem found" in render(expl, "text")
     assert "No known problem found" in render(expl, "markdown")
     assert json.loads(render(expl, "json"))["root_cause"] is None
+    assert "No known problem found" in render(expl, "html")
     with pytest.raises(ValueError):
-        render(expl, "html")
+        render(expl, "pdf")
 
 
 # -- CLI --------------------------------------------------------------------------------

@@ -136,6 +136,17 @@ def test_real_ssh_fleet_names_the_two_odd_hosts(rig, tmp_path):
     assert "Odd ones out" in text and nocc in text and other in text
     if os.environ.get("STACKPEEL_EVIDENCE_DIR"):  # how docs/validation's fleet output was recorded
         Path(os.environ["STACKPEEL_EVIDENCE_DIR"], "fleet-ssh.txt").write_text(text)
+    # two nodes of the saved report compared (`diff FILE:NODE`): the compiler, then the Triton release
+    def diff(node):
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "diff", f"{out}:{hosts[0]}", f"{out}:{node}",
+                            "--format", "json"], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        assert p.returncode == 1, p.stderr
+        return json.loads(p.stdout)["differences"][0]
+    compiler = diff(nocc)
+    assert (compiler["where"], compiler["why"]) == ("toolchain.c_compiler", "root cause on B"), compiler
+    first = diff(other)
+    assert (first["kind"], first["where"], first["b"]) == ("version", "triton.import", "3.6.0"), first
     metrics = prom.read_text()
     assert f'stackpeel_root_cause{{check="toolchain.c_compiler",code="no-c-compiler",node="{nocc}",severity="blocking"}} 1.0' \
         in metrics

@@ -52,10 +52,14 @@ class Difference:
     b: Any
     score: int
     why: str
+    #: the checks whose verdict differs that this difference can explain: its own check and
+    #: the checks that (transitively) require it; for an environment variable that steers the
+    #: stack, or the Python version, every check whose verdict differs
+    explains: Tuple[str, ...] = ()
 
     def to_dict(self) -> Dict[str, Any]:
         return {"kind": self.kind, "where": self.where, "key": self.key, "a": self.a, "b": self.b,
-                "score": self.score, "why": self.why}
+                "score": self.score, "why": self.why, "explains": list(self.explains)}
 
 
 @dataclass(frozen=True)
@@ -170,8 +174,14 @@ def compare(a: Report, b: Report, a_label: str = "A", b_label: str = "B") -> Com
     upstream: Set[str] = set()
     merged = dict(ra)
     merged.update(rb)
-    for cid in changed:
-        upstream |= _ancestors(merged, cid)
+    order = {cid: i for i, cid in enumerate(list(ra) + [c for c in rb if c not in ra])}
+    below: Dict[str, List[str]] = {}  # check -> the changed checks it can explain
+    for cid in sorted(changed, key=lambda c: order.get(c, 0)):
+        above = _ancestors(merged, cid)
+        upstream |= above
+        for x in above | {cid}:
+            below.setdefault(x, []).append(cid)
+    everything = tuple(sorted(changed, key=lambda c: order.get(c, 0)))
     diffs: List[Difference] = []
     for cid in both:
         x, y = ra[cid], rb[cid]
@@ -182,7 +192,7 @@ def compare(a: Report, b: Report, a_label: str = "A", b_label: str = "B") -> Com
                 "its verdict differs"
             sa = f"{x.status.value}" + (f" ({', '.join(_codes(x))})" if x.findings else "")
             sb = f"{y.status.value}" + (f" ({', '.join(_codes(y))})" if y.findings else "")
-            diffs.append(Difference("verdict", cid, "", sa, sb, 100 if is_root else 60, side))
+            diffs.append(Difference("verdict", cid, "", sa, sb, 100 if is_root else 60, side, tuple(below.get(cid, ()))))
         for key, va, vb in _facts_diff(x.facts, y.facts):
             is_version = bool(_VERSION.search(re.sub(r"\[\d+\]", "", key.rsplit(".", 1)[-1])))
             score = 10 + (25 if is_version and cid not in changed else 0) + (5 if (va is None) != (vb is None) else 0)
@@ -194,7 +204,8 @@ def compare(a: Report, b: Report, a_label: str = "A", b_label: str = "B") -> Com
                 why = "fact of a prerequisite of a check whose verdict differs"
             else:
                 why = "version" if is_version else "fact"
-            diffs.append(Difference("version" if is_version else "fact", cid, key, va, vb, score, why))
+            diffs.append(Difference("version" if is_version else "fact", cid, key, va, vb, score, why,
+                                    tuple(below.get(cid, ()))))
     for where, da, db in (("target", a.target, b.target), ("host", a.host, b.host)):
         for key, va, vb in _facts_diff(da, db):
             last = key.rsplit(".", 1)[-1]
@@ -202,8 +213,8 @@ def compare(a: Report, b: Report, a_label: str = "A", b_label: str = "B") -> Com
             is_version = bool(_VERSION.search(last))
             diffs.append(Difference("version" if is_version else "environment", where, key, va, vb,
                                     score + (20 if is_version else 0), "environment" if score == 3 else
-                                    "environment variable that steers the stack"))
-    order = {cid: i for i, cid in enumerate(list(ra) + [c for c in rb if c not in ra])}
+                                    "environment variable that steers the stack",
+                                    everything if (score > 3 or is_version) else ()))
     diffs.sort(key=lambda d: (-d.score, order.get(d.where, len(order)), d.key))
     return Comparison(
         a_label=a_label, b_label=b_label, differences=tuple(diffs),
@@ -227,11 +238,16 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def render_comparison(cmp: Comparison, fmt: str = "text", limit: int = 12, facts_per_check: int = 4) -> str:
+def render_comparison(cmp: Comparison, fmt: str = "text", limit: int = 12, facts_per_check: int = 4,
+                      reports: Optional[Tuple[Report, Report]] = None) -> str:
     """Text and Markdown group the differences by check, most explanatory check first, and
-    fit 80 columns; JSON keeps every difference."""
+    fit 80 columns; JSON keeps every difference; HTML (:mod:`stackpeel.render.diff_html`) adds
+    both sides' verdicts and graphs when given the two ``reports``."""
     if fmt == "json":
         return json.dumps(cmp.to_dict(), indent=2, default=str) + "\n"
+    if fmt == "html":
+        from .render.diff_html import render_comparison_html
+        return render_comparison_html(cmp, *(reports or (None, None)), limit=limit)
     md = fmt == "markdown"
     lines: List[str] = []
     lines.append(("# " if md else "") + "stackpeel diff")
@@ -277,12 +293,14 @@ def render_comparison(cmp: Comparison, fmt: str = "text", limit: int = 12, facts
 # --------------------------------------------------------------------------- CLI
 
 EPILOG = """\
-A and B are JSON reports saved with `stackpeel check --format json -o FILE`, or interpreters
-(a path to a python, or a venv directory) to diagnose now.
+A and B are JSON reports saved with `stackpeel check --format json -o FILE`, nodes of a
+fleet report saved with `stackpeel fleet --format json -o FILE` (written FILE:NODE), or
+interpreters (a path to a python, or a venv directory) to diagnose now.
 
 examples:
   stackpeel diff works.json broken.json
   stackpeel diff ~/venv-old/bin/python ~/venv-new/bin/python --format markdown
+  stackpeel diff fleet.json:gpu-01 fleet.json:gpu-07 --format html -o diff.html
 
 exit codes: 0 no meaningful difference, 1 differences found, 2 bad input.
 """
@@ -296,9 +314,10 @@ def add_parser(sub):
                                    "in verdicts, versions, facts and environment by how much it can explain "
                                    "the checks that fail on one side only.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", metavar="A", help="report JSON or interpreter (the working side, usually)")
-    p.add_argument("b", metavar="B", help="report JSON or interpreter (the broken side, usually)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("a", metavar="A", help="report JSON, FLEET.json:NODE or interpreter (the working side, usually)")
+    p.add_argument("b", metavar="B", help="report JSON, FLEET.json:NODE or interpreter (the broken side, usually)")
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text",
+                   help="output format (default: text; html: one self-contained page with both sides' graphs)")
     p.add_argument("--all", action="store_true", help="show every difference (default: the 12 most explanatory "
                                                       "places, 4 facts each)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the comparison to FILE")
@@ -306,12 +325,58 @@ def add_parser(sub):
     return p
 
 
-def _load(spec: str) -> Report:
+def _fleet_node(data: Mapping[str, Any], node: str, path: str) -> Report:
+    nodes = data.get("nodes") or []
+    names = [n.get("node") for n in nodes]
+    for n in nodes:
+        if n.get("node") == node:
+            if not n.get("report"):
+                raise ValueError(f"node {node} of {path} has no report ({n.get('state')}: "
+                                 f"{(n.get('detail') or '').strip().splitlines()[-1:] or ''})")
+            return Report.from_dict(n["report"])
+    raise ValueError(f"{path} has no node {node!r}; its nodes: {', '.join(map(str, names)) or 'none'}")
+
+
+def _split_fleet_spec(spec: str) -> Optional[Tuple[str, str]]:
+    """``FILE:NODE`` -> (FILE, NODE) where FILE exists (a node name may hold ':', host:port)."""
     import os
 
-    if os.path.isfile(spec) and not os.access(spec, os.X_OK) or spec.endswith(".json"):
-        with open(spec, encoding="utf-8") as f:
-            return Report.from_dict(json.load(f))
+    at = spec.find(":")
+    while at > 0:
+        if os.path.isfile(spec[:at]):
+            return spec[:at], spec[at + 1:]
+        at = spec.find(":", at + 1)
+    return None
+
+
+def _read_json(path: str) -> Any:
+    from .redact import redact_report_dict
+
+    with open(path, encoding="utf-8") as f:
+        return redact_report_dict(json.load(f))  # a report from elsewhere: secrets out as in every format
+
+
+def _load(spec: str) -> Report:
+    """A side of the comparison: a report JSON, a node of a fleet report, or an interpreter."""
+    import os
+
+    is_file = os.path.isfile(spec)
+    if not is_file and not os.path.isdir(spec):
+        fleet = _split_fleet_spec(spec)
+        if fleet:
+            path, node = fleet
+            data = _read_json(path)
+            if not isinstance(data, Mapping) or data.get("kind") != "fleet":
+                raise ValueError(f"{path} is not a fleet report (FILE:NODE names a node of `stackpeel fleet "
+                                 "--format json`)")
+            return _fleet_node(data, node, path)
+    if is_file and not os.access(spec, os.X_OK) or spec.endswith(".json"):
+        data = _read_json(spec)
+        if isinstance(data, Mapping) and data.get("kind") == "fleet":
+            names = [str(n.get("node")) for n in data.get("nodes") or []]
+            raise ValueError(f"{spec} is a fleet report: name one of its nodes as {spec}:NODE "
+                             f"(nodes: {', '.join(names) or 'none'})")
+        return Report.from_dict(data)
     from .engine import check
 
     python = os.path.join(spec, "bin", "python") if os.path.isdir(spec) else spec
@@ -328,7 +393,7 @@ def cmd_diff(args) -> int:
         return 2
     cmp = compare(a, b, args.a, args.b)
     text = render_comparison(cmp, args.format, limit=10 ** 9 if args.all else 12,
-                             facts_per_check=10 ** 9 if args.all else 4)
+                             facts_per_check=10 ** 9 if args.all else 4, reports=(a, b))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

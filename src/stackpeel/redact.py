@@ -315,6 +315,26 @@ def scrub(obj: Any, values: Iterable[str] = (), shapes: bool = True) -> Any:
     return obj
 
 
+def scrub_fields(obj: Any, values: Iterable[str] = (), shapes: bool = True) -> Any:
+    """A copy of a frozen dataclass tree (``explain``'s :class:`Explanation`) with every string
+    field scrubbed. For renderers whose output is markup (HTML): scrubbing the finished page
+    would also rewrite its own style and script (``--pass:#1a7f37`` reads as a secret pair)."""
+    import dataclasses
+
+    values = list(values)
+    if isinstance(obj, str):
+        return scrub_text(obj, values, shapes)
+    if isinstance(obj, tuple):
+        return tuple(scrub_fields(v, values, shapes) for v in obj)
+    if isinstance(obj, list):
+        return [scrub_fields(v, values, shapes) for v in obj]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: scrub_fields(getattr(obj, f.name), values, shapes) for f in dataclasses.fields(obj)
+                   if f.init}
+        return dataclasses.replace(obj, **changes)
+    return obj
+
+
 def redact_report_dict(data: Mapping[str, Any], environ: Optional[Mapping[str, str]] = None,
                        identity: bool = False) -> Any:
     environ = os.environ if environ is None else environ

@@ -15,6 +15,7 @@ examples:
   some_command 2>&1 | stackpeel explain       read the log from standard input
   stackpeel explain ci.log.gz --no-live       a log from another machine (no local checks)
   stackpeel explain err.txt --format json     machine-readable (has "schema_version")
+  stackpeel explain err.txt --format html > err.html   one page: cause graph, evidence, fix
 
 The log may be a traceback, a pip/gcc build log, a multi-rank training log
 ([rank0]: / 0: prefixes), with colours, CRLF, binary junk or gzip; it is read
@@ -34,8 +35,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "the symptoms it explains and the fix.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", nargs="?", metavar="FILE|-", help="the log file ('-' or nothing: standard input)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                   help="output format (default: text)")
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text",
+                   help="output format (default: text; html: one self-contained page with the cause graph)")
     p.add_argument("--no-live", action="store_true",
                    help="do not run checks on this machine to confirm the candidates")
     p.add_argument("--python", metavar="PATH",
@@ -96,13 +97,17 @@ def run(args) -> int:
     expl = explain(parsed, source=source)
     if not args.no_live and expl.candidates:
         expl = confirm(expl, python=args.python)
-    from ..redact import scrub_output
+    from ..redact import scrub_fields, scrub_output, secret_values
 
     from ..cli import _emit
     from ..render.text import terminal_width
 
+    if args.format == "html":  # markup: its text is scrubbed before it is laid out, not after
+        text = render(scrub_fields(expl, secret_values(os.environ)), "html")
+    else:
+        text = scrub_output(render(expl, args.format, width=terminal_width(sys.stdout)))
     # a closed or full stdout keeps the exit code
-    _emit(scrub_output(render(expl, args.format, width=terminal_width(sys.stdout))), None)
+    _emit(text, None)
     return expl.exit_code
 
 

@@ -1,5 +1,6 @@
 """Renderers of an :class:`~stackpeel.explain.reasoning.Explanation`: pure functions,
-Explanation in, text out. JSON carries ``schema_version``.
+Explanation in, text out. JSON carries ``schema_version``; HTML is drawn by
+:mod:`stackpeel.render.explain_html` with the check page's machinery.
 
 Text follows the rules of the check report (issue 18): the answer first (the root cause and the
 log line that proves it), one fix block, each symptom once, prose wrapped at the width and
@@ -14,7 +15,7 @@ from typing import List, Optional
 
 from .reasoning import Candidate, Explanation
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 #: columns the text is laid out at (the command passes the terminal's)
 WIDTH = 80
 #: evidence text longer than this is shortened in text/markdown (JSON keeps it whole)
@@ -28,6 +29,9 @@ def render(expl: Explanation, fmt: str = "text", width: int = WIDTH) -> str:
         return render_json(expl)
     if fmt == "markdown":
         return render_markdown(expl)
+    if fmt == "html":
+        from ..render.explain_html import render_explanation_html
+        return render_explanation_html(expl)
     raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 
 

@@ -15,19 +15,27 @@ edge points down); inside a row, checks are ordered by the mean position of what
 require in the rows above (one barycentre pass, which removes most edge crossings for a
 tower like this one), ties kept in declaration order. Edges run from a requirement down to
 the check that needs it. No layout library is needed for a graph of this shape; a plugin
-layer simply becomes another row.
+layer simply becomes another row. A line that skips a row bows out past the boxes between.
+
+The machinery is shared by every HTML page: :class:`GraphNode` and :func:`draw_graph` draw any
+layered graph (checks here and in ``fleet``; finding codes in ``explain``'s page, see
+:mod:`.explain_html`; both sides' stacks in ``diff``'s, see :mod:`.diff_html`), and
+:func:`page` is the shell (style, script, CSP, the verdict first).
 """
 
 from __future__ import annotations
 
 import html
 import json
-from typing import Dict, Iterable, List, Mapping, Sequence, Set, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Set, Tuple
 
 from ..model import CheckResult, Report, Status
 from ._shared import evidence_tail, header_facts
 
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 190, 46, 24, 46, 16
+LABEL_W = 100  # the layer names' column (RUNTIME_LIBS fits)
+BOW = 30  # how far a line that skips a row bows out past the boxes between (room kept on the right)
 
 STATUS_LABEL = {Status.PASS: "pass", Status.WARN: "warn", Status.FAIL: "FAIL", Status.SKIP: "skip",
                 Status.BLOCKED: "blocked", Status.ERROR: "ERROR"}
@@ -43,7 +51,7 @@ h1{font-size:1.35em;margin:.3em 0}h2{font-size:1.15em;margin:1.2em 0 .4em}h3{fon
 .verdict{font-weight:600;padding:8px 12px;border-left:6px solid var(--pass);background:#f6f8fa}
 .verdict.bad{border-color:var(--fail)}.meta{color:var(--muted);font-size:.9em}
 .graph{overflow-x:auto;border:1px solid var(--line);border-radius:6px;background:#fbfbfc}
-svg{display:block;max-width:100%;height:auto}
+svg{display:block;width:100%;max-width:var(--w,100%);height:auto}
 .node rect{fill:#fff;stroke:var(--line);stroke-width:1.5}.node text{font-size:12px;fill:var(--fg)}
 .node .st{font-weight:700}.node.pass .st{fill:var(--pass)}.node.warn .st{fill:var(--warn)}
 .node.fail .st{fill:var(--fail)}.node.error .st{fill:var(--error)}.node.skip .st,.node.blocked .st{fill:var(--skip)}
@@ -51,33 +59,38 @@ svg{display:block;max-width:100%;height:auto}
 .node.root rect{stroke-width:4}.node.chain rect{fill:#fff5f5}.node:focus rect,.node:hover rect{stroke:#0969da}
 .node.selected rect{stroke:#0969da;stroke-width:3}
 .edge{stroke:#afb8c1;stroke-width:1.2;fill:none}.edge.chain{stroke:var(--fail);stroke-width:2.5}
+.edge.maybe,.node.maybe rect{stroke-dasharray:5 4}
+table{border-collapse:collapse;width:100%;margin:.4em 0}th,td{border:1px solid var(--line);padding:4px 6px;
+text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f6f8fa}
+ol.evidence{margin:.3em 0;padding-left:0;list-style:none}ol.evidence li{font-family:ui-monospace,monospace;font-size:.85em;
+background:#f6f8fa;padding:4px 8px;margin:2px 0;overflow-wrap:anywhere}
 .layer{font-size:11px;fill:var(--muted);text-transform:uppercase;letter-spacing:.06em}
 .legend{font-size:.85em;color:var(--muted)}.legend span{margin-right:1em}
 section.check{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:8px 0}
 section.check:target,section.check.selected{outline:3px solid #0969da}
-.badge{display:inline-block;font-size:.8em;font-weight:700;padding:0 6px;border-radius:10px;border:1px solid}
+.badge{display:inline-block;font-size:.8em;font-weight:700;padding:0 6px;border-radius:10px;border:1px solid;white-space:nowrap}
 .badge.pass{color:var(--pass)}.badge.warn{color:var(--warn)}.badge.fail{color:var(--fail)}
 .badge.error{color:var(--error)}.badge.skip,.badge.blocked{color:var(--skip)}
 pre{background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-word;font-size:.85em}
 code{font-size:.9em}.fix pre{border-left:4px solid var(--pass)}details summary{cursor:pointer;color:var(--muted)}
 ul.roots li{margin:.3em 0}
-@media (max-width:600px){body{font-size:14px}header,main{padding:8px}.graph svg{min-width:760px;max-width:none}}
+@media (max-width:600px){body{font-size:14px}header,main{padding:8px}.graph svg{min-width:min(760px,var(--w,760px));max-width:none}}
 @media print{.graph{display:none}details{display:block}details>*{display:block}section.check{break-inside:avoid}}
 """
 
 JS = """
 (function(){
-  function show(id){
+  function show(node){
     document.querySelectorAll('.selected').forEach(function(e){e.classList.remove('selected');});
-    var sec=document.getElementById('check-'+id); var node=document.getElementById('node-'+id);
-    if(node){node.classList.add('selected');}
+    node.classList.add('selected');
+    var sec=document.getElementById(node.getAttribute('data-section'));
     if(sec){sec.classList.add('selected'); var d=sec.querySelector('details'); if(d){d.open=true;}
+      var up=sec.parentElement; while(up){if(up.tagName==='DETAILS'){up.open=true;} up=up.parentElement;}
       sec.scrollIntoView({behavior:'smooth',block:'nearest'});}
   }
-  document.querySelectorAll('.node').forEach(function(n){
-    var id=n.getAttribute('data-check');
-    n.addEventListener('click',function(e){e.preventDefault();show(id);});
-    n.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();show(id);}});
+  document.querySelectorAll('.node[data-section]').forEach(function(n){
+    n.addEventListener('click',function(e){e.preventDefault();show(n);});
+    n.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();show(n);}});
   });
 })();
 """
@@ -94,15 +107,16 @@ def _slug(check_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in check_id)
 
 
-def layered_layout(results: Sequence[CheckResult], layers: Sequence[str]) -> Dict[str, Tuple[float, float]]:
-    """Top-left corner of each check's box: one row per layer (a layer whose checks require each
-    other gets one row per step, so every edge runs downwards), barycentre order within a row."""
-    rows: List[List[CheckResult]] = []
+def layered_layout(results: Sequence["CheckResult | GraphNode"], layers: Sequence[str]) -> Dict[str, Tuple[float, float]]:
+    """Top-left corner of each box (a check, or any node with ``id``, ``layer`` and ``requires``):
+    one row per layer (a layer whose boxes require each other gets one row per step, so every edge
+    runs downwards), barycentre order within a row."""
+    rows: List[list] = []
     order = list(layers) + sorted({r.layer for r in results if r.layer not in layers})
     by_id = {r.id: r for r in results}
     depth: Dict[str, int] = {}
 
-    def sub(r: CheckResult) -> int:  # longest chain of requirements inside its own layer
+    def sub(r) -> int:  # longest chain of requirements inside its own layer
         if r.id not in depth:
             depth[r.id] = 0
             same = [by_id[q] for q in r.requires if q in by_id and by_id[q].layer == r.layer]
@@ -118,14 +132,14 @@ def layered_layout(results: Sequence[CheckResult], layers: Sequence[str]) -> Dic
     for y, row in enumerate(rows):
         decl = {r.id: i for i, r in enumerate(row)}
 
-        def centre(r: CheckResult) -> float:
+        def centre(r) -> float:
             xs = [pos[q][0] for q in r.requires if q in pos]
             return sum(xs) / len(xs) if xs else float("inf")
 
         placed = sorted(row, key=lambda r: (centre(r) if centre(r) != float("inf") else decl[r.id] * 1e6,
                                             decl[r.id]))
         row_w = len(placed) * (NODE_W + GAP_X) - GAP_X
-        x0 = PAD + 70 + (width - row_w) / 2
+        x0 = PAD + LABEL_W + (width - row_w) / 2
         for i, r in enumerate(placed):
             pos[r.id] = (x0 + i * (NODE_W + GAP_X), PAD + y * (NODE_H + GAP_Y))
     return pos
@@ -144,54 +158,111 @@ def _chains(report: Report) -> Tuple[Set[str], Set[Tuple[str, str]], Set[str]]:
     return nodes, edges, roots
 
 
-def _svg(report: Report, layers: Sequence[str]) -> str:
-    results = list(report.results)
-    pos = layered_layout(results, layers)
-    chain_nodes, chain_edges, roots = _chains(report)
-    by_id = {r.id: r for r in results}
-    w = max((x for x, _ in pos.values()), default=0) + NODE_W + PAD
+@dataclass(frozen=True)
+class GraphNode:
+    """One box of a layered graph: what ``draw_graph`` needs, whatever the page draws (checks,
+    finding codes). ``requires`` names the boxes drawn above it with a line down to it."""
+
+    id: str
+    layer: str
+    requires: Tuple[str, ...]
+    classes: Tuple[str, ...]  # CSS: a status (pass, fail, ...) and roles (root, chain, maybe)
+    name: str  # first line
+    state: str  # second line: the status in words (never told by colour alone)
+    tip: str  # accessible name and tooltip
+    section: str  # id of the element the box opens
+
+
+def draw_graph(nodes: Sequence[GraphNode], layers: Sequence[str], chain_edges: Set[Tuple[str, str]],
+               title: str, desc: str, prefix: str = "node-", maybe_edges: Set[Tuple[str, str]] = frozenset()) -> str:
+    """The SVG of a layered graph (:func:`layered_layout`): lines from each box to the boxes that
+    require it, the ``chain_edges`` drawn on top in red, ``maybe_edges`` dashed; each box a link
+    to its ``section`` (the page's script opens it). ``prefix`` keeps ids unique when a page
+    holds several graphs."""
+    pos = layered_layout(nodes, layers)
+    w = max((x for x, _ in pos.values()), default=0) + NODE_W + PAD + BOW
     h = max((y for _, y in pos.values()), default=0) + NODE_H + PAD
-    n_fail = sum(r.status in (Status.FAIL, Status.ERROR) for r in results)
-    desc = (f"Dependency graph of {len(results)} checks, {n_fail} failing or not completed; "
-            f"root causes: {', '.join(sorted(roots)) or 'none'}. The same information is listed below the graph.")
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0f} {h:.0f}" role="img" '
-           f'aria-labelledby="graph-title graph-desc"><title id="graph-title">stackpeel check graph</title>'
-           f'<desc id="graph-desc">{_e(desc)}</desc>']
+    gid = _slug(prefix)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0f} {h:.0f}" style="--w:{w:.0f}px" role="img" '
+           f'aria-labelledby="{gid}title {gid}desc"><title id="{gid}title">{_e(title)}</title>'
+           f'<desc id="{gid}desc">{_e(desc)}</desc>']
     seen_layers: Set[str] = set()
-    for r in results:
-        if r.layer not in seen_layers and r.id in pos:
-            seen_layers.add(r.layer)
-            out.append(f'<text class="layer" x="{PAD}" y="{pos[r.id][1] + NODE_H / 2 + 4:.0f}">{_e(r.layer)}</text>')
+    for n in nodes:
+        if n.layer not in seen_layers and n.id in pos:
+            seen_layers.add(n.layer)
+            out.append(f'<text class="layer" x="{PAD}" y="{pos[n.id][1] + NODE_H / 2 + 4:.0f}">{_e(n.layer)}</text>')
     # edges first, chains last so they are drawn on top
-    edge_list = [(q, r.id) for r in results for q in r.requires if q in pos and r.id in pos]
+    edge_list = [(q, n.id) for n in nodes for q in n.requires if q in pos and n.id in pos]
     edge_list.sort(key=lambda e: e in chain_edges)
     for a, b in edge_list:
         (xa, ya), (xb, yb) = pos[a], pos[b]
         x1, y1, x2, y2 = xa + NODE_W / 2, ya + NODE_H, xb + NODE_W / 2, yb
-        cls = "edge chain" if (a, b) in chain_edges else "edge"
+        if y2 < y1:  # a line to a box in a row above: from its top to the other's bottom
+            y1, y2 = ya, yb + NODE_H
+        cls = "edge chain" if (a, b) in chain_edges else ("edge maybe" if (a, b) in maybe_edges else "edge")
         mid = (y1 + y2) / 2
+        c1, c2 = x1, x2
+        if abs(y2 - y1) > NODE_H + GAP_Y and abs(x2 - x1) < NODE_W:  # skips a row: bow past the boxes between
+            c1 = c2 = max(x1, x2) + NODE_W / 2 + BOW * 2
         out.append(f'<path class="{cls}" data-from="{_e(a)}" data-to="{_e(b)}" '
-                   f'd="M{x1:.0f},{y1:.0f} C{x1:.0f},{mid:.0f} {x2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"/>')
-    for r in results:
-        if r.id not in pos:
+                   f'd="M{x1:.0f},{y1:.0f} C{c1:.0f},{mid:.0f} {c2:.0f},{mid:.0f} {x2:.0f},{y2:.0f}"/>')
+    for n in nodes:
+        if n.id not in pos:
             continue
-        x, y = pos[r.id]
+        x, y = pos[n.id]
+        name = n.name if len(n.name) <= 27 else n.name[:25] + "\u2026"
+        out.append(
+            f'<a class="{" ".join(("node",) + n.classes)}" id="{prefix}{_slug(n.id)}" data-section="{_e(n.section)}" '
+            f'href="#{_e(n.section)}" tabindex="0" role="button" aria-label="{_e(n.tip)}">'
+            f'<title>{_e(n.tip)}</title>'
+            f'<rect x="{x:.0f}" y="{y:.0f}" width="{NODE_W}" height="{NODE_H}" rx="6"/>'
+            f'<text x="{x + 8:.0f}" y="{y + 18:.0f}">{_e(name)}</text>'
+            f'<text class="st" x="{x + 8:.0f}" y="{y + 36:.0f}">{_e(n.state)}</text></a>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _svg(report: Report, layers: Sequence[str], prefix: str = "node-",
+         section: Callable[[str], str] = lambda cid: "check-" + _slug(cid)) -> str:
+    """A report's checks as a graph: coloured and labelled by status, roots outlined, each root's
+    symptom paths in red."""
+    results = list(report.results)
+    chain_nodes, chain_edges, roots = _chains(report)
+    nodes = []
+    for r in results:
         st = r.status
-        classes = ["node", st.value] + (["root"] if r.id in roots else []) + (["chain"] if r.id in chain_nodes else [])
         codes = ", ".join(f.code for f in r.findings)
         tip = f"{r.id}: {STATUS_LABEL[st]}" + (" (root cause)" if r.id in roots else "") + \
               (f" [{codes}]" if codes else "") + f". {r.summary}"
-        name = r.id if len(r.id) <= 27 else r.id[:25] + "\u2026"
-        status_text = f"{STATUS_SIGN[st]} {STATUS_LABEL[st]}" + ("  ROOT CAUSE" if r.id in roots else "")
-        out.append(
-            f'<a class="{" ".join(classes)}" id="node-{_slug(r.id)}" data-check="{_slug(r.id)}" '
-            f'href="#check-{_slug(r.id)}" tabindex="0" role="button" aria-label="{_e(tip)}">'
-            f'<title>{_e(tip)}</title>'
-            f'<rect x="{x:.0f}" y="{y:.0f}" width="{NODE_W}" height="{NODE_H}" rx="6"/>'
-            f'<text x="{x + 8:.0f}" y="{y + 18:.0f}">{_e(name)}</text>'
-            f'<text class="st" x="{x + 8:.0f}" y="{y + 36:.0f}">{_e(status_text)}</text></a>')
-    out.append("</svg>")
-    return "".join(out)
+        nodes.append(GraphNode(
+            r.id, r.layer, tuple(r.requires),
+            (st.value,) + (("root",) if r.id in roots else ()) + (("chain",) if r.id in chain_nodes else ()),
+            r.id, f"{STATUS_SIGN[st]} {STATUS_LABEL[st]}" + ("  ROOT CAUSE" if r.id in roots else ""), tip,
+            section(r.id)))
+    n_fail = sum(r.status in (Status.FAIL, Status.ERROR) for r in results)
+    desc = (f"Dependency graph of {len(results)} checks, {n_fail} failing or not completed; "
+            f"root causes: {', '.join(sorted(roots)) or 'none'}. The same information is listed below the graph.")
+    return draw_graph(nodes, layers, chain_edges, "stackpeel check graph", desc, prefix)
+
+
+def page(command: str, verdict: str, bad: bool, meta_html: str, main: Iterable[str], script: bool = True) -> str:
+    """The shell every HTML page shares: one file, inline style and script, a CSP that forbids
+    every other source, the verdict first (as a status for screen readers)."""
+    body = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>stackpeel {_e(command)}: {_e(verdict)}</title><style>{CSS}</style></head><body>",
+        "<header>",
+        f"<h1>stackpeel {_e(command)}</h1>",
+        f'<p class="verdict{" bad" if bad else ""}" role="status">{_e(verdict)}</p>',
+        meta_html,
+        "</header><main>",
+    ]
+    body.extend(main)
+    body.append("</main>" + (f"<script>{JS}</script>" if script else "") + "</body></html>")
+    return "\n".join(body) + "\n"
 
 
 def _facts_block(facts: Mapping[str, object]) -> str:
@@ -253,19 +324,7 @@ def render_html(report: Report, layers: Iterable[str] = ()) -> str:
                               f'<code>{_e(", ".join(rc.codes))}</code> ({kind}), explains '
                               f'{len(rc.symptoms)} symptom{"s" if len(rc.symptoms) != 1 else ""}</li>')
     legend = " ".join(f'<span>{STATUS_SIGN[s]} {STATUS_LABEL[s]}</span>' for s in Status)
-    body = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>stackpeel check: {_e(verdict)}</title><style>{CSS}</style></head><body>",
-        "<header>",
-        "<h1>stackpeel check</h1>",
-        f'<p class="verdict{" bad" if bad else ""}" role="status">{_e(verdict)}</p>',
-        f'<p class="meta">Target: {_e(target)}<br>Platform: {_e(platform)}<br>'
-        f"stackpeel {_e(report.tool_version)}, {_e(report.created)}, {report.duration_s:.1f} s</p>",
-        "</header><main>",
-    ]
+    body = []
     if root_items:
         body.append('<h2>Root causes</h2><ul class="roots">' + "".join(root_items) + "</ul>")
     body.append('<h2 id="graph">The stack</h2>')
@@ -275,8 +334,9 @@ def render_html(report: Report, layers: Iterable[str] = ()) -> str:
     body.append("<h2>Every check</h2>")
     order = sorted(report.results, key=lambda r: (r.id not in roots, r.status in (Status.PASS, Status.SKIP)))
     body.extend(_check_section(r, roots, symptom_of) for r in order)
-    body.append(f"</main><script>{JS}</script></body></html>")
-    return "\n".join(body) + "\n"
+    meta = (f'<p class="meta">Target: {_e(target)}<br>Platform: {_e(platform)}<br>'
+            f"stackpeel {_e(report.tool_version)}, {_e(report.created)}, {report.duration_s:.1f} s</p>")
+    return page("check", verdict, bad, meta, body)
 
 
 def render_fleet_html(fleet) -> str:
@@ -292,17 +352,8 @@ def render_fleet_html(fleet) -> str:
     def sig(s):
         return ", ".join(s) if s else "healthy (no blocking problem)"
 
-    body = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>stackpeel fleet: {_e(verdict)}</title><style>{CSS}</style></head><body>",
-        "<header><h1>stackpeel fleet</h1>",
-        f'<p class="verdict{" bad" if bad else ""}" role="status">{_e(verdict)}</p>',
-        (f'<p class="meta">stackpeel {_e(fleet.tool_version)}, {_e(fleet.created)}</p>' if fleet.tool_version else "")
-        + "</header><main>",
-    ]
+    body: List[str] = []
+    meta = f'<p class="meta">stackpeel {_e(fleet.tool_version)}, {_e(fleet.created)}</p>' if fleet.tool_version else ""
     if fleet.groups:
         g0 = fleet.groups[0]
         body.append(f"<p>Majority ({len(g0.nodes)} of {answered}): <strong>{_e(sig(g0.signature))}</strong></p>")
@@ -333,6 +384,5 @@ def render_fleet_html(fleet) -> str:
         roots = ", ".join(c for rc in o.report.diagnosis.blocking for c in rc.codes) or "no blocking problem"
         body.append(f'<section class="check" id="node-{_slug(o.node)}"><details><summary><strong>{_e(o.node)}'
                     f"</strong>: {_e(roots)}</summary>"
-                    f'<div class="graph">{_svg(o.report, LAYERS)}</div></details></section>')
-    body.append("</main></body></html>")
-    return "\n".join(body) + "\n"
+                    f'<div class="graph">{_svg(o.report, LAYERS, prefix=_slug(o.node) + "-node-")}</div></details></section>')
+    return page("fleet", verdict, bad, meta, body, script=False)
