@@ -19,6 +19,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import combinations as _combinations
+from .. import facts as _facts
 from ..model import Severity
 from .base import Check
 
@@ -79,6 +80,7 @@ class KnownCombinations(Check):
     # CPU-only box, transformers refusing this torch is no symptom of the missing driver).
     # The probe reads GPUs and driver through NVML itself.
     probe = "config.versions"
+    facts = _facts.ConfigVersionsFacts
     timeout = 20.0
     codes = ("known-bad-combination", "fla-triton-hopper-gated-backward")
 
@@ -317,6 +319,7 @@ class CompilerEnvironment(Check):
     title = "CC and CXX name usable compilers"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable",)
 
@@ -335,6 +338,7 @@ class CudaHomeEnvironment(Check):
     title = "CUDA_HOME and CUDA_PATH name a CUDA toolkit"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable",)
 
@@ -356,6 +360,7 @@ class Environment(Check):
     title = "Environment variables for the loader, extension builds and torch"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-library-path-missing", "env-torch-cuda-arch-list-invalid", "env-alloc-conf-invalid",
              "env-nvidia-visible-devices-none", "env-switch-set")
@@ -402,6 +407,7 @@ class TritonEnvironment(Check):
     title = "Environment variables Triton reads"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable", "env-switch-set")
 
@@ -425,6 +431,7 @@ class NcclEnvironment(Check):
     title = "Environment variables NCCL and gloo read"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-nccl-socket-ifname-no-match", "env-nccl-ib-hca-no-match", "env-switch-set")
 
@@ -455,7 +462,7 @@ class NcclEnvironment(Check):
         switches = [v for v in SWITCHES if v.startswith("NCCL_")]
         findings += _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env, switches)
         checked = [v for v in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA"] + switches if v in env]
-        return _verdict(ctx, findings, checked, {"checked": checked, "interfaces": names})
+        return _verdict(ctx, findings, checked, {"checked": checked, "interface_names": names})
 
 
 def _verdict(ctx, pairs, checked, keep):
@@ -482,6 +489,7 @@ class ModuleOrigins(Check):
     title = "Stack packages load from their installed distributions"
     layer = "config"
     probe = "config.module_origins"
+    facts = _facts.ConfigModuleOriginsFacts
     probe_options = _CallerCwd()
     timeout = 20.0
     codes = ("module-shadowed",)

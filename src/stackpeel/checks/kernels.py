@@ -336,6 +336,7 @@ class TorchCompileOp(Check):
     # not torch.cuda: the CPU op runs without CUDA, and a compile failure there is the toolchain's
     requires = ("toolchain.extension_build",)
     probe = "kernels.torch_compile_op"
+    facts = _facts.KernelsTorchCompileFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True
@@ -365,6 +366,7 @@ class FlaOps(Check):
     layer = "kernels"
     requires = ("kernels.fla",)
     probe = "kernels.fla_ops"
+    facts = _facts.KernelsFlaOpsFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True
@@ -404,6 +406,7 @@ class CausalConv1dOps(Check):
     layer = "kernels"
     requires = ("kernels.causal_conv1d",)
     probe = "kernels.causal_conv1d_ops"
+    facts = _facts.KernelsCausalConv1dOpsFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True

@@ -21,6 +21,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .. import facts as _facts
 from ..model import Finding, Severity
 from .base import Check, Context, version_tuple
 
@@ -93,6 +94,7 @@ class LoadedLibraries(Check):
     title = "Libraries the stack really loads (CUDA, cuDNN, NCCL, OpenMP, C++ runtime)"
     layer = "runtime_libs"
     probe = "runtime_libs.loaded_libs"
+    facts = _facts.RuntimeLibsLoadedFacts
     timeout = 150.0
     probe_options = {"budget_s": 120}
     # forked from the interpreter that imported torch (and triton) once (runner/zygote.py): the
