@@ -607,7 +607,7 @@ class GpuNvlinkFabricFacts(_GpuNvlinkFabricFactsOptional):
 
     nvidia_smi: Optional[str]
     nvswitch_nodes: Optional[List[Any]]
-    fabric_manager_pids: List[Any]
+    fabric_manager_pids: Optional[List[Any]]  # None when /proc cannot be listed
 
 
 class _ConfigVersionsFactsOptional(TypedDict, total=False):
