@@ -140,9 +140,12 @@ def test_live_facts_of_a_bare_interpreter_fit(other_python, clean_env):
 
 from stackpeel.checks.base import FactsShapeError  # noqa: E402
 from stackpeel.checks.toolchain import PythonHeaders  # noqa: E402
-from stackpeel.model import Status  # noqa: E402
+from stackpeel.diagnosis import diagnose  # noqa: E402
+from stackpeel.model import Report, Status  # noqa: E402
+from stackpeel.render.text import render_text  # noqa: E402
 from stackpeel.runner import run_checks  # noqa: E402
 
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 HOST = {"os": "linux", "distro_id": "debian", "package_manager": "apt", "is_root": True}
 
 
@@ -179,6 +182,7 @@ def _headers_check(shape):
 def test_facts_that_do_not_fit_are_an_error_naming_the_key(shape, named, stack_python, monkeypatch):
     """In production a mismatch is the check's ``error`` result, naming the key; evaluate
     never sees the facts (no silent None)."""
+    jsonschema = pytest.importorskip("jsonschema")
     monkeypatch.delenv("STACKPEEL_STRICT_FACTS")
     cls, evaluated = _headers_check(shape)
     [res] = run_checks([cls], stack_python, HOST, {"python": stack_python})
@@ -186,6 +190,13 @@ def test_facts_that_do_not_fit_are_an_error_naming_the_key(shape, named, stack_p
     assert res.failure.reason == "facts-shape" and named in res.failure.detail
     assert res.facts["include_dir"]  # the probe's answer stays as evidence
     assert evaluated == []
+    # the report holding it is valid, counts it among the checks that could not complete, and says which key
+    report = Report(tool_version="test", created="2026-12-01T00:00:00+00:00",
+                    target={"python": stack_python, "source": "--python"},
+                    host=HOST, results=(res,), diagnosis=diagnose([res]))
+    jsonschema.validate(report.to_dict(), SCHEMA)
+    assert report.diagnosis.errors == ("toolchain.python_headers",)
+    assert named in render_text(report, width=200)
 
 
 def test_strict_mode_raises_on_a_mismatch_and_an_undeclared_key(stack_python):
