@@ -308,9 +308,9 @@ def _deep_verdict(check, facts, ctx, failure, wrong):
     seconds, or the first failing step as a finding: ``wrong(failed, lib, evidence, params)``
     when its result was off the reference, else ``failure(failed, lib, evidence, params)``;
     ``params`` are the observed values the knowledge base's messages name."""
-    if facts.get("skipped"):
+    if facts["skipped"]:
         return ctx.skip(facts["skipped"])
-    steps = facts.get("steps") or []
+    steps = facts["steps"] or []
     lib = check.library(facts)
     failed = next((s for s in steps if not s.get("ok")), None)
     if failed is None:
@@ -318,7 +318,7 @@ def _deep_verdict(check, facts, ctx, failure, wrong):
     err = failed.get("error") or {}
     params = {"library": lib, "op": check.op, "step": failed.get("name"), "error": exc_line(err),
               "raised_in": err.get("raised_in"), "timings": _seconds(steps), "numbers": _numbers(failed),
-              "device": facts.get("device") or str(failed.get("name", "")).split(":", 1)[0]}
+              "device": str(failed.get("name", "")).split(":", 1)[0]}
     if failed.get("wrong_result"):
         return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", wrong(failed, lib, exc_text(err), params))
     return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}",
