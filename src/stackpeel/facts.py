@@ -3,12 +3,17 @@
 Probes run in the target interpreter and return plain JSON; these declarations are the
 contract between a probe, its check's ``evaluate`` and the checks that read its facts
 through ``ctx.dep(...)``. ``Check.facts`` names the TypedDict of the check's probe.
-tests/test_facts.py validates the facts recorded on real machines (tests/data/ and the
-committed reports in docs/validation/) against them, so a renamed or dropped key fails a
-test instead of silently reading as ``None``.
 
-Required keys are the ones the probe always sets (probes start from a full dict of
-defaults); ``NotRequired`` keys (the ``...Optional`` base) appear on some paths only.
+The runner validates every answer with :func:`problems` before ``evaluate`` runs
+(runner/scheduler.py): a missing required key or a value of another type makes the check's
+result ``error`` naming the key, so ``evaluate`` reads required keys as ``facts["key"]``.
+tests/test_facts.py validates the facts recorded on real machines (tests/data/ and the
+committed reports in docs/validation/) and the probes' live answers against them, so a
+renamed or dropped key fails a test instead of silently reading as ``None``.
+
+Required keys are the ones the probe sets on every path, "not installed" and early
+returns included (written from the probe's code, not only from what recordings hold);
+``NotRequired`` keys (the ``...Optional`` base) appear on some paths only.
 Checks may add derived keys in their verdict: those are not the probe's and are not listed.
 """
 
