@@ -82,6 +82,30 @@ def test_recorded_facts_fit_their_declared_shape(where, cid, facts):
     assert [p for p in F.problems(F.BY_CHECK[cid], facts) if not p.startswith(overwritten or ("\0",))] == []
 
 
+def _reports_results():
+    for path in REPORTS:
+        report = json.loads(path.read_text())
+        by_id = {r["id"]: r for r in report["results"]}
+        for r in report["results"]:
+            if r["status"] not in ("error", "blocked") and r["facts"]:
+                yield path, report, by_id, r
+
+
+def test_recorded_reports_hold_no_undeclared_probe_keys():
+    """A report's facts are the probe's answer plus what evaluate derived: every other key
+    (one a probe writes on the H200 that no shape declares) is found here, not on a user's machine."""
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    undeclared = {}
+    for path, report, by_id, r in _reports_results():
+        cls = classes[r["id"]]
+        deps = {q: by_id[q]["facts"] for q in cls.requires if q in by_id}
+        derived = cls().evaluate(r["facts"], Context(report["host"], report["target"], deps)).facts
+        extra = set(r["facts"]) - set(F._hints(cls.facts)) - set(derived)
+        if extra:
+            undeclared[f"{path.relative_to(ROOT)}:{r['id']}"] = sorted(extra)
+    assert undeclared == {}
+
+
 def test_a_renamed_key_is_caught():
     where, cid, facts = next(r for r in RECORDED if r[1] == "torch.cuda")
     renamed = dict(facts)
