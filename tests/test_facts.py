@@ -115,6 +115,18 @@ def test_a_renamed_key_is_caught():
     assert F.problems(F.TorchCudaFacts, wrong) == ["'device_count' is str, declared typing.Optional[int]"]
 
 
+def test_a_renamed_key_inside_a_device_entry_is_caught():
+    """cuda.driver_api's devices are a contract of their own (CONTRACT.md): other checks and
+    probes read their cc; a probe renaming it fails here and is an error result at runtime."""
+    where, cid, facts = next(r for r in RECORDED if r[1] == "cuda.driver_api" and len(r[2]["devices"]) >= 2)
+    assert F.problems(F.CudaDriverApiFacts, facts) == []
+    devices = [dict(d) for d in facts["devices"]]
+    devices[1]["compute_capability"] = devices[1].pop("cc")
+    devices[0]["cc_major"] = "9"
+    assert F.problems(F.CudaDriverApiFacts, dict(facts, devices=devices)) == [
+        "'devices'[0]: 'cc_major' is str, declared typing.Optional[int]", "'devices'[1]: missing key 'cc'"]
+
+
 def _validated(report):
     """Results whose probe answered (the runner validated those facts before evaluate)."""
     shaped = [r for r in report.results if r.id in F.BY_CHECK and r.facts]

@@ -130,6 +130,19 @@ class GpuVisibleDevicesFacts(_GpuVisibleDevicesFactsOptional):
     pytorch_nvml_based_cuda_check: Any
 
 
+class CudaDeviceFacts(TypedDict):
+    """One entry of ``cuda.driver_api``'s ``devices`` (cuDeviceGet*, cuda_driver.py); the ``None``
+    values and ``error`` when a call failed for that device."""
+
+    cc: Optional[str]
+    cc_major: Optional[int]
+    cc_minor: Optional[int]
+    error: Optional[Dict[str, Any]]
+    index: int
+    name: Optional[str]
+    total_memory: Optional[int]
+
+
 class _CudaDriverApiFactsOptional(TypedDict, total=False):
     device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
@@ -140,7 +153,7 @@ class CudaDriverApiFacts(_CudaDriverApiFactsOptional):
     container: Optional[str]
     cuda_visible_devices: Optional[str]
     device_count: Optional[int]
-    devices: List[Any]
+    devices: List[CudaDeviceFacts]
     driver_version: Optional[int]
     driver_version_error: Optional[Dict[str, Any]]
     forward_compat: bool
@@ -160,6 +173,14 @@ class CudaDriverApiFacts(_CudaDriverApiFactsOptional):
     uvm_node: bool
 
 
+class TorchDeviceFacts(TypedDict):
+    """One entry of ``torch.cuda``'s ``devices`` (torch_layer.py): ``None`` where the call failed."""
+
+    cc: Optional[str]
+    index: int
+    name: Optional[str]
+
+
 class TorchCudaFacts(TypedDict):
     """Facts of ``torch_layer.torch_cuda`` (check ``torch.cuda``)."""
 
@@ -170,7 +191,7 @@ class TorchCudaFacts(TypedDict):
     compiled_with_cuda: Optional[bool]
     cuda: Optional[str]
     device_count: Optional[int]
-    devices: List[Any]
+    devices: List[TorchDeviceFacts]
     dist_version: Optional[str]
     env: Dict[str, Any]
     errors: Dict[str, Any]
@@ -775,8 +796,13 @@ BY_CHECK: Dict[str, type] = {
 _SIMPLE = {bool: (bool,), int: (int,), float: (int, float), str: (str,), list: (list,), dict: (dict,)}
 
 
+def _is_shape(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "__required_keys__")
+
+
 def _accepts(tp: Any, value: Any) -> bool:
-    """Whether ``value`` fits the annotation ``tp`` (Any, Optional, List/Dict, plain types)."""
+    """Whether ``value`` fits the annotation ``tp`` (Any, Optional, List/Dict, plain types, a
+    nested shape: a dict, whose own keys :func:`_nested` checks)."""
     if tp is Any:
         return True
     origin = getattr(tp, "__origin__", None)
@@ -786,7 +812,7 @@ def _accepts(tp: Any, value: Any) -> bool:
         return value is None
     if origin in (list, List):
         return isinstance(value, list)
-    if origin in (dict, Dict):
+    if origin in (dict, Dict) or _is_shape(tp):
         return isinstance(value, dict)
     kinds = _SIMPLE.get(tp)
     if kinds is None:
@@ -796,15 +822,35 @@ def _accepts(tp: Any, value: Any) -> bool:
     return isinstance(value, kinds)
 
 
+def _nested(tp: Any, value: Any, where: str) -> List[str]:
+    """Problems inside ``value`` where ``tp`` holds a nested shape (alone, Optional, or as the
+    items of a List): missing keys and wrong types, prefixed with where they are."""
+    if _is_shape(tp):
+        return [f"{where}: {p}" for p in problems(tp, value)] if isinstance(value, dict) else []
+    origin = getattr(tp, "__origin__", None)
+    if origin is Union:
+        for t in tp.__args__:
+            if t is not type(None) and _accepts(t, value):
+                return _nested(t, value, where)
+    if origin in (list, List) and getattr(tp, "__args__", None) and isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _nested(tp.__args__[0], item, f"{where}[{i}]")]
+    return []
+
+
 def problems(shape: Type[Any], facts: Mapping[str, Any], extra: bool = False) -> List[str]:
     """What is wrong with ``facts`` for the TypedDict ``shape``: missing required keys, values
-    of the wrong type and, with ``extra``, keys the shape does not declare. A report's facts
-    hold the keys ``evaluate`` derived as well, so ``extra`` is for a probe's own answer."""
+    of the wrong type (inside nested shapes too) and, with ``extra``, top-level keys the shape
+    does not declare. A report's facts hold the keys ``evaluate`` derived as well, so ``extra``
+    is for a probe's own answer."""
     hints = _hints(shape)
     out = [f"missing key {k!r}" for k in sorted(shape.__required_keys__) if k not in facts]
     for key, tp in hints.items():
-        if key in facts and not _accepts(tp, facts[key]):
+        if key not in facts:
+            continue
+        if not _accepts(tp, facts[key]):
             out.append(f"{key!r} is {type(facts[key]).__name__}, declared {tp}")
+        else:
+            out += _nested(tp, facts[key], repr(key))
     if extra:
         out += [f"undeclared key {k!r}" for k in sorted(set(facts) - set(hints))]
     return out
