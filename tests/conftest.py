@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # a check that emits a finding code it does not declare (Check.codes) fails the test that
 # ran it, in this process and in every stackpeel child it starts
 os.environ["STACKPEEL_STRICT_CODES"] = "1"
+# probe facts that do not fit their declared shape (Check.facts, stackpeel/facts.py) raise
+# instead of becoming an error result: missing keys, wrong types, undeclared keys
+os.environ["STACKPEEL_STRICT_FACTS"] = "1"
 
 
 def _stack_python():

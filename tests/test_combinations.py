@@ -203,7 +203,8 @@ def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) 
     facts["config.known_combinations"] = {
         "dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"], "machine": "x86_64",
         "gpus": [{"name": name, "cc": cc} for _ in nvml["devices"]], "driver": nvml["driver_version"],
-        "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML"}
+        "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML",
+        "torch_version_file": dists["torch"], "imported": []}
     classes = {c.id: c for c in registry.load(plugins=False)}
     results = []
     for cid in ("gpu.kernel_driver", "gpu.device_nodes", "gpu.nvml", "gpu.visible_devices", "cuda.driver_api",

@@ -17,6 +17,7 @@ import pytest
 from stackpeel.checks.base import Context
 from stackpeel.checks.kernels import CausalConv1dOps, FlaOps, TorchCompileOp
 from stackpeel.model import Severity, Status
+from shapes import answer
 
 DEEP = "kernels.torch_compile,kernels.fla_ops,kernels.causal_conv1d_ops"
 #: FLA 0.6.0's guard, raised in fla/ops/common/chunk_o.py (chunk_bwd_dqkwg); seen on the H200 (GPU_NOTES.md)
@@ -83,7 +84,7 @@ def test_default_check_skips_the_deep_ops_without_running_them(stack_python, cle
 # --------------------------------------------------------------------------- verdicts from GPU-shaped facts
 
 def evaluate(cls, facts):
-    return cls().evaluate(facts, Context(HOST, TARGET, {}))
+    return cls().evaluate(answer(cls, facts), Context(HOST, TARGET, {}))
 
 
 def step(name, seconds, error=None, wrong=False, errors=None):

@@ -31,6 +31,7 @@ from stackpeel.model import CheckResult, Severity, Status
 from stackpeel.registry import LAYERS
 from stackpeel.runner import run_probe
 from stackpeel.runner.child import PROBES_DIR
+from shapes import answer
 
 DATA = Path(__file__).parent / "data" / "gpu"
 HOST = {"pkg_manager": "apt", "is_root": False, "distro_id": "ubuntu"}
@@ -57,7 +58,7 @@ def load_probe(name: str):
 
 
 def evaluate(cls, facts, deps=None, dep_status=None, host=HOST):
-    return cls().evaluate(facts, Context(host, TARGET, deps or {}, dep_status or {}))
+    return cls().evaluate(answer(cls, facts), Context(host, TARGET, deps or {}, dep_status or {}))
 
 
 def codes(verdict):
@@ -376,7 +377,7 @@ def test_uvm_missing_and_permissions():
         v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, **extra), DRIVER_OK)
         assert v.status is Status.PASS and v.facts["uvm_on_demand"] is True and "first CUDA call" in v.summary
 
-    denied = _nodes_facts(group="video")
+    denied = _nodes_facts()  # the group is the node's (below)
     denied["gpus"] = [_node("/dev/nvidia0", mode="crw-rw----", access=False, group="video",
                             err={"errno": "EACCES", "message": "[Errno 13] Permission denied: '/dev/nvidia0'"})]
     v = evaluate(gpu_checks.DeviceNodes, denied, DRIVER_OK)

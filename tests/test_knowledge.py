@@ -16,6 +16,7 @@ from stackpeel import knowledge, registry
 from stackpeel.checks.base import Check, Context, UndeclaredCode
 from stackpeel.explain.knowledge import load as load_explain
 from stackpeel.knowledge import KnowledgeError
+from shapes import answer
 
 HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
 
@@ -226,15 +227,15 @@ def test_missing_fix_is_refused(tmp_path):
 def test_system_layer_messages_come_from_templates():
     from stackpeel.checks.system import Platform
 
-    old = Platform().evaluate({"distro": "CentOS Linux 7", "arch": "x86_64", "container": None,
-                               "libc": "glibc", "libc_version": "2.17"}, _ctx())
+    old = Platform().evaluate(answer(Platform, {"distro": "CentOS Linux 7", "arch": "x86_64", "container": None,
+                                                "libc": "glibc", "libc_version": "2.17"}), _ctx())
     assert [f.message for f in old.findings] == [
         "glibc 2.17 is older than 2.28, the oldest that current PyTorch and Triton wheels (manylinux_2_28) "
         "support. pip cannot install their wheels here, or installs builds that fail to load."]
-    musl = Platform().evaluate({"distro": "Alpine Linux v3.20", "arch": "x86_64", "container": "docker",
-                                "libc": "musl", "libc_version": "1.2.5"}, _ctx())
+    musl = Platform().evaluate(answer(Platform, {"distro": "Alpine Linux v3.20", "arch": "x86_64", "container": "docker",
+                                                 "libc": "musl", "libc_version": "1.2.5"}), _ctx())
     assert musl.findings[0].message.startswith("The C library is musl; PyTorch and Triton publish wheels for glibc")
-    assert Platform().evaluate({"libc": "glibc", "libc_version": "2.39"}, _ctx()).findings == ()
+    assert Platform().evaluate(answer(Platform, {"libc": "glibc", "libc_version": "2.39"}), _ctx()).findings == ()
 
 
 def _committed_reports():

@@ -31,6 +31,7 @@ from stackpeel.checks.multi_gpu import (AllReduce, Memlock, PeerToPeer, SharedMe
                                         topology_links)
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_checks, run_probe
+from shapes import answer
 
 HOST = {"pkg_manager": "apt", "is_root": True}
 TARGET = {"python": "/opt/venv/bin/python"}
@@ -43,7 +44,7 @@ def ctx(device_count=2):
 
 
 def evaluate(cls, facts, device_count=2):
-    return cls().evaluate(facts, ctx(device_count))
+    return cls().evaluate(answer(cls, facts), ctx(device_count))
 
 
 def codes(verdict):

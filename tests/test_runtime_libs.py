@@ -28,6 +28,7 @@ from stackpeel.checks.runtime_libs import LoadedLibraries, owner_text
 from stackpeel.codes import all_codes
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_probe
+from shapes import answer
 
 HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
 PY = "/opt/venv/bin/python"
@@ -36,7 +37,7 @@ SYSTEM_GOMP = "/usr/lib/x86_64-linux-gnu/libgomp.so.1"
 
 
 def evaluate(facts):
-    return LoadedLibraries().evaluate(facts, Context(HOST, {"python": PY}, {}))
+    return LoadedLibraries().evaluate(answer(LoadedLibraries, facts), Context(HOST, {"python": PY}, {}))
 
 
 def codes(verdict):

@@ -25,6 +25,7 @@ from stackpeel.checks.toolchain import (CCompiler, ExtensionBuild, LibcudaDiscov
 from stackpeel.host import detect
 from stackpeel.model import CheckResult, Severity, Status
 from stackpeel.runner import run_one, run_probe
+from shapes import answer
 
 
 APT_ROOT = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
@@ -41,7 +42,7 @@ H200 = {"libcuda_loaded": True, "libcuda_path": "/usr/lib/x86_64-linux-gnu/libcu
 
 def evaluate(cls, facts, deps=None, host=APT_ROOT, dep_status=None):
     ctx = Context(host, {"python": "/opt/venv/bin/python"}, deps or {}, dep_status)
-    return cls().evaluate(facts, ctx)
+    return cls().evaluate(answer(cls, facts), ctx)
 
 
 def codes(v):

@@ -23,6 +23,7 @@ from stackpeel.checks.triton_layer import TritonBuild, TritonImport, TritonKerne
 from stackpeel.diagnosis import root_of
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_probe
+from shapes import answer
 
 
 DATA = Path(__file__).parent / "data" / "triton"
@@ -39,7 +40,7 @@ def load(name):
 
 
 def evaluate(cls, facts, deps=None, target=TARGET):
-    return cls().evaluate(facts, Context(HOST, target, deps or {}))
+    return cls().evaluate(answer(cls, facts), Context(HOST, target, deps or {}))
 
 
 def commands(finding):

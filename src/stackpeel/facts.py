@@ -3,12 +3,17 @@
 Probes run in the target interpreter and return plain JSON; these declarations are the
 contract between a probe, its check's ``evaluate`` and the checks that read its facts
 through ``ctx.dep(...)``. ``Check.facts`` names the TypedDict of the check's probe.
-tests/test_facts.py validates the facts recorded on real machines (tests/data/ and the
-committed reports in docs/validation/) against them, so a renamed or dropped key fails a
-test instead of silently reading as ``None``.
 
-Required keys are the ones the probe always sets (probes start from a full dict of
-defaults); ``NotRequired`` keys (the ``...Optional`` base) appear on some paths only.
+The runner validates every answer with :func:`problems` before ``evaluate`` runs
+(runner/scheduler.py): a missing required key or a value of another type makes the check's
+result ``error`` naming the key, so ``evaluate`` reads required keys as ``facts["key"]``.
+tests/test_facts.py validates the facts recorded on real machines (tests/data/ and the
+committed reports in docs/validation/) and the probes' live answers against them, so a
+renamed or dropped key fails a test instead of silently reading as ``None``.
+
+Required keys are the ones the probe sets on every path, "not installed" and early
+returns included (written from the probe's code, not only from what recordings hold);
+``NotRequired`` keys (the ``...Optional`` base) appear on some paths only.
 Checks may add derived keys in their verdict: those are not the probe's and are not listed.
 """
 
@@ -125,18 +130,30 @@ class GpuVisibleDevicesFacts(_GpuVisibleDevicesFactsOptional):
     pytorch_nvml_based_cuda_check: Any
 
 
+class CudaDeviceFacts(TypedDict):
+    """One entry of ``cuda.driver_api``'s ``devices`` (cuDeviceGet*, cuda_driver.py); the ``None``
+    values and ``error`` when a call failed for that device."""
+
+    cc: Optional[str]
+    cc_major: Optional[int]
+    cc_minor: Optional[int]
+    error: Optional[Dict[str, Any]]
+    index: int
+    name: Optional[str]
+    total_memory: Optional[int]
+
+
 class _CudaDriverApiFactsOptional(TypedDict, total=False):
+    device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
     uvm_node_after_init: bool
-
-
 class CudaDriverApiFacts(_CudaDriverApiFactsOptional):
     """Facts of ``cuda_driver.driver_api`` (check ``cuda.driver_api``)."""
 
     container: Optional[str]
     cuda_visible_devices: Optional[str]
     device_count: Optional[int]
-    devices: List[Any]
+    devices: List[CudaDeviceFacts]
     driver_version: Optional[int]
     driver_version_error: Optional[Dict[str, Any]]
     forward_compat: bool
@@ -156,6 +173,14 @@ class CudaDriverApiFacts(_CudaDriverApiFactsOptional):
     uvm_node: bool
 
 
+class TorchDeviceFacts(TypedDict):
+    """One entry of ``torch.cuda``'s ``devices`` (torch_layer.py): ``None`` where the call failed."""
+
+    cc: Optional[str]
+    index: int
+    name: Optional[str]
+
+
 class TorchCudaFacts(TypedDict):
     """Facts of ``torch_layer.torch_cuda`` (check ``torch.cuda``)."""
 
@@ -163,10 +188,10 @@ class TorchCudaFacts(TypedDict):
     available: bool
     built_arch_flags: Optional[List[Any]]
     capabilities: List[Any]
-    compiled_with_cuda: bool
+    compiled_with_cuda: Optional[bool]
     cuda: Optional[str]
     device_count: Optional[int]
-    devices: List[Any]
+    devices: List[TorchDeviceFacts]
     dist_version: Optional[str]
     env: Dict[str, Any]
     errors: Dict[str, Any]
@@ -184,6 +209,7 @@ class TorchCudaFacts(TypedDict):
 
 class _ToolchainCCompilerFactsOptional(TypedDict, total=False):
     kind: Optional[str]
+    plain_cc_version: Optional[str]
     target_triple: Optional[str]
     version: Optional[str]
     version_run: Dict[str, Any]
@@ -232,28 +258,36 @@ class ToolchainPythonHeadersFacts(TypedDict):
 
 class _ToolchainExtensionBuildFactsOptional(TypedDict, total=False):
     answer: Optional[int]
-    missing: Optional[str]
-
-
-class ToolchainExtensionBuildFacts(_ToolchainExtensionBuildFactsOptional):
-    """Facts of ``toolchain.extension_build`` (check ``toolchain.extension_build``)."""
-
-    attempted: bool
     command: List[Any]
-    compiler: Optional[str]
     error: Any
-    failure_kind: Optional[str]
-    include_dir: Optional[str]
-    ok: bool
+    import_error: Dict[str, Any]
+    missing: Optional[str]
     rc: Optional[int]
-    source: Optional[str]
-    stderr: Optional[str]
     stdout: Optional[str]
     tmpdir: Optional[str]
 
 
-class ToolchainLibcudaDiscoveryFacts(TypedDict):
-    """Facts of ``toolchain.libcuda_discovery`` (check ``toolchain.libcuda_discovery``)."""
+class ToolchainExtensionBuildFacts(_ToolchainExtensionBuildFactsOptional):
+    """Facts of ``toolchain.extension_build`` (check ``toolchain.extension_build``); the
+    build's keys only once a compiler was found and run."""
+
+    attempted: bool
+    compiler: Optional[str]
+    failure_kind: Optional[str]
+    include_dir: Optional[str]
+    ok: bool
+    source: Optional[str]
+    stderr: Optional[str]
+
+
+class _ToolchainLibcudaDiscoveryFactsOptional(TypedDict, total=False):
+    override: Dict[str, Any]
+    triton_installed: bool  # not in reports of stackpeel before 2026-12
+
+
+class ToolchainLibcudaDiscoveryFacts(_ToolchainLibcudaDiscoveryFactsOptional):
+    """Facts of ``toolchain.libcuda_discovery`` (check ``toolchain.libcuda_discovery``);
+    ``override`` when TRITON_LIBCUDA_PATH is set."""
 
     ld_library_path: Optional[str]
     ld_library_path_hits: List[Any]
@@ -262,7 +296,6 @@ class ToolchainLibcudaDiscoveryFacts(TypedDict):
     ldconfig_executable: bool
     ldconfig_exists: bool
     ldconfig_run: Dict[str, Any]
-    libcuda_dirs: List[Any]
     libcuda_found_in: List[Any]
     triton_dirs: List[Any]
     triton_error: Any
@@ -271,26 +304,28 @@ class ToolchainLibcudaDiscoveryFacts(TypedDict):
     triton_source: Optional[str]
 
 
-class ToolchainNvccFacts(TypedDict):
-    """Facts of ``toolchain.nvcc`` (check ``toolchain.nvcc``)."""
-
-    cuda_home: Optional[str]
-    cuda_home_env: Optional[str]
-    cuda_path_env: Any
-    nvcc: Optional[str]
+class _ToolchainNvccFactsOptional(TypedDict, total=False):
     nvcc_error: Any
     nvcc_exists: bool
     nvcc_rc: Optional[int]
     nvcc_stderr: Optional[str]
     nvcc_version: Optional[str]
+
+
+class ToolchainNvccFacts(_ToolchainNvccFactsOptional):
+    """Facts of ``toolchain.nvcc`` (check ``toolchain.nvcc``); the nvcc keys only when a
+    CUDA home was found (``nvcc_rc`` ... only when its bin/nvcc exists)."""
+
+    cuda_home: Optional[str]
+    cuda_home_env: Optional[str]
+    cuda_path_env: Any
+    nvcc: Optional[str]
     pip_nvcc: List[Any]
     source: Optional[str]
     torch_files: Dict[str, Any]
 
 
-class ToolchainPtxasFacts(TypedDict):
-    """Facts of ``toolchain.ptxas`` (check ``toolchain.ptxas``)."""
-
+class _ToolchainPtxasFactsOptional(TypedDict, total=False):
     archs: List[Any]
     bin_dir: Optional[str]
     blackwell_env: Optional[str]
@@ -300,50 +335,64 @@ class ToolchainPtxasFacts(TypedDict):
     env_ignored_by_this_version: List[Any]
     nvidia_backend: bool
     tools: Dict[str, Any]
-    triton_installed: bool
     triton_path: Optional[str]
     triton_version: Optional[str]
 
 
+class ToolchainPtxasFacts(_ToolchainPtxasFactsOptional):
+    """Facts of ``toolchain.ptxas`` (check ``toolchain.ptxas``): only ``triton_installed``
+    without Triton; the tools and per-arch keys only with Triton's NVIDIA backend."""
+
+    triton_installed: bool
+
+
 class _ToolchainTritonCacheFactsOptional(TypedDict, total=False):
+    abs_path: Optional[str]
     cached_helpers: List[Any]
     entries: Optional[int]
+    exec_error: Any
+    exec_ok: Optional[bool]  # None when nothing could be written to test it
+    exists: bool
+    free_bytes: Optional[int]
+    free_inodes: Optional[int]
+    list_error: str
+    mount: Optional[Dict[str, Any]]
+    statvfs_error: str
+    tested_dir: Optional[str]
+    triton_installed: bool  # not in reports of stackpeel before 2026-12
 
 
 class ToolchainTritonCacheFacts(_ToolchainTritonCacheFactsOptional):
-    """Facts of ``toolchain.triton_cache`` (check ``toolchain.triton_cache``)."""
+    """Facts of ``toolchain.triton_cache`` (check ``toolchain.triton_cache``); the directory's
+    keys only when a cache directory is named."""
 
-    abs_path: Optional[str]
     cache_dir: Optional[str]
     cache_manager: Any
     empty: bool
-    exec_error: Any
-    exec_ok: bool
-    exists: bool
     file_program: Optional[str]
-    free_bytes: Optional[int]
-    free_inodes: Optional[int]
     home_env: Optional[str]
-    mount: Dict[str, Any]
     platform_key: Optional[str]
     platform_key_with_file: Optional[str]
     relative: bool
     remote_cache: Any
     source: Optional[str]
-    tested_dir: Optional[str]
     writable: bool
     write_error: Any
 
 
-class TritonImportFacts(TypedDict):
-    """Facts of ``triton_layer.import_facts`` (check ``triton.import``)."""
+class _TritonImportFactsOptional(TypedDict, total=False):
+    env: Dict[str, Any]
+    import_output: Dict[str, Any]
+    import_s: Optional[float]
+
+
+class TritonImportFacts(_TritonImportFactsOptional):
+    """Facts of ``triton_layer.import_facts`` (check ``triton.import``); the import's keys
+    only when Triton is installed."""
 
     dist: Optional[str]
     dist_version: Optional[str]
-    env: Dict[str, Any]
     import_error: Any
-    import_output: Dict[str, Any]
-    import_s: Optional[float]
     importable: bool
     installed: bool
     path: Optional[str]
@@ -357,14 +406,21 @@ class TritonImportFacts(TypedDict):
     version: Optional[str]
 
 
-class TritonBuildFacts(TypedDict):
-    """Facts of ``triton_layer.build_facts`` (check ``triton.build``)."""
+class _TritonBuildFactsOptional(TypedDict, total=False):
+    platform_key: Optional[str]
+    platform_key_error: str
+    triton_version: Optional[str]
+
+
+class TritonBuildFacts(_TritonBuildFactsOptional):
+    """Facts of ``triton_layer.build_facts`` (check ``triton.build``); ``triton_version`` and
+    ``platform_key`` once triton imported."""
 
     answer: Optional[int]
     api: Optional[str]
     cache_dir: Optional[str]
     cache_files: List[Any]
-    command: Optional[List[Any]]
+    command: Union[List[Any], str, None]
     compiler: Optional[str]
     compiler_source: Optional[str]
     compiler_stderr: Optional[str]
@@ -373,13 +429,11 @@ class TritonBuildFacts(TypedDict):
     ext_suffix: Optional[str]
     file_program: Optional[str]
     ok: bool
-    platform_key: Optional[str]
     python_h: bool
     python_include: Optional[str]
     python_stderr: Optional[str]
     python_version: Optional[str]
     returncode: Optional[int]
-    triton_version: Optional[str]
     warnings: List[Any]
 
 
@@ -393,15 +447,29 @@ class TritonKernelLaunchFacts(_TritonKernelLaunchFactsOptional):
     compiler: Optional[str]
     ext_suffix: Optional[str]
     file_program: Optional[str]
-    fresh: Dict[str, Any]
+    fresh: Optional[Dict[str, Any]]
     triton_version: Optional[str]
     user_cache: Dict[str, Any]
     user_run: Optional[Dict[str, Any]]
     user_run_reason: Optional[str]
 
 
-class KernelsCausalConv1dFacts(TypedDict):
-    """Facts of ``kernels.causal_conv1d_facts`` (check ``kernels.causal_conv1d``)."""
+class _KernelsCausalConv1dFactsOptional(TypedDict, total=False):
+    cuda_available: bool
+    cuda_error: Dict[str, Any]
+    device_count: int
+    gpu_call: Dict[str, Any]
+    has_fn: bool
+    torch_cuda: Optional[str]
+    torch_cxx11abi: Optional[bool]
+    torch_error: Dict[str, Any]
+    torch_version: str
+    warnings: List[Any]
+
+
+class KernelsCausalConv1dFacts(_KernelsCausalConv1dFactsOptional):
+    """Facts of ``kernels.causal_conv1d_facts`` (check ``kernels.causal_conv1d``); the import's
+    keys only when causal-conv1d is installed."""
 
     extension: Any
     import_error: Any
@@ -415,62 +483,73 @@ class KernelsCausalConv1dFacts(TypedDict):
 
 
 class _KernelsFlaFactsOptional(TypedDict, total=False):
+    IS_NVIDIA_BLACKWELL: Union[bool, int, str, None]
+    IS_NVIDIA_HOPPER: Union[bool, int, str, None]
+    IS_TF32_SUPPORTED: Union[bool, int, str, None]
+    cuda_error: Dict[str, Any]
+    device_count: int
     gpu_name: Optional[str]
+    import_path: str
+    other_warnings: List[Any]
+    stderr: Optional[str]
+    torch_cuda: Optional[str]
+    torch_error: Dict[str, Any]
+    torch_version: Optional[str]
+    triton_cache_dir: Optional[str]
 
 
 class KernelsFlaFacts(_KernelsFlaFactsOptional):
-    """Facts of ``kernels.fla_facts`` (check ``kernels.fla``)."""
+    """Facts of ``kernels.fla_facts`` (check ``kernels.fla``); the detection's keys only when
+    FLA is installed (fla.utils' flags as FLA sets them: bool, else their repr)."""
 
-    IS_NVIDIA: bool
-    IS_NVIDIA_BLACKWELL: bool
-    IS_NVIDIA_HOPPER: bool
-    IS_TF32_SUPPORTED: bool
-    cuda_available: bool
-    device: Optional[str]
-    device_count: Optional[int]
-    device_name: Optional[str]
-    device_platform: Optional[str]
+    IS_NVIDIA: Union[bool, int, str, None]
+    cuda_available: Optional[bool]
+    device: Union[str, bool, int, None]
+    device_name: Union[str, bool, int, None]
+    device_platform: Union[str, bool, int, None]
     device_torch_lib: Optional[str]
     dists: Dict[str, Any]
     fallback_warnings: List[Any]
     import_error: Any
     installed: bool
-    other_warnings: List[Any]
     spec: Optional[str]
-    stderr: Optional[str]
     swallowed: Optional[Dict[str, Any]]
     target: Optional[Dict[str, Any]]
-    torch_cuda: Optional[str]
     torch_installed: bool
-    torch_version: Optional[str]
-    triton_cache_dir: Optional[str]
     triton_installed: bool
     triton_version: Optional[str]
     version: Optional[str]
 
 
-class KernelsTransformersFastPathFacts(TypedDict):
-    """Facts of ``kernels.transformers_facts`` (check ``kernels.transformers_fast_path``)."""
+class _KernelsTransformersFastPathFactsOptional(TypedDict, total=False):
+    bindings_from: str
+    cuda_error: Dict[str, Any]
+    device_count: int
+    stderr: Optional[str]
+    torch_cuda: Optional[str]
+    torch_error: Dict[str, Any]
+    torch_version: Optional[str]
+    warnings: List[Any]
+
+
+class KernelsTransformersFastPathFacts(_KernelsTransformersFastPathFactsOptional):
+    """Facts of ``kernels.transformers_facts`` (check ``kernels.transformers_fast_path``); the
+    import's keys only when transformers is installed."""
 
     bindings: List[Any]
     causal_conv1d_version: Any
-    cuda_available: bool
-    device_count: Optional[int]
+    cuda_available: Optional[bool]
     fla_dists: Dict[str, Any]
     import_error: Any
     installed: bool
     legacy: Any
     model_module: Optional[str]
-    stderr: Optional[str]
-    torch_cuda: Optional[str]
-    torch_version: Optional[str]
     version: Optional[str]
-    warnings: List[Any]
 
 
 class _MultiGpuP2pFactsOptional(TypedDict, total=False):
-    access: List[Any]
-    device_names: List[Any]
+    access: Optional[List[Any]]
+    device_names: Optional[List[Any]]
     duration_s: Optional[float]
     error: Any
     iommu_cmdline: List[Any]
@@ -478,7 +557,7 @@ class _MultiGpuP2pFactsOptional(TypedDict, total=False):
     pairs: List[Any]
     pairs_checked: Optional[int]
     skipped: Optional[str]
-    topology: Dict[str, Any]
+    topology: Optional[Dict[str, Any]]
     torch: Optional[str]
     worker: Dict[str, Any]
 
@@ -489,16 +568,20 @@ class MultiGpuP2pFacts(_MultiGpuP2pFactsOptional):
     device_count: Optional[int]
 
 
-class MultiGpuShmFacts(TypedDict):
-    """Facts of ``multi_gpu.shm`` (check ``multi_gpu.shm``)."""
+class _MultiGpuShmFactsOptional(TypedDict, total=False):
+    entries: Optional[int]
+    largest: List[Any]
+    nccl_segments: Optional[int]
+    statvfs_error: str
+
+
+class MultiGpuShmFacts(_MultiGpuShmFactsOptional):
+    """Facts of ``multi_gpu.shm`` (check ``multi_gpu.shm``); its contents only when /dev/shm exists."""
 
     container: Optional[str]
-    entries: Optional[int]
     exists: bool
     free_bytes: Optional[int]
-    largest: List[Any]
     mount: Dict[str, Any]
-    nccl_segments: Optional[int]
     path: Optional[str]
     size_bytes: Optional[int]
     writable: bool
@@ -522,7 +605,6 @@ class MultiGpuNcclFacts(_MultiGpuNcclFactsOptional):
 
     backend: Optional[str]
     nccl_env: Dict[str, Any]
-    nccl_transport_switches: List[Any]
     world_size: Optional[int]
 
 
@@ -551,7 +633,123 @@ class GpuNvlinkFabricFacts(_GpuNvlinkFabricFactsOptional):
 
     nvidia_smi: Optional[str]
     nvswitch_nodes: Optional[List[Any]]
-    fabric_manager_pids: List[Any]
+    fabric_manager_pids: Optional[List[Any]]  # None when /proc cannot be listed
+
+
+class _ConfigVersionsFactsOptional(TypedDict, total=False):
+    fla_tilelang: Dict[str, Any]
+
+
+class ConfigVersionsFacts(_ConfigVersionsFactsOptional):
+    """Facts of ``config.versions`` (check ``config.known_combinations``): package metadata,
+    torch/version.py and NVML; nothing of the stack imported."""
+
+    cuda_driver_version: Optional[int]
+    dists: Dict[str, Any]
+    driver: Optional[str]
+    gpu_source: Optional[str]
+    gpus: List[Any]
+    imported: List[Any]
+    machine: Optional[str]
+    python: Optional[str]
+    torch_cuda: Optional[str]
+    torch_version_file: Optional[str]
+
+
+class _ConfigEnvironmentFactsOptional(TypedDict, total=False):
+    cuda_home_nvcc: Dict[str, Any]
+    libcuda_files: List[Any]
+
+
+class ConfigEnvironmentFacts(_ConfigEnvironmentFactsOptional):
+    """Facts of ``config.environment`` (checks ``config.environment``, ``config.compiler_environment``,
+    ``config.cuda_home_environment``, ``config.triton_environment``, ``config.nccl_environment``)."""
+
+    cache_parent: Dict[str, Any]
+    ib_devices: Optional[Dict[str, Any]]
+    interfaces: Optional[Dict[str, Any]]
+    lists: Dict[str, Any]
+    paths: Dict[str, Any]
+    programs: Dict[str, Any]
+    set: Dict[str, Any]
+
+
+class ConfigModuleOriginsFacts(TypedDict):
+    """Facts of ``config.module_origins`` (check ``config.module_origins``)."""
+
+    cwd: Optional[str]
+    modules: List[Any]
+    sys_path_head: List[Any]
+
+
+class _RuntimeLibsLoadedFactsOptional(TypedDict, total=False):
+    cxx_newest_needed: Dict[str, Any]
+    cxx_provided: Optional[str]
+    reason: str
+    timings: Dict[str, Any]
+
+
+class RuntimeLibsLoadedFacts(_RuntimeLibsLoadedFactsOptional):
+    """Facts of ``runtime_libs.loaded_libs`` (check ``runtime_libs.loaded``); ``reason`` when the
+    probe stopped early (no /proc/self/maps, no child finished its imports)."""
+
+    copies: Dict[str, Any]
+    cxx_needs: List[Any]
+    duration_s: Optional[float]
+    env: Dict[str, Any]
+    failed_import_shadows: List[Any]
+    import_libraries: List[Any]
+    imports: List[Any]
+    loaded: List[Any]
+    others: List[Any]
+    others_count: int
+    supported: bool
+    torch: Optional[Dict[str, Any]]
+
+
+class _DeepOpsFactsOptional(TypedDict, total=False):
+    """What every ``--deep`` probe may add: common.torch_facts and the recorded output."""
+
+    caches: str
+    cuda_available: bool
+    cuda_error: Dict[str, Any]
+    device_count: int
+    stderr: str
+    torch_cuda: Optional[str]
+    torch_error: Dict[str, Any]
+    torch_version: str
+    warnings: List[Any]
+
+
+class KernelsTorchCompileFacts(_DeepOpsFactsOptional):
+    """Facts of ``kernels.torch_compile_op`` (check ``kernels.torch_compile``, ``--deep``)."""
+
+    devices: List[Any]
+    skipped: Optional[str]
+    steps: List[Any]
+
+
+class _KernelsFlaOpsFactsOptional(_DeepOpsFactsOptional, total=False):
+    cc: str
+    gpu_name: str
+
+
+class KernelsFlaOpsFacts(_KernelsFlaOpsFactsOptional):
+    """Facts of ``kernels.fla_ops`` (check ``kernels.fla_ops``, ``--deep``)."""
+
+    dists: Dict[str, Any]
+    installed: bool
+    skipped: Optional[str]
+    steps: List[Any]
+    triton_version: Optional[str]
+
+
+class KernelsCausalConv1dOpsFacts(_DeepOpsFactsOptional):
+    """Facts of ``kernels.causal_conv1d_ops`` (check ``kernels.causal_conv1d_ops``, ``--deep``)."""
+
+    skipped: Optional[str]
+    steps: List[Any]
+    version: Optional[str]
 
 
 #: check id -> the TypedDict of its probe's facts
@@ -581,14 +779,30 @@ BY_CHECK: Dict[str, type] = {
     "multi_gpu.shm": MultiGpuShmFacts,
     "multi_gpu.nccl": MultiGpuNcclFacts,
     "multi_gpu.memlock": MultiGpuMemlockFacts,
+    "config.known_combinations": ConfigVersionsFacts,
+    "config.environment": ConfigEnvironmentFacts,
+    "config.compiler_environment": ConfigEnvironmentFacts,
+    "config.cuda_home_environment": ConfigEnvironmentFacts,
+    "config.triton_environment": ConfigEnvironmentFacts,
+    "config.nccl_environment": ConfigEnvironmentFacts,
+    "config.module_origins": ConfigModuleOriginsFacts,
+    "runtime_libs.loaded": RuntimeLibsLoadedFacts,
+    "kernels.torch_compile": KernelsTorchCompileFacts,
+    "kernels.fla_ops": KernelsFlaOpsFacts,
+    "kernels.causal_conv1d_ops": KernelsCausalConv1dOpsFacts,
 }
 
 
 _SIMPLE = {bool: (bool,), int: (int,), float: (int, float), str: (str,), list: (list,), dict: (dict,)}
 
 
+def _is_shape(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "__required_keys__")
+
+
 def _accepts(tp: Any, value: Any) -> bool:
-    """Whether ``value`` fits the annotation ``tp`` (Any, Optional, List/Dict, plain types)."""
+    """Whether ``value`` fits the annotation ``tp`` (Any, Optional, List/Dict, plain types, a
+    nested shape: a dict, whose own keys :func:`_nested` checks)."""
     if tp is Any:
         return True
     origin = getattr(tp, "__origin__", None)
@@ -598,7 +812,7 @@ def _accepts(tp: Any, value: Any) -> bool:
         return value is None
     if origin in (list, List):
         return isinstance(value, list)
-    if origin in (dict, Dict):
+    if origin in (dict, Dict) or _is_shape(tp):
         return isinstance(value, dict)
     kinds = _SIMPLE.get(tp)
     if kinds is None:
@@ -608,12 +822,46 @@ def _accepts(tp: Any, value: Any) -> bool:
     return isinstance(value, kinds)
 
 
-def problems(shape: Type[Any], facts: Mapping[str, Any]) -> List[str]:
-    """What is wrong with ``facts`` for the TypedDict ``shape``: missing required keys and
-    values of the wrong type (extra keys are allowed: checks add derived ones)."""
-    hints = get_type_hints(shape)
+def _nested(tp: Any, value: Any, where: str) -> List[str]:
+    """Problems inside ``value`` where ``tp`` holds a nested shape (alone, Optional, or as the
+    items of a List): missing keys and wrong types, prefixed with where they are."""
+    if _is_shape(tp):
+        return [f"{where}: {p}" for p in problems(tp, value)] if isinstance(value, dict) else []
+    origin = getattr(tp, "__origin__", None)
+    if origin is Union:
+        for t in tp.__args__:
+            if t is not type(None) and _accepts(t, value):
+                return _nested(t, value, where)
+    if origin in (list, List) and getattr(tp, "__args__", None) and isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _nested(tp.__args__[0], item, f"{where}[{i}]")]
+    return []
+
+
+def problems(shape: Type[Any], facts: Mapping[str, Any], extra: bool = False) -> List[str]:
+    """What is wrong with ``facts`` for the TypedDict ``shape``: missing required keys, values
+    of the wrong type (inside nested shapes too) and, with ``extra``, top-level keys the shape
+    does not declare. A report's facts hold the keys ``evaluate`` derived as well, so ``extra``
+    is for a probe's own answer."""
+    hints = _hints(shape)
     out = [f"missing key {k!r}" for k in sorted(shape.__required_keys__) if k not in facts]
     for key, tp in hints.items():
-        if key in facts and not _accepts(tp, facts[key]):
+        if key not in facts:
+            continue
+        if not _accepts(tp, facts[key]):
             out.append(f"{key!r} is {type(facts[key]).__name__}, declared {tp}")
+        else:
+            out += _nested(tp, facts[key], repr(key))
+    if extra:
+        out += [f"undeclared key {k!r}" for k in sorted(set(facts) - set(hints))]
     return out
+
+
+_HINTS: Dict[type, Dict[str, Any]] = {}
+
+
+def _hints(shape: Type[Any]) -> Dict[str, Any]:
+    """``get_type_hints`` of a shape, computed once (every check's facts are validated per run)."""
+    hints = _HINTS.get(shape)
+    if hints is None:
+        hints = _HINTS[shape] = get_type_hints(shape)
+    return hints

@@ -212,7 +212,7 @@ class Finding:
 class ProbeFailure:
     """Why a check ended in ``error``: what the child process did instead of answering."""
 
-    reason: str  # "timeout", "signal", "exit", "no-output", "bad-output", "probe-exception", "evaluate-exception", "spawn"
+    reason: str  # "timeout", "signal", "exit", "no-output", "bad-output", "probe-exception", "evaluate-exception", "facts-shape", "spawn"
     exit_code: Optional[int] = None
     signal: Optional[int] = None
     timed_out: bool = False

@@ -42,7 +42,7 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
             done[cls.id] = old
             continue
         answer = ProbeAnswer(dict(old.facts), None, old.duration_s) if cls.probe else None
-        done[cls.id] = _finish(cls, answer, report.host, report.target, done)
+        done[cls.id] = _finish(cls, answer, report.host, report.target, done, recorded=True)
     results: List[CheckResult] = [done.get(r.id, r) if r.id in by_id else r for r in report.results]
     return Report(tool_version=report.tool_version, created=report.created, target=report.target,
                   host=report.host, results=tuple(results), diagnosis=diagnose(results, registry.LAYERS),

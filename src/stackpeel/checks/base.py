@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple
 
+from .. import facts as _facts
 from .. import knowledge as _knowledge
 from .. import remedies
 from ..model import Finding, Severity, Status
@@ -142,6 +143,27 @@ def strict_codes() -> bool:
     return os.environ.get(STRICT_ENV, "") not in ("", "0")
 
 
+class FactsShapeError(AssertionError):
+    """A probe's facts do not fit the check's declared shape (``Check.facts``). Raised in strict
+    mode only; otherwise the runner turns the mismatch into an ``error`` result."""
+
+
+#: environment variable that makes facts that do not fit their shape an exception (the test
+#: suite sets it): required keys missing, wrong types and, for a probe's own answer, undeclared keys
+STRICT_FACTS_ENV = "STACKPEEL_STRICT_FACTS"
+
+
+def strict_facts() -> bool:
+    """True when facts that do not fit their declared shape must fail loudly (tests, CI)."""
+    return os.environ.get(STRICT_FACTS_ENV, "") not in ("", "0")
+
+
+def facts_problems(cls: "type", facts: Mapping[str, Any], extra: bool = False) -> List[str]:
+    """What is wrong with ``facts`` for ``cls.facts`` ([] when it declares no shape)."""
+    shape = getattr(cls, "facts", None)
+    return _facts.problems(shape, facts, extra=extra) if shape is not None else []
+
+
 class Check:
     """Base class of every check. Subclasses set the class attributes and ``evaluate``.
 
@@ -199,6 +221,12 @@ class Check:
 
             @functools.wraps(inner)
             def evaluate(self: "Check", facts: Mapping[str, Any], ctx: Context) -> Verdict:
+                if strict_facts():  # the runner validated them already; a test may feed its own
+                    # (required keys only: a replayed report may hold a derived value over a probe's)
+                    wrong = [w for w in facts_problems(type(self), facts) if w.startswith("missing key")]
+                    if wrong:
+                        raise FactsShapeError(f"{type(self).id}: facts do not fit "
+                                              f"{type(self).facts.__name__}: {'; '.join(wrong)}")
                 verdict = inner(self, facts, ctx)
                 if strict_codes():
                     undeclared = [f.code for f in verdict.findings if f.code not in type(self).codes]

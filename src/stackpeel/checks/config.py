@@ -19,6 +19,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import combinations as _combinations
+from .. import facts as _facts
 from ..model import Severity
 from .base import Check
 
@@ -36,18 +37,18 @@ class _CallerCwd:
 
 # --------------------------------------------------------------------------- known-bad combinations
 
-def observed_versions(facts: Mapping[str, Any]) -> Dict[str, Any]:
+def observed_versions(facts: _facts.ConfigVersionsFacts) -> Dict[str, Any]:
     """The versions dict for :func:`stackpeel.combinations.match_combinations` from the
     ``config.versions`` probe's facts (package metadata, torch/version.py, NVML)."""
-    versions: Dict[str, Any] = dict(facts.get("dists") or {})
+    versions: Dict[str, Any] = dict(facts["dists"] or {})
     if "triton" not in versions and versions.get("pytorch-triton"):
         versions["triton"] = versions["pytorch-triton"]
-    versions["gpu_cc"] = [g.get("cc") for g in facts.get("gpus") or [] if g.get("cc")]
-    versions["driver"] = facts.get("driver")
-    dv = facts.get("cuda_driver_version")
+    versions["gpu_cc"] = [g.get("cc") for g in facts["gpus"] or [] if g.get("cc")]
+    versions["driver"] = facts["driver"]
+    dv = facts["cuda_driver_version"]
     versions["cuda_driver"] = f"{dv // 1000}.{(dv % 1000) // 10}" if isinstance(dv, int) and dv > 0 else None
-    versions["cuda"] = facts.get("torch_cuda")
-    versions["python"] = facts.get("python")
+    versions["cuda"] = facts["torch_cuda"]
+    versions["python"] = facts["python"]
     tl = facts.get("fla_tilelang")
     if tl and not tl.get("usable"):
         versions.pop("tilelang", None)  # installed, but FLA will not dispatch to it: no workaround in place
@@ -79,6 +80,7 @@ class KnownCombinations(Check):
     # CPU-only box, transformers refusing this torch is no symptom of the missing driver).
     # The probe reads GPUs and driver through NVML itself.
     probe = "config.versions"
+    facts = _facts.ConfigVersionsFacts
     timeout = 20.0
     codes = ("known-bad-combination", "fla-triton-hopper-gated-backward")
 
@@ -92,7 +94,7 @@ class KnownCombinations(Check):
         python = ctx.target.get("python") or "python"
         findings = []
         tl = facts.get("fla_tilelang") or {}
-        unused = (f"tilelang {(facts.get('dists') or {}).get('tilelang')} is installed, but FLA will not use it: "
+        unused = (f"tilelang {(facts['dists'] or {}).get('tilelang')} is installed, but FLA will not use it: "
                   + "; ".join(tl.get("why_not") or ())) if tl and not tl.get("usable") else ""
         for m in shown:
             e = m.combination
@@ -262,13 +264,13 @@ def _switch_findings(make, env: Mapping[str, str], names: Sequence[str]):
     return out
 
 
-def _path_findings(make, facts: Mapping[str, Any], names: Sequence[str]):
+def _path_findings(make, facts: _facts.ConfigEnvironmentFacts, names: Sequence[str]):
     """(var, finding) for each variable naming an unusable path; ``make(**words)`` builds the
     env-path-unusable finding."""
     out = []
-    env = facts.get("set") or {}
-    paths = facts.get("paths") or {}
-    programs = facts.get("programs") or {}
+    env = facts["set"] or {}
+    paths = facts["paths"] or {}
+    programs = facts["programs"] or {}
     for var in names:
         if var not in env:
             continue
@@ -294,7 +296,7 @@ def _path_findings(make, facts: Mapping[str, Any], names: Sequence[str]):
                        "TRITON_NVDISASM_PATH"):
                 problem = _path_problem(state, "executable")
             elif var in ("TRITON_CACHE_DIR", "TRITON_HOME"):
-                problem = _path_problem(state, "writable-dir", (facts.get("cache_parent") or {}).get(var))
+                problem = _path_problem(state, "writable-dir", (facts["cache_parent"] or {}).get(var))
             else:
                 problem = _path_problem(state, "dir")
                 if problem is None and var == "TRITON_LIBCUDA_PATH" and not facts.get("libcuda_files"):
@@ -317,12 +319,13 @@ class CompilerEnvironment(Check):
     title = "CC and CXX name usable compilers"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable",)
 
     def evaluate(self, facts, ctx):
         names = ("CC", "CXX")
-        checked = [v for v in names if v in (facts.get("set") or {})]
+        checked = [v for v in names if v in (facts["set"] or {})]
         pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
         return _verdict(ctx, pairs, checked, {"checked": checked})
 
@@ -335,12 +338,13 @@ class CudaHomeEnvironment(Check):
     title = "CUDA_HOME and CUDA_PATH name a CUDA toolkit"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable",)
 
     def evaluate(self, facts, ctx):
         names = ("CUDA_HOME", "CUDA_PATH")
-        checked = [v for v in names if v in (facts.get("set") or {})]
+        checked = [v for v in names if v in (facts["set"] or {})]
         pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
         return _verdict(ctx, pairs, checked, {"checked": checked})
 
@@ -356,14 +360,15 @@ class Environment(Check):
     title = "Environment variables for the loader, extension builds and torch"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-library-path-missing", "env-torch-cuda-arch-list-invalid", "env-alloc-conf-invalid",
              "env-nvidia-visible-devices-none", "env-switch-set")
 
     def evaluate(self, facts, ctx):
-        env = facts.get("set") or {}
+        env = facts["set"] or {}
         findings = []
-        for var, entries in (facts.get("lists") or {}).items():
+        for var, entries in (facts["lists"] or {}).items():
             missing = [e["entry"] for e in entries if e.get("exists") is False and e.get("entry")]
             if missing:
                 findings.append((var, ctx.finding(
@@ -402,11 +407,12 @@ class TritonEnvironment(Check):
     title = "Environment variables Triton reads"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-path-unusable", "env-switch-set")
 
     def evaluate(self, facts, ctx):
-        env = facts.get("set") or {}
+        env = facts["set"] or {}
         names = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_LIBCUDA_PATH", "TRITON_CACHE_DIR",
                  "TRITON_HOME", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH")
         findings = (_path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names) +
@@ -425,12 +431,13 @@ class NcclEnvironment(Check):
     title = "Environment variables NCCL and gloo read"
     layer = "config"
     probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
     timeout = 10.0
     codes = ("env-nccl-socket-ifname-no-match", "env-nccl-ib-hca-no-match", "env-switch-set")
 
     def evaluate(self, facts, ctx):
-        env = facts.get("set") or {}
-        ifaces = facts.get("interfaces")
+        env = facts["set"] or {}
+        ifaces = facts["interfaces"]
         names = list(ifaces or {})
         findings = []
         value = env.get("NCCL_SOCKET_IFNAME")
@@ -447,7 +454,7 @@ class NcclEnvironment(Check):
                     bad=", ".join(bad) or repr(value), interfaces=_shown(ifaces))))
         value = env.get("NCCL_IB_HCA")
         if value is not None and value.strip():
-            hcas = facts.get("ib_devices")
+            hcas = facts["ib_devices"]
             if not hcas or not ifname_matches(value, list(hcas)):
                 findings.append(("NCCL_IB_HCA", ctx.finding(
                     "env-nccl-ib-hca-no-match", value=value,
@@ -455,7 +462,7 @@ class NcclEnvironment(Check):
         switches = [v for v in SWITCHES if v.startswith("NCCL_")]
         findings += _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env, switches)
         checked = [v for v in ["NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_IB_HCA"] + switches if v in env]
-        return _verdict(ctx, findings, checked, {"checked": checked, "interfaces": names})
+        return _verdict(ctx, findings, checked, {"checked": checked, "interface_names": names})
 
 
 def _verdict(ctx, pairs, checked, keep):
@@ -482,18 +489,19 @@ class ModuleOrigins(Check):
     title = "Stack packages load from their installed distributions"
     layer = "config"
     probe = "config.module_origins"
+    facts = _facts.ConfigModuleOriginsFacts
     probe_options = _CallerCwd()
     timeout = 20.0
     codes = ("module-shadowed",)
 
     def evaluate(self, facts, ctx):
-        mods = facts.get("modules") or []
+        mods = facts["modules"] or []
         findings = []
         for m in mods:
             if m.get("matches") is False:
                 findings.append(ctx.finding(
-                    "module-shadowed", evidence=f"sys.path as `python -c` from {facts.get('cwd')} sees it: "
-                    f"{facts.get('sys_path_head')}", module=m["module"], found=m.get("found"),
+                    "module-shadowed", evidence=f"sys.path as `python -c` from {facts['cwd']} sees it: "
+                    f"{facts['sys_path_head']}", module=m["module"], found=m.get("found"),
                     path_source=m.get("path_source") or "earlier on sys.path", dist=m.get("dist"),
                     version=m.get("version"), installed_at=m.get("installed_at") or "site-packages"))
         if not findings:

@@ -46,15 +46,15 @@ class DriverApi(Check):
     timeout = 30.0
 
     def evaluate(self, facts, ctx):
-        dv = facts.get("driver_version")
+        dv = facts["driver_version"]
         version = cuda_version_text(dv)
-        kernel = facts.get("kernel_driver_version")
+        kernel = facts["kernel_driver_version"]
         derived: Dict[str, Any] = {"driver_cuda_version": version}
-        if not facts.get("libcuda_loaded"):
+        if not facts["libcuda_loaded"]:
             derived["device_count"] = 0
-            kind = facts.get("container")
-            err = facts.get("load_error") or "unknown error"
-            if kind in _TOOLKIT_CONTAINERS and facts.get("nvidiactl"):
+            kind = facts["container"]
+            err = facts["load_error"] or "unknown error"
+            if kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"]:
                 finding = ctx.finding("container-toolkit-missing", "libcuda", evidence=err, load_error=err,
                                       container=kind, container_runtime=_TOOLKIT_CONTAINERS[kind])
             else:
@@ -62,23 +62,23 @@ class DriverApi(Check):
                                       load_error=err, kernel_driver_version=kernel,
                                       driver_branch=kernel.split(".")[0] if kernel else None)
             return ctx.verdict("libcuda.so.1 not loadable", finding, **derived)
-        err = facts.get("init_error")
-        where = facts.get("libcuda_path") or facts.get("library")
+        err = facts["init_error"]
+        where = facts["libcuda_path"] or facts["library"]
         if err:
             derived["device_count"] = 0
             return ctx.verdict(f"cuInit failed: {err.get('name')} ({err.get('code')})",
                                self._init_failed(ctx, facts, err, where, version), **derived)
-        devices = facts.get("devices") or []
-        count = facts.get("device_count") or 0
+        devices = facts["devices"] or []
+        count = facts["device_count"] or 0
         if count == 0:
             finding = ctx.finding(
                 "cuda-init-failed", "no-devices", where=where,
-                evidence=f"cuDeviceGetCount = 0; CUDA_VISIBLE_DEVICES={facts.get('cuda_visible_devices')!r}",
+                evidence=f"cuDeviceGetCount = 0; CUDA_VISIBLE_DEVICES={facts['cuda_visible_devices']!r}",
                 init_name="no devices")
             return ctx.verdict("CUDA sees 0 devices", finding, **derived)
         summary = (f"CUDA {version or '?'} driver API (cuDriverGetVersion {dv}) via {where}: "
                    f"{count} device(s): {_devices_text(devices)}")
-        if facts.get("uvm_node") is False and facts.get("uvm_node_after_init"):
+        if facts["uvm_node"] is False and facts.get("uvm_node_after_init"):
             summary += "; libcuda created the missing /dev/nvidia-uvm on demand"
         return ctx.ok(summary, **derived)
 
@@ -86,45 +86,45 @@ class DriverApi(Check):
     def _init_failed(ctx, facts: Mapping[str, Any], err: Mapping[str, Any], where: str, version: Optional[str]):
         code = err.get("code")
         text = f"{err.get('name')} ({code})" + (f": {err['message']}" if err.get("message") else "")
-        dv = facts.get("driver_version")
-        dv_err = facts.get("driver_version_error") or {}
+        dv = facts["driver_version"]
+        dv_err = facts["driver_version_error"] or {}
         dv_text = str(dv) if dv is not None else f"failed: {dv_err.get('name') or 'no answer'}"
-        uvm_module = {True: "loaded", False: "not loaded"}.get(facts.get("uvm_module"), "unknown")
+        uvm_module = {True: "loaded", False: "not loaded"}.get(facts["uvm_module"], "unknown")
         evidence = "\n".join([
             f"cuInit(0) = {code} {err.get('name')}" + (f": {err['message']}" if err.get("message") else ""),
             f"libcuda: {where}",
             f"cuDriverGetVersion = {dv_text}",
-            f"kernel module: {facts.get('kernel_driver_version')}",
-            f"/dev/nvidia-uvm: {'present' if facts.get('uvm_node') else 'absent'}; nvidia_uvm module: {uvm_module}",
-            "CUDA_VISIBLE_DEVICES=" + ("(unset)" if facts.get("cuda_visible_devices") is None
-                                        else repr(facts.get("cuda_visible_devices"))),
+            f"kernel module: {facts['kernel_driver_version']}",
+            f"/dev/nvidia-uvm: {'present' if facts['uvm_node'] else 'absent'}; nvidia_uvm module: {uvm_module}",
+            "CUDA_VISIBLE_DEVICES=" + ("(unset)" if facts["cuda_visible_devices"] is None
+                                        else repr(facts["cuda_visible_devices"])),
         ])
-        visible = facts.get("cuda_visible_devices")
+        visible = facts["cuda_visible_devices"]
         observed: Dict[str, Any] = {"where": where, "init_error": text, "init_name": err.get("name"),
-                                    "kernel_driver_version": facts.get("kernel_driver_version") or "unknown",
+                                    "kernel_driver_version": facts["kernel_driver_version"] or "unknown",
                                     "visible": repr(visible), "driver_cuda_version": version or "unknown"}
-        path = facts.get("libcuda_path") or ""
-        if code == 804 or (code == 803 and facts.get("forward_compat")):
+        path = facts["libcuda_path"] or ""
+        if code == 804 or (code == 803 and facts["forward_compat"]):
             return ctx.finding("cuda-forward-compat-unsupported", "gpu" if code == 804 else "branch",
                                evidence=evidence, compat_dir=os.path.dirname(path) if path else None, **observed)
         if code == 802:
             return ctx.finding("fabric-manager-not-running", "cuinit", evidence=evidence,
-                               driver_branch=(facts.get("kernel_driver_version") or "").split(".")[0] or None,
+                               driver_branch=(facts["kernel_driver_version"] or "").split(".")[0] or None,
                                **observed)
         variant = f"e{code}" if code in INIT_VARIANTS else None
         if code == 999:
-            if not facts.get("uvm_node") and not facts.get("uvm_node_after_init"):
-                variant = ("e999-uvm-missing-module-unloaded" if facts.get("uvm_module") is False
+            if not facts["uvm_node"] and not facts.get("uvm_node_after_init"):
+                variant = ("e999-uvm-missing-module-unloaded" if facts["uvm_module"] is False
                            else "e999-uvm-not-creatable")
-            elif facts.get("uvm_module") is False:
+            elif facts["uvm_module"] is False:
                 variant = "e999-module-unloaded"
             else:
                 variant = "e999-cgroup"
         if code in (100, 101) and visible is not None:
             variant = f"e{code}-visible"
-        if code == 999 and (not facts.get("uvm_node") or facts.get("uvm_module") is False):
-            observed["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts.get("uvm_node") else "nvidia_uvm not loaded")
-        if code == 34 or facts.get("stub"):
+        if code == 999 and (not facts["uvm_node"] or facts["uvm_module"] is False):
+            observed["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts["uvm_node"] else "nvidia_uvm not loaded")
+        if code == 34 or facts["stub"]:
             observed["stub_dir"] = os.path.dirname(path) if path else None
             variant = "e34"
         if code == 46:

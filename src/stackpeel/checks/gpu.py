@@ -36,12 +36,12 @@ class KernelDriver(Check):
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
-        ver = facts.get("driver_version")
-        modules = facts.get("modules") or []
-        wsl = facts.get("wsl") or {}
-        kind = facts.get("container")
+        ver = facts["driver_version"]
+        modules = facts["modules"] or []
+        wsl = facts["wsl"] or {}
+        kind = facts["container"]
         if ver:
-            flavour = facts.get("module_flavour")
+            flavour = facts["module_flavour"]
             extra = f", {flavour} kernel module" if flavour else ""
             return ctx.ok(f"NVIDIA driver {ver}{extra}", driver_branch=_branch(ver))
         if "nvidia" in modules:
@@ -49,18 +49,18 @@ class KernelDriver(Check):
         if wsl.get("dxg") and wsl.get("libcuda"):
             return ctx.ok("WSL2 GPU paravirtualisation: /dev/dxg and /usr/lib/wsl/lib/libcuda.so.1 "
                           "(the Windows host's driver)", wsl=True)
-        if facts.get("nvidiactl_exists"):
+        if facts["nvidiactl_exists"]:
             return ctx.ok("/dev/nvidiactl present but /proc/driver/nvidia is not visible here: driver version unknown")
         evidence = "\n".join([
-            "/proc/driver/nvidia/version: " + ("absent" if facts.get("proc_version_text") is None else "unparsable"),
-            "/proc/modules nvidia*: " + (", ".join(modules) or "none") if facts.get("modules") is not None
+            "/proc/driver/nvidia/version: " + ("absent" if facts["proc_version_text"] is None else "unparsable"),
+            "/proc/modules nvidia*: " + (", ".join(modules) or "none") if facts["modules"] is not None
             else "/proc/modules: not readable",
             "/dev/nvidiactl: absent",
             "/dev/dxg (WSL2): " + ("present" if wsl.get("dxg") else "absent"),
-            "PCI NVIDIA display controllers: " + _pci_text(facts.get("pci_gpus")),
-            f"kernel: {facts.get('kernel')}, container: {kind}",
+            "PCI NVIDIA display controllers: " + _pci_text(facts["pci_gpus"]),
+            f"kernel: {facts['kernel']}, container: {kind}",
         ])
-        pci = facts.get("pci_gpus")
+        pci = facts["pci_gpus"]
         if wsl.get("dxg"):
             sentences = ["wsl"]
         else:
@@ -109,25 +109,25 @@ class DeviceNodes(Check):
     def evaluate(self, facts, ctx):
         driver_status = ctx.dep_status.get("gpu.kernel_driver")
         driver = ctx.dep("gpu.kernel_driver")
-        ctl = facts.get("nvidiactl") or {}
-        gpus = [g for g in facts.get("gpus") or [] if g.get("exists")]
-        uvm = facts.get("uvm") or {}
-        kind = facts.get("container")
-        dxg = (facts.get("dxg") or {}).get("exists")
+        ctl = facts["nvidiactl"] or {}
+        gpus = [g for g in facts["gpus"] or [] if g.get("exists")]
+        uvm = facts["uvm"] or {}
+        kind = facts["container"]
+        dxg = (facts["dxg"] or {}).get("exists")
         if dxg and not ctl.get("exists") and not gpus:
             return ctx.ok("WSL2: the GPU is reached through /dev/dxg (no /dev/nvidia* nodes are used)")
         if driver_status is Status.FAIL and not ctl.get("exists") and not gpus:
             # no driver, so nothing creates the nodes: a symptom of gpu.kernel_driver, not a second cause
             return Verdict(Status.FAIL, "no /dev/nvidia* device nodes: there is no NVIDIA driver to create them")
-        majors = facts.get("proc_devices") or {}
-        env = facts.get("env") or {}
+        majors = facts["proc_devices"] or {}
+        env = facts["env"] or {}
         if not ctl.get("exists") or not gpus:
             return ctx.verdict("NVIDIA device nodes missing", self._missing(ctx, facts, driver, ctl, gpus, kind,
                                                                              majors, env))
         findings = []
         on_demand = self._uvm_on_demand(facts) if not uvm.get("exists") else None
         if not uvm.get("exists") and not on_demand:
-            modules = facts.get("modules")
+            modules = facts["modules"]
             if modules is None:
                 sentences = ["modules-unknown"]
             elif "nvidia_uvm" in modules:
@@ -140,7 +140,7 @@ class DeviceNodes(Check):
                 container=kind,
                 evidence="\n".join([_node_line(n) for n in [ctl] + gpus + [uvm]] +
                                     [f"nvidia-modprobe: {(facts.get('nvidia_modprobe') or {}).get('path') or 'absent'}",
-                                     f"euid: {facts.get('uid')}"])))
+                                     f"euid: {facts['uid']}"])))
         revoked, denied = [], []
         for node in [ctl] + gpus + ([uvm] if uvm.get("exists") else []):
             err = node.get("open_error")
@@ -155,15 +155,15 @@ class DeviceNodes(Check):
                 evidence="\n".join(_node_line(n) for n in revoked)))
         if denied:
             first = denied[0]
-            user = facts.get("user") or f"uid {facts.get('uid')}"
-            groups = facts.get("groups") or []
+            user = facts["user"] or f"uid {facts['uid']}"
+            groups = facts["groups"] or []
             group = first.get("group")
             findings.append(ctx.finding(
                 "device-permission-denied", paths=", ".join(n["path"] for n in denied), user=user,
                 groups=", ".join(map(str, groups)) or "none", first=first["path"], mode=first.get("mode"),
                 uid=first.get("uid"), gid=f"{first.get('gid')} ({group})" if group else first.get("gid"),
                 evidence="\n".join(_node_line(n) for n in denied), device_group=group))
-        tools = "" if (facts.get("uvm_tools") or {}).get("exists") else " (no /dev/nvidia-uvm-tools: profilers " \
+        tools = "" if (facts["uvm_tools"] or {}).get("exists") else " (no /dev/nvidia-uvm-tools: profilers " \
                                                                          "such as Nsight/CUPTI will not work)"
         summary = (f"/dev/nvidiactl, {len(gpus)} GPU node(s) ({', '.join(g['path'].rsplit('/', 1)[-1] for g in gpus)})"
                    f"{', /dev/nvidia-uvm' if uvm.get('exists') else ''}")
@@ -180,10 +180,10 @@ class DeviceNodes(Check):
         """Who would create /dev/nvidia-uvm when libcuda asks for it, or None. libcuda runs the
         setuid-root nvidia-modprobe (or, as root, creates the node itself) when nvidia_uvm is
         available; a container's device cgroup can still forbid it, which cuInit then shows."""
-        modules = facts.get("modules")
-        if modules is not None and "nvidia_uvm" not in modules and "nvidia-uvm" not in (facts.get("proc_devices") or {}):
+        modules = facts["modules"]
+        if modules is not None and "nvidia_uvm" not in modules and "nvidia-uvm" not in (facts["proc_devices"] or {}):
             return None
-        if facts.get("uid") == 0:
+        if facts["uid"] == 0:
             return "this process (root)"
         mp = facts.get("nvidia_modprobe") or {}
         if mp.get("setuid_root"):
@@ -204,9 +204,9 @@ class DeviceNodes(Check):
             params["container_runtime"] = TOOLKIT_RUNTIMES[kind]
         if kind == "lxc":
             params["lxc_uvm_major"] = majors.get("nvidia-uvm")
-            params["lxc_name"] = facts.get("hostname")
+            params["lxc_name"] = facts["hostname"]
         evidence = "\n".join([_node_line(ctl)] + [_node_line(g) for g in gpus] +
-                             [f"/proc/devices: {majors}", f"container: {kind} ({'; '.join(facts.get('container_signals') or [])})",
+                             [f"/proc/devices: {majors}", f"container: {kind} ({'; '.join(facts['container_signals'] or [])})",
                               f"NVIDIA_VISIBLE_DEVICES={nvd!r}"])
         return ctx.finding("device-nodes-missing", sentences, evidence=evidence, container=kind,
                            driver_version=ver or "version unknown", missing=" and ".join(missing), nvd=repr(nvd),
@@ -233,21 +233,21 @@ class Nvml(Check):
 
     def evaluate(self, facts, ctx):
         nodes_ok = ctx.dep_status.get("gpu.device_nodes") in (Status.PASS, Status.WARN, None)
-        kernel = facts.get("kernel_driver_version")
+        kernel = facts["kernel_driver_version"]
         params = {"driver_branch": _branch(kernel), "kernel_driver_version": kernel}
         findings = []
         mismatch = self._mismatch(ctx, facts, kernel, params)
-        if not facts.get("loaded"):
+        if not facts["loaded"]:
             sev = Severity.DEGRADED if nodes_ok else Severity.BLOCKING
             findings.append(ctx.finding(
                 "nvml-unavailable", ["not-loadable", "cuda-may-work" if nodes_ok else "no-driver"],
-                load_error=facts.get("load_error"), evidence=facts.get("load_error") or "", severity=sev, **params))
+                load_error=facts["load_error"], evidence=facts["load_error"] or "", severity=sev, **params))
             return ctx.verdict("NVML unavailable: libnvidia-ml.so.1 not loadable", *findings, *mismatch)
-        err = facts.get("init_error")
+        err = facts["init_error"]
         if err:
             text = f"{err.get('name')} ({err.get('code')}): {err.get('message')}"
             if err.get("code") == 18:
-                findings.append(ctx.finding("driver-library-mismatch", "init", init_error=text, path=facts.get("path"),
+                findings.append(ctx.finding("driver-library-mismatch", "init", init_error=text, path=facts["path"],
                                             evidence=text, **dict(params, kernel_driver_version=kernel or "unknown")))
             else:
                 sev = Severity.DEGRADED if nodes_ok else Severity.BLOCKING
@@ -255,12 +255,12 @@ class Nvml(Check):
                                and ctx.dep("gpu.device_nodes").get("container") in _IN_CONTAINER)
                 findings.append(ctx.finding(
                     "nvml-unavailable", ["init-fails"] + (["daemon-reload"] if reload_note else []), init_error=text,
-                    path=facts.get("path"), evidence=text, severity=sev, **params))
+                    path=facts["path"], evidence=text, severity=sev, **params))
             return ctx.verdict(f"nvmlInit failed: {err.get('name')}", *findings, *(
                 m for m in mismatch if err.get("code") != 18))
-        devices = facts.get("devices") or []
-        count = facts.get("device_count")
-        summary = (f"NVML {facts.get('nvml_version') or '?'}, driver {facts.get('driver_version') or '?'}: "
+        devices = facts["devices"] or []
+        count = facts["device_count"]
+        summary = (f"NVML {facts['nvml_version'] or '?'}, driver {facts['driver_version'] or '?'}: "
                    f"{count if count is not None else '?'} GPU(s)" + (f": {_devices_text(devices)}" if devices else ""))
         return ctx.verdict(summary, *mismatch)
 
@@ -268,11 +268,11 @@ class Nvml(Check):
     def _mismatch(ctx: Context, facts, kernel: Optional[str], params) -> List:
         if not kernel:
             return []
-        pairs = [("libnvidia-ml.so.1", facts.get("path"), facts.get("path_version")),
-                 ("NVML's driver version", None, facts.get("driver_version"))]
-        cuda_path = facts.get("libcuda_path") or ""
+        pairs = [("libnvidia-ml.so.1", facts["path"], facts["path_version"]),
+                 ("NVML's driver version", None, facts["driver_version"])]
+        cuda_path = facts["libcuda_path"] or ""
         if "/compat/" not in cuda_path:  # forward-compat libcuda is newer by design (cuda.driver_api judges it)
-            pairs.append(("libcuda.so.1", cuda_path, facts.get("libcuda_path_version")))
+            pairs.append(("libcuda.so.1", cuda_path, facts["libcuda_path_version"]))
         wrong = [(name, path, v) for name, path, v in pairs if v and v != kernel]
         if not wrong:
             return []
@@ -330,15 +330,15 @@ class VisibleDevices(Check):
 
     def evaluate(self, facts, ctx):
         nvml = ctx.dep("gpu.nvml")
-        raw = facts.get("cuda_visible_devices")
-        parsed = facts.get("parsed") or {}
+        raw = facts["cuda_visible_devices"]
+        parsed = facts["parsed"] or {}
         n = nvml.get("device_count") if nvml.get("loaded") and not nvml.get("init_error") else None
         source = "NVML"
-        if n is None and facts.get("gpu_nodes"):
+        if n is None and facts["gpu_nodes"]:
             n, source = facts["gpu_nodes"], "/dev/nvidia<N> nodes"
         shown = "unset" if raw is None else repr(raw)
         if not n:
-            nvd = facts.get("nvidia_visible_devices")
+            nvd = facts["nvidia_visible_devices"]
             extra = f"; NVIDIA_VISIBLE_DEVICES={nvd!r}" if nvd is not None else ""
             return ctx.skip(f"no GPU to select from (CUDA_VISIBLE_DEVICES {shown}{extra})", gpu_count=n,
                             visible_count=0)
@@ -419,7 +419,7 @@ class NvlinkFabric(Check):
     timeout = 45.0
 
     def evaluate(self, facts, ctx):
-        if not facts.get("nvidia_smi"):
+        if not facts["nvidia_smi"]:
             return ctx.skip("not applicable: nvidia-smi is not on PATH")
         gpus: List[Dict[str, Any]] = [dict(g) for g in facts.get("gpus") or []]
         sections = facts.get("sections") or []
@@ -434,7 +434,7 @@ class NvlinkFabric(Check):
         if waiting:
             states = sorted({g["state"] for g in waiting})
             findings.append(ctx.finding("fabric-not-ready", gpus=_gpus(waiting), state="' / '".join(states),
-                                        fm=_fm(facts.get("fabric_manager_pids")),
+                                        fm=_fm(facts["fabric_manager_pids"]),
                                         evidence=(facts.get("query") or {}).get("stdout", "")))
         failed = [g for g in gpus if g.get("state") == "Completed" and g.get("status") not in ("Success", "N/A", None)]
         if failed:

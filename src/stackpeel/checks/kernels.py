@@ -39,40 +39,40 @@ class Fla(Check):
     timeout = 180.0
 
     def evaluate(self, facts, ctx):
-        if not facts.get("installed"):
+        if not facts["installed"]:
             return ctx.skip("flash-linear-attention is not installed")
-        dists = facts.get("dists") or {}
+        dists = facts["dists"] or {}
         names = " + ".join(f"{k} {v}" for k, v in dists.items()) or "fla"
-        err = facts.get("import_error")
+        err = facts["import_error"]
         if err:
             missing = err.get("missing_module") or ""
-            if missing.split(".")[0] in ("triton", "torch") or not facts.get("triton_installed") \
-                    or not facts.get("torch_installed"):
-                what = missing or ("triton" if not facts.get("triton_installed") else "torch")
+            if missing.split(".")[0] in ("triton", "torch") or not facts["triton_installed"] \
+                    or not facts["torch_installed"]:
+                what = missing or ("triton" if not facts["triton_installed"] else "torch")
                 return ctx.verdict(f"{names} is installed without {what}", ctx.finding(
                     "fla-missing-triton", names=names, error=exc_line(err), what=what, evidence=exc_text(err)))
             return ctx.verdict("`import fla.utils` fails", ctx.finding(
                 "fla-import-failed", names=names, error=exc_line(err), evidence=exc_text(err),
                 fla_dists=" ".join(dists) or "fla-core"))
 
-        platform = facts.get("device_platform")
-        fallback = platform == "cpu" or bool(facts.get("fallback_warnings"))
-        cuda = facts.get("cuda_available")
+        platform = facts["device_platform"]
+        fallback = platform == "cpu" or bool(facts["fallback_warnings"])
+        cuda = facts["cuda_available"]
         if not fallback:
             gpu = facts.get("gpu_name")
             return ctx.ok(f"{names}: device_platform={platform!r}" + (f" ({gpu})" if gpu else "")
-                          + f", IS_NVIDIA={facts.get('IS_NVIDIA')}")
+                          + f", IS_NVIDIA={facts['IS_NVIDIA']}")
 
-        sw = facts.get("swallowed")
-        warns = facts.get("fallback_warnings") or []
+        sw = facts["swallowed"]
+        warns = facts["fallback_warnings"] or []
         evidence = []
         if sw:
             evidence.append("The exception FLA swallowed, raised again by "
                             "triton.runtime.driver.active.get_current_target():\n" + exc_text(sw))
         if warns:  # last, so that a renderer showing the tail shows both texts
             evidence.append("All FLA reported at import:\n" + _warning_lines(warns))
-        state = (f"device_platform={platform!r}, device={facts.get('device')!r}, "
-                 f"device_torch_lib={facts.get('device_torch_lib')}, IS_NVIDIA={facts.get('IS_NVIDIA')}")
+        state = (f"device_platform={platform!r}, device={facts['device']!r}, "
+                 f"device_torch_lib={facts['device_torch_lib']}, IS_NVIDIA={facts['IS_NVIDIA']}")
         severity: Optional[Severity] = None
         sentences = ["swallowed" if sw else "transient"]
         launch = ctx.dep("triton.kernel_launch")
@@ -107,23 +107,23 @@ class CausalConv1d(Check):
     timeout = 120.0
 
     def evaluate(self, facts, ctx):
-        if not facts.get("installed"):
+        if not facts["installed"]:
             return ctx.skip("causal-conv1d is not installed")
-        version = facts.get("version") or "(no metadata)"
+        version = facts["version"] or "(no metadata)"
         torch_version = facts.get("torch_version")
-        err = facts.get("import_error")
-        tag = facts.get("tag") or {}
+        err = facts["import_error"]
+        tag = facts["tag"] or {}
         built_for = (f" (its version tag says torch {tag.get('torch')}, CUDA {tag.get('cuda_major')}, "
                      f"cxx11abi {tag.get('cxx11abi')})") if tag else ""
-        if facts.get("package") and not facts.get("extension") and (
+        if facts["package"] and not facts["extension"] and (
                 not err or err.get("missing_module") == "causal_conv1d_cuda" or "causal_conv1d_cuda" in
                 (err.get("message") or "")):
             return ctx.verdict("causal-conv1d has no compiled extension", ctx.finding(
                 "causal-conv1d-no-extension", "import-error" if err else None, version=version,
-                package=facts.get("package"), error=exc_line(err) if err else None, evidence=exc_text(err)))
-        if err and facts.get("undefined_symbol"):
+                package=facts["package"], error=exc_line(err) if err else None, evidence=exc_text(err)))
+        if err and facts["undefined_symbol"]:
             sym = facts["undefined_symbol"]
-            dem = facts.get("undefined_symbol_demangled")
+            dem = facts["undefined_symbol_demangled"]
             return ctx.verdict("causal-conv1d was built for another torch", ctx.finding(
                 "causal-conv1d-torch-mismatch", "symbol", symbol=f"{sym} ({dem})" if dem else sym,
                 torch_version=torch_version, built_for=built_for, evidence=exc_text(err)))
@@ -184,24 +184,24 @@ class TransformersFastPath(Check):
     timeout = 180.0
 
     def evaluate(self, facts, ctx):
-        if not facts.get("installed"):
+        if not facts["installed"]:
             return ctx.skip("transformers is not installed")
-        version = facts.get("version")
-        module = facts.get("model_module")
+        version = facts["version"]
+        module = facts["model_module"]
         if not module:
             return ctx.skip(f"transformers {version} has no gated-delta-net model (qwen3_next, qwen3_5)")
         short = module.rsplit(".", 1)[-1]
-        err = facts.get("import_error")
+        err = facts["import_error"]
         if err:
             return ctx.verdict(f"importing {short} fails", ctx.finding(
                 "transformers-fast-path-unavailable", "import", module=module, version=version, error=exc_line(err),
                 evidence=exc_text(err), severity=Severity.BLOCKING,
                 missing_packages=self._packages_for(["fla", "causal_conv1d"], facts)))
-        cuda = facts.get("cuda_available")
-        bindings = facts.get("bindings") or []
+        cuda = facts["cuda_available"]
+        bindings = facts["bindings"] or []
         if bindings:
             return self._modern(facts, bindings, cuda, version, short, ctx)
-        legacy = facts.get("legacy")
+        legacy = facts["legacy"]
         if legacy is not None:
             return self._legacy(facts, legacy, cuda, version, short, ctx)
         return ctx.skip(f"transformers {version}: {short} has no recognisable fast-path bindings")
@@ -248,7 +248,7 @@ class TransformersFastPath(Check):
         return ctx.verdict(f"transformers {version}: {grouped}", *findings)
 
     def _fast_path_finding(self, facts, refs, version, short, listing, ctx):
-        installed = {"fla": bool(facts.get("fla_dists")), "causal_conv1d": bool(facts.get("causal_conv1d_version"))}
+        installed = {"fla": bool(facts["fla_dists"]), "causal_conv1d": bool(facts["causal_conv1d_version"])}
         dist_name = {"fla": "flash-linear-attention", "causal_conv1d": "causal-conv1d"}
         parts, evidence, packages = [], [], set()
         for package in sorted({b.get("package") for b in refs}):
@@ -308,9 +308,9 @@ def _deep_verdict(check, facts, ctx, failure, wrong):
     seconds, or the first failing step as a finding: ``wrong(failed, lib, evidence, params)``
     when its result was off the reference, else ``failure(failed, lib, evidence, params)``;
     ``params`` are the observed values the knowledge base's messages name."""
-    if facts.get("skipped"):
+    if facts["skipped"]:
         return ctx.skip(facts["skipped"])
-    steps = facts.get("steps") or []
+    steps = facts["steps"] or []
     lib = check.library(facts)
     failed = next((s for s in steps if not s.get("ok")), None)
     if failed is None:
@@ -318,7 +318,7 @@ def _deep_verdict(check, facts, ctx, failure, wrong):
     err = failed.get("error") or {}
     params = {"library": lib, "op": check.op, "step": failed.get("name"), "error": exc_line(err),
               "raised_in": err.get("raised_in"), "timings": _seconds(steps), "numbers": _numbers(failed),
-              "device": facts.get("device") or str(failed.get("name", "")).split(":", 1)[0]}
+              "device": str(failed.get("name", "")).split(":", 1)[0]}
     if failed.get("wrong_result"):
         return ctx.verdict(f"{lib}: {failed.get('name')}: wrong result", wrong(failed, lib, exc_text(err), params))
     return ctx.verdict(f"{lib}: {failed.get('name')} raises {exc_line(err)}",
@@ -336,6 +336,7 @@ class TorchCompileOp(Check):
     # not torch.cuda: the CPU op runs without CUDA, and a compile failure there is the toolchain's
     requires = ("toolchain.extension_build",)
     probe = "kernels.torch_compile_op"
+    facts = _facts.KernelsTorchCompileFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True
@@ -344,7 +345,7 @@ class TorchCompileOp(Check):
     codes = ("torch-compile-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
-        return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts.get('devices') or [])})"
+        return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts['devices'] or [])})"
 
     def evaluate(self, facts, ctx):
         return _deep_verdict(
@@ -365,6 +366,7 @@ class FlaOps(Check):
     layer = "kernels"
     requires = ("kernels.fla",)
     probe = "kernels.fla_ops"
+    facts = _facts.KernelsFlaOpsFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True
@@ -373,13 +375,13 @@ class FlaOps(Check):
     codes = ("kernel-op-failed", "kernel-backward-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
-        dists = facts.get("dists") or {}
+        dists = facts["dists"] or {}
         names = " + ".join(f"{k} {v}" for k, v in dists.items()) or "flash-linear-attention"
         gpu = f" on {facts.get('gpu_name')} (cc {facts.get('cc')})" if facts.get("gpu_name") else ""
-        return f"{names} with Triton {facts.get('triton_version')}{gpu}"
+        return f"{names} with Triton {facts['triton_version']}{gpu}"
 
     def evaluate(self, facts, ctx):
-        steps = facts.get("steps") or []
+        steps = facts["steps"] or []
 
         def failure(failed, lib, evidence, p):
             name = str(failed.get("name", ""))
@@ -404,6 +406,7 @@ class CausalConv1dOps(Check):
     layer = "kernels"
     requires = ("kernels.causal_conv1d",)
     probe = "kernels.causal_conv1d_ops"
+    facts = _facts.KernelsCausalConv1dOpsFacts
     probe_needs = ()
     preload = ("torch", "triton")
     deep_only = True
@@ -412,7 +415,7 @@ class CausalConv1dOps(Check):
     codes = ("kernel-op-failed", "kernel-op-wrong-result")
 
     def library(self, facts) -> str:
-        return f"causal-conv1d {facts.get('version')}"
+        return f"causal-conv1d {facts['version']}"
 
     def evaluate(self, facts, ctx):
         return _deep_verdict(

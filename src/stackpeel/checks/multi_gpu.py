@@ -82,18 +82,18 @@ class SharedMemory(Check):
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
-        path = facts.get("path", "/dev/shm")
-        container = facts.get("container")
+        path = facts["path"]
+        container = facts["container"]
         where = ["container"] if container else []
-        if not facts.get("exists"):
+        if not facts["exists"]:
             return ctx.verdict(f"{path} does not exist", ctx.finding(
                 "nccl-shm-too-small", ["missing"] + where, path=path, container=container,
                 severity=Severity.DEGRADED, shm_size="missing"))
-        size, free = facts.get("size_bytes"), facts.get("free_bytes")
+        size, free = facts["size_bytes"], facts["free_bytes"]
         if size is None:
             return _error_verdict(f"could not measure {path}: {facts.get('statvfs_error')}")
         summary = f"{path}: {human_bytes(size)}, {human_bytes(free)} free"
-        mount = facts.get("mount") or {}
+        mount = facts["mount"] or {}
         evidence = f"statvfs({path}): size {size} bytes, free {free} bytes"
         if mount:
             evidence += f"\nmount: {mount.get('fstype')} {mount.get('options')}"
@@ -102,7 +102,7 @@ class SharedMemory(Check):
             evidence += "\nlargest entries: " + ", ".join(f"{e['name']} ({human_bytes(e['bytes'])})" for e in largest)
         findings = []
         observed = {"path": path, "container": container, "size": human_bytes(size), "free": human_bytes(free)}
-        if not facts.get("writable"):
+        if not facts["writable"]:
             findings.append(ctx.finding("nccl-shm-too-small", ["not-writable"] + where, evidence=evidence,
                                         severity=Severity.DEGRADED, shm_size=human_bytes(size), **observed))
         elif size < SHM_MIN_BYTES:
@@ -142,18 +142,18 @@ class Memlock(Check):
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
-        soft = None if facts.get("soft_unlimited") else facts.get("soft_bytes")
-        hard = None if facts.get("hard_unlimited") else facts.get("hard_bytes")
+        soft = None if facts["soft_unlimited"] else facts["soft_bytes"]
+        hard = None if facts["hard_unlimited"] else facts["hard_bytes"]
         text = _memlock_text(soft)
-        rdma = facts.get("rdma_devices") or []
+        rdma = facts["rdma_devices"] or []
         summary = f"memlock soft limit {text}, hard {_memlock_text(hard)}"
         if rdma:
             summary += f"; RDMA devices: {', '.join(rdma)}"
         if soft is None or soft >= MEMLOCK_MIN_BYTES:
             return ctx.ok(summary)
-        if facts.get("cap_ipc_lock"):
+        if facts["cap_ipc_lock"]:
             return ctx.ok(summary + "; CAP_IPC_LOCK held, which lifts the limit for this process")
-        evidence = f"getrlimit(RLIMIT_MEMLOCK) = ({facts.get('soft_bytes')}, {facts.get('hard_bytes')})"
+        evidence = f"getrlimit(RLIMIT_MEMLOCK) = ({facts['soft_bytes']}, {facts['hard_bytes']})"
         if rdma:
             return ctx.verdict(summary, ctx.finding("memlock-limit-low", "rdma", memlock=text, rdma=", ".join(rdma),
                                                     evidence=evidence))
@@ -282,7 +282,7 @@ class PeerToPeer(Check):
     def evaluate(self, facts, ctx):
         if facts.get("skipped"):
             return ctx.skip(f"not applicable: {facts['skipped']}")
-        n = facts.get("device_count")
+        n = facts["device_count"]
         worker = facts.get("worker") or {}
         pairs = facts.get("pairs") or []
         access = facts.get("access")
@@ -378,13 +378,13 @@ class AllReduce(Check):
     # the peer copies, so the two never share the GPUs and the copy rates stay honest.
 
     def evaluate(self, facts, ctx):
-        env = facts.get("nccl_env") or {}
+        env = facts["nccl_env"] or {}
         switches = _transport_env(env)
         derived: Dict[str, Any] = {"nccl_transport_switches": switches}
         if facts.get("skipped"):
             return ctx.skip(f"not applicable: {facts['skipped']}", **derived)
-        backend = facts.get("backend", "nccl")
-        world = facts.get("world_size")
+        backend = facts["backend"]
+        world = facts["world_size"]
         expected = facts.get("expected")
         ranks = facts.get("ranks") or []
         version = facts.get("nccl_version")

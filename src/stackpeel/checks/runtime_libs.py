@@ -21,6 +21,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .. import facts as _facts
 from ..model import Finding, Severity
 from .base import Check, Context, version_tuple
 
@@ -93,6 +94,7 @@ class LoadedLibraries(Check):
     title = "Libraries the stack really loads (CUDA, cuDNN, NCCL, OpenMP, C++ runtime)"
     layer = "runtime_libs"
     probe = "runtime_libs.loaded_libs"
+    facts = _facts.RuntimeLibsLoadedFacts
     timeout = 150.0
     probe_options = {"budget_s": 120}
     # forked from the interpreter that imported torch (and triton) once (runner/zygote.py): the
@@ -102,10 +104,10 @@ class LoadedLibraries(Check):
              "libstdcxx-too-old")
 
     def evaluate(self, facts, ctx):
-        if not facts.get("supported"):
+        if not facts["supported"]:
             return ctx.skip(f"cannot read a process's loaded libraries here: {facts.get('reason') or 'unsupported'}")
         python = ctx.target.get("python")
-        rows: List[Mapping[str, Any]] = facts.get("loaded") or []
+        rows: List[Mapping[str, Any]] = facts["loaded"] or []
         findings: List[Finding] = []
         findings += self._twice(rows, facts, ctx, python)
         findings += self._mismatch(rows, facts, ctx, python)
@@ -113,12 +115,12 @@ class LoadedLibraries(Check):
         findings += self._failed_shadows(facts, ctx)
         findings += self._missing(facts, ctx)
         findings += self._cxx(rows, facts, ctx)
-        imports = facts.get("imports") or []
+        imports = facts["imports"] or []
         crashed = [i["module"] for i in imports if i.get("crashed")]
         described = ", ".join(f"{r.get('stem') or r.get('family')} {r.get('version') or '?'} "
                               f"({owner_text(r.get('owner'))})" for r in rows) or "none of the stack's libraries"
         summary = (f"imported {', '.join(i['module'] for i in imports if i.get('ok')) or 'nothing'}; loaded "
-                   f"{described}; {facts.get('others_count', 0)} other shared objects")
+                   f"{described}; {facts['others_count']} other shared objects")
         if crashed:
             summary += f"; importing {', '.join(crashed)} crashed the process"
         # keyed by SONAME so that `stackpeel diff` names the library whose file or version changed
@@ -153,7 +155,7 @@ class LoadedLibraries(Check):
                 continue
             members = list(uniq.values())
             fam = members[0].get("family")
-            keep = min(members, key=lambda m: _keep_rank(m, facts.get("torch") or {}))
+            keep = min(members, key=lambda m: _keep_rank(m, facts["torch"] or {}))
             drop = [m for m in members if m is not keep]
             hint = next((h for h in (remove_hint(m, python) for m in drop) if h), None)
             variant = "openmp" if fam in OPENMP else None
@@ -165,7 +167,7 @@ class LoadedLibraries(Check):
 
     # ------------------------------------------------------------------ mismatch
     def _mismatch(self, rows, facts, ctx: Context, python) -> List[Finding]:
-        torch = facts.get("torch") or {}
+        torch = facts["torch"] or {}
         tv = torch.get("version")
         if not tv:
             return []
@@ -250,7 +252,7 @@ class LoadedLibraries(Check):
 
     # ------------------------------------------------------------------ shadowed
     def _shadowed(self, rows, facts, ctx: Context, python) -> List[Finding]:
-        env = facts.get("env") or {}
+        env = facts["env"] or {}
         out: List[Finding] = []
         for r in rows:
             exp = r.get("expected")
@@ -278,9 +280,9 @@ class LoadedLibraries(Check):
         """Imports that failed on a symbol the loader's copy lacks, while the failing object's
         RUNPATH/RPATH points at a copy that has it (resolved from the files: the map no longer
         holds libraries of a failed import)."""
-        env = facts.get("env") or {}
+        env = facts["env"] or {}
         out: List[Finding] = []
-        for r in facts.get("failed_import_shadows") or ():
+        for r in facts["failed_import_shadows"] or ():
             if not r.get("expected") or not r.get("would_load") or r["would_load"] == r.get("expected_realpath"):
                 continue
             how = r.get("how")
@@ -305,7 +307,7 @@ class LoadedLibraries(Check):
     def _missing(self, facts, ctx: Context) -> List[Finding]:
         out: List[Finding] = []
         seen = set()
-        for item in facts.get("import_libraries") or ():
+        for item in facts["import_libraries"] or ():
             for soname in item.get("cannot_open") or ():
                 if soname in seen:
                     continue
@@ -325,12 +327,12 @@ class LoadedLibraries(Check):
         out: List[Finding] = []
         stdcxx = next((r for r in rows if r.get("family") == "libstdc++"), None)
         provided = facts.get("cxx_provided") or (stdcxx or {}).get("version")
-        for need in facts.get("cxx_needs") or ():
+        for need in facts["cxx_needs"] or ():
             missing = need.get("missing") or []
             if not missing:
                 continue
             top = missing[-1]
-            newer = [c for c in (facts.get("copies") or {}).get("libstdc++") or ()
+            newer = [c for c in (facts["copies"] or {}).get("libstdc++") or ()
                      if c.get("provides_glibcxx") and version_tuple(c["provides_glibcxx"].split("_", 1)[-1]) >=
                      version_tuple(top.split("_", 1)[-1])]
             newer_text = "; ".join(f"{c['realpath']} ({owner_text(c.get('owner'))}, up to {c['provides_glibcxx']})"

@@ -22,10 +22,10 @@ class Platform(Check):
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
-        where = facts.get("distro") or "unknown distro"
-        summary = f"{where}, {facts.get('arch')}, container: {facts.get('container')}"
+        where = facts["distro"] or "unknown distro"
+        summary = f"{where}, {facts['arch']}, container: {facts['container']}"
         findings = []
-        libc, ver = facts.get("libc"), facts.get("libc_version")
+        libc, ver = facts["libc"], facts["libc_version"]
         if libc == "musl":
             findings.append(ctx.finding("libc-unsupported", "musl"))
         elif libc == "glibc" and version_tuple(ver) and version_tuple(ver)[:2] < MIN_GLIBC:

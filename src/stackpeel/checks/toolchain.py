@@ -48,30 +48,30 @@ class CCompiler(Check):
     timeout = 30.0
 
     def evaluate(self, facts, ctx):
-        cc, source = facts.get("compiler"), facts.get("source")
+        cc, source = facts["compiler"], facts["source"]
         keep = {"compiler": cc, "source": source}
         if cc is None:
-            path = facts.get("path_env")
+            path = facts["path_env"]
             sentences: List[Optional[str]] = [None if path is not None else "no-path"]
             alt = None
-            if facts.get("plain_cc"):
+            if facts["plain_cc"]:
                 alt = facts["plain_cc"]
                 sentences.append("plain-cc-version" if facts.get("plain_cc_version") else "plain-cc")
-            if facts.get("conda_gcc"):
+            if facts["conda_gcc"]:
                 alt = alt or facts["conda_gcc"][0]
                 sentences.append("conda-gcc")
-            finding = ctx.finding("no-c-compiler", sentences, path=path, plain_cc=facts.get("plain_cc"),
+            finding = ctx.finding("no-c-compiler", sentences, path=path, plain_cc=facts["plain_cc"],
                                   plain_cc_version=facts.get("plain_cc_version"),
-                                  conda_gcc=(facts.get("conda_gcc") or [None])[0], cc_path=alt)
+                                  conda_gcc=(facts["conda_gcc"] or [None])[0], cc_path=alt)
             return ctx.verdict("no C compiler that Triton can find", finding, **keep)
-        if not facts.get("works"):
+        if not facts["works"]:
             run = facts.get("version_run") or {}
             if source == "CC":
                 if cc == "":
                     variant = "cc-empty"
-                elif not facts.get("resolved"):
+                elif not facts["resolved"]:
                     variant = "cc-words" if " " in cc.strip() else ("cc-no-file" if "/" in cc else "cc-not-on-path")
-                elif not facts.get("executable"):
+                elif not facts["executable"]:
                     variant = "cc-not-executable"
                 else:
                     variant = "cc-fails"
@@ -83,7 +83,7 @@ class CCompiler(Check):
                                   cc_env=(cc or "(empty)") if source == "CC" and "\n" not in cc else None,
                                   compiler_pkg=None if source == "CC" else source.split()[-1])
             return ctx.verdict(f"the C compiler Triton would use ({cc or 'empty CC'}) does not run", finding, **keep)
-        summary = f"{facts.get('version') or cc} at {facts.get('resolved') or cc} (from {source})"
+        summary = f"{facts.get('version') or cc} at {facts['resolved'] or cc} (from {source})"
         return ctx.ok(summary, **keep)
 
 
@@ -126,21 +126,21 @@ class PythonHeaders(Check):
     timeout = 15.0
 
     def evaluate(self, facts, ctx):
-        where = facts.get("python_h")
-        if facts.get("python_h_exists") and facts.get("python_h_readable"):
-            return ctx.ok(f"Python.h found in {facts.get('include_dir')} (scheme {facts.get('scheme')})")
-        if facts.get("python_h_exists"):
+        where = facts["python_h"]
+        if facts["python_h_exists"] and facts["python_h_readable"]:
+            return ctx.ok(f"Python.h found in {facts['include_dir']} (scheme {facts['scheme']})")
+        if facts["python_h_exists"]:
             variant = "unreadable"
-        elif facts.get("include_dir_exists"):
+        elif facts["include_dir_exists"]:
             variant = "no-file"
         else:
             variant = "no-dir"
         sentences = [variant] + ([_kind_note(facts)] if _kind_note(facts) else [])
-        return ctx.verdict(f"Python.h missing for Python {facts.get('python_version')}",
+        return ctx.verdict(f"Python.h missing for Python {facts['python_version']}",
                            ctx.finding("python-headers-missing", sentences, python_h=where,
-                                       include_dir=facts.get("include_dir"), python_version=facts.get("python_version"),
-                                       scheme=facts.get("scheme"), kind=facts.get("kind"),
-                                       base_prefix=facts.get("base_prefix"), **header_params(facts)))
+                                       include_dir=facts["include_dir"], python_version=facts["python_version"],
+                                       scheme=facts["scheme"], kind=facts["kind"],
+                                       base_prefix=facts["base_prefix"], **header_params(facts)))
 
 class ExtensionBuild(Check):
     """Compiles and links a real Python extension (``#include <Python.h>``, dlopen) with Triton's
@@ -157,21 +157,21 @@ class ExtensionBuild(Check):
     timeout = 120.0
 
     def evaluate(self, facts, ctx):
-        keep = {"ok": bool(facts.get("ok")), "stderr": facts.get("stderr") or ""}
-        kind = facts.get("failure_kind")
-        cc = facts.get("compiler")
+        keep = {"ok": bool(facts["ok"]), "stderr": facts["stderr"] or ""}
+        kind = facts["failure_kind"]
+        cc = facts["compiler"]
         if kind == "no-compiler":
             return Verdict(Status.BLOCKED, "not attempted: there is no C compiler (see toolchain.c_compiler)", (), keep)
-        if facts.get("ok"):
+        if facts["ok"]:
             return ctx.ok(f"compiled, loaded and called a C extension with {cc} and Triton's flags", **keep)
-        stderr = facts.get("stderr") or ""
+        stderr = facts["stderr"] or ""
         cmd = " ".join(facts.get("command") or [])
         evidence = f"$ {cmd}\nexit status {facts.get('rc')}\n{stderr}".rstrip()
         missing = facts.get("missing")
         findings: List[Finding] = []
         if kind == "python-headers":
             findings.append(ctx.finding("python-headers-missing", "build", evidence=evidence, missing=missing,
-                                        include_dir=facts.get("include_dir"),
+                                        include_dir=facts["include_dir"],
                                         **header_params(ctx.dep("toolchain.python_headers"))))
         elif kind == "libc-headers":
             findings.append(ctx.finding("libc-headers-missing",
@@ -216,12 +216,12 @@ class LibcudaDiscovery(Check):
     def evaluate(self, facts, ctx):
         if facts.get("triton_installed") is False:
             return ctx.skip("triton is not installed: nothing here looks for libcuda.so.1 the way it does")
-        found = list(facts.get("libcuda_found_in") or [])
-        good_entries = [e["path"] for e in facts.get("ldconfig_entries") or [] if e.get("exists")]
+        found = list(facts["libcuda_found_in"] or [])
+        good_entries = [e["path"] for e in facts["ldconfig_entries"] or [] if e.get("exists")]
         libcuda_dir = (found or [p.rsplit("/", 1)[0] for p in good_entries] or [None])[0]
-        override = facts.get("triton_libcuda_path")
+        override = facts["triton_libcuda_path"]
         driver = ctx.dep("cuda.driver_api")
-        keep = {"libcuda_dirs": facts.get("triton_dirs") or []}
+        keep = {"libcuda_dirs": facts["triton_dirs"] or []}
         if override:
             o = facts.get("override") or {}
             if o.get("has_libcuda_so1"):
@@ -235,26 +235,26 @@ class LibcudaDiscovery(Check):
             return ctx.verdict("TRITON_LIBCUDA_PATH does not hold libcuda.so.1",
                                ctx.finding("triton-libcuda-path-wrong", [variant] + (["found-in"] if libcuda_dir else []),
                                            override=override, libcuda_dir=libcuda_dir), **keep)
-        run = facts.get("ldconfig_run") or {}
+        run = facts["ldconfig_run"] or {}
         if run.get("error") or run.get("rc") not in (0, None):
-            variant = "missing" if not facts.get("ldconfig_exists") else "fails"
+            variant = "missing" if not facts["ldconfig_exists"] else "fails"
             return ctx.verdict("Triton cannot run /sbin/ldconfig",
                                ctx.finding("ldconfig-missing", [variant] + (["found-in"] if libcuda_dir else []),
-                                           evidence=run.get("stderr") or "", ldconfig=facts.get("ldconfig"),
+                                           evidence=run.get("stderr") or "", ldconfig=facts["ldconfig"],
                                            run_error=run.get("error") or f"exit status {run.get('rc')}",
-                                           triton_error=(facts.get("triton_error") or "").splitlines()[0]
-                                           if facts.get("triton_error") else "",
+                                           triton_error=(facts["triton_error"] or "").splitlines()[0]
+                                           if facts["triton_error"] else "",
                                            libcuda_dir=libcuda_dir), **keep)
-        if facts.get("triton_ok"):
-            stale = [e["path"] for e in facts.get("ldconfig_entries") or [] if not e.get("exists")]
-            summary = f"libcuda.so.1 found via {facts.get('triton_source')} in {', '.join(facts.get('triton_dirs'))}"
+        if facts["triton_ok"]:
+            stale = [e["path"] for e in facts["ldconfig_entries"] or [] if not e.get("exists")]
+            summary = f"libcuda.so.1 found via {facts['triton_source']} in {', '.join(facts['triton_dirs'])}"
             if stale:
                 summary += f" (stale cache entries ignored: {', '.join(stale)})"
             return ctx.ok(summary, **keep)
-        entries = facts.get("ldconfig_entries") or []
-        llp = facts.get("ld_library_path")
+        entries = facts["ldconfig_entries"] or []
+        llp = facts["ld_library_path"]
         if entries:
-            sentences: List[Optional[str]] = ["stale-llp" if facts.get("ld_library_path_hits") else "stale"]
+            sentences: List[Optional[str]] = ["stale-llp" if facts["ld_library_path_hits"] else "stale"]
         else:
             sentences = ["none" if llp else "none-no-llp"]
         if libcuda_dir:
@@ -264,9 +264,9 @@ class LibcudaDiscovery(Check):
             sentences.append("not-loadable")
         refresh = "drop the stale entries" if entries and not libcuda_dir else None
         return ctx.verdict("libcuda.so.1 is not where Triton looks",
-                           ctx.finding("libcuda-not-in-ldconfig", sentences, evidence=facts.get("triton_error") or "",
+                           ctx.finding("libcuda-not-in-ldconfig", sentences, evidence=facts["triton_error"] or "",
                                        entries=", ".join(e["path"] for e in entries),
-                                       hits=", ".join(facts.get("ld_library_path_hits") or []), ld_library_path=llp,
+                                       hits=", ".join(facts["ld_library_path_hits"] or []), ld_library_path=llp,
                                        libcuda_dir=libcuda_dir, refresh_reason=refresh), **keep)
 
 def _driver_cuda(dv: Any) -> Optional[str]:
@@ -292,7 +292,7 @@ class Ptxas(Check):
     timeout = 120.0
 
     def evaluate(self, facts, ctx):
-        if not facts.get("triton_installed"):
+        if not facts["triton_installed"]:
             return ctx.skip("triton is not installed")
         if facts.get("nvidia_backend") is False:
             return ctx.skip(f"triton {facts.get('triton_version')} at {facts.get('triton_path')} has no NVIDIA backend")
@@ -379,8 +379,8 @@ class TritonCache(Check):
     def evaluate(self, facts, ctx):
         if facts.get("triton_installed") is False:
             return ctx.skip("triton is not installed: no Triton cache is used")
-        d = facts.get("cache_dir")
-        keep = {"cache_dir": d, "writable": bool(facts.get("writable")), "file_program": facts.get("file_program")}
+        d = facts["cache_dir"]
+        keep = {"cache_dir": d, "writable": bool(facts["writable"]), "file_program": facts["file_program"]}
         findings: List[Finding] = []
         mount = facts.get("mount") or {}
         where = f"{mount.get('mount_point')} ({mount.get('fstype')}, {','.join(mount.get('options') or [])})" \
@@ -388,14 +388,14 @@ class TritonCache(Check):
         tested = facts.get("tested_dir")
         origin = {"TRITON_CACHE_DIR": "from TRITON_CACHE_DIR", "TRITON_HOME": "from TRITON_HOME",
                   "HOME": "from HOME", "passwd": "HOME unset, home from /etc/passwd",
-                  "unresolved ~": "HOME unset and this user has no passwd entry"}.get(facts.get("source"), "")
+                  "unresolved ~": "HOME unset and this user has no passwd entry"}.get(facts["source"], "")
         observed = {"cache_dir": d, "origin": origin, "mount": where}
-        if facts.get("empty"):
+        if facts["empty"]:
             findings.append(ctx.finding("triton-cache-unusable", "empty", **observed))
-        elif not facts.get("writable"):
+        elif not facts["writable"]:
             target = d if tested == facts.get("abs_path") else f"{d} (does not exist; its nearest existing parent {tested})"
-            findings.append(ctx.finding("triton-cache-unusable", "not-writable", evidence=facts.get("write_error") or "",
-                                        target=target, write_error=facts.get("write_error"), **observed))
+            findings.append(ctx.finding("triton-cache-unusable", "not-writable", evidence=facts["write_error"] or "",
+                                        target=target, write_error=facts["write_error"], **observed))
         elif facts.get("exec_ok") is False:
             findings.append(ctx.finding("triton-cache-unusable", "no-exec", evidence=facts.get("exec_error") or "",
                                         exec_error=facts.get("exec_error"), **observed))
@@ -404,20 +404,20 @@ class TritonCache(Check):
                                         **observed))
         elif facts.get("free_inodes") == 0:
             findings.append(ctx.finding("triton-cache-unusable", "no-inodes", **observed))
-        if facts.get("relative") and not findings:
+        if facts["relative"] and not findings:
             findings.append(ctx.finding("triton-cache-unusable", "relative", severity=Severity.DEGRADED, **observed))
-        if not facts.get("file_program"):
+        if not facts["file_program"]:
             helpers = facts.get("cached_helpers") or []
             findings.append(ctx.finding("file-command-missing", [None] + (["helpers"] if helpers else []),
-                                        platform_key=facts.get("platform_key"),
-                                        platform_key_with_file=facts.get("platform_key_with_file"),
+                                        platform_key=facts["platform_key"],
+                                        platform_key_with_file=facts["platform_key_with_file"],
                                         helpers=len(helpers), first_helper=helpers[0] if helpers else None))
         if findings:
             return ctx.verdict("; ".join(f.title for f in findings), *findings, **keep)
         free = _gib(facts.get("free_bytes"))
         state = "exists" if facts.get("exists") else f"will be created under {tested}"
         return ctx.ok(f"{d} ({origin}) {state}: writable, exec allowed, {free} free; build-cache key "
-                      f"{facts.get('platform_key')}", **keep)
+                      f"{facts['platform_key']}", **keep)
 
 
 class Nvcc(Check):
@@ -437,11 +437,11 @@ class Nvcc(Check):
     timeout = 45.0
 
     def evaluate(self, facts, ctx):
-        torch = dict(facts.get("torch_files") or {})
+        torch = dict(facts["torch_files"] or {})
         dep = ctx.dep("torch.cuda")
         if "installed" in dep:
             torch.update({k: dep.get(k) for k in ("installed", "version", "cuda")})
-        nvcc, ver = facts.get("nvcc"), facts.get("nvcc_version")
+        nvcc, ver = facts["nvcc"], facts.get("nvcc_version")
         keep = {"nvcc": nvcc if facts.get("nvcc_exists") else None, "nvcc_version": ver}
         if not torch.get("installed"):
             return ctx.skip("torch is not installed; nvcc only matters for building CUDA extensions for it", **keep)
@@ -453,16 +453,16 @@ class Nvcc(Check):
         tmm = ".".join(str(tcuda).split(".")[:2])
         params = {"torch_cuda_mm": tmm, "torch_cuda_pkg": tmm.replace(".", "-"),
                   "torch_cuda_major": tmm.split(".")[0], "nvcc_version": ver}
-        params.update(torch_version=torch.get("version"), torch_cuda=tcuda, nvcc=nvcc, nvcc_source=facts.get("source"),
-                      cuda_home=facts.get("cuda_home"))
+        params.update(torch_version=torch.get("version"), torch_cuda=tcuda, nvcc=nvcc, nvcc_source=facts["source"],
+                      cuda_home=facts["cuda_home"])
         if not ver:
-            if not facts.get("cuda_home"):
+            if not facts["cuda_home"]:
                 variant = "no-cuda"
             elif not facts.get("nvcc_exists"):
                 variant = "not-found"
             else:
                 variant = "fails"
-            pip_nvcc = facts.get("pip_nvcc") or []
+            pip_nvcc = facts["pip_nvcc"] or []
             return ctx.verdict("no usable nvcc for CUDA extension builds",
                                ctx.finding("nvcc-missing", [variant] + (["pip-nvcc"] if pip_nvcc else []),
                                            evidence=facts.get("nvcc_stderr") or "",

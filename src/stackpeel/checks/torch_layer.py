@@ -137,28 +137,28 @@ class TorchCuda(Check):
         python = ctx.target.get("python") or "this interpreter"
         index = torch_index_for(dv, driver_ccs)
         params = {"torch_index": index}
-        if not facts.get("installed"):
+        if not facts["installed"]:
             return Verdict(Status.SKIP, f"torch is not installed in {python}", (ctx.finding(
                 "torch-not-installed", python=python, **params),), {})
-        if facts.get("import_error"):
+        if facts["import_error"]:
             e = facts["import_error"]
             return ctx.verdict(f"import torch fails: {e.get('type')}", ctx.finding(
-                "torch-import-failed", torch_version=facts.get("dist_version") or "", origin=facts.get("origin"),
+                "torch-import-failed", torch_version=facts["dist_version"] or "", origin=facts["origin"],
                 error=f"{e.get('type')}: {e.get('message')}",
                 evidence=e.get("traceback") or e.get("message") or "", **params))
-        version = facts.get("version")
-        cuda = facts.get("cuda")
-        if facts.get("hip"):
+        version = facts["version"]
+        cuda = facts["cuda"]
+        if facts["hip"]:
             return ctx.skip(f"torch {version} is a ROCm (HIP {facts['hip']}) build: the NVIDIA checks do not apply")
         params.update(torch_version=version, torch_cuda=cuda, driver_cuda=cuda_version_text(dv), driver_version=dv)
         if not cuda:
             return ctx.verdict(f"torch {version} is a CPU-only build", ctx.finding(
                 "torch-cpu-only-build", [None, "driver" if dv and index else "no-driver"],
-                evidence=f"torch.__version__ = {version!r}, torch.version.cuda = None, path = {facts.get('path')}",
+                evidence=f"torch.__version__ = {version!r}, torch.version.cuda = None, path = {facts['path']}",
                 **params))
         findings = []
-        available = facts.get("available")
-        warnings = facts.get("warnings") or []
+        available = facts["available"]
+        warnings = facts["warnings"] or []
         tmajor, dmajor = _major(cuda), (dv // 1000 if isinstance(dv, int) else None)
         if tmajor is not None and dmajor is not None and dmajor < tmajor:
             findings.append(ctx.finding(
@@ -167,7 +167,7 @@ class TorchCuda(Check):
                          f"cuDriverGetVersion = {dv}; torch.version.cuda = {cuda}", **params))
         if not available:
             if not findings:
-                err = (facts.get("errors") or {}).get("is_available")
+                err = (facts["errors"] or {}).get("is_available")
                 sentences = ["raised" if err else ("warning" if warnings else "silent")]
                 if ctx.dep_status.get("cuda.driver_api") not in (None, Status.PASS, Status.WARN):
                     sentences.append("driver-broken")
@@ -177,8 +177,8 @@ class TorchCuda(Check):
                     evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
                     **params))
             return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)
-        arch = facts.get("arch_list") or facts.get("built_arch_flags") or []
-        devices = facts.get("devices") or []
+        arch = facts["arch_list"] or facts["built_arch_flags"] or []
+        devices = facts["devices"] or []
         for dev in devices:
             cc = dev.get("cc")
             if not cc or not arch:
@@ -195,19 +195,19 @@ class TorchCuda(Check):
                 evidence="\n".join(_matching(warnings, "compute capability", "not compatible", "CUDA capability"))
                          or f"get_arch_list() = {arch}; get_device_capability({dev.get('index')}) = {cc}",
                 torch_index=cover_index))
-        if facts.get("op_ok") is False:
-            err = (facts.get("errors") or {}).get("op") or {}
+        if facts["op_ok"] is False:
+            err = (facts["errors"] or {}).get("op") or {}
             if err:
                 first = (err.get("message") or "").splitlines()
                 outcome = f"raised {err.get('type')}: {first[0] if first else ''}"
             else:
-                outcome = f"returned {facts.get('op_result')!r} instead of 2"
+                outcome = f"returned {facts['op_result']!r} instead of 2"
             findings.append(ctx.finding(
                 "torch-gpu-op-failed", outcome=outcome,
                 evidence=err.get("traceback") or err.get("message") or "", **params))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
                    f"arch list {' '.join(arch) or 'empty'}")
-        if facts.get("op_ok"):
+        if facts["op_ok"]:
             summary += "; test kernel ran"
         return ctx.verdict(summary, *findings)
 

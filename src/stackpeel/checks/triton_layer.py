@@ -80,32 +80,32 @@ class TritonImport(Check):
 
     def evaluate(self, facts, ctx):
         tc = ctx.dep("torch.cuda")
-        torch_version = facts.get("torch_version") or tc.get("version")
-        gpu_build = facts.get("torch_cuda") or facts.get("torch_hip") or tc.get("cuda") or tc.get("hip")
-        pin = facts.get("triton_pin")
-        pin_dist = facts.get("triton_pin_dist") or "triton"
-        params = {"torch_version": torch_version, "triton_pin": pin, "triton_version": facts.get("version"),
+        torch_version = facts["torch_version"] or tc.get("version")
+        gpu_build = facts["torch_cuda"] or facts["torch_hip"] or tc.get("cuda") or tc.get("hip")
+        pin = facts["triton_pin"]
+        pin_dist = facts["triton_pin_dist"] or "triton"
+        params = {"torch_version": torch_version, "triton_pin": pin, "triton_version": facts["version"],
                   "triton_requirement": f"{pin_dist}=={pin}" if pin else "triton"}
-        if not facts.get("installed") and not facts.get("path"):
+        if not facts["installed"] and not facts["path"]:
             if gpu_build:
                 return ctx.verdict("triton is not installed", ctx.finding(
                     "triton-not-installed", "gpu-build-pinned" if pin else "gpu-build",
-                    torch_cuda=facts.get("torch_cuda") or tc.get("cuda"), **params), installed=False)
+                    torch_cuda=facts["torch_cuda"] or tc.get("cuda"), **params), installed=False)
             what = f"torch {torch_version} is a CPU build" if torch_version else "torch is not installed"
             return ctx.skip(f"triton is not installed; {what}, so nothing here needs it", installed=False)
-        version = facts.get("version") or facts.get("dist_version")
-        if not facts.get("importable"):
-            err = facts.get("import_error")
+        version = facts["version"] or facts["dist_version"]
+        if not facts["importable"]:
+            err = facts["import_error"]
             return ctx.verdict(f"triton {version} is installed but `import triton` fails", ctx.finding(
-                "triton-import-failed", "installed", dist=facts.get("dist"), error=exc_line(err),
+                "triton-import-failed", "installed", dist=facts["dist"], error=exc_line(err),
                 evidence=exc_text(err), **dict(params, triton_version=version)))
         findings = []
-        if pin and (not _pin_matches(pin, str(version)) or (facts.get("dist") and facts["dist"] != pin_dist)):
+        if pin and (not _pin_matches(pin, str(version)) or (facts["dist"] and facts["dist"] != pin_dist)):
             findings.append(ctx.finding(
-                "triton-torch-version-mismatch", dist=facts.get("dist"),
-                evidence=facts.get("triton_requirement_line") or "", **dict(params, triton_version=version)))
+                "triton-torch-version-mismatch", dist=facts["dist"],
+                evidence=facts["triton_requirement_line"] or "", **dict(params, triton_version=version)))
         pinned = f"; torch {torch_version} pins {pin_dist}=={pin}" if pin else ""
-        return ctx.verdict(f"triton {version} at {facts.get('path')}{pinned}", *findings)
+        return ctx.verdict(f"triton {version} at {facts['path']}{pinned}", *findings)
 
 
 class TritonBuild(Check):
@@ -127,12 +127,12 @@ class TritonBuild(Check):
 
     def evaluate(self, facts, ctx):
         version = facts.get("triton_version") or ctx.dep("triton.import").get("version")
-        cc = facts.get("compiler")
-        if facts.get("ok"):
+        cc = facts["compiler"]
+        if facts["ok"]:
             return ctx.ok(f"triton {version} built and loaded a C extension with {cc} "
-                          f"({facts.get('api')}, empty cache)")
-        err = facts.get("error") or {}
-        stderr = facts.get("compiler_stderr") or ""
+                          f"({facts['api']}, empty cache)")
+        err = facts["error"] or {}
+        stderr = facts["compiler_stderr"] or ""
         text = f"{err.get('message') or ''}\n{stderr}"
         if COMPILER_MISSING in text:
             cause = "no-compiler"
@@ -144,12 +144,12 @@ class TritonBuild(Check):
             cause = "libc"
         elif err.get("type") == "CalledProcessError":
             cause = "compiler-failed"
-        elif facts.get("answer") not in (None, 42):
+        elif facts["answer"] not in (None, 42):
             cause = "wrong-answer"
         else:
             cause = "other"
         evidence = [exc_line(err) if err else ""]
-        if facts.get("command"):
+        if facts["command"]:
             cmd = facts["command"]
             evidence.append("Compiler command: " + (" ".join(cmd) if isinstance(cmd, list) else str(cmd)))
         if stderr.strip():
@@ -158,11 +158,11 @@ class TritonBuild(Check):
             evidence.append(err["traceback"].rstrip())
         finding = ctx.finding(
             "triton-build-failed", [None if err else "no-error", cause],
-            triton_version=version, api=facts.get("api") or "triton.runtime.build",
-            error=(exc_line(err) or "").rstrip("."), cc=repr(cc), python_include=facts.get("python_include"),
-            returncode=facts.get("returncode"), answer=repr(facts.get("answer")),
+            triton_version=version, api=facts["api"] or "triton.runtime.build",
+            error=(exc_line(err) or "").rstrip("."), cc=repr(cc), python_include=facts["python_include"],
+            returncode=facts["returncode"], answer=repr(facts["answer"]),
             evidence="\n\n".join(e for e in evidence if e),
-            **py_params(facts.get("python_version") or ctx.target.get("version")))
+            **py_params(facts["python_version"] or ctx.target.get("version")))
         return ctx.verdict(f"Triton's C build fails with an empty cache ({cause.replace('-', ' ')})", finding,
                            ok=False)
 
@@ -196,10 +196,10 @@ class TritonKernelLaunch(Check):
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
 
     def evaluate(self, facts, ctx):
-        fresh = facts.get("fresh") or {}
-        user = facts.get("user_run")
-        cache = facts.get("user_cache") or {}
-        version = facts.get("triton_version") or fresh.get("triton_version")
+        fresh = facts["fresh"] or {}
+        user = facts["user_run"]
+        cache = facts["user_cache"] or {}
+        version = facts["triton_version"] or fresh.get("triton_version")
         if fresh.get("ok"):
             launch = (fresh.get("launches") or [{}])[0]
             dev = fresh.get("device") or {}
@@ -239,7 +239,7 @@ class TritonKernelLaunch(Check):
                 evidence=exc_text(err), **params)
         if stage == "driver":
             sentences = [None] + (["needs-compiler"] + self._cache_words(facts, cache) if compiler_failure(err) else [])
-            user = facts.get("user_run") or {}
+            user = facts["user_run"] or {}
             return ctx.finding(
                 "triton-driver-init-failed", sentences, triton_version=version, error=exc_line(err),
                 n=cache.get("cuda_utils_this_python"), key=repr(user.get("platform_key")),
@@ -276,11 +276,11 @@ class TritonKernelLaunch(Check):
     @staticmethod
     def _cache_words(facts, cache) -> List[str]:
         """The sentences on what the user's cache did (or could not do) about a missing compiler."""
-        user = facts.get("user_run")
+        user = facts["user_run"]
         if user is not None:
             key = user.get("platform_key")
             return ["cache-key-file" if isinstance(key, str) and key.endswith(",") else "cache-key-other"]
-        reason = facts.get("user_run_reason")
+        reason = facts["user_run_reason"]
         if reason == "no-cuda-utils":
             return ["cache-no-cuda-utils"]
         if reason == "no-time-left":
@@ -297,7 +297,7 @@ class TritonKernelLaunch(Check):
         other = [x for x in launches if not x.get("ok") and not compiler_failure(x.get("error"))]
         legacy = bool(version_tuple(version)) and version_tuple(version) < (3, 7)
         where = f"{cache.get('dir')} ({cache.get('cuda_utils_this_python')} cuda_utils and " \
-                f"{cache.get('launchers_this_python')} launcher modules for {facts.get('ext_suffix')})"
+                f"{cache.get('launchers_this_python')} launcher modules for {facts['ext_suffix']})"
         fresh_err = exc_line(fresh.get("error"))
         evidence = [f"With an empty cache ({fresh.get('cache_dir')}):\n{exc_text(fresh.get('error'))}"]
         for x in launches:

@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
-from ..checks.base import Check, Context, Verdict
+from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_problems, strict_facts
 from ..model import CheckResult, ProbeFailure, Status
 from .child import ProbeAnswer, run_probe
 from .zygote import Zygote
@@ -108,13 +108,32 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
-            done: Mapping[str, CheckResult]) -> CheckResult:
-    """Turn a probe's answer into the check's result; ``done`` holds every requirement."""
+            done: Mapping[str, CheckResult], recorded: bool = False) -> CheckResult:
+    """Turn a probe's answer into the check's result; ``done`` holds every requirement.
+
+    The facts must fit the check's declared shape (``Check.facts``) before ``evaluate`` reads
+    them: otherwise the result is ``error`` naming the key (strict mode: FactsShapeError).
+    ``recorded``: the facts come from a saved report (replay), where the keys ``evaluate``
+    derived sit beside the probe's and may have replaced one of them (config.nccl_environment's
+    ``interfaces`` did, before it derived ``interface_names``): only missing keys count there."""
     if answer is not None and answer.failure is not None:
         return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
                        answer.duration_s, failure=answer.failure)
     facts: Dict[str, Any] = dict(answer.facts or {}) if answer is not None else {}
     duration = answer.duration_s if answer is not None else 0.0
+    if answer is not None:
+        strict = strict_facts()
+        # undeclared keys cannot mislead evaluate (it reads declared ones): flagged in strict mode
+        wrong = facts_problems(cls, facts, extra=strict and not recorded)
+        if recorded:
+            wrong = [w for w in wrong if w.startswith("missing key")]
+        if wrong:
+            detail = f"{cls.probe} answered facts that do not fit {cls.facts.__name__}: " + "; ".join(wrong)
+            if strict:
+                raise FactsShapeError(f"{cls.id}: {detail}")
+            return _result(cls, Status.ERROR, "stackpeel's probe and check disagree (a stackpeel bug: please "
+                           f"report it): {wrong[0]}", duration, facts=facts,
+                           failure=ProbeFailure("facts-shape", detail=detail))
     deps = {req: done[req].facts for req in cls.requires if req in done}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
     start = time.monotonic()
@@ -231,6 +250,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                         answer = answered.pop(cid)
                         try:
                             res = _finish(by_id[cid], answer, host, target, done)
+                        except FactsShapeError:  # strict mode (tests): a probe/shape mismatch fails loudly
+                            raise
                         except Exception as exc:  # runner bug: still a result
                             res = _result(by_id[cid], Status.ERROR, f"stackpeel failed to run this check: {exc}",
                                           failure=ProbeFailure("runner-exception",
