@@ -51,7 +51,8 @@ def _add_check_parser(sub) -> None:
                    help="also hide user, home directory and host names (secrets are always hidden)")
     p.add_argument("--no-color", action="store_true", help="never colour the text output (also: NO_COLOR=1)")
     p.add_argument("--ascii", action="store_true", help="use ASCII marks instead of Unicode symbols")
-    p.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages")
+    p.add_argument("--no-plugins", action="store_true",
+                   help="ignore checks installed by other packages (also: STACKPEEL_NO_PLUGINS=1)")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's timeout by X (slow or loaded machines)")
     p.add_argument("--deep", action="store_true",
@@ -74,10 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check_parser(sub)
     pl = sub.add_parser("list", help="list the checks, their layers and what each requires (runs nothing)")
     pl.add_argument("--format", choices=("text", "json"), default="text")
-    pl.add_argument("--no-plugins", action="store_true")
+    pl.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages "
+                    "(also: STACKPEEL_NO_PLUGINS=1)")
     pc = sub.add_parser("codes", help="explain every finding code: meaning and fix")
     pc.add_argument("code", nargs="?", help="show just this code")
     pc.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    pc.add_argument("--no-plugins", action="store_true", help="only stackpeel's own codes")
     for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli"),
                       ("render", "render.cli"), ("fix", "fix"), ("export", "export")):
         try:
@@ -353,7 +356,12 @@ def cmd_list(args) -> int:
         lines.append(f"{layer}:")
         for c in members:
             req = f"  (requires {', '.join(c.requires)})" if c.requires else ""
-            lines.append(f"  {c.id:<32} {c.title}{req}")
+            origin = f"  [from {c.origin}]" if c.origin != "builtin" else ""
+            lines.append(f"  {c.id:<32} {c.title}{req}{origin}")
+    plugins = sorted({c.origin for c in classes if c.origin != "builtin"})
+    lines.append(f"{len(classes)} checks: {sum(c.origin == 'builtin' for c in classes)} built in"
+                 + (f", {len(classes) - sum(c.origin == 'builtin' for c in classes)} from plugins "
+                    f"({', '.join(plugins)})" if plugins else "; no plugins installed (docs/plugins.md)"))
     _emit("\n".join(lines) + "\n", None)
     return ExitCode.OK
 
@@ -382,6 +390,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help()
         return ExitCode.USAGE
+    if getattr(args, "no_plugins", False):
+        from . import plugins
+
+        plugins.disable()
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     if args.command == "diff":  # check validates its own -o; run's program runs whatever -o is
