@@ -40,7 +40,9 @@ ENTRY_POINT_GROUP = "stackpeel.checks"
 DISABLE_ENV = "STACKPEEL_NO_PLUGINS"
 #: the distribution whose entry points are the built-in checks
 OWN_DISTRIBUTION = "stackpeel"
-_NAME_RE = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
+#: a plugin's name: it becomes part of check ids (``plugin.<name>.``, lower-case words and
+#: underscores, as the report schema's ids are) and, with '-' for '_', the codes' prefix
+_NAME_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
 _disabled = False
 
 
@@ -122,7 +124,7 @@ def _load_one(name: str, module_name: str, dist: str, version: str, builtin: boo
 
     plugin = Plugin(name, module_name, dist, version, builtin)
     if not builtin and not _NAME_RE.match(name):
-        return _with(plugin, error=f"entry point name {name!r} is not a namespace: lower-case words joined by '-'")
+        return _with(plugin, error=f"entry point name {name!r} is not a namespace: lower-case words joined by '_'")
     try:
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:

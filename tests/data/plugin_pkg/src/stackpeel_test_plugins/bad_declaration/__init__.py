@@ -4,7 +4,7 @@ from stackpeel.checks.base import Check
 
 
 class Undeclared(Check):
-    id = "plugin.broken-decl.missing"
+    id = "plugin.broken_decl.missing"
     title = "A check with a missing probe"
     layer = "system"
     probe = "nowhere.nothing"

@@ -4,7 +4,7 @@ from stackpeel.checks.base import Check
 
 
 class Fine(Check):
-    id = "plugin.broken-toml.fine"
+    id = "plugin.broken_toml.fine"
     title = "A check whose codes' file does not parse"
     layer = "system"
     codes = ("broken-toml-code",)

@@ -4,7 +4,7 @@ from stackpeel.checks.base import Check
 
 
 class Divides(Check):
-    id = "plugin.broken-eval.divides"
+    id = "plugin.broken_eval.divides"
     title = "An evaluate that divides by zero"
     layer = "toolchain"
     requires = ("toolchain.c_compiler",)

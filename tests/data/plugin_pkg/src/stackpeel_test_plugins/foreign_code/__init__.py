@@ -4,7 +4,7 @@ from stackpeel.checks.base import Check
 
 
 class Shadow(Check):
-    id = "plugin.broken-ns.shadow"
+    id = "plugin.broken_ns.shadow"
     title = "A check that redefines no-c-compiler"
     layer = "toolchain"
     codes = ("no-c-compiler",)

@@ -8,7 +8,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probes")
 
 
 class Raises(Check):
-    id = "plugin.broken-probe.raises"
+    id = "plugin.broken_probe.raises"
     title = "A probe that raises"
     layer = "kernels"
     probe = "faults.raises"
@@ -20,12 +20,12 @@ class Raises(Check):
 
 
 class Segfaults(Raises):
-    id = "plugin.broken-probe.segfaults"
+    id = "plugin.broken_probe.segfaults"
     title = "A probe that dies of SIGSEGV"
     probe = "faults.segfaults"
 
 
 class Junk(Raises):
-    id = "plugin.broken-probe.junk"
+    id = "plugin.broken_probe.junk"
     title = "A probe that prints junk and answers with a list"
     probe = "faults.junk"
