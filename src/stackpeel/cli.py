@@ -29,6 +29,8 @@ examples:
   stackpeel check --python ~/venv/bin/python --format markdown -o report.md
   stackpeel check --only toolchain        just the C toolchain Triton needs (and what it requires)
   stackpeel check --skip kernels -v       everything but the kernel libraries, with details
+  stackpeel check --require triton.kernel_launch,kernels.fla
+                                          preflight at a job's start: exit 1 only if these fail
 
 """ + exit_status_help("check")
 
@@ -44,6 +46,10 @@ def _add_check_parser(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
     p.add_argument("--only", action="append", default=[], metavar="ID|LAYER",
                    help="run only these checks or layers (and what they require); repeatable, comma-separated")
+    p.add_argument("--require", action="append", default=[], metavar="ID|LAYER",
+                   help="preflight for a job: run these checks and what they require; exit 1 only when one of "
+                        "them does not pass; under torchrun/Slurm/MPI one rank per node checks, the others "
+                        "wait for its verdict (docs/plugins.md#preflight)")
     p.add_argument("--skip", action="append", default=[], metavar="ID|LAYER",
                    help="leave out these checks or layers; repeatable, comma-separated")
     p.add_argument("-v", "--verbose", action="store_true", help="show more evidence and every finding")
@@ -296,17 +302,22 @@ def cmd_check(args) -> int:
         except RuntimeError as exc:
             _warn(str(exc))
             return ExitCode.USAGE
+    required = _split(args.require)
     try:
-        classes = registry.select(registry.load(plugins=not args.no_plugins), only, skip)
+        classes = registry.select(registry.load(plugins=not args.no_plugins), only + required, skip)
     except registry.RegistryError as exc:
         print(f"stackpeel: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     progress = Progress(total=len(classes))
     try:
-        with progress:
-            report = check(python=args.python, only=only, skip=skip, progress=progress,
-                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
-                           deep=args.deep, reuse=True, fresh=args.fresh)
+        if required:
+            report, exit_code = _preflight(args, required + only)
+        else:
+            with progress:
+                report = check(python=args.python, only=only, skip=skip, progress=progress,
+                               timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
+                               deep=args.deep, reuse=True, fresh=args.fresh)
+            exit_code = int(report.diagnosis.exit_code)
     except TargetError as exc:
         _warn(f"cannot diagnose: {exc}")
         return ExitCode.USAGE
@@ -338,7 +349,20 @@ def cmd_check(args) -> int:
         except OSError as exc:
             _warn(f"cannot write the metrics to {args.prometheus}: {exc.strerror or exc}")
             return ExitCode.USAGE
-    return int(report.diagnosis.exit_code)
+    return exit_code
+
+
+def _preflight(args, required: List[str]):
+    """``check --require``: stackpeel.require's verdict, shared between the ranks of a node."""
+    from .host import default_python
+    from .preflight import StackError, require
+
+    python = args.python or default_python(os.environ)["python"]
+    try:
+        return require(*required, python=python, timeout_scale=args.timeout_scale,
+                       plugins=not args.no_plugins, reuse=not args.fresh), ExitCode.OK
+    except StackError as exc:
+        return exc.report, ExitCode.PROBLEMS
 
 
 def cmd_list(args) -> int:
