@@ -167,26 +167,33 @@ def _with(plugin: Plugin, **changes: Any) -> Plugin:
 
 
 @functools.lru_cache(maxsize=None)
-def _discover(third_party: bool) -> Tuple[Plugin, ...]:
+def _found() -> Tuple[Tuple[Any, str, str], ...]:
+    return tuple(_entry_points())
+
+
+@functools.lru_cache(maxsize=None)
+def _builtins() -> Tuple[Plugin, ...]:
     from .registry import BUILTIN_MODULES
 
-    found = _entry_points()
-    own = [(ep, d, v) for ep, d, v in found if _normalise(d) == OWN_DISTRIBUTION]
+    own = [ep.value for ep, d, _ in _found() if _normalise(d) == OWN_DISTRIBUTION]
     # the built-ins, in layer order; stackpeel run from a source tree without metadata uses the list
-    builtin = sorted((ep.value for ep, _, _ in own), key=lambda m: (
-        BUILTIN_MODULES.index(m) if m in BUILTIN_MODULES else len(BUILTIN_MODULES), m)) or list(BUILTIN_MODULES)
-    plugins = [_load_one(m.rsplit(".", 1)[-1], m, OWN_DISTRIBUTION, "", True) for m in builtin]
-    if third_party:
-        others = sorted(((ep, d, v) for ep, d, v in found if _normalise(d) != OWN_DISTRIBUTION),
-                        key=lambda t: t[0].name)
-        names = set()
-        for ep, dist, version in others:
-            plugin = _load_one(ep.name, ep.value, dist, version, False)
-            if ep.name in names:
-                plugin = _with(plugin, classes=(), knowledge=(),
-                               error=f"another installed distribution also names its plugin {ep.name!r}")
-            names.add(ep.name)
-            plugins.append(plugin)
+    modules = sorted(own, key=lambda m: (BUILTIN_MODULES.index(m) if m in BUILTIN_MODULES else len(BUILTIN_MODULES),
+                                         m)) or list(BUILTIN_MODULES)
+    return tuple(_load_one(m.rsplit(".", 1)[-1], m, OWN_DISTRIBUTION, "", True) for m in modules)
+
+
+@functools.lru_cache(maxsize=None)
+def _third_party() -> Tuple[Plugin, ...]:
+    others = sorted(((ep, d, v) for ep, d, v in _found() if _normalise(d) != OWN_DISTRIBUTION),
+                    key=lambda t: t[0].name)
+    plugins, names = [], set()
+    for ep, dist, version in others:
+        plugin = _load_one(ep.name, ep.value, dist, version, False)
+        if ep.name in names:
+            plugin = _with(plugin, classes=(), knowledge=(),
+                           error=f"another installed distribution also names its plugin {ep.name!r}")
+        names.add(ep.name)
+        plugins.append(plugin)
     return tuple(_accept_knowledge(plugins))
 
 
@@ -214,14 +221,15 @@ def _accept_knowledge(plugins: Sequence[Plugin]) -> List[Plugin]:
 
 def discover(third_party: Optional[bool] = None) -> Tuple[Plugin, ...]:
     """The built-in check modules, then (unless disabled) every installed plugin, each once."""
-    return _discover(enabled() if third_party is None else bool(third_party))
+    return _builtins() + (_third_party() if (enabled() if third_party is None else third_party) else ())
 
 
 def knowledge_documents() -> List[Tuple[str, Mapping[str, Any]]]:
-    """The parsed knowledge files of the usable plugins (none when plugins are off)."""
+    """The parsed knowledge files of the usable plugins (none when plugins are off); imports
+    no built-in check module (explain and codes need none)."""
     if not enabled():
         return []
-    return [doc for p in discover() if not p.error for doc in p.knowledge]
+    return [doc for p in _third_party() if not p.error for doc in p.knowledge]
 
 
 def broken_check(plugin: Plugin, reason: str) -> Type[Any]:
