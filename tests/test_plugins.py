@@ -142,3 +142,17 @@ def test_builtins_are_registered_through_the_same_entry_point_group():
     found = plugins.discover(third_party=False)
     assert [p.module for p in found] == list(registry.BUILTIN_MODULES) and all(p.builtin for p in found)
     assert {c.id for p in found for c in p.classes} == {c.id for c in registry.load(plugins=False)}
+
+
+def test_a_repeat_run_reuses_plugin_results_until_its_wording_changes(plugin_venv, env, stack_python):
+    def run():
+        p = stackpeel(plugin_venv, "check", "--python", stack_python, "--only", "plugin.example", env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stderr
+
+    run()
+    assert "results reused" in run()
+    toml = next(plugin_venv.glob("lib/python3*/site-packages/stackpeel_plugin_example/knowledge/example.toml"))
+    st = toml.stat()
+    os.utime(toml, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert "results reused" not in run()
