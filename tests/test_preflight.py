@@ -184,3 +184,14 @@ def test_torchrun_launches_differ_by_their_agent():
     key = job_key(env)
     assert key.startswith("torchrun:none.0.29500:") and f":{os.getppid()}@" in key
     assert job_key(dict(env, TORCHELASTIC_RESTART_COUNT="1")) != key  # a restarted job checks again
+
+
+def test_a_verdict_directory_another_user_could_write_is_not_used(plugin_venv, stack_python, job):
+    """Each rank then checks alone: correct, only slower (a planted verdict is never read)."""
+    job["shared"].mkdir(mode=0o777)
+    os.chmod(job["shared"], 0o777)
+    procs = [start(plugin_venv, stack_python, ranks_env(job, r, world=2)) for r in (0, 1)]
+    results = [outcome(p) for p in procs]
+    assert sorted(m[0] for m in marks(job["marker"])) == ["0", "1"]
+    assert all(r["ok"] and r["preflight"]["role"] == "checked" and not r["preflight"]["shared"] for r in results)
+    assert list(job["shared"].iterdir()) == []

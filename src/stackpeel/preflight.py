@@ -105,16 +105,15 @@ def job_key(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
 def _directory(env: Mapping[str, str]) -> Optional[str]:
     """The per-user directory of verdicts: ours, not a link, not writable by others; else None."""
     path = env.get(DIR_ENV) or os.path.join(tempfile.gettempdir(), f"stackpeel-preflight-{os.getuid()}")
+    from pathlib import Path
+
+    from .runner.cache import _private
+
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
     except OSError:
         return None
-    import stat
-
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        return None
-    return path
+    return path if _private(Path(path), True) else None
 
 
 class _Files:
@@ -173,18 +172,9 @@ class _Files:
         return data
 
     def write_verdict(self, data: Mapping[str, Any]) -> None:
-        directory = os.path.dirname(self.verdict_path)
-        fd, tmp = tempfile.mkstemp(prefix=".verdict-", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(dict(data, key=self.key, written=time.time()), f)
-            os.replace(tmp, self.verdict_path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        from .cli import write_atomically
+
+        write_atomically(self.verdict_path, json.dumps(dict(data, key=self.key, written=time.time())))
 
 
 def _named(report: Report, keys: Sequence[str]) -> List[str]:
