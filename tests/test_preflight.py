@@ -195,3 +195,22 @@ def test_a_verdict_directory_another_user_could_write_is_not_used(plugin_venv, s
     assert sorted(m[0] for m in marks(job["marker"])) == ["0", "1"]
     assert all(r["ok"] and r["preflight"]["role"] == "checked" and not r["preflight"]["shared"] for r in results)
     assert list(job["shared"].iterdir()) == []
+
+
+def test_real_torchrun_launches(stack_python, tmp_path, clean_env):
+    """scenarios/gpu/preflight.sh, the GPU scenario, on this CPU machine with the stack venv's own
+    torchrun (3 ranks): healthy, no compiler and a relaunch each have exactly one checking rank
+    and one verdict for all (its job script: scenarios/gpu/preflight_job.py)."""
+    from conftest import ROOT
+
+    env = dict(clean_env, NPROC="3", OUT=str(tmp_path / "out"), PREFLIGHT_CHECKS="toolchain.extension_build",
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    p = subprocess.run([str(ROOT / "scenarios" / "gpu" / "preflight.sh"), stack_python], capture_output=True,
+                       text=True, env=env, timeout=600)
+    summary = (tmp_path / "out" / "summary.txt").read_text().splitlines()
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [line.split()[:3] for line in summary] == [["PASS", "healthy:", "3"], ["PASS", "nocc:", "3"],
+                                                      ["PASS", "again:", "3"]]
+    nocc = [json.loads(line) for line in (tmp_path / "out" / "nocc.jsonl").read_text().splitlines()]
+    assert sorted(r["role"] for r in nocc) == ["checked", "waited", "waited"]
+    assert all(r["roots"] == [["no-c-compiler"]] and not r["ok"] for r in nocc)
