@@ -25,6 +25,7 @@ BROKEN = {
     "plugin.broken_probe.segfaults": ("signal", "SIGSEGV"),
     "plugin.broken_probe.junk": ("bad-output", "returned list, not a dict"),
     "plugin.broken_eval.divides": ("evaluate-exception", "division by zero"),
+    "plugin.broken_eval.undeclared": ("evaluate-exception", "emitted broken-eval-never but declares only codes = ()"),
 }
 
 

@@ -27,7 +27,8 @@ RANK = r"""
 import json, os, sys
 import stackpeel
 try:
-    r = stackpeel.require(*sys.argv[2].split(","), python=sys.argv[1], grace=float(os.environ.get("GRACE", "60")))
+    r = stackpeel.require(*sys.argv[2].split(","), python=sys.argv[1], grace=float(os.environ.get("GRACE", "60")),
+                          timeout=float(os.environ.get("WAIT", "900")))
     out = {"ok": True, "preflight": r.target["preflight"],
            "statuses": {x.id: x.status.value for x in r.results}}
 except stackpeel.StackError as e:
@@ -214,3 +215,21 @@ def test_real_torchrun_launches(stack_python, tmp_path, clean_env):
     nocc = [json.loads(line) for line in (tmp_path / "out" / "nocc.jsonl").read_text().splitlines()]
     assert sorted(r["role"] for r in nocc) == ["checked", "waited", "waited"]
     assert all(r["roots"] == [["no-c-compiler"]] and not r["ok"] for r in nocc)
+
+
+def test_a_waiter_past_its_timeout_checks_by_itself(plugin_venv, stack_python, job):
+    first = start(plugin_venv, stack_python, ranks_env(job, 0, STACKPEEL_TEST_MARKER_SLEEP="120"),
+                  start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marks(job["marker"]) and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.2)
+        second = start(plugin_venv, stack_python, ranks_env(job, 1, WAIT="2"))
+        out, err = second.communicate(timeout=300)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["ok"] and result["preflight"]["role"] == "checked" and result["preflight"]["shared"] is False
+    assert [m[0] for m in marks(job["marker"])] == ["0", "1"]
+    assert "no verdict from local rank 0 after 2 s" in err

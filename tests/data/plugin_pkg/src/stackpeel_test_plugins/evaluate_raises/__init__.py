@@ -12,3 +12,16 @@ class Divides(Check):
 
     def evaluate(self, facts, ctx):
         return ctx.ok(str(len(ctx.dep("toolchain.c_compiler")) / 0))
+
+
+class Undeclared(Check):
+    """Emits a code it does not declare: an error wherever STACKPEEL_STRICT_CODES=1 (the tests),
+    as for a built-in check."""
+
+    id = "plugin.broken_eval.undeclared"
+    title = "An evaluate that emits a code it does not declare"
+    layer = "toolchain"
+    codes = ()
+
+    def evaluate(self, facts, ctx):
+        return ctx.verdict("says something it did not declare", ctx.finding("broken-eval-never"))
