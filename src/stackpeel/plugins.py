@@ -102,8 +102,8 @@ def _entry_points() -> List[Tuple[Any, str, str]]:
     seen, out = set(), []
     for dist in metadata.distributions():
         try:
-            name = dist.metadata["Name"] or ""
             eps = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+            name = (dist.metadata["Name"] or "") if eps else ""  # METADATA is parsed only for those
         except Exception:  # a broken dist-info directory of some unrelated package
             continue
         if not eps or _normalise(name) in seen:
