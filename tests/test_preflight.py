@@ -233,3 +233,13 @@ def test_a_waiter_past_its_timeout_checks_by_itself(plugin_venv, stack_python, j
     assert result["ok"] and result["preflight"]["role"] == "checked" and result["preflight"]["shared"] is False
     assert [m[0] for m in marks(job["marker"])] == ["0", "1"]
     assert "no verdict from local rank 0 after 2 s" in err
+
+
+def test_files_of_launches_long_over_are_swept(plugin_venv, stack_python, job):
+    job["shared"].mkdir(mode=0o700)
+    old, recent = job["shared"] / ("a" * 24 + ".json"), job["shared"] / ("b" * 24 + ".lock")
+    for f in (old, recent):
+        f.write_text("{}")
+    os.utime(old, (time.time() - 13 * 3600,) * 2)
+    outcome(start(plugin_venv, stack_python, ranks_env(job, 0, world=1)))
+    assert not old.exists() and recent.exists()

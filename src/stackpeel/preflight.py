@@ -247,6 +247,7 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
         return _outcome(data, {"role": "checked", "by": me, "shared": False})
     key = "|".join((job, socket.gethostname(), str(os.getuid()), os.path.realpath(target), ",".join(sorted(keys)),
                     str(timeout_scale), str(bool(plugins))))
+    _sweep(directory)
     files = _Files(directory, key)
     rank = me["local_rank"]
     start = time.monotonic()
@@ -277,6 +278,23 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
                 finally:
                     files.unlock()
         time.sleep(poll)
+
+
+def _sweep(directory: str) -> None:
+    """Remove the lock and verdict files of launches long over (twice the age a verdict is trusted)."""
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith((".lock", ".json")):
+            path = os.path.join(directory, name)
+            try:
+                if now - os.lstat(path).st_mtime > 2 * MAX_AGE_S:
+                    os.unlink(path)
+            except OSError:
+                pass
 
 
 def _say(msg: str) -> None:
