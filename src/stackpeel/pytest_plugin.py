@@ -79,6 +79,8 @@ class StackSession:
             self.report = check(python=self.python, only=only, reuse=True)
         except (registry.RegistryError, TargetError) as exc:
             raise pytest.UsageError(f"stackpeel: {exc}") from None
+        except OSError as exc:  # no usable temporary directory, and the like
+            raise pytest.UsageError(f"stackpeel could not check the stack: {exc}") from None
         for item in items:  # a skip mark, so pytest reports the test's own location
             for key in (c for mark in item.iter_markers(MARK) for c in _split(mark.args)):
                 unmet = self.unmet(key)
