@@ -120,7 +120,7 @@ def _knowledge_files(module: Any) -> List[Path]:
 
 def _load_one(name: str, module_name: str, dist: str, version: str, builtin: bool) -> Plugin:
     from . import knowledge as _knowledge
-    from .checks.base import Check
+    from .registry import _checks_in
 
     plugin = Plugin(name, module_name, dist, version, builtin)
     if not builtin and not _NAME_RE.match(name):
@@ -134,9 +134,7 @@ def _load_one(name: str, module_name: str, dist: str, version: str, builtin: boo
             raise
         return _with(plugin, error=f"importing {module_name} failed: {type(exc).__name__}: {exc}\n"
                                    f"{traceback.format_exc(limit=8)[-4000:]}")
-    classes = tuple(c for c in vars(module).values()
-                    if isinstance(c, type) and issubclass(c, Check) and c is not Check
-                    and c.__module__ == module.__name__ and "id" in vars(c))
+    classes = tuple(_checks_in(module))
     if builtin:
         return _with(plugin, classes=classes)
     for cls in classes:

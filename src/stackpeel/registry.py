@@ -18,6 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Type
 
 from . import knowledge as _knowledge
 from .checks.base import Check
+from .plugins import ENTRY_POINT_GROUP  # noqa: F401  (re-exported)
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
 LAYERS = ("system", "config", "gpu", "cuda", "runtime_libs", "torch", "toolchain", "triton", "kernels", "multi_gpu")
@@ -34,9 +35,6 @@ BUILTIN_MODULES = (
     "stackpeel.checks.kernels",
     "stackpeel.checks.multi_gpu",
 )
-
-from .plugins import ENTRY_POINT_GROUP  # noqa: E402,F401  (re-exported)
-
 
 class RegistryError(ValueError):
     """A check declaration is invalid (duplicate id, unknown requirement, cycle...)."""
