@@ -243,3 +243,19 @@ def test_files_of_launches_long_over_are_swept(plugin_venv, stack_python, job):
     os.utime(old, (time.time() - 13 * 3600,) * 2)
     outcome(start(plugin_venv, stack_python, ranks_env(job, 0, world=1)))
     assert not old.exists() and recent.exists()
+
+
+def test_a_lock_that_cannot_be_opened_means_checking_here_not_waiting(stack_python, clean_env, tmp_path, capfd):
+    import socket
+
+    from stackpeel.preflight import _Files
+
+    env = dict(clean_env, SLURM_JOB_ID="4242", SLURM_STEP_ID="0", SLURM_LOCALID="0",
+               STACKPEEL_PREFLIGHT_DIR=str(tmp_path / "pf"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    (tmp_path / "pf").mkdir(mode=0o700)
+    key = "|".join(("slurm:4242.0.0", socket.gethostname(), str(os.getuid()), os.path.realpath(stack_python),
+                    "toolchain.extension_build", "1.0", "True"))
+    os.mkdir(_Files(str(tmp_path / "pf"), key).lock_path)  # a directory where the lock file goes
+    report = stackpeel.require("toolchain.extension_build", python=stack_python, env=env, timeout=600)
+    assert report.target["preflight"]["role"] == "checked" and report.target["preflight"]["shared"] is False
+    assert "cannot share the verdict" in capfd.readouterr().err

@@ -236,8 +236,8 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
     me = {"pid": os.getpid(), "local_rank": local_rank(environ), "host": socket.gethostname()}
 
     def run() -> Dict[str, Any]:
-        report = engine.check(python=target, only=keys, env=env, timeout_scale=timeout_scale,
-                                        plugins=plugins, reuse=reuse)
+        report = engine.check(python=target, only=keys, env=env, timeout_scale=timeout_scale, plugins=plugins,
+                              reuse=reuse)
         return dict(_verdict(report, keys), by=me)
 
     job = job_key(environ) if share else None
@@ -262,7 +262,12 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
         # rank 0 takes the lock at once; another rank only when rank 0 died (its claim is
         # there, no verdict) or never came within the grace period
         if rank in (0, None) or files.claimed() is not None or waited > grace:
-            if files.try_lock():
+            try:
+                locked = files.try_lock()
+            except OSError as exc:  # the lock file cannot be opened: share nothing, never wait for nothing
+                _say(f"cannot share the verdict ({files.lock_path}: {exc.strerror}); checking here")
+                return _outcome(run(), {"role": "checked", "by": me, "shared": False})
+            if locked:
                 try:
                     data = files.verdict()
                     if data is not None:
