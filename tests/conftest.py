@@ -132,6 +132,11 @@ def plugin_venv(tmp_path_factory) -> Path:
     import subprocess
     import sys
 
+    import setuptools
+
+    if tuple(int(x) for x in setuptools.__version__.split(".")[:2]) < (70, 1):
+        pytest.fail(f"setuptools {setuptools.__version__} cannot build wheels without the 'wheel' package: "
+                    "pip install -e '.[test]' (it asks for setuptools>=70.1)")
     base = tmp_path_factory.mktemp("plugin-venv")
     sources = {"stackpeel": ROOT, "template": ROOT / "templates" / "plugin", "test": ROOT / "tests" / "data" / "plugin_pkg"}
     copies = []

@@ -34,6 +34,11 @@ ROOT_CAUSE = "root cause no-c-compiler: No C compiler that Triton can find"
 
 @pytest.fixture
 def suite(pytester, monkeypatch, tmp_path):
+    from importlib.metadata import entry_points
+
+    if not any(ep.value == "stackpeel.pytest_plugin" for ep in entry_points(group="pytest11")):
+        pytest.fail("stackpeel's pytest11 entry point is not installed in this venv: run "
+                    "`pip install -e '.[test]'` again (pyproject.toml declares new entry points)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for k in ("CC", "PYTHONPATH", "TRITON_CACHE_DIR"):
         monkeypatch.delenv(k, raising=False)
