@@ -259,3 +259,15 @@ def test_a_lock_that_cannot_be_opened_means_checking_here_not_waiting(stack_pyth
     report = stackpeel.require("toolchain.extension_build", python=stack_python, env=env, timeout=600)
     assert report.target["preflight"]["role"] == "checked" and report.target["preflight"]["shared"] is False
     assert "cannot share the verdict" in capfd.readouterr().err
+
+
+def test_an_unknown_check_reaches_every_rank_as_the_same_error(plugin_venv, stack_python, job):
+    procs = [start(plugin_venv, stack_python, ranks_env(job, r, world=2), needs="toolchain.extension_buld")
+             for r in (1, 0)]
+    errors = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        errors.append(err.strip().splitlines()[-1])
+        assert p.returncode == 1
+    assert len(set(errors)) == 1 and "RegistryError: no check or layer named 'toolchain.extension_buld'" in errors[0]
+    assert not job["marker"].exists()

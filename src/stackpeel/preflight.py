@@ -196,6 +196,10 @@ def _verdict(report: Report, keys: Sequence[str]) -> Dict[str, Any]:
 
 
 def _outcome(data: Mapping[str, Any], role: Mapping[str, Any]) -> Report:
+    if data.get("usage_error"):
+        from .registry import RegistryError
+
+        raise RegistryError(data["usage_error"])
     report = Report.from_dict(data["report"])
     report = Report.from_dict(dict(report.to_dict(), target=dict(report.target, preflight=dict(role))))
     if data.get("failed"):
@@ -232,12 +236,14 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
         raise registry.RegistryError("require() needs at least one check id or layer; see `stackpeel list`")
     environ = dict(os.environ if env is None else env)
     target = python or sys.executable
-    registry.select(registry.load(plugins=plugins), keys)  # unknown names: RegistryError before any waiting
     me = {"pid": os.getpid(), "local_rank": local_rank(environ), "host": socket.gethostname()}
 
     def run() -> Dict[str, Any]:
-        report = engine.check(python=target, only=keys, env=env, timeout_scale=timeout_scale, plugins=plugins,
-                              reuse=reuse)
+        try:
+            report = engine.check(python=target, only=keys, env=env, timeout_scale=timeout_scale, plugins=plugins,
+                                  reuse=reuse)
+        except registry.RegistryError as exc:  # an unknown name: every rank raises it (waiters load no registry)
+            return {"usage_error": str(exc), "by": me}
         return dict(_verdict(report, keys), by=me)
 
     job = job_key(environ) if share else None
