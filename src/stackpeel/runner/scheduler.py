@@ -132,8 +132,9 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
             detail = f"{cls.probe} answered facts that do not fit {cls.facts.__name__}: " + "; ".join(wrong)
             if strict:
                 raise FactsShapeError(f"{cls.id}: {detail}")
-            return _result(cls, Status.ERROR, "stackpeel's probe and check disagree (a stackpeel bug: please "
-                           f"report it): {wrong[0]}", duration, facts=facts,
+            whose = "stackpeel's probe and check disagree (a stackpeel bug: please report it)" \
+                if cls.origin == "builtin" else f"the plugin {cls.plugin}'s probe and check disagree ({cls.origin})"
+            return _result(cls, Status.ERROR, f"{whose}: {wrong[0]}", duration, facts=facts,
                            failure=ProbeFailure("facts-shape", detail=detail))
     deps = {req: done[req].facts for req in cls.requires if req in done}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
