@@ -122,3 +122,41 @@ def private_result_cache(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture(scope="session")
+def plugin_venv(tmp_path_factory) -> Path:
+    """A fresh venv with stackpeel (built from this tree), templates/plugin and the test
+    plugins of tests/data/plugin_pkg installed from wheels: offline, --no-build-isolation
+    (setuptools from the test extras), copies so the tree gets no build/ or egg-info."""
+    import subprocess
+    import sys
+
+    import setuptools
+
+    if tuple(int(x) for x in setuptools.__version__.split(".")[:2]) < (70, 1):
+        pytest.fail(f"setuptools {setuptools.__version__} cannot build wheels without the 'wheel' package: "
+                    "pip install -e '.[test]' (it asks for setuptools>=70.1)")
+    base = tmp_path_factory.mktemp("plugin-venv")
+    sources = {"stackpeel": ROOT, "template": ROOT / "templates" / "plugin", "test": ROOT / "tests" / "data" / "plugin_pkg"}
+    copies = []
+    for name, src in sources.items():
+        dst = base / "src" / name
+        if name == "stackpeel":
+            shutil.copytree(src / "src", dst / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+            for f in ("pyproject.toml", "README.md"):
+                shutil.copy(src / f, dst / f)
+        else:
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"))
+        copies.append(str(dst))
+    quiet = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INDEX": "1"}
+    env = dict(os.environ, **quiet)
+    def run(*argv: str) -> None:
+        p = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, f"{argv[:3]} failed:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+
+    run("-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(base / "wheels"), *copies)
+    run("-m", "venv", "--without-pip", str(base / "venv"))
+    run("-m", "pip", "--python", str(base / "venv" / "bin" / "python"), "install", "-q", "--no-deps",
+        *sorted(map(str, (base / "wheels").glob("*.whl"))))
+    return base / "venv"

@@ -5,6 +5,9 @@ Public API::
     from stackpeel import check, render
     report = check(python="/path/to/venv/bin/python")
     print(render(report, "text"))
+
+    # at a job's start (every rank may call it; one per node checks):
+    require("triton.kernel_launch", "kernels.fla")   # raises StackError with the root cause
 """
 
 __version__ = "0.1.0"
@@ -20,6 +23,7 @@ from .model import (  # noqa: E402
     Severity,
     Status,
 )
+from .preflight import StackError, require  # noqa: E402
 from .render import render  # noqa: E402
 
 __all__ = sorted([
@@ -30,9 +34,11 @@ __all__ = sorted([
     "Remedy",
     "Report",
     "Severity",
+    "StackError",
     "Status",
     "TargetError",
     "__version__",
     "check",
     "render",
+    "require",
 ])

@@ -29,6 +29,8 @@ examples:
   stackpeel check --python ~/venv/bin/python --format markdown -o report.md
   stackpeel check --only toolchain        just the C toolchain Triton needs (and what it requires)
   stackpeel check --skip kernels -v       everything but the kernel libraries, with details
+  stackpeel check --require triton.kernel_launch,kernels.fla
+                                          preflight at a job's start: exit 1 only if these fail
 
 """ + exit_status_help("check")
 
@@ -44,6 +46,10 @@ def _add_check_parser(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
     p.add_argument("--only", action="append", default=[], metavar="ID|LAYER",
                    help="run only these checks or layers (and what they require); repeatable, comma-separated")
+    p.add_argument("--require", action="append", default=[], metavar="ID|LAYER",
+                   help="preflight for a job: run these checks and what they require; exit 1 only when one of "
+                        "them does not pass; under torchrun/Slurm/MPI one rank per node checks, the others "
+                        "wait for its verdict (docs/plugins.md#preflight)")
     p.add_argument("--skip", action="append", default=[], metavar="ID|LAYER",
                    help="leave out these checks or layers; repeatable, comma-separated")
     p.add_argument("-v", "--verbose", action="store_true", help="show more evidence and every finding")
@@ -51,7 +57,8 @@ def _add_check_parser(sub) -> None:
                    help="also hide user, home directory and host names (secrets are always hidden)")
     p.add_argument("--no-color", action="store_true", help="never colour the text output (also: NO_COLOR=1)")
     p.add_argument("--ascii", action="store_true", help="use ASCII marks instead of Unicode symbols")
-    p.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages")
+    p.add_argument("--no-plugins", action="store_true",
+                   help="ignore checks installed by other packages (also: STACKPEEL_NO_PLUGINS=1)")
     p.add_argument("--timeout-scale", type=float, default=1.0, metavar="X",
                    help="multiply every check's timeout by X (slow or loaded machines)")
     p.add_argument("--deep", action="store_true",
@@ -74,10 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check_parser(sub)
     pl = sub.add_parser("list", help="list the checks, their layers and what each requires (runs nothing)")
     pl.add_argument("--format", choices=("text", "json"), default="text")
-    pl.add_argument("--no-plugins", action="store_true")
+    pl.add_argument("--no-plugins", action="store_true", help="ignore checks installed by other packages "
+                    "(also: STACKPEEL_NO_PLUGINS=1)")
     pc = sub.add_parser("codes", help="explain every finding code: meaning and fix")
     pc.add_argument("code", nargs="?", help="show just this code")
     pc.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    pc.add_argument("--no-plugins", action="store_true", help="only stackpeel's own codes")
     for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli"),
                       ("render", "render.cli"), ("fix", "fix"), ("export", "export")):
         try:
@@ -293,17 +302,22 @@ def cmd_check(args) -> int:
         except RuntimeError as exc:
             _warn(str(exc))
             return ExitCode.USAGE
+    required = _split(args.require)
     try:
-        classes = registry.select(registry.load(plugins=not args.no_plugins), only, skip)
+        classes = registry.select(registry.load(plugins=not args.no_plugins), only + required, skip)
     except registry.RegistryError as exc:
         print(f"stackpeel: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     progress = Progress(total=len(classes))
     try:
-        with progress:
-            report = check(python=args.python, only=only, skip=skip, progress=progress,
-                           timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
-                           deep=args.deep, reuse=True, fresh=args.fresh)
+        if required:
+            report, exit_code = _preflight(args, required + only)
+        else:
+            with progress:
+                report = check(python=args.python, only=only, skip=skip, progress=progress,
+                               timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
+                               deep=args.deep, reuse=True, fresh=args.fresh)
+            exit_code = int(report.diagnosis.exit_code)
     except TargetError as exc:
         _warn(f"cannot diagnose: {exc}")
         return ExitCode.USAGE
@@ -335,7 +349,20 @@ def cmd_check(args) -> int:
         except OSError as exc:
             _warn(f"cannot write the metrics to {args.prometheus}: {exc.strerror or exc}")
             return ExitCode.USAGE
-    return int(report.diagnosis.exit_code)
+    return exit_code
+
+
+def _preflight(args, required: List[str]):
+    """``check --require``: stackpeel.require's verdict, shared between the ranks of a node."""
+    from .host import default_python
+    from .preflight import StackError, require
+
+    python = args.python or default_python(os.environ)["python"]
+    try:
+        return require(*required, python=python, timeout_scale=args.timeout_scale,
+                       plugins=not args.no_plugins, reuse=not args.fresh), ExitCode.OK
+    except StackError as exc:
+        return exc.report, ExitCode.PROBLEMS
 
 
 def cmd_list(args) -> int:
@@ -353,7 +380,12 @@ def cmd_list(args) -> int:
         lines.append(f"{layer}:")
         for c in members:
             req = f"  (requires {', '.join(c.requires)})" if c.requires else ""
-            lines.append(f"  {c.id:<32} {c.title}{req}")
+            origin = f"  [from {c.origin}]" if c.origin != "builtin" else ""
+            lines.append(f"  {c.id:<32} {c.title}{req}{origin}")
+    plugins = sorted({c.origin for c in classes if c.origin != "builtin"})
+    lines.append(f"{len(classes)} checks: {sum(c.origin == 'builtin' for c in classes)} built in"
+                 + (f", {len(classes) - sum(c.origin == 'builtin' for c in classes)} from plugins "
+                    f"({', '.join(plugins)})" if plugins else "; no plugins installed (docs/plugins.md)"))
     _emit("\n".join(lines) + "\n", None)
     return ExitCode.OK
 
@@ -382,6 +414,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help()
         return ExitCode.USAGE
+    if getattr(args, "no_plugins", False):
+        from . import plugins
+
+        plugins.disable()
     handlers = {"check": cmd_check, "list": cmd_list, "codes": cmd_codes}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     if args.command == "diff":  # check validates its own -o; run's program runs whatever -o is

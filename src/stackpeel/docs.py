@@ -98,8 +98,10 @@ def codes_table(codes: Iterable[Code]) -> str:
 
 def update_readme(path: str = "README.md") -> bool:
     """Rewrite README's generated codes table; True if it changed."""
+    from . import plugins
     from .knowledge import all_codes
 
+    plugins.disable()  # stackpeel's docs list stackpeel's codes, whatever plugins this environment has
     with open(path, encoding="utf-8") as f:
         text = f.read()
     head, _, rest = text.partition(README_BEGIN)

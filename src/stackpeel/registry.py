@@ -1,9 +1,10 @@
 """Collects check classes from the built-in modules and from plugins, and validates them.
 
-Built-in checks live in ``stackpeel/checks/<layer>.py`` and are listed in
-:data:`BUILTIN_MODULES`. Third-party packages add checks the same way, through the
-entry-point group ``stackpeel.checks`` whose value is a module: every :class:`Check`
-subclass defined there with an ``id`` is registered.
+Built-in checks live in ``stackpeel/checks/<layer>.py`` and are registered like third-party
+ones, through the entry-point group ``stackpeel.checks`` whose value is a module: every
+:class:`Check` subclass defined there with an ``id`` is registered (stackpeel/plugins.py
+finds them; :data:`BUILTIN_MODULES` is stackpeel's own list, used when it runs from a source
+tree without package metadata).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Type
 
 from . import knowledge as _knowledge
 from .checks.base import Check
+from .plugins import ENTRY_POINT_GROUP  # noqa: F401  (re-exported)
 
 #: layers from the bottom of the stack to the top; also the order of ``stackpeel list``
 LAYERS = ("system", "config", "gpu", "cuda", "runtime_libs", "torch", "toolchain", "triton", "kernels", "multi_gpu")
@@ -34,9 +36,6 @@ BUILTIN_MODULES = (
     "stackpeel.checks.multi_gpu",
 )
 
-ENTRY_POINT_GROUP = "stackpeel.checks"
-
-
 class RegistryError(ValueError):
     """A check declaration is invalid (duplicate id, unknown requirement, cycle...)."""
 
@@ -47,16 +46,6 @@ def _checks_in(module) -> List[Type[Check]]:
         if issubclass(obj, Check) and obj is not Check and obj.__module__ == module.__name__ and "id" in vars(obj):
             found.append(obj)
     return found
-
-
-def _plugin_modules() -> List[str]:
-    try:
-        from importlib.metadata import entry_points
-    except ImportError:  # pragma: no cover
-        return []
-    eps = entry_points()
-    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])
-    return [ep.value for ep in group]
 
 
 def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
@@ -164,20 +153,41 @@ def checks_for_codes(classes: Sequence[Type[Check]]) -> Dict[str, str]:
 
 
 def load(modules: Optional[Iterable[str]] = None, plugins: bool = True) -> List[Type[Check]]:
-    """Import check modules and return their validated check classes."""
-    names = list(BUILTIN_MODULES if modules is None else modules)
-    if plugins and modules is None:
-        names += _plugin_modules()
-    classes: List[Type[Check]] = []
-    for name in names:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name and name in BUILTIN_MODULES:
-                continue  # a layer with no checks yet
-            raise
-        classes.extend(_checks_in(module))
-    return validate(classes)
+    """Import check modules and return their validated check classes.
+
+    By default the modules are the ``stackpeel.checks`` entry points (stackpeel/plugins.py):
+    the built-ins, then each installed plugin unless ``plugins`` is false or plugins are
+    disabled. Built-ins must be valid (:class:`RegistryError`); a plugin that cannot be
+    imported or whose checks do not validate is replaced by one stand-in check
+    ``plugin.<name>`` whose result is ``error`` with the reason, so it never breaks the run.
+    ``modules`` names the modules to import instead (no plugins).
+    """
+    if modules is not None:
+        classes: List[Type[Check]] = []
+        for name in modules:
+            classes.extend(_checks_in(importlib.import_module(name)))
+        return validate(classes)
+    from . import plugins as _plugins
+
+    found = _plugins.discover(third_party=plugins and _plugins.enabled())
+    accepted: List[Type[Check]] = [c for p in found if p.builtin for c in p.classes]
+    validate(accepted)
+    broken = [_plugins.broken_check(p, p.error) for p in found if not p.builtin and p.error]
+    pending = [(p, "") for p in found if not p.builtin and not p.error]
+    while pending:  # a plugin may require another plugin's checks: accept until nothing changes
+        left = []
+        for plugin, _ in pending:
+            try:
+                validate(accepted + list(plugin.classes))
+            except RegistryError as exc:
+                left.append((plugin, str(exc)))
+            else:
+                accepted.extend(plugin.classes)
+        if len(left) == len(pending):
+            broken += [_plugins.broken_check(p, f"its checks are invalid: {why}") for p, why in left]
+            break
+        pending = left
+    return validate(accepted + broken)
 
 
 def select(classes: Sequence[Type[Check]], only: Sequence[str] = (), skip: Sequence[str] = ()) -> List[Type[Check]]:

@@ -210,6 +210,11 @@ class Check:
     #: its facts change without any change of the machine (free space): a repeat run never
     #: reuses its result, and reuses its dependents' only if its verdict came out the same
     volatile: ClassVar[bool] = False
+    #: where the check comes from: "builtin", or a plugin's distribution and version (set by
+    #: stackpeel/plugins.py from the package metadata, never by the check itself)
+    origin: ClassVar[str] = "builtin"
+    #: the plugin's name (its entry point's name) for a plugin's check, else ""
+    plugin: ClassVar[str] = ""
 
     def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -250,5 +255,6 @@ class Check:
             "probe": cls.probe,
             "timeout": cls.timeout,
             "codes": list(cls.codes),
+            "origin": cls.origin,
             "doc": (cls.__doc__ or "").strip(),
         }

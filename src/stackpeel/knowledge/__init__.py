@@ -474,11 +474,26 @@ def read_files(paths: Iterable[Path]) -> List[Tuple[str, Mapping[str, Any]]]:
     return docs
 
 
-@functools.lru_cache(maxsize=None)
 def load(paths: Optional[Tuple[str, ...]] = None) -> KnowledgeBase:
-    """The knowledge base (cached): the bundled files, or ``paths`` instead."""
+    """The knowledge base (cached): the bundled files and the usable plugins' files
+    (stackpeel/plugins.py; none with ``--no-plugins``), or ``paths`` instead."""
+    from .. import plugins
+
+    return _load(paths or None, not paths and plugins.enabled())
+
+
+@functools.lru_cache(maxsize=None)
+def _load(paths: Optional[Tuple[str, ...]], with_plugins: bool) -> KnowledgeBase:
     files = [Path(p) for p in paths] if paths else default_files()
-    return parse(read_files(files))
+    docs = read_files(files)
+    if with_plugins:
+        from .. import plugins
+
+        docs += plugins.knowledge_documents()
+    return parse(docs)
+
+
+load.cache_clear = _load.cache_clear  # type: ignore[attr-defined]
 
 
 def get(code: str) -> CodeEntry:

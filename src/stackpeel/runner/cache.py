@@ -181,13 +181,16 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
         mod = sys.modules.get(cls.__module__)
         if mod is not None and getattr(mod, "__file__", None):
             files[mod.__file__] = _stat(mod.__file__)
+            if getattr(cls, "origin", "builtin") != "builtin":  # a plugin's wording (stackpeel/plugins.py)
+                roots.add(Path(mod.__file__).resolve().parent / "knowledge")
         if cls.probes_dir:
             roots.add(Path(cls.probes_dir))
     for root in roots:
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".toml", ".json") and "__pycache__" not in path.parts:
                 files[str(path)] = _stat(str(path))
-    return {"version": __version__, "checks": [c.id for c in classes], "files": files}
+    return {"version": __version__, "checks": [c.id for c in classes], "files": files,
+            "origins": sorted({getattr(c, "origin", "builtin") for c in classes})}
 
 
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:

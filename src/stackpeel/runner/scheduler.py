@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_problems, strict_facts
 from ..model import CheckResult, ProbeFailure, Status
+from ..plugins import PluginLoadError
 from .child import ProbeAnswer, run_probe
 from .zygote import Zygote
 
@@ -131,8 +132,9 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
             detail = f"{cls.probe} answered facts that do not fit {cls.facts.__name__}: " + "; ".join(wrong)
             if strict:
                 raise FactsShapeError(f"{cls.id}: {detail}")
-            return _result(cls, Status.ERROR, "stackpeel's probe and check disagree (a stackpeel bug: please "
-                           f"report it): {wrong[0]}", duration, facts=facts,
+            whose = "stackpeel's probe and check disagree (a stackpeel bug: please report it)" \
+                if cls.origin == "builtin" else f"the plugin {cls.plugin}'s probe and check disagree ({cls.origin})"
+            return _result(cls, Status.ERROR, f"{whose}: {wrong[0]}", duration, facts=facts,
                            failure=ProbeFailure("facts-shape", detail=detail))
     deps = {req: done[req].facts for req in cls.requires if req in done}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
@@ -141,8 +143,13 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
         verdict = cls().evaluate(facts, ctx)
         if not isinstance(verdict, Verdict):
             raise TypeError(f"evaluate returned {type(verdict).__name__}, not a Verdict")
-    except Exception as exc:  # a bug in stackpeel's own check: report it, keep going
-        return _result(cls, Status.ERROR, f"stackpeel's evaluation of this check failed: {exc}",
+    except PluginLoadError as exc:  # the stand-in of a plugin that cannot be used
+        return _result(cls, Status.ERROR, f"plugin {cls.plugin} ({cls.origin}) cannot be used: "
+                       f"{str(exc).splitlines()[0]}", failure=ProbeFailure("plugin-load", detail=str(exc)[-6000:]))
+    except Exception as exc:  # a bug in the check: report it (whose it is), keep going
+        whose = "stackpeel's evaluation of this check" if cls.origin == "builtin" else \
+            f"evaluation by the plugin {cls.plugin} ({cls.origin})"
+        return _result(cls, Status.ERROR, f"{whose} failed: {exc}",
                        duration + time.monotonic() - start, facts=facts,
                        failure=ProbeFailure("evaluate-exception", detail=traceback.format_exc()[-6000:]))
     merged = dict(facts)

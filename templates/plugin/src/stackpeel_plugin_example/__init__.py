@@ -1,0 +1,1 @@
+"""An example stackpeel plugin (docs/plugins.md)."""

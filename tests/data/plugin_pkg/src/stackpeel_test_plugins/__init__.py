@@ -1,0 +1,1 @@
+"""stackpeel plugins for stackpeel's tests."""
