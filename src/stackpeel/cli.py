@@ -283,7 +283,7 @@ def _emit(text: str, output: Optional[str]) -> bool:
 
 def cmd_check(args) -> int:
     from . import registry
-    from .engine import check
+    from .engine import check, start_early
     from .host import TargetError
     from .runner.hygiene import NoTempDir
     from .model import Report
@@ -303,9 +303,13 @@ def cmd_check(args) -> int:
             _warn(str(exc))
             return ExitCode.USAGE
     required = _split(args.require)
+    # the torch import (the critical path) starts now, while the registry loads
+    early = None if required else start_early(args.python, only, deep=args.deep, reuse=True, fresh=args.fresh)
     try:
         classes = registry.select(registry.load(plugins=not args.no_plugins), only + required, skip)
     except registry.RegistryError as exc:
+        if early is not None:
+            early.close()
         print(f"stackpeel: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     progress = Progress(total=len(classes))
@@ -316,7 +320,7 @@ def cmd_check(args) -> int:
             with progress:
                 report = check(python=args.python, only=only, skip=skip, progress=progress,
                                timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
-                               deep=args.deep, reuse=True, fresh=args.fresh)
+                               deep=args.deep, reuse=True, fresh=args.fresh, zygotes=early)
             exit_code = int(report.diagnosis.exit_code)
     except TargetError as exc:
         _warn(f"cannot diagnose: {exc}")

@@ -42,6 +42,11 @@ from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
 ZYGOTE = r"""
 import sys, os, json, select, warnings, tempfile
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
+if int(sys.argv[4]):  # lower priority, inherited by every fork (the torch-free probes: see Zygote)
+    try:
+        os.nice(int(sys.argv[4]))
+    except OSError:
+        pass
 def say(obj):
     data = (json.dumps(obj) + "\n").encode()
     while data:
@@ -143,7 +148,10 @@ class Zygote:
 
     READY_TIMEOUT = 300.0
 
-    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]] = None):
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]] = None,
+                 nice: int = 0):
+        """``nice``: a niceness increment for the zygote and its forks (0: none)."""
+        self.python = python
         self.preload = tuple(preload)
         self.ready = threading.Event()
         self.clean = False
@@ -157,6 +165,7 @@ class Zygote:
         self.exits: Dict[int, int] = {}             # pid -> rc
         self.changed = threading.Condition(self.lock)
         self.dead = False
+        self.closed = False
         self.next_id = 0
         rfd, wfd = os.pipe()
         self.err = tempfile.TemporaryFile()
@@ -165,7 +174,7 @@ class Zygote:
         try:
             self.cwd = hygiene.make_tempdir(prefix="stackpeel-zygote-")
             self.proc = hygiene.spawn(
-                [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP],
+                [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice))],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
                 env=dict(env) if env is not None else None, cwd=self.cwd)
         except (OSError, hygiene.Closing) as exc:
@@ -214,6 +223,9 @@ class Zygote:
         return self.clean and not self.dead
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         if self.cwd:
             hygiene.remove_tempdir(self.cwd)
         if self.proc is None:

@@ -90,7 +90,7 @@ def echo_env_and_crash(inp):
 
 def sleepy(inp):
     start = time.time()
-    time.sleep(1.5)
+    time.sleep(float((inp.get("options") or {}).get("seconds", 1.5)))
     return {"start": start, "end": time.time()}
 
 
