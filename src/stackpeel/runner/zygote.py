@@ -106,6 +106,7 @@ if problem is not None:
     sys.exit(0)
 buf = b""
 children = set()
+codes = sys._stackpeel_code = {}
 while True:
     r, _, _ = select.select([0], [], [], 0.02 if children else 1.0)
     while children:
@@ -127,6 +128,14 @@ while True:
     while b"\n" in buf:
         line, buf = buf.split(b"\n", 1)
         req = json.loads(line)
+        for path in (os.path.join(req["argv"][0], "_common.py"), os.path.join(req["argv"][1], req["argv"][2] + ".py")):
+            if path not in codes:  # compiled here once for every fork (no .pyc under PYTHONDONTWRITEBYTECODE)
+                try:
+                    import importlib.util
+                    with open(path, "rb") as f:
+                        codes[path] = compile(importlib.util.decode_source(f.read()), path, "exec", dont_inherit=True)
+                except Exception:
+                    codes[path] = None  # the fork's own import meets the problem and reports it
         sys.stdout.flush(); sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
