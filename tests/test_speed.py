@@ -410,3 +410,15 @@ def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_p
 
 def verdicts_of(report):
     return [(r.id, r.status, [f.code for f in r.findings]) for r in report.results]
+
+
+def test_check_parses_without_importing_the_other_commands():
+    """`stackpeel check` builds only the built-in subcommands' parsers: the other commands'
+    modules (explain, run, fleet, fix, ...) are not imported before the torch import starts."""
+    code = ("import sys; from stackpeel import cli; cli.build_parser('check'); "
+            "print(sorted(m for m in ('stackpeel.unmask.cli', 'stackpeel.fleet.cli', 'stackpeel.fix', "
+            "'stackpeel.export', 'stackpeel.explain.cli') if m in sys.modules)); "
+            "p = cli.build_parser(); print(sorted(p._subparsers._group_actions[0].choices))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert {"check", "explain", "run", "fleet", "fix"} <= set(eval(out[1]))

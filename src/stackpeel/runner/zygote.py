@@ -283,7 +283,12 @@ class Zygote:
     def run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
                   probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
         """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns)."""
-        start = time.monotonic()  # the wait for the preload is part of the probe's time
+        start = time.monotonic()
+        if not self.ready.is_set():
+            # the preload is part of the probe's time, all of it: had the probe imported torch
+            # itself, it would have paid the whole import (the zygote may have started before
+            # the probe was asked for: engine.start_early)
+            start = min(start, self.started)
         if not self.usable():
             return None
         module, _, function = probe.rpartition(".")
