@@ -422,3 +422,13 @@ def test_check_parses_without_importing_the_other_commands():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == "[]"
     assert {"check", "explain", "run", "fleet", "fix"} <= set(eval(out[1]))
+
+
+def test_the_fast_scan_of_builtin_probe_modules_finds_every_function_the_parser_finds():
+    import ast
+    from stackpeel import registry
+    from stackpeel.runner.child import PROBES_DIR
+    for path in sorted(Path(PROBES_DIR).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parsed = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        assert parsed <= registry._defined_functions(str(path)), path.name
