@@ -19,6 +19,12 @@ Isolation is kept where it matters:
 - the probe's input, answer file and bootstrap are those of :mod:`.child`, so a forked
   probe's answer is read exactly like a spawned one's.
 
+What a fork no longer pays for: the standard modules probes import (:data:`STDLIB_WARM`,
+imported once by the zygote) and compiling its probe module (compiled once per zygote:
+under PYTHONDONTWRITEBYTECODE there is no .pyc). The bare zygote of the torch-free probes
+may run at a lower priority (``nice``), so that on a machine with few cores they leave the
+one import everything waits for its own core.
+
 ``STACKPEEL_NO_PRELOAD=1`` turns the zygote off (every probe spawns its own interpreter).
 """
 
