@@ -226,6 +226,17 @@ def test_a_probe_starts_on_its_gates_clean_answer_and_the_gate_still_blocks(clea
     assert res["system.after_bad"].status is Status.BLOCKED and "system.gate_bad" in res["system.after_bad"].summary
 
 
+def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(clean_env):
+    from stackpeel.runner import scheduler
+    loaded, bare = make("loaded", "whoami"), make("bare", "whoami", preload=(), options={"n": 1})
+    res = {r.id: r for r in run_checks([loaded, bare], sys.executable, HOST, {"python": sys.executable},
+                                       env=clean_env)}
+    base = os.nice(0)
+    assert res["system.loaded"].facts["nice"] == base
+    want = min(19, base + scheduler.TORCH_FREE_NICE) if (os.cpu_count() or 1) <= scheduler.FEW_CORES else base
+    assert res["system.bare"].facts["nice"] == want
+
+
 def test_a_noisy_preload_falls_back_to_fresh_interpreters(clean_env, tmp_path):
     (tmp_path / "noisy_preload.py").write_text("import warnings\nwarnings.warn('preload says something')\n")
     env = dict(clean_env, PYTHONPATH=str(tmp_path))

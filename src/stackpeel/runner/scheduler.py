@@ -96,10 +96,16 @@ def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
     return None
 
 
-#: niceness increment of the interpreter the torch-free probes fork from: on a machine with
-#: few cores they must not take CPU from the one import the whole run waits for (``import
-#: torch`` in the other zygote); where cores are free it changes nothing
+#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
+#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
+#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
+#: for the run and only slow the probes down on a node busy with a training job.
 TORCH_FREE_NICE = 10
+FEW_CORES = 4
+
+
+def _torch_free_nice() -> int:
+    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
 
 
 class Zygotes:
@@ -113,13 +119,15 @@ class Zygotes:
     closes them in any case."""
 
     def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
-                 nice: int = TORCH_FREE_NICE, eager: bool = True):
+                 nice: Optional[int] = None, eager: bool = True):
         """``eager``: start the preloading interpreter now; otherwise when a probe first needs
         it (a repeat run whose torch probes are all reused never imports torch)."""
         self.python = python
         self.env = env
         self.preload = tuple(preload)
         self._lock = threading.Lock()
+        if nice is None:
+            nice = _torch_free_nice()
         self.bare = Zygote(python, (), env=env, nice=nice if preload else 0)
         self._loaded: Optional[Zygote] = None
         if eager:

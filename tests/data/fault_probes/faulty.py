@@ -100,5 +100,5 @@ def stamp(inp):
 
 def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
-    return {"pid": os.getpid(), "ppid": os.getppid(),
+    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0),
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
