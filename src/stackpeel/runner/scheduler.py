@@ -119,7 +119,7 @@ class Zygotes:
     closes them in any case."""
 
     def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
-                 nice: Optional[int] = None, eager: bool = True):
+                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
         """``eager``: start the preloading interpreter now; otherwise when a probe first needs
         it (a repeat run whose torch probes are all reused never imports torch)."""
         self.python = python
@@ -128,7 +128,7 @@ class Zygotes:
         self._lock = threading.Lock()
         if nice is None:
             nice = _torch_free_nice()
-        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0)
+        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
         self._loaded: Optional[Zygote] = None
         if eager:
             self._start_loaded()
@@ -171,7 +171,7 @@ def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] 
 
 @contextlib.contextmanager
 def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]],
-            started: Optional[Zygotes] = None, eager: bool = True):
+            started: Optional[Zygotes] = None, eager: bool = True, warm: bool = True):
     """The forking interpreters of this run (``started`` when it serves it), or None when
     STACKPEEL_NO_PRELOAD is set; closed at the end either way. ``eager``: see :class:`Zygotes`."""
     preload = preload_of(classes, env)
@@ -181,7 +181,7 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
     if preload is None:
         yield None
         return
-    zygotes = started or Zygotes(python, preload, env, eager=eager)
+    zygotes = started or Zygotes(python, preload, env, eager=eager, warm=warm)
     try:
         yield zygotes
     finally:
@@ -322,7 +322,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
     # the torch interpreter starts at once unless every check that would fork from it is reused
     eager = any(c.preload and c.probe and c.id not in reusable for c in classes)
-    with _zygote(classes, python, env, zygotes, eager) as zygote, \
+    # warming the bare interpreter pays from about three probes on (a repeat run reruns two)
+    warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
+    with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
             cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
         while len(done) < len(classes):
             progressed = True

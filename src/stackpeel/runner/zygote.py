@@ -55,7 +55,7 @@ if int(sys.argv[4]):  # lower priority, inherited by every fork (the torch-free 
         pass
 def warm(names):
     # standard-library modules the bootstrap and the probes import: once here, not once per fork
-    for name in names.split(","):
+    for name in filter(None, names.split(",")):
         try:
             __import__(name)
         except Exception:
@@ -185,8 +185,9 @@ class Zygote:
     READY_TIMEOUT = 300.0
 
     def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]] = None,
-                 nice: int = 0):
-        """``nice``: a niceness increment for the zygote and its forks (0: none)."""
+                 nice: int = 0, warm: bool = True):
+        """``nice``: a niceness increment for the zygote and its forks (0: none); ``warm``:
+        import :data:`STDLIB_WARM` before forking (pays from about three probes on)."""
         self.python = python
         self.preload = tuple(preload)
         self.ready = threading.Event()
@@ -211,7 +212,7 @@ class Zygote:
             self.cwd = hygiene.make_tempdir(prefix="stackpeel-zygote-")
             self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice)),
-                 ",".join(STDLIB_WARM)],
+                 ",".join(STDLIB_WARM) if warm else ""],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
                 env=dict(env) if env is not None else None, cwd=self.cwd)
         except (OSError, hygiene.Closing) as exc:
