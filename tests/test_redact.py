@@ -239,3 +239,52 @@ def test_argv_and_exception_paths_run_all_formats(clean_env, tmp_path):
         text = out.read_text()
         assert "request failed" in text  # the swallowed exceptions are reported
         assert leaked(text + p.stderr) == [], fmt
+
+
+def _strings(obj):
+    """Every string a scan result holds (dataclasses, lists, tuples, dicts), recursively."""
+    import dataclasses
+    if isinstance(obj, str):
+        yield obj
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from _strings(getattr(obj, f.name))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def test_the_scan_redacts_everything_it_keeps_without_scrubbing_every_line():
+    """explain scrubs credential shapes in what the scan keeps (hits, their context lines,
+    tracebacks, other errors, clue lines, lines cut short), not in every line it reads:
+    with no variable to name them, every shape planted next to each kind of kept text is
+    still gone from the whole result, and the text around them stays."""
+    from stackpeel.explain.knowledge import load
+    from stackpeel.explain.parser import MAX_LINE, scan_text
+
+    kb = load()
+    clue = next(c for cs in kb.clues.values() for c in cs)
+    one_line = [p for p, _ in SHAPES.values() if "\n" not in p]
+    pem = next(p for p, _ in SHAPES.values() if "\n" in p)
+    noise = "step 10 | loss 2.31 | tokens/s 51234 | lr 3e-4\n" * 2000  # the scan skips these lines
+    log = (noise + "\n".join(one_line) + "\n" + pem + "\n"           # context before the hit
+           + "Traceback (most recent call last):\n"
+           + "".join(f'  File "/srv/{i}/train.py", line 3, in <module>\n' for i in range(2))
+           + "RuntimeError: Failed to find C compiler. Please specify via CC environment variable. "
+           + " ".join(one_line) + "\n" + "\n".join(one_line) + "\n"   # the message, then context after
+           + noise + f"{clue} " + " ".join(one_line) + "\n"         # a clue line
+           + "error: build failed " + " ".join(one_line) + "\n"    # an unexplained error line
+           # a line longer than MAX_LINE with a token across the cut: scrubbed before it is cut
+           + "error: " + "x" * (MAX_LINE - 7 - 1 - 16) + " " + SHAPES["github"][0] + "\n"
+           + noise)
+    result = scan_text(log, kb)
+    assert any(h.entry for h in result.hits) and result.tracebacks and result.clues.get(clue)
+    assert result.cut_lines == 1
+    kept = "\n".join(_strings(result))
+    assert "Failed to find C compiler" in kept and "<redacted>" in kept
+    assert [part for part in LEAKS if part in kept] == []
+    assert SHAPES["github"][0][:16] not in kept  # not even the part before the cut

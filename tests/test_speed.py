@@ -168,15 +168,17 @@ def test_transformers_reason_is_the_exception_it_swallowed(stack_python, clean_e
 
 # --------------------------------------------------------------------------- the shared interpreter
 
-def make(check_id, probe_fn, preload=("xml.dom.minidom",), timeout=20.0):
+def make(check_id, probe_fn, preload=("xml.dom.minidom",), timeout=20.0, options=None, requires=(), gate=()):
     attrs = dict(id=f"system.{check_id}", title=check_id, layer="system", probe=f"faulty.{probe_fn}",
-                 probes_dir=FAULTS, timeout=timeout, preload=tuple(preload))
+                 probes_dir=FAULTS, timeout=timeout, preload=tuple(preload), probe_options=dict(options or {}),
+                 requires=tuple(requires), gate=tuple(gate), probe_needs=())
     attrs["evaluate"] = lambda self, facts, ctx: ctx.ok(f"pid {facts.get('pid')} parent {facts.get('ppid')}")
     return type(f"C_{check_id}", (Check,), attrs)
 
 
 def test_forked_probes_stay_isolated_from_each_other(clean_env):
-    classes = [make("ok1", "whoami"), make("ok2", "whoami"), make("crash", "segfault"),
+    # different options: two probe runs (the same input would share one: next test)
+    classes = [make("ok1", "whoami"), make("ok2", "whoami", options={"n": 2}), make("crash", "segfault"),
                make("hang", "hang", timeout=2.0), make("raise", "raises")]
     start = time.monotonic()
     res = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env)}
@@ -192,6 +194,47 @@ def test_forked_probes_stay_isolated_from_each_other(clean_env):
     assert hang.status is Status.ERROR and hang.failure.timed_out
     assert res["system.raise"].failure.reason == "probe-exception"
     assert "probe blew up on purpose" in res["system.raise"].failure.detail
+
+
+def test_checks_whose_probe_gets_the_same_input_share_one_run(clean_env):
+    same = [make(f"same{i}", "whoami", preload=()) for i in range(3)]
+    other = make("other", "whoami", preload=(), options={"n": 1})
+    res = {r.id: r for r in run_checks(same + [other], sys.executable, HOST, {"python": sys.executable},
+                                       env=clean_env)}
+    assert {res[f"system.same{i}"].facts["pid"] for i in range(3)} == {res["system.same0"].facts["pid"]}
+    assert res["system.other"].facts["pid"] != res["system.same0"].facts["pid"]
+    assert all(r.status is Status.PASS for r in res.values())
+
+
+def test_a_probe_starts_on_its_gates_clean_answer_and_the_gate_still_blocks(clean_env, tmp_path):
+    """A gated probe starts when its gate's probe answered, while the gate's verdict still
+    waits for a slow requirement (how triton.build overlaps import torch); when the gate's
+    verdict then fails, the gated check is blocked, whatever its probe said."""
+    slow = make("slow", "sleepy", preload=(), options={"seconds": 3})
+    gate_ok = make("gate_ok", "whoami", preload=(), requires=("system.slow",))
+    gate_bad = make("gate_bad", "whoami", preload=(), options={"n": 1}, requires=("system.slow",))
+    gate_bad.evaluate = lambda self, facts, ctx: ctx.verdict("bad", ctx.finding("no-c-compiler", message="bad"))
+    after_ok = make("after_ok", "stamp", preload=(), requires=("system.gate_ok",), gate=("system.gate_ok",))
+    after_bad = make("after_bad", "stamp", preload=(), options={"n": 1}, requires=("system.gate_bad",),
+                     gate=("system.gate_bad",))
+    res = {r.id: r for r in run_checks([slow, gate_ok, gate_bad, after_ok, after_bad], sys.executable, HOST,
+                                       {"python": sys.executable}, env=clean_env)}
+    assert res["system.after_ok"].status is Status.PASS
+    # it ran before the slow requirement of its gate finished, not after the gate's verdict
+    assert res["system.after_ok"].facts["start"] < res["system.slow"].facts["end"]
+    assert res["system.gate_bad"].status is Status.FAIL
+    assert res["system.after_bad"].status is Status.BLOCKED and "system.gate_bad" in res["system.after_bad"].summary
+
+
+def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(clean_env):
+    from stackpeel.runner import scheduler
+    loaded, bare = make("loaded", "whoami"), make("bare", "whoami", preload=(), options={"n": 1})
+    res = {r.id: r for r in run_checks([loaded, bare], sys.executable, HOST, {"python": sys.executable},
+                                       env=clean_env)}
+    base = os.nice(0)
+    assert res["system.loaded"].facts["nice"] == base
+    want = min(19, base + scheduler.TORCH_FREE_NICE) if (os.cpu_count() or 1) <= scheduler.FEW_CORES else base
+    assert res["system.bare"].facts["nice"] == want
 
 
 def test_a_noisy_preload_falls_back_to_fresh_interpreters(clean_env, tmp_path):
@@ -341,3 +384,62 @@ def test_env_values_never_reach_the_cache(stack_python, cache_env):
     small_run(stack_python, cache_env)
     entry = next(cache.cache_dir(cache_env).iterdir())
     assert "SECRETSECRET" not in entry.read_text()
+
+
+# --------------------------------------------------------------------------- the torch import first
+
+def test_builtin_preload_is_what_the_builtin_checks_preload():
+    from stackpeel import registry
+    from stackpeel.runner.scheduler import preload_of
+    assert preload_of(registry.load(plugins=False), {}) == engine.BUILTIN_PRELOAD
+
+
+def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_pay(stack_python, cache_env):
+    """start_early (what the CLI calls before it loads the registry) starts the interpreter
+    that imports torch; check() forks the torch probes from that very one, and closes it.
+    A repeat run that may reuse stored results does not start it early, and when every
+    torch probe is reused it never starts at all; --only never starts it early."""
+    early = engine.start_early(stack_python, env=cache_env, reuse=True)
+    assert early is not None and early.preload == engine.BUILTIN_PRELOAD and early.loaded is not None
+    pid = early.loaded.proc.pid
+    first = engine.check(stack_python, env=cache_env, plugins=False, reuse=True, zygotes=early)
+    assert first.target["preload"]["forked"] is True
+    forked = [r for r in first.results if r.id == "torch.cuda"][0]
+    assert forked.status is not Status.ERROR
+    assert early.bare.closed and early.loaded.closed and early.loaded.proc.poll() is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+    assert engine.start_early(stack_python, env=cache_env, reuse=True) is None  # an entry is stored now
+    assert engine.start_early(stack_python, env=cache_env, reuse=True, only=["toolchain"]) is None
+    again = engine.check(stack_python, env=cache_env, plugins=False, reuse=True)
+    torch_checks = [c.id for c in engine.registry.load(plugins=False) if c.preload and c.probe]
+    assert not set(torch_checks) & set(again.target["reused"]["ran"])  # every torch probe reused...
+    assert "preload" not in again.target                                # ...so torch was never imported
+    assert verdicts_of(again) == verdicts_of(first)
+
+
+def verdicts_of(report):
+    return [(r.id, r.status, [f.code for f in r.findings]) for r in report.results]
+
+
+def test_check_parses_without_importing_the_other_commands():
+    """`stackpeel check` builds only the built-in subcommands' parsers: the other commands'
+    modules (explain, run, fleet, fix, ...) are not imported before the torch import starts."""
+    code = ("import sys; from stackpeel import cli; cli.build_parser('check'); "
+            "print(sorted(m for m in ('stackpeel.unmask.cli', 'stackpeel.fleet.cli', 'stackpeel.fix', "
+            "'stackpeel.export', 'stackpeel.explain.cli') if m in sys.modules)); "
+            "p = cli.build_parser(); print(sorted(p._subparsers._group_actions[0].choices))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert {"check", "explain", "run", "fleet", "fix"} <= set(eval(out[1]))
+
+
+def test_the_fast_scan_of_builtin_probe_modules_finds_every_function_the_parser_finds():
+    import ast
+    from stackpeel import registry
+    from stackpeel.runner.child import PROBES_DIR
+    for path in sorted(Path(PROBES_DIR).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parsed = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        assert parsed <= registry._defined_functions(str(path)), path.name

@@ -71,7 +71,9 @@ def _add_check_parser(sub) -> None:
                    help="run every check again instead of reusing an unchanged earlier run's results")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The whole parser; for ``command`` check, list or codes, only the built-in
+    subcommands (the other subcommands' modules are not imported: check starts faster)."""
     parser = argparse.ArgumentParser(prog="stackpeel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Run 'stackpeel COMMAND --help' for a command's options. "
@@ -89,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("--no-plugins", action="store_true", help="only stackpeel's own codes")
     for name, mod in (("explain", "explain.cli"), ("run", "unmask.cli"), ("diff", "compare"), ("fleet", "fleet.cli"),
                       ("render", "render.cli"), ("fix", "fix"), ("export", "export")):
+        if command in BUILTIN_COMMANDS:
+            break
         try:
             module = __import__(f"stackpeel.{mod}", fromlist=["add_parser"])
         except ImportError:
@@ -283,7 +287,7 @@ def _emit(text: str, output: Optional[str]) -> bool:
 
 def cmd_check(args) -> int:
     from . import registry
-    from .engine import check
+    from .engine import check, start_early
     from .host import TargetError
     from .runner.hygiene import NoTempDir
     from .model import Report
@@ -303,9 +307,13 @@ def cmd_check(args) -> int:
             _warn(str(exc))
             return ExitCode.USAGE
     required = _split(args.require)
+    # the torch import (the critical path) starts now, while the registry loads
+    early = None if required else start_early(args.python, only, deep=args.deep, reuse=True, fresh=args.fresh)
     try:
         classes = registry.select(registry.load(plugins=not args.no_plugins), only + required, skip)
     except registry.RegistryError as exc:
+        if early is not None:
+            early.close()
         print(f"stackpeel: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     progress = Progress(total=len(classes))
@@ -316,7 +324,7 @@ def cmd_check(args) -> int:
             with progress:
                 report = check(python=args.python, only=only, skip=skip, progress=progress,
                                timeout_scale=args.timeout_scale, plugins=not args.no_plugins,
-                               deep=args.deep, reuse=True, fresh=args.fresh)
+                               deep=args.deep, reuse=True, fresh=args.fresh, zygotes=early)
             exit_code = int(report.diagnosis.exit_code)
     except TargetError as exc:
         _warn(f"cannot diagnose: {exc}")
@@ -408,8 +416,13 @@ def cmd_codes(args) -> int:
     return ExitCode.OK
 
 
+#: subcommands whose parsers build_parser defines itself
+BUILTIN_COMMANDS = ("check", "list", "codes")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in BUILTIN_COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -14,7 +14,11 @@ from .checks.base import Check
 from .model import Report
 from .redact import redact_report_dict
 from .runner import cache, hygiene, run_checks
-from .runner.scheduler import ProgressFn
+from .runner.scheduler import ProgressFn, Zygotes
+
+#: what the built-in checks' probes import anyway (their ``preload``, unioned; a test keeps
+#: the two equal): the interpreter that imports it starts before the registry is even loaded
+BUILTIN_PRELOAD = ("torch", "triton")
 
 __all__ = ["TargetError", "check"]
 
@@ -28,11 +32,39 @@ def _selection(only: Sequence[str], skip: Sequence[str], classes: Sequence[Type[
     return {"only": list(only), "skip": list(skip), "not_run": missing}
 
 
+def _early_zygotes(python: str, env: Optional[Mapping[str, str]], environ: Mapping[str, str], mode: str,
+                   builtin_selection: bool, may_reuse: bool) -> Optional[Zygotes]:
+    """The interpreters probes fork from, started before anything else, so that ``import
+    torch`` (the critical path of a full check) runs while stackpeel loads its registry and
+    computes the cache key. Only for a run of the built-in checks without ``--only`` (their
+    preload is known: BUILTIN_PRELOAD), and not when a repeat run may reuse the results
+    (an entry stored for this interpreter): it would import torch for nothing; there the
+    scheduler starts it when a probe needs it."""
+    if not builtin_selection or environ.get("STACKPEEL_NO_PRELOAD") or os.environ.get("STACKPEEL_NO_PRELOAD"):
+        return None
+    if may_reuse and cache.has_entry(python, mode, env):
+        return None
+    return Zygotes(python, BUILTIN_PRELOAD, env)
+
+
+def start_early(python: Optional[str] = None, only: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
+                deep: bool = False, reuse: bool = False, fresh: bool = False) -> Optional[Zygotes]:
+    """Start the forking interpreters of a coming :func:`check` with the same arguments
+    (pass the result as its ``zygotes``), before the caller's own slow steps (the CLI loads
+    the registry first to validate ``--only``). None when there is nothing to start early."""
+    environ = os.environ if env is None else env
+    try:
+        path = resolve_python(python, environ) if python else default_python(environ)["python"]
+    except TargetError:
+        return None  # check() says why
+    return _early_zygotes(path, env, environ, "deep" if deep else "default", not only, reuse and not fresh)
+
+
 def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence[str] = (),
           env: Optional[Mapping[str, str]] = None, progress: Optional[ProgressFn] = None,
           workers: Optional[int] = None, timeout_scale: float = 1.0, plugins: bool = True,
           checks: Optional[Sequence[Type[Check]]] = None, deep: bool = False, reuse: bool = False,
-          fresh: bool = False) -> Report:
+          fresh: bool = False, zygotes: Optional[Zygotes] = None) -> Report:
     """Diagnose the stack of ``python`` (default: the active environment's interpreter).
 
     ``env`` replaces the environment the probes run in (default: this process's).
@@ -41,29 +73,38 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     (``stackpeel check --deep``); the default takes only the imports each verdict needs.
     ``reuse`` lets results of an earlier run stand when nothing they depend on changed
     (runner/cache.py; the CLI's default); ``fresh`` ignores them but stores this run's.
+    ``zygotes``: from :func:`start_early` (check owns and closes them).
     Raises :class:`TargetError` if the interpreter cannot run, and
     :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
     """
     environ = os.environ if env is None else env
-    if python:
-        target = {"python": resolve_python(python, environ), "source": "--python"}
-    else:
-        target = default_python(environ)
-    target.update(identify(target["python"], env=env))
-    hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
-    pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
-    classes = registry.select(pool, only, skip)
-    host = detect(target["python"])
-    start = time.monotonic()
     mode = "deep" if deep else "default"
-    key, cached = None, {}
-    if reuse or fresh:
-        key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
-        if key and reuse and not fresh:
-            cached = cache.load(target["python"], mode, key, env)
-    stats: dict = {}
-    results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
-                         timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats)
+    early = zygotes
+    try:
+        if python:
+            target = {"python": resolve_python(python, environ), "source": "--python"}
+        else:
+            target = default_python(environ)
+        if early is None:
+            early = _early_zygotes(target["python"], env, environ, mode, checks is None and not only,
+                                   reuse and not fresh)
+        target.update(identify(target["python"], env=env))
+        hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
+        pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
+        classes = registry.select(pool, only, skip)
+        host = detect(target["python"])
+        start = time.monotonic()
+        key, cached = None, {}
+        if reuse or fresh:
+            key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
+            if key and reuse and not fresh:
+                cached = cache.load(target["python"], mode, key, env)
+        stats: dict = {}
+        results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
+                             timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats, zygotes=early)
+    finally:
+        if early is not None:  # run_checks closed it, or never got it
+            early.close()
     target = dict(target, mode=mode)
     if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
         target["preload"] = stats["preload"]

@@ -310,13 +310,33 @@ def _editable_dir(dist):
     return None
 
 
+def _record_paths(dist):
+    """The file names ``dist`` lists, as strings: the first field of each RECORD row (a
+    csv reader only for a quoted row), else ``dist.files`` (egg-info's lists)."""
+    try:
+        text = dist.read_text("RECORD")
+    except Exception:
+        text = None
+    if not text:
+        return [str(f) for f in dist.files or ()]
+    out = []
+    for line in text.splitlines():
+        if line.startswith('"'):
+            import csv
+            out.extend(row[0] for row in csv.reader([line]) if row)
+        elif line:
+            out.append(line.split(",", 1)[0])
+    return out
+
+
 def _dist_module_location(dist, module):
     """Where ``dist`` installed top-level ``module``: its package folder or its single file
     (resolved), or None when the distribution lists no files for it. String work over RECORD
-    plus one realpath: torch lists some 14,000 files."""
+    plus one realpath: torch lists some 14,000 files, and ``dist.files`` would make a path
+    object of each (0.25 s of this probe's 0.28 s)."""
     single = None
-    for f in dist.files or ():
-        parts = str(f).replace("\\", "/").split("/")
+    for f in _record_paths(dist):
+        parts = f.replace("\\", "/").split("/")
         if len(parts) > 1 and parts[0] == module:
             try:
                 return os.path.realpath(str(dist.locate_file(module)))

@@ -511,8 +511,6 @@ class Owners(object):
         for dist in dists:
             try:
                 text = dist.read_text("RECORD") or ""
-                name = dist.metadata["Name"]
-                version = dist.version
             except Exception:
                 continue
             base = None
@@ -520,8 +518,10 @@ class Owners(object):
                 rel = line.split(",", 1)[0]
                 if ".so" not in rel:
                     continue
-                if base is None:
+                if base is None:  # the metadata (an e-mail parse) only of the dists that ship a library
                     try:
+                        meta = dist.metadata
+                        name, version = meta["Name"], meta["Version"]
                         base = str(dist.locate_file(""))
                     except Exception:
                         break

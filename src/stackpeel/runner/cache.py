@@ -248,6 +248,15 @@ def _entry_path(python: str, mode: str, environ: Optional[Mapping[str, str]]) ->
     return cache_dir(environ) / f"check-{name}.json"
 
 
+def has_entry(python: str, mode: str, environ: Optional[Mapping[str, str]] = None) -> bool:
+    """True when results of an earlier run of ``python`` in ``mode`` are stored (whatever
+    their key): a cheap hint, before the key is computed, that this run may reuse them."""
+    try:
+        return _entry_path(python, mode, environ).is_file()
+    except OSError:
+        return False
+
+
 def load(python: str, mode: str, key: str, environ: Optional[Mapping[str, str]] = None) -> Dict[str, CheckResult]:
     """Results stored under ``key`` for this target and mode ({} when none may be reused)."""
     path = _entry_path(python, mode, environ)

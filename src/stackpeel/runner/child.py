@@ -39,10 +39,15 @@ except Exception:
 import json, traceback, importlib.util
 common_dir, d, mod, fn, inp_path, out_path = sys.argv[1:7]
 def _load(name, where=None):
-    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, os.path.join(where or d, name + ".py"))
+    path = os.path.join(where or d, name + ".py")
+    spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, path)
     m = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = m
-    spec.loader.exec_module(m)
+    code = getattr(sys, "_stackpeel_code", {}).get(path)  # compiled once by the zygote we forked from
+    if code is not None:
+        exec(code, m.__dict__)
+    else:
+        spec.loader.exec_module(m)
     return m
 try:
     _load("_common", common_dir)

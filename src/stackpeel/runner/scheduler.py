@@ -1,8 +1,11 @@
 """Run checks in parallel, in dependency order, and always come back with a result for each.
 
-A check's probe starts as soon as the checks whose facts it reads (``probe_needs``) and
-its ``gate`` have finished; its verdict waits for everything it ``requires``. If a check
-in its ``gate`` did not pass (or warn), it is ``blocked`` without running. Its probe runs in
+A check's probe starts as soon as the checks whose facts it reads (``probe_needs``) have
+finished and its ``gate`` passed, or the gate's probes answered cleanly while their
+verdicts wait for other checks; its verdict waits for everything it ``requires``. If a
+check in its ``gate`` did not pass (or warn), it is ``blocked``: its probe never starts,
+or its answer is discarded when it started on the gate's clean answer. Probes that would
+get the same input run once for all of them. Its probe runs in
 a child of the target interpreter (:mod:`.child`); its ``evaluate`` runs here. Any
 misbehaviour (probe crash, timeout, junk, a bug in ``evaluate``) becomes an ``error``
 result with the evidence; nothing escapes as an exception.
@@ -12,10 +15,12 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import json
 import os
+import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Type
 
 from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_problems, strict_facts
 from ..model import CheckResult, ProbeFailure, Status
@@ -69,39 +74,114 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: 
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
 
 
+def _gate_promising(gate: Set[str], done: Mapping[str, CheckResult],
+                    answered: Mapping[str, Optional[ProbeAnswer]]) -> bool:
+    """True when every check of a gate passed, or its probe answered cleanly and only its
+    verdict is still waiting for other checks: a probe gated on it may start now (its gate is
+    judged when its own verdict is due; a probe run for a gate that then fails is discarded).
+    ``triton.build`` thus starts when ``triton.import``'s probe answers, not when its verdict,
+    which waits for ``torch.cuda`` and so for ``import torch``, comes in."""
+    for g in gate:
+        if g in done:
+            if done[g].status not in OK_STATUSES:
+                return False
+        elif g not in answered or (answered[g] is not None and answered[g].failure is not None):
+            return False
+    return True
+
+
 def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
     if getattr(cls, "deep_only", False) and mode != "deep":
         return _result(cls, Status.SKIP, "not run: it runs real kernels, only with `stackpeel check --deep`")
     return None
 
 
+#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
+#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
+#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
+#: for the run and only slow the probes down on a node busy with a training job.
+TORCH_FREE_NICE = 10
+FEW_CORES = 4
+
+
+def _torch_free_nice() -> int:
+    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
+
+
 class Zygotes:
     """Two forking interpreters of the target: one that imported the preload list (torch)
-    for the probes that import it anyway, and a bare one for all others, so that no probe
-    pays for an interpreter start of its own (see :mod:`.zygote`)."""
+    for the probes that import it anyway, and a bare one, at a lower priority, for all
+    others, so that no probe pays for an interpreter start of its own (see :mod:`.zygote`).
 
-    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]):
-        self.bare = Zygote(python, (), env=env)
-        self.loaded = Zygote(python, preload, env=env) if preload else self.bare
+    The caller may start them before it knows the checks (``engine.check`` does, before
+    loading the registry, so the torch import starts first) and hand them to
+    :func:`run_checks`, which uses them when their preload is the one the checks need and
+    closes them in any case."""
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
+                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
+        """``eager``: start the preloading interpreter now; otherwise when a probe first needs
+        it (a repeat run whose torch probes are all reused never imports torch)."""
+        self.python = python
+        self.env = env
+        self.preload = tuple(preload)
+        self._lock = threading.Lock()
+        if nice is None:
+            nice = _torch_free_nice()
+        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
+        self._loaded: Optional[Zygote] = None
+        if eager:
+            self._start_loaded()
+
+    def _start_loaded(self) -> Zygote:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = Zygote(self.python, self.preload, env=self.env) if self.preload else self.bare
+            return self._loaded
+
+    @property
+    def loaded(self) -> Optional[Zygote]:
+        """The preloading interpreter, once started (the bare one when nothing is preloaded)."""
+        return self._loaded
 
     def for_probe(self, cls: Type[Check]) -> Zygote:
-        return self.loaded if cls.preload else self.bare
+        return self._start_loaded() if cls.preload else self.bare
+
+    def serves(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]) -> bool:
+        """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
+        return self.python == python and self.env == env and self.preload == tuple(preload)
 
     def close(self) -> None:
         self.bare.close()
-        if self.loaded is not self.bare:
-            self.loaded.close()
+        with self._lock:
+            loaded, self._loaded = self._loaded, self.bare  # nothing starts after close
+        if loaded is not None and loaded is not self.bare:
+            loaded.close()
 
 
-@contextlib.contextmanager
-def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]]):
-    """The forking interpreters of this run, or None when STACKPEEL_NO_PRELOAD is set."""
+def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] = None) -> Optional[Tuple[str, ...]]:
+    """The modules the preloading interpreter imports for ``classes`` (``()``: a bare one
+    only), or None when no zygote is used (no probes, or STACKPEEL_NO_PRELOAD is set)."""
     environ = os.environ if env is None else env
     if not any(c.probe for c in classes) or environ.get("STACKPEEL_NO_PRELOAD") \
             or os.environ.get("STACKPEEL_NO_PRELOAD"):
+        return None
+    return tuple(dict.fromkeys(m for c in classes for m in (c.preload or ())))
+
+
+@contextlib.contextmanager
+def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]],
+            started: Optional[Zygotes] = None, eager: bool = True, warm: bool = True):
+    """The forking interpreters of this run (``started`` when it serves it), or None when
+    STACKPEEL_NO_PRELOAD is set; closed at the end either way. ``eager``: see :class:`Zygotes`."""
+    preload = preload_of(classes, env)
+    if started is not None and (preload is None or not started.serves(python, preload, env)):
+        started.close()
+        started = None
+    if preload is None:
         yield None
         return
-    zygotes = Zygotes(python, list(dict.fromkeys(m for c in classes for m in (c.preload or ()))), env)
+    zygotes = started or Zygotes(python, preload, env, eager=eager, warm=warm)
     try:
         yield zygotes
     finally:
@@ -164,6 +244,20 @@ def _same(now: CheckResult, before: CheckResult) -> bool:
         [(f.code, f.severity) for f in before.findings]
 
 
+def _share_key(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[Tuple[Any, ...]]:
+    """Checks whose probe would get the same input share one run of it (the five
+    ``config.*_environment`` checks read one probe): the same probe, options, timeout and
+    interpreter, and the same facts of the same requirements. None: runs on its own."""
+    if not isinstance(cls.probe_options, Mapping):
+        return None
+    try:
+        options = json.dumps(cls.probe_options, sort_keys=True)
+        deps = json.dumps({r: done[r].facts for r in probe_inputs(cls) if r in done}, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return None
+    return (cls.probe, str(cls.probes_dir or ""), options, deps, cls.timeout, tuple(cls.preload or ()))
+
+
 def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
     """Requirements whose facts the probe reads, so it must start after them."""
     return tuple(cls.requires) if cls.probe_needs is None else tuple(cls.probe_needs)
@@ -184,11 +278,11 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                workers: Optional[int] = None, progress: Optional[ProgressFn] = None,
                timeout_scale: float = 1.0, mode: str = "default",
                cached: Optional[Mapping[str, CheckResult]] = None,
-               stats: Optional[Dict[str, Any]] = None) -> List[CheckResult]:
+               stats: Optional[Dict[str, Any]] = None, zygotes: Optional[Zygotes] = None) -> List[CheckResult]:
     """Run ``classes`` (already validated, in dependency order); results come back in that order.
 
-    A probe starts as soon as the checks it reads (``probe_needs``) and its gate are done,
-    so slow probes of different layers overlap; its ``evaluate`` waits for every check in
+    A probe starts as soon as the checks it reads (``probe_needs``) are done and its gate
+    passed or answered cleanly (:func:`_gate_promising`), so slow probes of different layers overlap; its ``evaluate`` waits for every check in
     ``requires``, because the verdict may depend on them. Probes that import torch anyway
     (``preload``) are forked from one interpreter that imported it once, and start first.
 
@@ -196,17 +290,22 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     cached result stands, without running its probe, unless its check is ``volatile`` or one
     of its requirements came out differently this time (status or findings).
     ``stats``, when given, receives what the preloading interpreter did (``preload``).
+    ``zygotes``: forking interpreters the caller started early (see :class:`Zygotes`); this
+    function owns them from here on.
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)
-    start_after = {c.id: (set(probe_inputs(c)) | set(c.gate)) & present for c in classes}
+    needs = {c.id: set(probe_inputs(c)) & present for c in classes}
+    gates = {c.id: set(c.gate) & present for c in classes}
+    speculative = set()   # probes started before their gate's verdict: the gate is judged at the end
     # the slow probes (those that import torch) first, so the critical path starts at once
     waiting_probe = [c.id for c in sorted(classes, key=lambda c: not c.preload)]
     answered: Dict[str, Optional[ProbeAnswer]] = {}
     done: Dict[str, CheckResult] = {}
     cached = cached or {}
     reusable = {cid: r for cid, r in cached.items() if cid in by_id and not getattr(by_id[cid], "volatile", False)}
-    futures: Dict[cf.Future, str] = {}
+    futures: Dict[cf.Future, List[str]] = {}   # a probe run -> the checks waiting for its answer
+    shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
     def safe_probe(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> Optional[ProbeAnswer]:
         try:
@@ -221,14 +320,21 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
 
     # a probe waiting for the zygote's preload holds a worker: do not let it starve the quick ones
     pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
-    with _zygote(classes, python, env) as zygote, \
+    # the torch interpreter starts at once unless every check that would fork from it is reused
+    eager = any(c.preload and c.probe and c.id not in reusable for c in classes)
+    # warming the bare interpreter pays from about three probes on (a repeat run reruns two)
+    warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
+    with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
             cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
         while len(done) < len(classes):
             progressed = True
             while progressed:
                 progressed = False
                 for cid in list(waiting_probe):
-                    if not start_after[cid] <= set(done):
+                    if not needs[cid] <= set(done):
+                        continue
+                    early = not gates[cid] <= set(done)
+                    if early and (cid in reusable or not _gate_promising(gates[cid], done, answered)):
                         continue
                     cls = by_id[cid]
                     if cid in reusable:
@@ -241,22 +347,35 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                             continue
                         del reusable[cid]
                     waiting_probe.remove(cid)
-                    gated = _gate(cls, done) or _deep_skip(cls, mode)
+                    gated = (None if early else _gate(cls, done)) or _deep_skip(cls, mode)
                     if gated is not None:
                         complete(cid, gated)
                         progressed = True
                         continue
+                    if early:
+                        speculative.add(cid)
                     if progress:
                         progress("start", cls, None)
                     if cls.probe:
-                        futures[pool.submit(safe_probe, cls, dict(done))] = cid
+                        key = _share_key(cls, done)
+                        fut = shared.get(key) if key else None
+                        if fut is None:
+                            fut = pool.submit(safe_probe, cls, dict(done))
+                            futures[fut] = []
+                            if key:
+                                shared[key] = fut
+                        if fut in futures:
+                            futures[fut].append(cid)
+                        else:
+                            answered[cid] = fut.result()
                     else:
                         answered[cid] = None
                 for cid in list(answered):
                     if set(by_id[cid].requires) & present <= set(done):
                         answer = answered.pop(cid)
                         try:
-                            res = _finish(by_id[cid], answer, host, target, done)
+                            gated = _gate(by_id[cid], done) if cid in speculative else None
+                            res = gated or _finish(by_id[cid], answer, host, target, done)
                         except FactsShapeError:  # strict mode (tests): a probe/shape mismatch fails loudly
                             raise
                         except Exception as exc:  # runner bug: still a result
@@ -274,8 +393,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                 break
             finished, _ = cf.wait(list(futures), return_when=cf.FIRST_COMPLETED)
             for fut in finished:
-                answered[futures.pop(fut)] = fut.result()
-        if stats is not None and zygote is not None and zygote.loaded is not zygote.bare:
+                for cid in futures.pop(fut):
+                    answered[cid] = fut.result()
+        if stats is not None and zygote is not None and zygote.loaded not in (None, zygote.bare):
             z = zygote.loaded
             stats["preload"] = {"wanted": list(z.preload), "imported": list(z.preloaded),
                                 "forked": bool(z.ready.is_set() and z.clean), "problem": z.problem,

@@ -90,7 +90,7 @@ def echo_env_and_crash(inp):
 
 def sleepy(inp):
     start = time.time()
-    time.sleep(1.5)
+    time.sleep(float((inp.get("options") or {}).get("seconds", 1.5)))
     return {"start": start, "end": time.time()}
 
 
@@ -100,5 +100,5 @@ def stamp(inp):
 
 def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
-    return {"pid": os.getpid(), "ppid": os.getppid(),
+    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0),
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
