@@ -30,6 +30,10 @@ be diagnosed; 2 bad input.
 """
 
 
+#: ``--slurm`` without a value: the allocation this command runs in
+ALLOCATION = "@allocation"
+
+
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("fleet", help="diagnose every node of a cluster over SSH (or merge saved reports)",
                        description="Run `stackpeel check` on many nodes at once and merge the verdicts: nodes "
@@ -39,6 +43,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--hosts-file", metavar="FILE", help="more hosts, one per line")
     p.add_argument("--ssh-hosts", metavar="PATTERN", action="append", default=[],
                    help="Host aliases from ~/.ssh/config matching PATTERN (repeatable)")
+    p.add_argument("--slurm", nargs="?", const=ALLOCATION, metavar="PARTITION[/NODES]",
+                   help="one srun task per node: of this allocation (no value), or of an allocation srun asks "
+                        "for (-p PARTITION, NODES a count or a nodelist; none: every node that is up)")
+    p.add_argument("--ray", metavar="ADDRESS", help="one task per alive node of the Ray cluster at ADDRESS "
+                                                    "('auto': the one this machine belongs to); needs stackpeel[ray]")
     p.add_argument("--from", dest="from_files", nargs="+", metavar="REPORT",
                    help="merge saved `check --format json` reports instead of connecting")
     p.add_argument("--python", metavar="PATH", help="interpreter to diagnose on every node (default: the "
@@ -120,8 +129,13 @@ def cmd_fleet(args) -> int:
             print(f"stackpeel fleet: no Host in the ssh config matches {', '.join(args.ssh_hosts)}", file=sys.stderr)
             return 2
         hosts += found
-    if not hosts and not args.from_files:
-        print("stackpeel fleet: name hosts, --hosts-file, --ssh-hosts or --from REPORT...", file=sys.stderr)
+    if not hosts and not args.from_files and args.slurm is None and not args.ray:
+        print("stackpeel fleet: name hosts, --hosts-file, --ssh-hosts, --slurm, --ray or --from REPORT...",
+              file=sys.stderr)
+        return 2
+    if args.slurm == ALLOCATION and not os.environ.get("SLURM_JOB_ID"):
+        print("stackpeel fleet: --slurm without PARTITION runs inside an allocation (salloc, sbatch): "
+              "SLURM_JOB_ID is not set here; name one: --slurm PARTITION[/NODES]", file=sys.stderr)
         return 2
     if args.prometheus:
         from ..prometheus import ensure_available
@@ -132,6 +146,10 @@ def cmd_fleet(args) -> int:
             return 2
     start = time.monotonic()
     outcomes: List[NodeOutcome] = _load_saved(args.from_files) if args.from_files else []
+    check_args: List[str] = []
+    for flag, values in (("--only", args.only), ("--skip", args.skip)):
+        if values:
+            check_args += [flag, ",".join(values)]
     if hosts:
         try:
             from .ssh import SshOptions, run_ssh
@@ -141,10 +159,6 @@ def cmd_fleet(args) -> int:
             return 2
         from .bundle import make_bundle, remote_command
 
-        check_args: List[str] = []
-        for flag, values in (("--only", args.only), ("--skip", args.skip)):
-            if values:
-                check_args += [flag, ",".join(values)]
         command = remote_command(check_args, args.python, prefer_installed=not args.no_installed)
         opts = SshOptions(username=args.user, port=args.port, identity=tuple(args.identity),
                           known_hosts=args.known_hosts, config=tuple(args.ssh_config), jump=args.jump)
@@ -158,6 +172,22 @@ def cmd_fleet(args) -> int:
                             concurrency=args.concurrency, progress=progress)
         if tty:
             print("\r\x1b[2K", end="", file=sys.stderr, flush=True)
+    if args.slurm is not None:
+        from .bundle import make_bundle, remote_command
+        from .slurm import run_slurm
+
+        command = remote_command(check_args, args.python, prefer_installed=not args.no_installed)
+        outcomes += run_slurm(None if args.slurm == ALLOCATION else args.slurm, command, make_bundle(),
+                              timeout=args.timeout)
+    if args.ray:
+        from .raynodes import RayUnavailable, run_ray
+
+        try:
+            outcomes += run_ray(args.ray, check_args, args.python, prefer_installed=not args.no_installed,
+                                timeout=args.timeout)
+        except RayUnavailable as exc:
+            print(f"stackpeel fleet: {exc}", file=sys.stderr)
+            return 2
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     rep = merge(outcomes, created=created, tool_version=__version__, duration_s=time.monotonic() - start)
     text = render_fleet(rep, args.format)

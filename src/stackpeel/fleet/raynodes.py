@@ -1,0 +1,121 @@
+"""The Ray transport: one task per alive node of a Ray cluster, pinned to it with
+``NodeAffinitySchedulingStrategy(node_id, soft=False)``.
+
+Ray is an optional extra (``stackpeel[ray]``) imported only here, only for ``--ray``. The task
+(fleet/_ray_task.py, standard library only, pickled by value so the nodes need no stackpeel)
+runs bundle.remote_command with the bundle on its stdin, as SSH and srun do; the Ray worker's
+interpreter runs stackpeel and, without ``--python``, is the one diagnosed: the Python the
+cluster's own tasks run. The task asks for no CPU (``num_cpus=0``), so a busy cluster still
+runs it. A node whose task does not finish within the timeout is ``timeout`` (its task is
+cancelled, its process group killed by the task's own timeout); a node that died or could not
+run the task is ``unreachable`` with Ray's words.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+from collections import Counter
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ..model import Report
+from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, or no cluster answers at the address."""
+
+
+def node_names(nodes: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
+    """node id -> a name for people: the node's name (its IP unless the cluster set one), with
+    the node id's first 8 characters where several nodes share it (nodes on one machine)."""
+    base = {n["NodeID"]: str(n.get("NodeName") or n.get("NodeManagerAddress") or n["NodeID"]) for n in nodes}
+    counts = Counter(base.values())
+    return {nid: (name if counts[name] == 1 else f"{name}:{nid[:8]}") for nid, name in base.items()}
+
+
+def outcome(node: str, answer: Mapping[str, Any], duration_s: float) -> NodeOutcome:
+    """A node task's answer -> its outcome (pure)."""
+    rc = answer.get("rc")
+    stdout = answer.get("stdout") or b""
+    stderr = (answer.get("stderr") or b"").decode("utf-8", "replace").strip()
+    if rc is None:
+        return NodeOutcome(node, "ray", TIMEOUT, None, stderr[-2000:], duration_s)
+    if rc == 97:
+        return NodeOutcome(node, "ray", FAILED, None, "no Python to run stackpeel with on this node: " + stderr,
+                           duration_s)
+    try:
+        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
+    except (ValueError, KeyError, TypeError) as exc:
+        return NodeOutcome(node, "ray", FAILED, None, f"exit status {rc}, no report ({type(exc).__name__}: "
+                                                      f"{exc}); stderr: {stderr}"[-2000:], duration_s)
+    return NodeOutcome(node, "ray", "ok", report, stderr[-500:], duration_s)
+
+
+def _reachable(address: str, timeout: float = 10.0) -> None:
+    """ray.init retries an address that does not answer for minutes: a TCP connect first."""
+    if address in ("auto", "") or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise RayUnavailable(f"--ray takes 'auto' or HOST:PORT of the cluster's head (GCS), not {address!r}")
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise RayUnavailable(f"no Ray cluster at {address!r}: {exc}") from None
+
+
+def run_ray(address: str, check_args: Sequence[str] = (), python: Optional[str] = None,
+            prefer_installed: bool = True, timeout: float = 300.0) -> List[NodeOutcome]:
+    """Connect to the cluster at ``address`` ('auto' or host:port), run the check on every
+    alive node at once, disconnect. Outcomes in the order Ray lists the nodes."""
+    try:
+        import ray
+        import ray.cloudpickle
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    except ImportError as exc:
+        raise RayUnavailable(f"--ray needs Ray on this machine ({exc}): pip install 'stackpeel[ray]' "
+                             "(pipx inject stackpeel ray)") from None
+    from . import _ray_task
+    from .bundle import make_bundle, remote_command
+
+    command = remote_command(check_args, python, prefer_installed=prefer_installed, worker_python=True)
+    start = time.monotonic()
+    _reachable(address)
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise RayUnavailable(f"no Ray cluster at {address!r}: {type(exc).__name__}: {exc}") from None
+    try:
+        ray.cloudpickle.register_pickle_by_value(_ray_task)  # the nodes need no stackpeel to unpickle it
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        names = node_names(nodes)
+        bundle = ray.put(make_bundle())
+        task = ray.remote(num_cpus=0, max_retries=0)(_ray_task.node_task)
+        refs = {}
+        for n in nodes:
+            strategy = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
+            refs[task.options(scheduling_strategy=strategy).remote(command, bundle, timeout)] = names[n["NodeID"]]
+        ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout + 10)
+        took = time.monotonic() - start
+        by_node: Dict[str, NodeOutcome] = {}
+        for ref in ready:
+            node = refs[ref]
+            try:
+                by_node[node] = outcome(node, ray.get(ref), took)
+            except Exception as exc:  # the task's node died, the worker crashed, the task was unschedulable
+                by_node[node] = NodeOutcome(node, "ray", UNREACHABLE, None,
+                                            f"{type(exc).__name__}: {str(exc).strip()[-1500:]}", took)
+        for ref in pending:
+            ray.cancel(ref, force=True)
+            by_node[refs[ref]] = NodeOutcome(refs[ref], "ray", TIMEOUT, None,
+                                             f"no answer within {timeout:g} s", took)
+        return [by_node[names[n["NodeID"]]] for n in nodes]
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(_ray_task)
+        ray.shutdown()
+
+
+__all__ = ["run_ray", "RayUnavailable", "node_names", "outcome"]
