@@ -114,6 +114,15 @@ class Rig:
                 time.sleep(0.1)
         raise RuntimeError(f"sshd on {addr} did not start")
 
+    def add_isolated_interface(self, host: str, ifname: str, cidr: str) -> None:
+        """Give ``host`` a second interface, up and addressed, on a network no other host
+        reaches (a veth whose other end is on no bridge; removed with the namespace)."""
+        ns, outer = self.ns(host), f"sp{self.tag}w{host[:6]}"
+        _sh("ip", "link", "add", outer, "type", "veth", "peer", "name", ifname, "netns", ns)
+        _sh("ip", "-n", ns, "addr", "add", cidr, "dev", ifname)
+        _sh("ip", "-n", ns, "link", "set", ifname, "up")
+        _sh("ip", "link", "set", outer, "up")
+
     def hanging_login(self, port: int = 2299) -> str:
         """An address whose TCP port accepts and then never says a word (a hung sshd)."""
         srv = socket.socket()

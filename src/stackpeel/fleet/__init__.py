@@ -12,6 +12,9 @@ Module map::
       __init__.py   NodeOutcome and FleetReport (data), merge() (pure)
       bundle.py     the tarball a node unpacks, and the shell line that runs it
       ssh.py        the SSH transport (asyncssh): bounded concurrency, per-host timeout
+      slurm.py      the Slurm transport: one srun task per node, the bundle broadcast on stdin
+      raynodes.py   the Ray transport: one task per alive node, pinned (_ray_task.py runs there)
+      collective.py --collective: one torch.distributed rank per node, findings across nodes
       render.py     text / JSON / Markdown
       cli.py        the ``fleet`` subcommand
 """
@@ -123,13 +126,17 @@ class FleetReport:
     tool_version: str = ""
     duration_s: float = 0.0
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: ``fleet --collective``: a collective.CollectiveReport (None: not asked for)
+    collective: Optional[Any] = None
 
     @property
     def exit_code(self) -> int:
-        """0: every node answered and none has a blocking problem; 1 otherwise."""
+        """0: every node answered and none has a blocking problem (and the collective, when
+        asked for, passed); 1 otherwise."""
         ok = all(o.state == "ok" for o in self.nodes)
         healthy = all(g.signature == () for g in self.groups)
-        return 0 if ok and healthy and self.nodes else 1
+        together = self.collective is None or self.collective.passed
+        return 0 if ok and healthy and together and self.nodes else 1
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -150,6 +157,7 @@ class FleetReport:
                          "top_differences": list(o.top_differences)} for o in self.odd],
             },
             "profiles": {k: dict(v) for k, v in self.profiles.items()},
+            **({"collective": self.collective.to_dict()} if self.collective is not None else {}),
             "exit_code": self.exit_code,
             "nodes": [o.to_dict() for o in self.nodes],
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -12,6 +13,7 @@ from typing import List
 
 from .. import __version__
 from . import NodeOutcome, merge
+from .collective import DEFAULT_PORT
 
 EPILOG = """\
 Hosts come from arguments (user@host:port), --hosts-file (one per line) or --ssh-hosts PATTERN
@@ -68,6 +70,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE")
     p.add_argument("--prometheus", metavar="FILE", help="also write node_exporter textfile metrics to FILE")
+    c = p.add_argument_group("across nodes (SSH hosts; see docs/fleet.md)")
+    c.add_argument("--collective", action="store_true",
+                   help="after the checks, run one torch.distributed rank per diagnosed node at once: rendezvous "
+                        "reachability, the interface each would use, a real all-reduce; findings name node and setting")
+    c.add_argument("--master", metavar="ADDR[:PORT]", help="rendezvous for --collective (default: the first "
+                                                           f"diagnosed host's address, port {DEFAULT_PORT})")
+    c.add_argument("--backend", choices=("gloo", "nccl"), help="for --collective (default: nccl when every node "
+                                                               "has a GPU, else gloo)")
     k = p.add_argument_group("Kubernetes (see docs/fleet.md)")
     k.add_argument("--k8s-manifest", action="store_true", help="print a DaemonSet manifest that runs check on "
                                                                "every GPU node; collect with --from")
@@ -97,6 +107,32 @@ def _load_saved(paths: List[str]) -> List[NodeOutcome]:
             out.append(NodeOutcome(os.path.basename(path), "file", "stackpeel-failed", None,
                                    f"cannot read {path}: {type(exc).__name__}: {exc}"))
     return out
+
+
+def _collective(args, outcomes: List[NodeOutcome]):
+    """Ranks on the nodes that gave a report, in the order named; None when fewer than two did."""
+    from .bundle import make_bundle
+    from .collective import run_ssh_collective
+    from .ssh import SshOptions
+
+    ok = [o for o in outcomes if o.state == "ok" and o.report is not None]
+    if len(ok) < 2:
+        print("stackpeel fleet: --collective needs two diagnosed nodes; "
+              f"{len(ok)} gave a report", file=sys.stderr)
+        return None
+    backend = args.backend or ("nccl" if all((o.report.result("cuda.driver_api") is not None and
+                                              (o.report.result("cuda.driver_api").facts or {}).get("device_count"))
+                                             for o in ok) else "gloo")
+    addr, port = args.master, DEFAULT_PORT
+    if addr and addr.rpartition(":")[2].isdigit() and addr.count(":") == 1:
+        addr, _, p = addr.partition(":")
+        port = int(p)
+    opts = SshOptions(username=args.user, port=args.port, identity=tuple(args.identity),
+                      known_hosts=args.known_hosts, config=tuple(args.ssh_config), jump=args.jump)
+    # the store waits this long for every rank; the node's own SSH budget is twice that and more
+    wait = max(10.0, min(120.0, args.timeout / 3))
+    return run_ssh_collective([o.node for o in ok], opts, make_bundle(), addr or None, port, backend, wait,
+                              args.python)
 
 
 def cmd_fleet(args) -> int:
@@ -131,6 +167,10 @@ def cmd_fleet(args) -> int:
         hosts += found
     if not hosts and not args.from_files and args.slurm is None and not args.ray:
         print("stackpeel fleet: name hosts, --hosts-file, --ssh-hosts, --slurm, --ray or --from REPORT...",
+              file=sys.stderr)
+        return 2
+    if args.collective and not hosts:
+        print("stackpeel fleet: --collective runs over SSH hosts (Slurm, Ray: not yet; see docs/fleet.md)",
               file=sys.stderr)
         return 2
     if args.slurm == ALLOCATION and not os.environ.get("SLURM_JOB_ID"):
@@ -188,8 +228,13 @@ def cmd_fleet(args) -> int:
         except RayUnavailable as exc:
             print(f"stackpeel fleet: {exc}", file=sys.stderr)
             return 2
+    collective = None
+    if args.collective:
+        collective = _collective(args, [o for o in outcomes if o.transport == "ssh"])
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     rep = merge(outcomes, created=created, tool_version=__version__, duration_s=time.monotonic() - start)
+    if collective is not None:
+        rep = dataclasses.replace(rep, collective=collective)
     text = render_fleet(rep, args.format)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

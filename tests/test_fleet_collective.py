@@ -1,0 +1,115 @@
+"""`stackpeel fleet --collective` between real sshd hosts in their own network namespaces
+(tests/fleet_rig.py), each running one rank of a real torch.distributed gloo all-reduce with the
+stack venv's CPU torch: passing between hosts whose GLOO_SOCKET_IFNAME is their bridge interface;
+failing, with the finding that names the host and the variable, when one host's
+GLOO_SOCKET_IFNAME names an interface it does not have, or one on a network no other host reaches."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel.fleet.collective import evaluate
+
+from fleet_rig import Rig, can_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory, stack_python):
+    why = can_run()
+    if why:
+        pytest.skip(why)
+    venv = str(Path(stack_python).parent.parent)
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    envs = {
+        "a": {"VIRTUAL_ENV": venv, "PATH": path, "GLOO_SOCKET_IFNAME": "eth0"},
+        "b": {"VIRTUAL_ENV": venv, "PATH": path, "GLOO_SOCKET_IFNAME": "eth0"},
+        "noiface": {"VIRTUAL_ENV": venv, "PATH": path, "GLOO_SOCKET_IFNAME": "eth9"},
+        "wrongnet": {"VIRTUAL_ENV": venv, "PATH": path, "GLOO_SOCKET_IFNAME": "wan0"},
+    }
+    r = Rig(tmp_path_factory.mktemp("collective") / "rig").start(envs)
+    try:
+        r.add_isolated_interface("wrongnet", "wan0", "10.99.0.1/24")
+        yield r
+    finally:
+        r.stop()
+
+
+def fleet(rig, *names, only="system.platform"):
+    hosts = [f"root@{h.addr}" for n in names for h in rig.hosts if h.name == n]
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackpeel", "fleet", *hosts, "-i", str(rig.key), "--known-hosts", "none",
+         "--timeout", "30", "--only", only, "--no-installed", "--collective", "--format", "json"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    return proc, hosts
+
+
+@pytest.mark.slow
+def test_allreduce_passes_between_hosts_on_one_network(rig):
+    proc, hosts = fleet(rig, "a", "b")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    c = json.loads(proc.stdout)["collective"]
+    assert c["passed"] and c["world"] == 2 and c["backend"] == "gloo" and c["findings"] == []
+    assert c["master"] == f"{rig.hosts[0].addr}:29512"
+    for rank, r in enumerate(c["ranks"]):
+        f = r["facts"]
+        assert r["node"] == hosts[rank] and f["rank"] == rank
+        assert f["route"] == {"source": rig.hosts[rank].addr, "interface": "eth0"}
+        assert f["gloo"]["interfaces"] == [{"name": "eth0", "exists": True, "address": rig.hosts[rank].addr}]
+        assert f["rendezvous"]["ok"] and f["allreduce"]["ok"] and f["allreduce"]["got"] == [3.0]
+
+
+@pytest.mark.slow
+def test_interface_that_does_not_exist_is_named_with_host_and_variable(rig):
+    proc, hosts = fleet(rig, "a", "b", "noiface", only="config.nccl_environment")
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    c = data["collective"]
+    assert not c["passed"]
+    roots = [f for f in c["findings"] if f["root"]]
+    assert [(f["node"], f["code"]) for f in roots] == [(hosts[2], "env-nccl-socket-ifname-no-match")]
+    assert "GLOO_SOCKET_IFNAME='eth9'" in roots[0]["message"] and "eth0" in roots[0]["message"]
+    # the real all-reduce failed on the host itself with gloo's own words
+    mine = next(r for r in c["ranks"] if r["node"] == hosts[2])["facts"]["allreduce"]
+    assert "Unable to find address for: eth9" in mine["error"]
+    symptoms = {f["node"] for f in c["findings"] if not f["root"]}
+    assert symptoms == set(hosts) and {f["code"] for f in c["findings"] if not f["root"]} == {
+        "collective-allreduce-failed"}
+    # the per-node check agrees: the host is the odd one out of the fleet
+    assert [o["node"] for o in data["summary"]["odd"]] == [hosts[2]]
+
+
+@pytest.mark.slow
+def test_interface_on_a_network_nobody_reaches_is_named(rig):
+    proc, hosts = fleet(rig, "a", "b", "wrongnet")
+    assert proc.returncode == 1
+    c = json.loads(proc.stdout)["collective"]
+    roots = [f for f in c["findings"] if f["root"]]
+    assert [(f["node"], f["code"]) for f in roots] == [(hosts[2], "collective-ifname-off-route")]
+    msg = roots[0]["message"]
+    assert "GLOO_SOCKET_IFNAME='wan0' binds wan0 (10.99.0.1)" in msg and "leaves by eth0" in msg
+    assert ["shell", "export GLOO_SOCKET_IFNAME=eth0"] in [[c["manager"], c["command"]]
+                                                          for c in roots[0]["remedy"]["commands"]]
+    others = [r["facts"]["allreduce"]["error"] for r in c["ranks"] if r["node"] != hosts[2]]
+    assert all("Network is unreachable" in e for e in others), others
+
+
+def test_evaluate_hostname_loopback_only_when_the_allreduce_failed():
+    facts = {"route": {"source": "10.0.0.2", "interface": "eth0"}, "master": {"addr": "10.0.0.1", "ip": "10.0.0.1",
+             "port": 29512}, "interfaces": {"lo": "127.0.0.1", "eth0": "10.0.0.2"},
+             "gloo": {"source": "hostname", "hostname": "vm", "address": "127.0.0.1", "interface": "lo"},
+             "rendezvous": {"ok": True}, "allreduce": {"ok": True, "got": [3.0]}}
+    ok = dict(facts, route={"source": "10.0.0.1", "interface": "eth0"})
+    passed = evaluate([("n0", "ok", ok, ""), ("n1", "ok", facts, "")], "10.0.0.1:29512")
+    assert passed.passed and passed.findings == ()
+    failed = dict(facts, allreduce={"ok": False, "stage": "all_reduce", "error": "RuntimeError: Connection refused"})
+    rep = evaluate([("n0", "ok", ok, ""), ("n1", "ok", failed, "")], "10.0.0.1:29512")
+    roots = [(f.node, f.finding.code) for f in rep.findings if f.root]
+    assert ("n1", "collective-hostname-loopback") in roots and not rep.passed
+    assert "export GLOO_SOCKET_IFNAME=eth0" in [c.command for f in rep.findings if f.node == "n1" and f.root
+                                                 for c in f.finding.remedy.commands]
