@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,18 @@ def can_run() -> Optional[str]:
         return f"cannot create network namespaces: {probe.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", f"sp-probe{os.getpid()}"], capture_output=True)
     return None
+
+
+def record_evidence(name: str, fleet_json: str) -> None:
+    """With STACKPEEL_EVIDENCE_DIR set, write a fleet run's JSON as a person reads it (``fleet
+    --from``) to that directory: how docs/validation's fleet output is recorded."""
+    out = os.environ.get("STACKPEEL_EVIDENCE_DIR")
+    if not out:
+        return
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", "--from", "/dev/stdin"], input=fleet_json,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(root / "src")))
+    Path(out, name).write_text(proc.stdout)
 
 
 def _sh(*argv: str) -> None:

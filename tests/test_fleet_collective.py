@@ -14,9 +14,10 @@ import pytest
 
 from stackpeel.fleet.collective import evaluate
 
-from fleet_rig import Rig, can_run
+from fleet_rig import Rig, can_run, record_evidence
 
 ROOT = Path(__file__).resolve().parents[1]
+
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,7 @@ def test_allreduce_passes_between_hosts_on_one_network(rig):
         assert f["route"] == {"source": rig.hosts[rank].addr, "interface": "eth0"}
         assert f["gloo"]["interfaces"] == [{"name": "eth0", "exists": True, "address": rig.hosts[rank].addr}]
         assert f["rendezvous"]["ok"] and f["allreduce"]["ok"] and f["allreduce"]["got"] == [3.0]
+    record_evidence("fleet-collective-pass.txt", proc.stdout)
 
 
 @pytest.mark.slow
@@ -97,6 +99,7 @@ def test_interface_on_a_network_nobody_reaches_is_named(rig):
                                                           for c in roots[0]["remedy"]["commands"]]
     others = [r["facts"]["allreduce"]["error"] for r in c["ranks"] if r["node"] != hosts[2]]
     assert all("Network is unreachable" in e for e in others), others
+    record_evidence("fleet-collective-wrongnet.txt", proc.stdout)
 
 
 def test_evaluate_hostname_loopback_only_when_the_allreduce_failed():

@@ -14,10 +14,12 @@ import pytest
 from stackpeel.fleet.raynodes import node_names, outcome
 
 from conftest import no_compiler_path
+from fleet_rig import record_evidence
 from ray_rig import RayRig, can_run
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.ray
+
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,7 @@ def test_one_report_per_node_and_the_node_without_compiler_named(ray_cluster, st
     assert odd["differs"]["c_compiler"]["node"] is None and odd["differs"]["c_compiler"]["majority"]
     # each report diagnosed the interpreter named, on its own node
     assert {n["report"]["target"]["python"] for n in data["nodes"]} == {stack_python}
+    record_evidence("fleet-ray.txt", proc.stdout)
 
 
 @pytest.mark.slow

@@ -15,10 +15,12 @@ import pytest
 from stackpeel.fleet import TIMEOUT, UNREACHABLE
 from stackpeel.fleet.slurm import MARK, parse, srun_argv
 
+from fleet_rig import record_evidence
 from slurm_rig import SlurmRig, can_run
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slurm
+
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +64,7 @@ def test_partition_one_report_per_node_and_the_node_without_compiler_named(slurm
     assert odd["node"] == "node3" and odd["root_causes"] == ["no-c-compiler"]
     assert odd["differs"]["c_compiler"] == {"majority": shutil.which("gcc"), "node": None}
     assert "toolchain.c_compiler: pass -> fail (no-c-compiler)" in odd["top_differences"]
+    record_evidence("fleet-slurm.txt", proc.stdout)
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from typing import List
+from typing import List, Optional
 
 from .. import __version__
 from . import NodeOutcome, merge
@@ -89,7 +89,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _load_saved(paths: List[str]) -> List[NodeOutcome]:
+def _load_saved(paths: List[str], fleets: Optional[list] = None) -> List[NodeOutcome]:
+    """Reports and fleet reports from files; ``fleets`` collects each fleet report's run
+    (duration, collective) so that one read back says what its run said."""
     from ..model import Report
 
     out = []
@@ -97,8 +99,12 @@ def _load_saved(paths: List[str]) -> List[NodeOutcome]:
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
-            if data.get("kind") == "fleet":  # a fleet report: its nodes again
+            if data.get("kind") == "fleet":  # a fleet report: its nodes again (and its collective)
                 out.extend(NodeOutcome.from_dict(n) for n in data.get("nodes", []))
+                if fleets is not None:
+                    from .collective import CollectiveReport
+                    fleets.append((float(data.get("duration_s") or 0.0),
+                                   CollectiveReport.from_dict(data["collective"]) if data.get("collective") else None))
                 continue
             rep = Report.from_dict(data)
             name = (rep.host or {}).get("hostname") or os.path.splitext(os.path.basename(path))[0]
@@ -185,7 +191,8 @@ def cmd_fleet(args) -> int:
             print(f"stackpeel fleet: {exc}", file=sys.stderr)
             return 2
     start = time.monotonic()
-    outcomes: List[NodeOutcome] = _load_saved(args.from_files) if args.from_files else []
+    fleets: list = []
+    outcomes: List[NodeOutcome] = _load_saved(args.from_files, fleets) if args.from_files else []
     check_args: List[str] = []
     for flag, values in (("--only", args.only), ("--skip", args.skip)):
         if values:
@@ -228,11 +235,14 @@ def cmd_fleet(args) -> int:
         except RayUnavailable as exc:
             print(f"stackpeel fleet: {exc}", file=sys.stderr)
             return 2
-    collective = None
+    # one saved fleet report read back keeps its run's duration and collective; several: no one run
+    one_run = len(fleets) == 1 and len(args.from_files) == 1 and not hosts and args.slurm is None and not args.ray
+    collective = fleets[0][1] if one_run else None
     if args.collective:
         collective = _collective(args, [o for o in outcomes if o.transport == "ssh"])
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    rep = merge(outcomes, created=created, tool_version=__version__, duration_s=time.monotonic() - start)
+    rep = merge(outcomes, created=created, tool_version=__version__,
+                duration_s=fleets[0][0] if one_run else time.monotonic() - start)
     if collective is not None:
         rep = dataclasses.replace(rep, collective=collective)
     text = render_fleet(rep, args.format)

@@ -57,6 +57,15 @@ class CollectiveReport:
         return bool(self.ranks) and not self.findings and all(
             f is not None and (f.get("allreduce") or {}).get("ok") for _, _, f, _ in self.ranks)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CollectiveReport":
+        from ..model import Finding
+
+        ranks = tuple((r["node"], r["state"], r.get("facts"), r.get("detail", "")) for r in d.get("ranks", []))
+        findings = tuple(NodeFinding(f["node"], Finding.from_dict(f), bool(f.get("root"))) for f in d.get("findings", []))
+        return cls(d.get("backend", "gloo"), d.get("master", ""), int(d.get("world", len(ranks))), ranks, findings,
+                   float(d.get("duration_s", 0.0)))
+
     def to_dict(self) -> Dict[str, Any]:
         return {"backend": self.backend, "master": self.master, "world": self.world, "passed": self.passed,
                 "duration_s": round(self.duration_s, 3),
