@@ -116,3 +116,20 @@ def test_evaluate_hostname_loopback_only_when_the_allreduce_failed():
     assert ("n1", "collective-hostname-loopback") in roots and not rep.passed
     assert "export GLOO_SOCKET_IFNAME=eth0" in [c.command for f in rep.findings if f.node == "n1" and f.root
                                                  for c in f.finding.remedy.commands]
+
+
+def test_evaluate_nccl_socket_ifname_matching_nothing_is_named():
+    facts = {"route": {"source": "127.0.0.1", "interface": "lo"}, "master": {"addr": "127.0.0.1", "ip": "127.0.0.1",
+             "port": 29512}, "interfaces": {"lo": "127.0.0.1", "eth0": "10.0.0.2"}, "env": {"NCCL_SOCKET_IFNAME": "lo"},
+             "gloo": {"source": "hostname", "address": "127.0.0.1"}, "rendezvous": {"ok": True},
+             "allreduce": {"ok": True, "got": [3.0]}}
+    bad = dict(facts, env={"NCCL_SOCKET_IFNAME": "=ib0"},
+               allreduce={"ok": False, "stage": "all_reduce", "error": "DistBackendError: NCCL error"})
+    rep = evaluate([("gpu0", "ok", facts, ""), ("gpu1", "ok", bad, "")], "127.0.0.1:29512", "nccl")
+    (root,) = [f for f in rep.findings if f.root]
+    assert (root.node, root.finding.code) == ("gpu1", "env-nccl-socket-ifname-no-match")
+    assert "NCCL_SOCKET_IFNAME='=ib0'" in root.finding.message
+    # NCCL's prefix rules: 'e' matches eth0, so nothing is wrong with the setting itself
+    fine = evaluate([("gpu0", "ok", facts, ""), ("gpu1", "ok", dict(facts, env={"NCCL_SOCKET_IFNAME": "e"}), "")],
+                    "127.0.0.1:29512", "nccl")
+    assert fine.passed and fine.findings == ()

@@ -17,7 +17,8 @@ from .collective import DEFAULT_PORT
 
 EPILOG = """\
 Hosts come from arguments (user@host:port), --hosts-file (one per line) or --ssh-hosts PATTERN
-(Host aliases of ~/.ssh/config that match, e.g. 'gpu-*'). Nothing needs to be installed on the
+(Host aliases of ~/.ssh/config that match, e.g. 'gpu-*'); or the nodes of a Slurm allocation
+(--slurm) or of a Ray cluster (--ray). Nothing needs to be installed on the
 nodes: stackpeel ships itself over SSH (a ~200 KiB tarball) and runs with the node's python3;
 a node with stackpeel on PATH uses its own. --from merges reports saved on the nodes instead
 (e.g. the JSON a Kubernetes Job's pods printed, see docs/fleet.md).
@@ -26,6 +27,9 @@ examples:
   stackpeel fleet gpu-01 gpu-02 gpu-03 --python /opt/venv/bin/python
   stackpeel fleet --ssh-hosts 'gpu-*' --only toolchain,triton --format markdown
   stackpeel fleet --from reports/*.json --prometheus /var/lib/node_exporter/stackpeel.prom
+  stackpeel fleet --slurm gpu/16            (inside salloc/sbatch: --slurm alone)
+  stackpeel fleet --ray auto --python /opt/venv/bin/python
+  stackpeel fleet gpu-01 gpu-02 --collective   (a real all-reduce across the nodes too)
 
 exit codes: 0 every node diagnosed and healthy; 1 a node has a blocking problem or could not
 be diagnosed; 2 bad input.
@@ -37,7 +41,7 @@ ALLOCATION = "@allocation"
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("fleet", help="diagnose every node of a cluster over SSH (or merge saved reports)",
+    p = sub.add_parser("fleet", help="diagnose every node of a cluster over SSH, Slurm or Ray (or merge saved reports)",
                        description="Run `stackpeel check` on many nodes at once and merge the verdicts: nodes "
                                    "grouped by root cause, the odd ones out named with what differs.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

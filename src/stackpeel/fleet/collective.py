@@ -137,6 +137,13 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
                     "collective-hostname-loopback", "unresolved" if gloo.get("error") else None,
                     hostname=gloo.get("hostname", "?"), address=addr or "?", error=gloo.get("error") or "",
                     **common), True))
+        nccl_value = (facts.get("env") or {}).get("NCCL_SOCKET_IFNAME")
+        if backend == "nccl" and nccl_value and nccl_value.strip():
+            from ..checks.config import ifname_matches
+
+            if not ifname_matches(nccl_value, list(ifaces)):
+                roots.append(NodeFinding(node, _finding(NO_SUCH_IFACE, var="NCCL_SOCKET_IFNAME", value=nccl_value,
+                                                        interfaces=", ".join(ifaces) or "none"), True))
         rdv = facts.get("rendezvous") or {}
         if not rdv.get("ok"):
             roots.append(NodeFinding(node, _finding(
