@@ -49,6 +49,13 @@ def record_evidence(name: str, fleet_json: str) -> None:
     Path(out, name).write_text(proc.stdout)
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on now (the rigs' daemons take theirs per run)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _sh(*argv: str) -> None:
     subprocess.run(argv, check=True, capture_output=True, text=True)
 

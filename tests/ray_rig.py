@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
+
+from fleet_rig import free_port
 
 
 def ray_exe() -> Optional[str]:
@@ -38,11 +39,6 @@ def can_run() -> Optional[str]:
         return "the `ray` command is not installed beside this Python"
     return None
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pgid_alive(pgid: int) -> bool:
@@ -61,7 +57,7 @@ def _pgid_alive(pgid: int) -> bool:
 @dataclass
 class RayRig:
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sp-ray-")))
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=free_port)
     groups: List[int] = field(default_factory=list)
     #: resource tag -> Ray node id, filled by start()
     node_ids: Dict[str, str] = field(default_factory=dict)

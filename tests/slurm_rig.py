@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from fleet_rig import free_port
+
 DAEMONS = ("slurmctld", "slurmd", "srun", "sinfo", "munged", "mungekey")
 
 
@@ -41,11 +43,6 @@ def can_run() -> Optional[str]:
         return "needs the munge user (apt-get install munge)"
     return None
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _exe(name: str) -> str:
@@ -87,8 +84,8 @@ class SlurmRig:
         self._wait(lambda: sock.exists(), timeout, "munged did not create its socket")
         for sub in ("state", "spool", "log"):
             (d / sub).mkdir()
-        ctld_port = _free_port()
-        ports = {n: _free_port() for n in self.nodes}
+        ctld_port = free_port()
+        ports = {n: free_port() for n in self.nodes}
         host = socket.gethostname()
         lines = [
             "ClusterName=stackpeel", "SlurmctldHost=localhost", f"SlurmctldPort={ctld_port}", "SlurmUser=root",

@@ -21,6 +21,7 @@ Module map::
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -28,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..compare import compare
 from ..model import Report
 
-__all__ = ["NodeOutcome", "FleetReport", "NodeGroup", "OddNode", "merge", "profile", "FLEET_SCHEMA_VERSION"]
+__all__ = ["NodeOutcome", "outcome_of_run", "FleetReport", "NodeGroup", "OddNode", "merge", "profile", "FLEET_SCHEMA_VERSION"]
 
 FLEET_SCHEMA_VERSION = 1
 
@@ -57,6 +58,22 @@ class NodeOutcome:
         return cls(node=d["node"], transport=d.get("transport", ""), state=d["state"], detail=d.get("detail", ""),
                    duration_s=float(d.get("duration_s", 0.0)),
                    report=Report.from_dict(d["report"]) if d.get("report") else None)
+
+
+def outcome_of_run(node: str, transport: str, status: Optional[int], stdout: bytes, stderr: str,
+                   duration_s: float) -> NodeOutcome:
+    """What a node's run of bundle.remote_command gave back -> its outcome (every transport):
+    exit status 97 is a node with no Python; stdout must be a report, else stackpeel failed."""
+    stderr = stderr.strip()
+    if status == 97:
+        return NodeOutcome(node, transport, FAILED, None, "no Python to run stackpeel with on this node: " + stderr,
+                           duration_s)
+    try:
+        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
+    except (ValueError, KeyError, TypeError) as exc:
+        return NodeOutcome(node, transport, FAILED, None, f"exit status {status}, no report ({type(exc).__name__}: "
+                                                          f"{exc}); stderr: {stderr}"[-2000:], duration_s)
+    return NodeOutcome(node, transport, "ok", report, stderr[-500:], duration_s)
 
 
 def _result_facts(report: Report, check_id: str) -> Mapping[str, Any]:

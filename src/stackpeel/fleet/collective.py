@@ -22,7 +22,7 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 #: the codes only this cross-node run emits (registry.uncovered_codes counts them as emitted)

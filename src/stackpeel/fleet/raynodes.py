@@ -13,15 +13,13 @@ run the task is ``unreachable`` with Ray's words.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import time
 from collections import Counter
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ..model import Report
-from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome
+from . import TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
 
 
 class RayUnavailable(RuntimeError):
@@ -40,18 +38,10 @@ def outcome(node: str, answer: Mapping[str, Any], duration_s: float) -> NodeOutc
     """A node task's answer -> its outcome (pure)."""
     rc = answer.get("rc")
     stdout = answer.get("stdout") or b""
-    stderr = (answer.get("stderr") or b"").decode("utf-8", "replace").strip()
+    stderr = (answer.get("stderr") or b"").decode("utf-8", "replace")
     if rc is None:
-        return NodeOutcome(node, "ray", TIMEOUT, None, stderr[-2000:], duration_s)
-    if rc == 97:
-        return NodeOutcome(node, "ray", FAILED, None, "no Python to run stackpeel with on this node: " + stderr,
-                           duration_s)
-    try:
-        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
-    except (ValueError, KeyError, TypeError) as exc:
-        return NodeOutcome(node, "ray", FAILED, None, f"exit status {rc}, no report ({type(exc).__name__}: "
-                                                      f"{exc}); stderr: {stderr}"[-2000:], duration_s)
-    return NodeOutcome(node, "ray", "ok", report, stderr[-500:], duration_s)
+        return NodeOutcome(node, "ray", TIMEOUT, None, stderr.strip()[-2000:], duration_s)
+    return outcome_of_run(node, "ray", rc, stdout, stderr, duration_s)
 
 
 def _reachable(address: str, timeout: float = 10.0) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 import re
 import shlex
@@ -26,8 +25,7 @@ import subprocess
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..model import Report
-from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome
+from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
 
 MARK = "@stackpeel-fleet"
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
@@ -161,18 +159,11 @@ def _outcome(node: str, rc: Optional[int], out: List[str], err: List[str], ended
         return NodeOutcome(node, "slurm", TIMEOUT, None, "its task started but sent no report before the timeout",
                            duration_s)
     stdout, bad = _b64(out)
-    stderr = _b64(err)[0].decode("utf-8", "replace").strip()
-    if rc == 97:
-        return NodeOutcome(node, "slurm", FAILED, None, "no Python to run stackpeel with on this node: " + stderr,
-                           duration_s)
-    try:
-        if bad:
-            raise ValueError(bad)
-        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
-    except (ValueError, KeyError, TypeError) as exc:
-        return NodeOutcome(node, "slurm", FAILED, None, f"exit status {rc}, no report ({type(exc).__name__}: "
-                                                        f"{exc}); stderr: {stderr}"[-2000:], duration_s)
-    return NodeOutcome(node, "slurm", "ok", report, stderr[-500:], duration_s)
+    stderr = _b64(err)[0].decode("utf-8", "replace")
+    if bad:
+        return NodeOutcome(node, "slurm", FAILED, None, f"exit status {rc}, its report did not decode ({bad}); "
+                                                        f"stderr: {stderr.strip()}"[-2000:], duration_s)
+    return outcome_of_run(node, "slurm", rc, stdout, stderr, duration_s)
 
 
 def run_slurm(where: Optional[str], remote: str, bundle: bytes, timeout: float = 300.0) -> List[NodeOutcome]:

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..model import Report
-from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome
+from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
 
 Progress = Callable[[NodeOutcome, int, int], None]
 
@@ -133,19 +131,7 @@ async def _one(spec: str, command: str, bundle: bytes, opts: SshOptions, timeout
     got = await execute(spec, command, bundle, opts, timeout)
     if isinstance(got, NodeOutcome):
         return got
-    status, stdout, stderr = got
-
-    def done(state: str, detail: str = "", report: Optional[Report] = None) -> NodeOutcome:
-        return NodeOutcome(spec, "ssh", state, report, detail[-2000:], time.monotonic() - start)
-
-    if status == 97:
-        return done(FAILED, "no Python to run stackpeel with on this node: " + stderr.strip())
-    try:
-        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
-    except (ValueError, KeyError, TypeError) as exc:
-        return done(FAILED, f"exit status {status}, no report ({type(exc).__name__}: {exc}); "
-                            f"stderr: {stderr.strip()}")
-    return done("ok", stderr.strip()[-500:], report)
+    return outcome_of_run(spec, "ssh", *got, duration_s=time.monotonic() - start)
 
 
 async def gather(hosts: Sequence[str], command: str, bundle: bytes, opts: SshOptions, timeout: float,
