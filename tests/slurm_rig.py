@@ -54,6 +54,9 @@ class SlurmRig:
     nodes: Sequence[str] = ("node1", "node2", "node3")
     #: node -> files to hide from every task on it (bind-mounted over with /dev/null)
     hide: Dict[str, Sequence[str]] = field(default_factory=dict)
+    #: node -> environment variables every task on it gets (a TaskProlog prints them, as a
+    #: site's prolog would for a node with other hardware)
+    env_of: Dict[str, Dict[str, str]] = field(default_factory=dict)
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sp-slurm-")))
     procs: List[subprocess.Popen] = field(default_factory=list)
     partition: str = "debug"
@@ -84,6 +87,11 @@ class SlurmRig:
         self._wait(lambda: sock.exists(), timeout, "munged did not create its socket")
         for sub in ("state", "spool", "log"):
             (d / sub).mkdir()
+        prolog = d / "task_prolog"
+        cases = "".join(f"  {n}) " + "; ".join(f"echo {shlex_quote(f'export {k}={v}')}" for k, v in env.items())
+                        + " ;;\n" for n, env in self.env_of.items())
+        prolog.write_text(f'#!/bin/sh\ncase "$SLURMD_NODENAME" in\n{cases}esac\n')
+        prolog.chmod(0o755)
         ctld_port = free_port()
         ports = {n: free_port() for n in self.nodes}
         host = socket.gethostname()
@@ -93,7 +101,7 @@ class SlurmRig:
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "MpiDefault=none",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU", "SchedulerType=sched/builtin",
             "AccountingStorageType=accounting_storage/none", "JobAcctGatherType=jobacct_gather/none",
-            "JobCompType=jobcomp/none", "ReturnToService=2", "SlurmdTimeout=60", "InactiveLimit=0", "KillWait=5",
+            "JobCompType=jobcomp/none", f"TaskProlog={prolog}", "ReturnToService=2", "SlurmdTimeout=60", "InactiveLimit=0", "KillWait=5",
             f"StateSaveLocation={d}/state", f"SlurmdSpoolDir={d}/spool/%n",
             f"SlurmctldPidFile={d}/slurmctld.pid", f"SlurmdPidFile={d}/slurmd-%n.pid",
             f"SlurmctldLogFile={d}/log/slurmctld.log", f"SlurmdLogFile={d}/log/slurmd-%n.log",

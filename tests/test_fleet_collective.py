@@ -41,11 +41,11 @@ def rig(tmp_path_factory, stack_python):
         r.stop()
 
 
-def fleet(rig, *names, only="system.platform"):
+def fleet(rig, *names, only="system.platform", extra=()):
     hosts = [f"root@{h.addr}" for n in names for h in rig.hosts if h.name == n]
     proc = subprocess.run(
         [sys.executable, "-m", "stackpeel", "fleet", *hosts, "-i", str(rig.key), "--known-hosts", "none",
-         "--timeout", "30", "--only", only, "--no-installed", "--collective", "--format", "json"],
+         "--timeout", "30", "--only", only, "--no-installed", "--collective", "--format", "json", *extra],
         capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     return proc, hosts
 
@@ -100,6 +100,20 @@ def test_interface_on_a_network_nobody_reaches_is_named(rig):
     others = [r["facts"]["allreduce"]["error"] for r in c["ranks"] if r["node"] != hosts[2]]
     assert all("Network is unreachable" in e for e in others), others
     record_evidence("fleet-collective-wrongnet.txt", proc.stdout)
+
+
+@pytest.mark.slow
+def test_rendezvous_nobody_answers_is_named_per_host(rig):
+    dead = rig.unreachable()
+    proc, hosts = fleet(rig, "a", "b", extra=("--master", f"{dead}:29512"))
+    assert proc.returncode == 1
+    c = json.loads(proc.stdout)["collective"]
+    assert c["master"] == f"{dead}:29512"
+    roots = [f for f in c["findings"] if f["root"]]
+    # rank 0 cannot serve a store on an address that is not its own; rank 1 cannot reach it
+    assert [(f["node"], f["code"]) for f in roots] == [(hosts[1], "collective-rendezvous-unreachable")]
+    assert f"cannot open a TCP connection to the rendezvous {dead}:29512" in roots[0]["message"]
+    assert ["shell", f"nc -vz {dead} 29512"] in [[x["manager"], x["command"]] for x in roots[0]["remedy"]["commands"]]
 
 
 def test_evaluate_hostname_loopback_only_when_the_allreduce_failed():

@@ -31,7 +31,7 @@ def slurm():
     gcc = shutil.which("gcc")
     if not gcc:
         pytest.skip("needs gcc on this machine (node3 is the node without it)")
-    rig = SlurmRig(hide={"node3": [os.path.realpath(gcc)]})
+    rig = SlurmRig(hide={"node3": [os.path.realpath(gcc)]}, env_of={"node2": {"GLOO_SOCKET_IFNAME": "eth9"}})
     try:
         rig.start()
     except Exception:
@@ -42,10 +42,10 @@ def slurm():
     rig.stop()
 
 
-def fleet(rig, stack_python, *args, prefix=(), timeout=240):
+def fleet(rig, stack_python, *args, prefix=(), timeout=240, only="toolchain.c_compiler"):
     env = dict(rig.env, PYTHONPATH=str(ROOT / "src"), VIRTUAL_ENV=str(Path(stack_python).parent.parent))
     return subprocess.run([*prefix, sys.executable, "-m", "stackpeel", "fleet", *args, "--no-installed",
-                           "--only", "toolchain.c_compiler", "--format", "json", "--timeout", "120"],
+                           "--only", only, "--format", "json", "--timeout", "30"],
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -109,3 +109,25 @@ def test_srun_line_and_what_a_cut_step_left():
     done = {o.node: o for o in parse("\n".join(out[:5]), "srun: error: node3: task 2: Exited\n", 5.0, True)}
     assert sorted(done) == ["node1", "node2", "node3"]
     assert done["node3"].state == done["node2"].state == UNREACHABLE and done["node3"].detail.startswith("srun: error")
+
+
+@pytest.mark.slow
+def test_collective_through_srun_and_the_node_whose_gloo_interface_is_missing(slurm, stack_python):
+    """A second srun step, one rank per node (SLURM_NODEID), master the first node's NodeAddr
+    as scontrol gives it; node2's TaskProlog sets GLOO_SOCKET_IFNAME=eth9."""
+    proc = fleet(slurm, stack_python, "--slurm", f"{slurm.partition}/node1,node3", "--collective",
+                 only="system.platform")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    c = json.loads(proc.stdout)["collective"]
+    assert c["passed"] and [r["node"] for r in c["ranks"]] == ["node1", "node3"] and c["master"].startswith("127.0.0.1:")
+    assert [r["facts"]["rank"] for r in c["ranks"]] == [0, 1] and c["ranks"][1]["facts"]["allreduce"]["got"] == [3.0]
+    proc = fleet(slurm, stack_python, "--slurm", slurm.partition, "--collective", only="config.nccl_environment")
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    c = data["collective"]
+    roots = [(f["node"], f["code"]) for f in c["findings"] if f["root"]]
+    assert roots == [("node2", "env-nccl-socket-ifname-no-match")], c["findings"]
+    assert "GLOO_SOCKET_IFNAME='eth9'" in c["findings"][0]["message"]
+    assert "Unable to find address for: eth9" in c["ranks"][1]["facts"]["allreduce"]["error"]
+    # the per-node check saw it too: node2 is the odd one of the fleet
+    assert [o["node"] for o in data["summary"]["odd"]] == ["node2"]

@@ -93,6 +93,7 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
     """The ranks' facts -> findings naming the node and the setting (pure)."""
     roots: List[NodeFinding] = []
     symptoms: List[NodeFinding] = []
+    unreachable: List[NodeFinding] = []
     failed_anywhere = any(f is None or not (f.get("allreduce") or {}).get("ok") for _, _, f, _ in ranks)
     world = len(ranks)
     for node, state, facts, detail in ranks:
@@ -146,7 +147,7 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
                                                         interfaces=", ".join(ifaces) or "none"), True))
         rdv = facts.get("rendezvous") or {}
         if not rdv.get("ok"):
-            roots.append(NodeFinding(node, _finding(
+            unreachable.append(NodeFinding(node, _finding(
                 "collective-rendezvous-unreachable", master=master, port=m.get("port", "?"), node=node,
                 master_ip=master_ip or "?", attempts=rdv.get("attempts", 0), seconds=rdv.get("seconds", 0),
                 error=rdv.get("error") or "?", route_if=route_if or "?", source=source or "?",
@@ -162,6 +163,10 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
                     "collective-allreduce-failed", node=node, world=world, backend=backend,
                     stage=ar.get("stage", "?"), error=(ar.get("error") or "?").splitlines()[0][:300],
                     evidence=ar.get("traceback") or ar.get("error") or ""), False))
+    # a rank that could not reach the store is a cause of its own only when nothing else is:
+    # a rank 0 that failed on its own setting may close the store before the others connect
+    if not roots:
+        roots = unreachable
     return CollectiveReport(backend, master, world, tuple(ranks), tuple(roots + symptoms), duration_s)
 
 
@@ -215,11 +220,65 @@ def run_ssh_collective(nodes: Sequence[str], opts, bundle: bytes, master: Option
     return evaluate(ranks, f"{addr}:{port}", backend, time.monotonic() - start)
 
 
+def from_slurm(spec: Dict[str, Any], environ: Mapping[str, str] = os.environ) -> Dict[str, Any]:
+    """Fill what a Slurm task knows: its rank (SLURM_NODEID), the world (the step's node
+    count) and, unless given, the master: the step's first node, at the NodeAddr scontrol
+    gives for it (a Slurm node name need not resolve), as torchrun-on-Slurm recipes do."""
+    from .slurm import expand_nodelist
+
+    spec = dict(spec)
+    spec.setdefault("rank", int(environ["SLURM_NODEID"]))
+    spec.setdefault("world_size", int(environ.get("SLURM_STEP_NUM_NODES") or environ["SLURM_NNODES"]))
+    if not spec.get("master_addr"):
+        first = expand_nodelist(environ.get("SLURM_STEP_NODELIST") or environ["SLURM_JOB_NODELIST"])[0]
+        addr = first
+        try:
+            out = subprocess.run(["scontrol", "show", "node", "-o", first], capture_output=True, text=True, timeout=30)
+            for word in out.stdout.split():
+                if word.startswith("NodeAddr="):
+                    addr = word.split("=", 1)[1] or first
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        spec["master_addr"] = addr
+    return spec
+
+
+def run_slurm_collective(where: Optional[str], nodes: Sequence[str], bundle: bytes, master: Optional[str],
+                         port: int = DEFAULT_PORT, backend: str = "gloo", timeout: float = 60.0,
+                         python: Optional[str] = None) -> CollectiveReport:
+    """One srun step on ``nodes`` (those that gave a report), a rank per node (SLURM_NODEID)."""
+    from . import slurm
+
+    start = time.monotonic()
+    spec = {"master_port": port, "backend": backend, "timeout": timeout, "slurm": True}
+    if master:
+        spec["master_addr"] = master
+    limit = timeout * 2 + 60
+    argv = slurm.srun_argv(where, node_command(spec, python), limit, nodes_only=list(nodes))
+    out, err, finished, _rc = slurm.srun(argv, bundle, limit)
+    got, step_nodes = slurm.answers(out)
+    ranks = []
+    for a in got:
+        try:
+            facts = json.loads(a.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+            ranks.append((a.node, "ok", facts, a.stderr.strip()[-500:]))
+        except (ValueError, IndexError):
+            ranks.append((a.node, "stackpeel-failed" if a.ended else "timeout", None,
+                          f"exit status {a.rc}, no answer; stderr: {a.stderr.strip()[-800:]}"))
+    for o in slurm.missing(step_nodes or list(nodes), [a.node for a in got], err, finished, 0.0):
+        ranks.append((o.node, o.state, None, o.detail))
+    ranks.sort(key=lambda r: (r[2] or {}).get("rank", len(nodes)))
+    m = next(((r[2] or {}).get("master") for r in ranks if r[2]), None) or {}
+    return evaluate(ranks, f"{m.get('addr', master or '?')}:{port}", backend, time.monotonic() - start)
+
+
 def main(argv: Sequence[str]) -> int:
     """Node side: run the probe with the interpreter under test and pass its JSON through."""
     from ..host import default_python
 
     spec = json.loads(argv[0])
+    if spec.pop("slurm", False):
+        spec = from_slurm(spec)
     python = argv[1] if len(argv) > 1 else default_python()["python"]
     probe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probes", "collective.py")
     limit = float(spec.get("timeout", 60)) * 2 + 15
@@ -238,4 +297,5 @@ if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 
 
-__all__ = ["CODES", "CollectiveReport", "NodeFinding", "evaluate", "run_ssh_collective", "node_command"]
+__all__ = ["CODES", "CollectiveReport", "NodeFinding", "evaluate", "run_ssh_collective", "run_slurm_collective",
+           "node_command"]

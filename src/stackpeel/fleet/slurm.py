@@ -23,6 +23,7 @@ import shlex
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
@@ -42,17 +43,22 @@ def wrap(remote: str) -> str:
 
 
 def srun_argv(where: Optional[str], remote: str, timeout: float,
-              environ: Optional[Dict[str, str]] = None) -> List[str]:
-    """srun's command line: ``where`` is None (this allocation) or ``PARTITION[/NODES]``."""
+              environ: Optional[Dict[str, str]] = None, nodes_only: Optional[Sequence[str]] = None) -> List[str]:
+    """srun's command line: ``where`` is None (this allocation) or ``PARTITION[/NODES]``;
+    ``nodes_only`` pins the step to those nodes (a second step on the nodes that answered)."""
     env = os.environ if environ is None else environ
     argv = ["srun", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--input=all", "--label",
             "--job-name=stackpeel-fleet", f"--time={max(1, int(timeout // 60) + 1)}"]
+    if nodes_only:
+        where = (where or "").partition("/")[0] + "/" + ",".join(nodes_only) if where is not None else None
     if where is None:
         nodes = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES")
         if not env.get("SLURM_JOB_ID") or not nodes:
             raise ValueError("--slurm without PARTITION runs inside an allocation (salloc/sbatch), and "
                              "SLURM_JOB_ID or SLURM_JOB_NUM_NODES is not set here")
-        argv += ["--overlap", f"--nodes={nodes}"]
+        argv += ["--overlap", f"--nodes={len(nodes_only) if nodes_only else nodes}"]
+        if nodes_only:
+            argv.append(f"--nodelist={','.join(nodes_only)}")
     else:
         part, _, nodes = where.partition("/")
         if part:
@@ -97,14 +103,26 @@ def partition_size(part: str) -> int:
     return up
 
 
-def parse(stdout: str, stderr: str, duration_s: float, finished: bool) -> List[NodeOutcome]:
-    """srun's labelled output -> one outcome per node (pure: tests feed it recorded output)."""
+@dataclass(frozen=True)
+class TaskAnswer:
+    """What one node's task sent back through srun."""
+
+    node: str
+    rc: Optional[int]
+    stdout: bytes
+    stderr: str
+    ended: bool  # False: it started but was cut off before its report
+    error: Optional[str] = None  # the base64 did not decode
+
+
+def answers(stdout: str) -> Tuple[List[TaskAnswer], List[str]]:
+    """srun's labelled output -> each task's answer, and the step's node list (pure)."""
     tasks: Dict[str, List[str]] = {}
     for line in stdout.splitlines():
         m = _LABEL.match(line)
         if m:
             tasks.setdefault(m.group(1), []).append(m.group(2).rstrip("\r"))
-    outcomes: List[NodeOutcome] = []
+    out_answers: List[TaskAnswer] = []
     step_nodes: List[str] = []
     for _task, lines in sorted(tasks.items(), key=lambda kv: int(kv[0])):
         node, rc, out, err, section, ended = None, None, [], [], None, False
@@ -123,17 +141,27 @@ def parse(stdout: str, stderr: str, duration_s: float, finished: bool) -> List[N
                     ended, section = True, None
             elif section is not None:
                 section.append(line)
-        if node is None:
-            continue
-        outcomes.append(_outcome(node, rc, out, err, ended, duration_s))
-    seen = {o.node for o in outcomes}
+        if node is not None:
+            body, bad = _b64(out)
+            out_answers.append(TaskAnswer(node, rc, body, _b64(err)[0].decode("utf-8", "replace"), ended, bad))
+    return out_answers, step_nodes
+
+
+def missing(step_nodes: Sequence[str], seen: Sequence[str], stderr: str, finished: bool,
+            duration_s: float) -> List[NodeOutcome]:
+    """Nodes of the step that sent nothing: unreachable (the step ended) or timeout."""
     why = _srun_said(stderr)
-    for node in step_nodes:
-        if node not in seen:
-            outcomes.append(NodeOutcome(node, "slurm", UNREACHABLE if finished else TIMEOUT, None,
-                                        why.get(node) or (stderr.strip()[-500:] if finished else
-                                                          "its task did not start before the timeout"), duration_s))
-    return outcomes
+    return [NodeOutcome(node, "slurm", UNREACHABLE if finished else TIMEOUT, None,
+                        why.get(node) or (stderr.strip()[-500:] if finished else
+                                          "its task did not start before the timeout"), duration_s)
+            for node in step_nodes if node not in seen]
+
+
+def parse(stdout: str, stderr: str, duration_s: float, finished: bool) -> List[NodeOutcome]:
+    """srun's labelled output -> one outcome per node (pure: tests feed it recorded output)."""
+    got, step_nodes = answers(stdout)
+    outcomes = [_outcome(a, duration_s) for a in got]
+    return outcomes + missing(step_nodes, [a.node for a in got], stderr, finished, duration_s)
 
 
 def _srun_said(stderr: str) -> Dict[str, str]:
@@ -153,38 +181,24 @@ def _b64(lines: Sequence[str]) -> Tuple[bytes, Optional[str]]:
         return b"", f"{type(exc).__name__}: {exc}"
 
 
-def _outcome(node: str, rc: Optional[int], out: List[str], err: List[str], ended: bool,
-             duration_s: float) -> NodeOutcome:
-    if not ended:
-        return NodeOutcome(node, "slurm", TIMEOUT, None, "its task started but sent no report before the timeout",
+def _outcome(a: TaskAnswer, duration_s: float) -> NodeOutcome:
+    if not a.ended:
+        return NodeOutcome(a.node, "slurm", TIMEOUT, None, "its task started but sent no report before the timeout",
                            duration_s)
-    stdout, bad = _b64(out)
-    stderr = _b64(err)[0].decode("utf-8", "replace")
-    if bad:
-        return NodeOutcome(node, "slurm", FAILED, None, f"exit status {rc}, its report did not decode ({bad}); "
-                                                        f"stderr: {stderr.strip()}"[-2000:], duration_s)
-    return outcome_of_run(node, "slurm", rc, stdout, stderr, duration_s)
+    if a.error:
+        return NodeOutcome(a.node, "slurm", FAILED, None, f"exit status {a.rc}, its report did not decode "
+                                                          f"({a.error}); stderr: {a.stderr.strip()}"[-2000:], duration_s)
+    return outcome_of_run(a.node, "slurm", a.rc, a.stdout, a.stderr, duration_s)
 
 
-def run_slurm(where: Optional[str], remote: str, bundle: bytes, timeout: float = 300.0) -> List[NodeOutcome]:
-    """Run ``remote`` (bundle.remote_command) once per node through srun; outcomes by node.
-
-    ``timeout`` bounds the whole step, waiting for the allocation included; srun is then
-    ended (SIGTERM, which cancels the step on every node; SIGKILL 10 s later) and what came
-    back is kept."""
-    start = time.monotonic()
-    try:
-        argv = srun_argv(where, remote, timeout)
-    except (ValueError, OSError, subprocess.TimeoutExpired) as exc:
-        return [NodeOutcome(where or "slurm", "slurm", FAILED, None, f"{type(exc).__name__}: {exc}")]
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-    except OSError as exc:
-        return [NodeOutcome(where or "slurm", "slurm", FAILED, None, f"cannot run srun: {exc}")]
+def srun(argv: List[str], stdin: bytes, timeout: float) -> Tuple[str, str, bool, Optional[int]]:
+    """Run srun: (stdout, stderr, finished, exit status). At the timeout srun is ended
+    (SIGTERM, which cancels the step on every node; SIGKILL 10 s later), what came back kept."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
     finished = True
     try:
-        out, err = proc.communicate(bundle, timeout=timeout)
+        out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         finished = False
         os.killpg(proc.pid, signal.SIGTERM)
@@ -193,15 +207,33 @@ def run_slurm(where: Optional[str], remote: str, bundle: bytes, timeout: float =
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-    text_err = err.decode("utf-8", "replace")
-    outcomes = parse(out.decode("utf-8", "replace"), text_err, time.monotonic() - start, finished)
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), finished, proc.returncode
+
+
+def run_slurm(where: Optional[str], remote: str, bundle: bytes, timeout: float = 300.0) -> List[NodeOutcome]:
+    """Run ``remote`` (bundle.remote_command) once per node through srun; outcomes by node.
+
+    ``timeout`` bounds the whole step, waiting for the allocation included."""
+    start = time.monotonic()
+    try:
+        argv = srun_argv(where, remote, timeout)
+        out, err, finished, rc = srun(argv, bundle, timeout)
+    except (ValueError, OSError, subprocess.TimeoutExpired) as exc:
+        return [NodeOutcome(where or "slurm", "slurm", FAILED, None, f"cannot run srun: {type(exc).__name__}: {exc}")]
+    took = time.monotonic() - start
+    outcomes = parse(out, err, took, finished)
+    said = _srun_said(err)
+    if not outcomes and said:  # no task got as far as its header: srun names each node's failure
+        outcomes = [NodeOutcome(node, "slurm", FAILED, None, "\n".join(
+            ln.strip() for ln in err.splitlines() if f"{node}:" in ln or f"-{node}:" in ln)[-2000:], took)
+            for node in said]
     if not outcomes:
         state = FAILED if finished else TIMEOUT
-        what = f"srun exited {proc.returncode}" if finished else f"no node answered within {timeout:g} s"
+        what = f"srun exited {rc}" if finished else f"no node answered within {timeout:g} s"
         outcomes = [NodeOutcome(where or "slurm", "slurm", state, None,
                                 f"{what}: {' '.join(shlex.quote(a) for a in argv[:-1])} ...; srun said: "
-                                f"{text_err.strip()[-1000:]}")]
+                                f"{err.strip()[-1000:]}")]
     return outcomes
 
 
-__all__ = ["run_slurm", "srun_argv", "parse", "wrap", "expand_nodelist"]
+__all__ = ["run_slurm", "srun_argv", "srun", "parse", "answers", "wrap", "expand_nodelist"]

@@ -149,7 +149,8 @@ def main(argv):
     if int(spec["rank"]) == 0:
         facts["rendezvous"] = {"ok": True, "host": True, "local": master_ip in ifaces.values() if master_ip else False}
     elif master_ip:
-        facts["rendezvous"] = reach(master_ip, int(spec["master_port"]), time.monotonic() + timeout / 2)
+        # rank 0 opens the store only once torch is imported: on a loaded node that takes seconds
+        facts["rendezvous"] = reach(master_ip, int(spec["master_port"]), time.monotonic() + timeout)
     else:
         facts["rendezvous"] = {"ok": False, "error": resolve_error}
     # gloo's connect retries can outlive the process group's timeout: a watchdog bounds the rank
