@@ -131,3 +131,4 @@ def test_collective_through_srun_and_the_node_whose_gloo_interface_is_missing(sl
     assert "Unable to find address for: eth9" in c["ranks"][1]["facts"]["allreduce"]["error"]
     # the per-node check saw it too: node2 is the odd one of the fleet
     assert [o["node"] for o in data["summary"]["odd"]] == ["node2"]
+    record_evidence("fleet-slurm-collective.txt", proc.stdout)
