@@ -31,7 +31,9 @@ def ray_cluster(tmp_path_factory):
     path = os.environ.get("PATH", "/usr/bin:/bin")
     rig = RayRig()
     try:
-        rig.start({"head": {"PATH": path}, "worker": {"PATH": path}, "nocc": {"PATH": no_compiler_path(base)}})
+        # nocc: no compiler, and a GLOO_SOCKET_IFNAME naming an interface it does not have
+        rig.start({"head": {"PATH": path}, "worker": {"PATH": path},
+                   "nocc": {"PATH": no_compiler_path(base), "GLOO_SOCKET_IFNAME": "eth9"}})
         yield rig
     finally:
         rig.stop()
@@ -76,6 +78,25 @@ def test_default_target_is_the_workers_interpreter_and_no_cluster_is_exit_2(ray_
     gone = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", "--ray", "127.0.0.1:1"], capture_output=True,
                           text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert gone.returncode == 2 and "no Ray cluster at '127.0.0.1:1'" in gone.stderr, gone.stderr
+
+
+@pytest.mark.slow
+def test_collective_one_pinned_rank_per_node_names_the_node_and_variable(ray_cluster, stack_python):
+    rig = ray_cluster
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackpeel", "fleet", "--ray", rig.address, "--python", stack_python, "--only",
+         "system.platform", "--collective", "--format", "json", "--timeout", "30"],
+        capture_output=True, text=True, timeout=400, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert proc.returncode == 1, proc.stderr
+    c = json.loads(proc.stdout)["collective"]
+    nocc = next(r["node"] for r in c["ranks"] if r["node"].endswith(":" + rig.node_ids["nocc"][:8]))
+    roots = [(f["node"], f["code"]) for f in c["findings"] if f["root"]]
+    assert roots == [(nocc, "env-nccl-socket-ifname-no-match")], c["findings"]
+    assert c["world"] == 3 and [r["facts"]["rank"] for r in c["ranks"]] == [0, 1, 2]
+    mine = next(r for r in c["ranks"] if r["node"] == nocc)["facts"]
+    assert mine["env"]["GLOO_SOCKET_IFNAME"] == "eth9" and "eth9" in mine["allreduce"]["error"]
+    # the other ranks reached rank 0's store: only their all-reduce failed, waiting for nocc
+    assert all(r["facts"]["rendezvous"]["ok"] for r in c["ranks"])
 
 
 def test_node_names_and_answers():

@@ -122,7 +122,7 @@ def _load_saved(paths: List[str], fleets: Optional[list] = None) -> List[NodeOut
 def _collective(args, outcomes: List[NodeOutcome]):
     """Ranks on the nodes that gave a report, in the order named; None when fewer than two did."""
     from .bundle import make_bundle
-    from .collective import run_slurm_collective, run_ssh_collective
+    from .collective import run_ray_collective, run_slurm_collective, run_ssh_collective
 
     ok = [o for o in outcomes if o.state == "ok" and o.report is not None]
     if len(ok) < 2:
@@ -138,6 +138,8 @@ def _collective(args, outcomes: List[NodeOutcome]):
         port = int(p)
     # the store waits this long for every rank; the node's own budget is twice that and more
     wait = max(10.0, min(120.0, args.timeout / 3))
+    if args.ray:
+        return run_ray_collective(args.ray, [o.node for o in ok], addr or None, port, backend, wait, args.python)
     if args.slurm is not None:
         return run_slurm_collective(None if args.slurm == ALLOCATION else args.slurm, [o.node for o in ok],
                                     make_bundle(), addr or None, port, backend, wait, args.python)
@@ -183,12 +185,9 @@ def cmd_fleet(args) -> int:
         print("stackpeel fleet: name hosts, --hosts-file, --ssh-hosts, --slurm, --ray or --from REPORT...",
               file=sys.stderr)
         return 2
-    if args.collective and not hosts and args.slurm is None:
-        print("stackpeel fleet: --collective runs over SSH hosts or --slurm (Ray: not yet; see docs/fleet.md)",
-              file=sys.stderr)
-        return 2
-    if args.collective and hosts and args.slurm is not None:
-        print("stackpeel fleet: --collective runs over SSH hosts or --slurm, not both at once", file=sys.stderr)
+    engines = sum((bool(hosts), args.slurm is not None, bool(args.ray)))
+    if args.collective and engines != 1:
+        print("stackpeel fleet: --collective runs over one of SSH hosts, --slurm or --ray", file=sys.stderr)
         return 2
     if args.slurm == ALLOCATION and not os.environ.get("SLURM_JOB_ID"):
         print("stackpeel fleet: --slurm without PARTITION runs inside an allocation (salloc, sbatch): "
@@ -250,7 +249,7 @@ def cmd_fleet(args) -> int:
     one_run = len(fleets) == 1 and len(args.from_files) == 1 and not hosts and args.slurm is None and not args.ray
     collective = fleets[0][1] if one_run else None
     if args.collective:
-        collective = _collective(args, [o for o in outcomes if o.transport in ("ssh", "slurm")])
+        collective = _collective(args, [o for o in outcomes if o.transport in ("ssh", "slurm", "ray")])
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     rep = merge(outcomes, created=created, tool_version=__version__,
                 duration_s=fleets[0][0] if one_run else time.monotonic() - start)

@@ -95,6 +95,9 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
     symptoms: List[NodeFinding] = []
     unreachable: List[NodeFinding] = []
     failed_anywhere = any(f is None or not (f.get("allreduce") or {}).get("ok") for _, _, f, _ in ranks)
+    # every rank has the master's address itself: one machine, where the loopback joins them all
+    one_machine = all(f is not None and (f.get("master") or {}).get("ip") in (f.get("interfaces") or {}).values()
+                      for _, _, f, _ in ranks)
     world = len(ranks)
     for node, state, facts, detail in ranks:
         if facts is None:
@@ -131,7 +134,7 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
                 elif off and route_if and failed_anywhere:
                     roots.append(NodeFinding(node, _finding("collective-ifname-off-route", var="GLOO_SOCKET_IFNAME",
                                                             value=value, binds=binds, **common), True))
-        elif backend == "gloo" and world > 1 and failed_anywhere:
+        elif backend == "gloo" and world > 1 and failed_anywhere and not one_machine:
             addr = gloo.get("address")
             if gloo.get("error") or (_loopback(addr) and not _loopback(master_ip)):
                 roots.append(NodeFinding(node, _finding(
@@ -172,13 +175,18 @@ def evaluate(ranks: Sequence[Tuple[str, str, Optional[Mapping[str, Any]], str]],
 
 # --- running it -----------------------------------------------------------------------------
 
-def node_command(spec: Mapping[str, Any], python: Optional[str] = None) -> str:
-    """The shell line a node runs, the bundle on its stdin (as bundle.remote_command)."""
+def node_command(spec: Mapping[str, Any], python: Optional[str] = None, worker_python: bool = False) -> str:
+    """The shell line a node runs, the bundle on its stdin (as bundle.remote_command;
+    ``worker_python``: Ray's worker interpreter, in $STACKPEEL_FLEET_PY, runs it and is tested)."""
     args = [json.dumps(dict(spec), separators=(",", ":"))] + ([python] if python else [])
     quoted = " ".join(shlex.quote(a) for a in args)
+    if worker_python:
+        find = 'py=${STACKPEEL_FLEET_PY:-}; [ -n "$py" ] || exit 97; '
+        quoted += "" if python else ' "$py"'
+    else:
+        find = 'py=$(command -v python3 || command -v python) || exit 97; '
     return ('set -u; d=$(mktemp -d "${TMPDIR:-/tmp}/stackpeel-fleet-XXXXXX") || exit 97; '
-            'trap \'rm -rf "$d"\' EXIT HUP INT TERM; tar -xzf - -C "$d" || exit 97; '
-            'py=$(command -v python3 || command -v python) || exit 97; '
+            'trap \'rm -rf "$d"\' EXIT HUP INT TERM; tar -xzf - -C "$d" || exit 97; ' + find +
             f'PYTHONPATH="$d" PYTHONDONTWRITEBYTECODE=1 "$py" -m stackpeel.fleet.collective {quoted}')
 
 
@@ -272,6 +280,38 @@ def run_slurm_collective(where: Optional[str], nodes: Sequence[str], bundle: byt
     return evaluate(ranks, f"{m.get('addr', master or '?')}:{port}", backend, time.monotonic() - start)
 
 
+def run_ray_collective(address: str, nodes: Sequence[str], master: Optional[str], port: int = DEFAULT_PORT,
+                       backend: str = "gloo", timeout: float = 60.0, python: Optional[str] = None) -> CollectiveReport:
+    """One pinned Ray task per node (those that gave a report, in that order), rank by order;
+    the master is the first node's address as Ray knows it (NodeManagerAddress)."""
+    from .raynodes import on_every_node
+
+    start = time.monotonic()
+    chosen: Dict[str, str] = {}
+
+    def command_for(rank: int, node: Mapping[str, Any], name: str) -> str:
+        if rank == 0:
+            chosen["addr"] = master or node.get("NodeManagerAddress") or "127.0.0.1"
+        spec = {"master_addr": chosen["addr"], "master_port": port, "rank": rank, "world_size": len(nodes),
+                "backend": backend, "timeout": timeout}
+        return node_command(spec, python, worker_python=True)
+
+    ranks = []
+    for node, answer, _took in on_every_node(address, command_for, timeout * 2 + 30, only=nodes):
+        if not isinstance(answer, Mapping):
+            ranks.append((node, "timeout" if answer is None else "unreachable", None,
+                          "no answer in time" if answer is None else f"{type(answer).__name__}: {answer}"[-800:]))
+            continue
+        stderr = (answer.get("stderr") or b"").decode("utf-8", "replace")
+        try:
+            facts = json.loads((answer.get("stdout") or b"").decode("utf-8", "replace").strip().splitlines()[-1])
+            ranks.append((node, "ok", facts, stderr.strip()[-500:]))
+        except (ValueError, IndexError):
+            ranks.append((node, "stackpeel-failed", None,
+                          f"exit status {answer.get('rc')}, no answer; stderr: {stderr.strip()[-800:]}"))
+    return evaluate(ranks, f"{chosen.get('addr', master or '?')}:{port}", backend, time.monotonic() - start)
+
+
 def main(argv: Sequence[str]) -> int:
     """Node side: run the probe with the interpreter under test and pass its JSON through."""
     from ..host import default_python
@@ -298,4 +338,5 @@ if __name__ == "__main__":
 
 
 __all__ = ["CODES", "CollectiveReport", "NodeFinding", "evaluate", "run_ssh_collective", "run_slurm_collective",
+           "run_ray_collective",
            "node_command"]

@@ -17,7 +17,7 @@ import logging
 import socket
 import time
 from collections import Counter
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
 
@@ -57,10 +57,12 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
         raise RayUnavailable(f"no Ray cluster at {address!r}: {exc}") from None
 
 
-def run_ray(address: str, check_args: Sequence[str] = (), python: Optional[str] = None,
-            prefer_installed: bool = True, timeout: float = 300.0) -> List[NodeOutcome]:
-    """Connect to the cluster at ``address`` ('auto' or host:port), run the check on every
-    alive node at once, disconnect. Outcomes in the order Ray lists the nodes."""
+def on_every_node(address: str, command_for: Callable[[int, Mapping[str, Any], str], str], timeout: float,
+                  only: Optional[Sequence[str]] = None) -> List[Tuple[str, Any, float]]:
+    """Connect to the cluster at ``address`` ('auto' or host:port), run ``command_for(index,
+    node, name)`` on every alive node (or those named in ``only``, in that order) at once, with
+    the bundle on its stdin; disconnect. (name, the task's answer or the exception or None for
+    no answer in time, seconds) per node, in Ray's order of the nodes."""
     try:
         import ray
         import ray.cloudpickle
@@ -69,9 +71,8 @@ def run_ray(address: str, check_args: Sequence[str] = (), python: Optional[str] 
         raise RayUnavailable(f"--ray needs Ray on this machine ({exc}): pip install 'stackpeel[ray]' "
                              "(pipx inject stackpeel ray)") from None
     from . import _ray_task
-    from .bundle import make_bundle, remote_command
+    from .bundle import make_bundle
 
-    command = remote_command(check_args, python, prefer_installed=prefer_installed, worker_python=True)
     start = time.monotonic()
     _reachable(address)
     try:
@@ -82,30 +83,49 @@ def run_ray(address: str, check_args: Sequence[str] = (), python: Optional[str] 
         ray.cloudpickle.register_pickle_by_value(_ray_task)  # the nodes need no stackpeel to unpickle it
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         names = node_names(nodes)
+        if only is not None:
+            by_name = {names[n["NodeID"]]: n for n in nodes}
+            nodes = [by_name[x] for x in only if x in by_name]
         bundle = ray.put(make_bundle())
         task = ray.remote(num_cpus=0, max_retries=0)(_ray_task.node_task)
         refs = {}
-        for n in nodes:
+        for i, n in enumerate(nodes):
             strategy = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
-            refs[task.options(scheduling_strategy=strategy).remote(command, bundle, timeout)] = names[n["NodeID"]]
+            name = names[n["NodeID"]]
+            refs[task.options(scheduling_strategy=strategy).remote(command_for(i, n, name), bundle, timeout)] = name
         ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout + 10)
         took = time.monotonic() - start
-        by_node: Dict[str, NodeOutcome] = {}
+        got: Dict[str, Any] = {}
         for ref in ready:
-            node = refs[ref]
             try:
-                by_node[node] = outcome(node, ray.get(ref), took)
+                got[refs[ref]] = ray.get(ref)
             except Exception as exc:  # the task's node died, the worker crashed, the task was unschedulable
-                by_node[node] = NodeOutcome(node, "ray", UNREACHABLE, None,
-                                            f"{type(exc).__name__}: {str(exc).strip()[-1500:]}", took)
+                got[refs[ref]] = exc
         for ref in pending:
             ray.cancel(ref, force=True)
-            by_node[refs[ref]] = NodeOutcome(refs[ref], "ray", TIMEOUT, None,
-                                             f"no answer within {timeout:g} s", took)
-        return [by_node[names[n["NodeID"]]] for n in nodes]
+            got[refs[ref]] = None
+        return [(names[n["NodeID"]], got[names[n["NodeID"]]], took) for n in nodes]
     finally:
         ray.cloudpickle.unregister_pickle_by_value(_ray_task)
         ray.shutdown()
 
 
-__all__ = ["run_ray", "RayUnavailable", "node_names", "outcome"]
+def run_ray(address: str, check_args: Sequence[str] = (), python: Optional[str] = None,
+            prefer_installed: bool = True, timeout: float = 300.0) -> List[NodeOutcome]:
+    """The check on every alive node at once. Outcomes in the order Ray lists the nodes."""
+    from .bundle import remote_command
+
+    command = remote_command(check_args, python, prefer_installed=prefer_installed, worker_python=True)
+    out = []
+    for node, answer, took in on_every_node(address, lambda i, n, name: command, timeout):
+        if answer is None:
+            out.append(NodeOutcome(node, "ray", TIMEOUT, None, f"no answer within {timeout:g} s", took))
+        elif isinstance(answer, Exception):
+            out.append(NodeOutcome(node, "ray", UNREACHABLE, None,
+                                   f"{type(answer).__name__}: {str(answer).strip()[-1500:]}", took))
+        else:
+            out.append(outcome(node, answer, took))
+    return out
+
+
+__all__ = ["run_ray", "on_every_node", "RayUnavailable", "node_names", "outcome"]
