@@ -67,8 +67,9 @@ def test_allreduce_passes_between_hosts_on_one_network(rig):
 
 
 @pytest.mark.slow
-def test_interface_that_does_not_exist_is_named_with_host_and_variable(rig):
-    proc, hosts = fleet(rig, "a", "b", "noiface", only="config.nccl_environment")
+def test_interface_that_does_not_exist_is_named_with_host_and_variable(rig, tmp_path):
+    prom = tmp_path / "fleet.prom"
+    proc, hosts = fleet(rig, "a", "b", "noiface", only="config.nccl_environment", extra=("--prometheus", str(prom)))
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     c = data["collective"]
@@ -84,6 +85,10 @@ def test_interface_that_does_not_exist_is_named_with_host_and_variable(rig):
         "collective-allreduce-failed"}
     # the per-node check agrees: the host is the odd one out of the fleet
     assert [o["node"] for o in data["summary"]["odd"]] == [hosts[2]]
+    metrics = prom.read_text()
+    assert 'stackpeel_collective_passed{backend="gloo"} 0.0' in metrics
+    assert (f'stackpeel_collective_finding{{code="env-nccl-socket-ifname-no-match",node="{hosts[2]}",root="true"}} 1.0'
+            in metrics), metrics
 
 
 @pytest.mark.slow
