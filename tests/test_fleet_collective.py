@@ -154,3 +154,22 @@ def test_evaluate_nccl_socket_ifname_matching_nothing_is_named():
     fine = evaluate([("gpu0", "ok", facts, ""), ("gpu1", "ok", dict(facts, env={"NCCL_SOCKET_IFNAME": "e"}), "")],
                     "127.0.0.1:29512", "nccl")
     assert fine.passed and fine.findings == ()
+
+
+def test_fleet_html_shows_the_collective_escaped():
+    import dataclasses
+
+    from stackpeel.fleet import merge
+    from stackpeel.render.html import render_fleet_html
+
+    facts = {"route": {"source": "10.0.0.2", "interface": "eth0"}, "master": {"addr": "10.0.0.1", "ip": "10.0.0.1",
+             "port": 29512}, "interfaces": {"lo": "127.0.0.1", "eth0": "10.0.0.2"},
+             "gloo": {"source": "GLOO_SOCKET_IFNAME", "value": "<eth9>",
+                      "interfaces": [{"name": "<eth9>", "exists": False, "address": None}]},
+             "rendezvous": {"ok": True}, "allreduce": {"ok": False, "stage": "init_process_group",
+                                                      "error": "RuntimeError: Unable to find address for: <eth9>"}}
+    c = evaluate([("n<0>", "ok", dict(facts, gloo={"source": "hostname", "address": "10.0.0.1"}), ""),
+                  ("n<1>", "ok", facts, "")], "10.0.0.1:29512")
+    page = render_fleet_html(dataclasses.replace(merge([]), collective=c))
+    assert 'id="collective"' in page and "env-nccl-socket-ifname-no-match" in page
+    assert "n&lt;1&gt;" in page and "<eth9>" not in page and "Unable to find address for: &lt;eth9&gt;" in page
