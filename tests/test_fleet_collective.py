@@ -173,3 +173,14 @@ def test_fleet_html_shows_the_collective_escaped():
     page = render_fleet_html(dataclasses.replace(merge([]), collective=c))
     assert 'id="collective"' in page and "env-nccl-socket-ifname-no-match" in page
     assert "n&lt;1&gt;" in page and "<eth9>" not in page and "Unable to find address for: &lt;eth9&gt;" in page
+
+
+def test_collective_needs_exactly_one_engine(tmp_path):
+    """--collective over saved reports, or over SSH and Slurm at once, is refused with exit 2."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    saved = tmp_path / "n.json"
+    saved.write_text("{}")
+    for args in (["--from", str(saved)], ["h1", "--slurm", "gpu"]):
+        proc = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", *args, "--collective"], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert proc.returncode == 2 and "--collective runs over one of SSH hosts, --slurm or --ray" in proc.stderr
