@@ -74,7 +74,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE")
     p.add_argument("--prometheus", metavar="FILE", help="also write node_exporter textfile metrics to FILE")
-    c = p.add_argument_group("across nodes (SSH hosts; see docs/fleet.md)")
+    c = p.add_argument_group("across nodes (SSH, Slurm or Ray; see docs/fleet.md)")
     c.add_argument("--collective", action="store_true",
                    help="after the checks, run one torch.distributed rank per diagnosed node at once: rendezvous "
                         "reachability, the interface each would use, a real all-reduce; findings name node and setting")
