@@ -58,6 +58,30 @@ async def simulated(spec, command, bundle, opts, timeout, rng=random.Random(11))
     return NodeOutcome(spec, "sim", "ok", None)
 
 
+def slurm_parse_bench(n=1000, rounds=3):
+    """One srun step's labelled output from ``n`` nodes, each sending a real report (base64,
+    76-column lines as the node's ``base64`` prints them), lines of all tasks interleaved
+    round-robin as srun relays them: the time fleet.slurm.parse takes to sort it back out."""
+    import base64
+
+    from stackpeel.fleet.slurm import MARK, parse
+
+    body = (ROOT / "docs" / "validation" / "2026-11-29-h200" / "reports" / "healthy.json").read_bytes()
+    b64 = base64.encodebytes(body).decode().splitlines()
+    per_task = []
+    for t in range(n):
+        lines = [f"{MARK} node node{t:04d} node[0000-{n - 1:04d}]", f"{MARK} rc 0", *b64, f"{MARK} stderr",
+                 f"{MARK} end"]
+        per_task.append([f"{t}: {ln}" for ln in lines])
+    out = "\n".join(line for group in zip(*per_task) for line in group)
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        got = parse(out, "", 1.0, True)
+        times.append(time.perf_counter() - t)
+    return times, got, len(out)
+
+
 SCALE = 0.01  # simulated seconds -> real seconds (8 s reports take 80 ms), so the bench runs in seconds
 
 
@@ -81,6 +105,10 @@ def main():
     lines.append(f"merge of 1000 node reports: median {sorted(times)[len(times) // 2]:.3f} s, "
                  f"max {max(times):.3f} s over {len(times)} rounds "
                  f"({len(fleet.groups)} groups, {len(fleet.odd)} odd nodes)")
+    times, got, size = slurm_parse_bench()
+    lines.append(f"slurm: one srun step's output from {len(got)} nodes ({size / 1e6:.0f} MB, real reports, lines "
+                 f"interleaved) parsed in median {sorted(times)[len(times) // 2]:.3f} s, max {max(times):.3f} s; "
+                 f"{sum(o.state == 'ok' for o in got)} reports")
     lines.append("")
     lines.append(f"fan-out, simulated hosts (time scale {SCALE}: a 8 s report takes 80 ms); wall in real seconds")
     lines.append("hosts  concurrency  wall_s  ok  unreachable  timeout  simulated_wall_s")

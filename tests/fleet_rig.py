@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,25 @@ def can_run() -> Optional[str]:
         return f"cannot create network namespaces: {probe.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", f"sp-probe{os.getpid()}"], capture_output=True)
     return None
+
+
+def record_evidence(name: str, fleet_json: str) -> None:
+    """With STACKPEEL_EVIDENCE_DIR set, write a fleet run's JSON as a person reads it (``fleet
+    --from``) to that directory: how docs/validation's fleet output is recorded."""
+    out = os.environ.get("STACKPEEL_EVIDENCE_DIR")
+    if not out:
+        return
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "stackpeel", "fleet", "--from", "/dev/stdin"], input=fleet_json,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(root / "src")))
+    Path(out, name).write_text(proc.stdout)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (the rigs' daemons take theirs per run)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _sh(*argv: str) -> None:
@@ -113,6 +133,15 @@ class Rig:
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError(f"sshd on {addr} did not start")
+
+    def add_isolated_interface(self, host: str, ifname: str, cidr: str) -> None:
+        """Give ``host`` a second interface, up and addressed, on a network no other host
+        reaches (a veth whose other end is on no bridge; removed with the namespace)."""
+        ns, outer = self.ns(host), f"sp{self.tag}w{host[:6]}"
+        _sh("ip", "link", "add", outer, "type", "veth", "peer", "name", ifname, "netns", ns)
+        _sh("ip", "-n", ns, "addr", "add", cidr, "dev", ifname)
+        _sh("ip", "-n", ns, "link", "set", ifname, "up")
+        _sh("ip", "link", "set", outer, "up")
 
     def hanging_login(self, port: int = 2299) -> str:
         """An address whose TCP port accepts and then never says a word (a hung sshd)."""

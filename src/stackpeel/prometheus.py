@@ -9,6 +9,8 @@ Metrics (every series also carries ``node`` for fleet runs):
 - ``stackpeel_stack_info{python, torch, triton, fla, driver}``: 1, versions as labels (few values)
 - ``stackpeel_node_diagnosed{state}``: 1 for how the node's diagnosis ended (fleet)
 - ``stackpeel_last_run_timestamp_seconds``, ``stackpeel_run_duration_seconds``
+- ``stackpeel_collective_passed{backend}``: 1 when ``fleet --collective``'s all-reduce passed, else 0
+- ``stackpeel_collective_finding{node, code, root}``: 1 per finding of the cross-node run
 """
 
 from __future__ import annotations
@@ -79,4 +81,14 @@ def write_fleet(fleet, path: str) -> None:
 
     reg = CollectorRegistry()
     _fill(reg, [(o.node, o.state, o.report) for o in fleet.nodes])
+    c = getattr(fleet, "collective", None)
+    if c is not None:
+        from prometheus_client import Gauge
+
+        Gauge("stackpeel_collective_passed", "1 when the all-reduce across the nodes passed", ["backend"],
+              registry=reg).labels(c.backend).set(1 if c.passed else 0)
+        found = Gauge("stackpeel_collective_finding", "1 per finding of the all-reduce across the nodes",
+                      ["node", "code", "root"], registry=reg)
+        for f in c.findings:
+            found.labels(f.node, f.finding.code, "true" if f.root else "false").set(1)
     write_to_textfile(path, reg)

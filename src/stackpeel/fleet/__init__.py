@@ -12,12 +12,16 @@ Module map::
       __init__.py   NodeOutcome and FleetReport (data), merge() (pure)
       bundle.py     the tarball a node unpacks, and the shell line that runs it
       ssh.py        the SSH transport (asyncssh): bounded concurrency, per-host timeout
+      slurm.py      the Slurm transport: one srun task per node, the bundle broadcast on stdin
+      raynodes.py   the Ray transport: one task per alive node, pinned (_ray_task.py runs there)
+      collective.py --collective: one torch.distributed rank per node, findings across nodes
       render.py     text / JSON / Markdown
       cli.py        the ``fleet`` subcommand
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -25,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..compare import compare
 from ..model import Report
 
-__all__ = ["NodeOutcome", "FleetReport", "NodeGroup", "OddNode", "merge", "profile", "FLEET_SCHEMA_VERSION"]
+__all__ = ["NodeOutcome", "outcome_of_run", "FleetReport", "NodeGroup", "OddNode", "merge", "profile", "FLEET_SCHEMA_VERSION"]
 
 FLEET_SCHEMA_VERSION = 1
 
@@ -54,6 +58,22 @@ class NodeOutcome:
         return cls(node=d["node"], transport=d.get("transport", ""), state=d["state"], detail=d.get("detail", ""),
                    duration_s=float(d.get("duration_s", 0.0)),
                    report=Report.from_dict(d["report"]) if d.get("report") else None)
+
+
+def outcome_of_run(node: str, transport: str, status: Optional[int], stdout: bytes, stderr: str,
+                   duration_s: float) -> NodeOutcome:
+    """What a node's run of bundle.remote_command gave back -> its outcome (every transport):
+    exit status 97 is a node with no Python; stdout must be a report, else stackpeel failed."""
+    stderr = stderr.strip()
+    if status == 97:
+        return NodeOutcome(node, transport, FAILED, None, "no Python to run stackpeel with on this node: " + stderr,
+                           duration_s)
+    try:
+        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
+    except (ValueError, KeyError, TypeError) as exc:
+        return NodeOutcome(node, transport, FAILED, None, f"exit status {status}, no report ({type(exc).__name__}: "
+                                                          f"{exc}); stderr: {stderr}"[-2000:], duration_s)
+    return NodeOutcome(node, transport, "ok", report, stderr[-500:], duration_s)
 
 
 def _result_facts(report: Report, check_id: str) -> Mapping[str, Any]:
@@ -123,13 +143,17 @@ class FleetReport:
     tool_version: str = ""
     duration_s: float = 0.0
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: ``fleet --collective``: a collective.CollectiveReport (None: not asked for)
+    collective: Optional[Any] = None
 
     @property
     def exit_code(self) -> int:
-        """0: every node answered and none has a blocking problem; 1 otherwise."""
+        """0: every node answered and none has a blocking problem (and the collective, when
+        asked for, passed); 1 otherwise."""
         ok = all(o.state == "ok" for o in self.nodes)
         healthy = all(g.signature == () for g in self.groups)
-        return 0 if ok and healthy and self.nodes else 1
+        together = self.collective is None or self.collective.passed
+        return 0 if ok and healthy and together and self.nodes else 1
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -150,6 +174,7 @@ class FleetReport:
                          "top_differences": list(o.top_differences)} for o in self.odd],
             },
             "profiles": {k: dict(v) for k, v in self.profiles.items()},
+            **({"collective": self.collective.to_dict()} if self.collective is not None else {}),
             "exit_code": self.exit_code,
             "nodes": [o.to_dict() for o in self.nodes],
         }

@@ -52,9 +52,12 @@ def make_bundle() -> bytes:
     return buf.getvalue()
 
 
-def remote_command(check_args: Sequence[str] = (), python: Optional[str] = None, prefer_installed: bool = True) -> str:
+def remote_command(check_args: Sequence[str] = (), python: Optional[str] = None, prefer_installed: bool = True,
+                   worker_python: bool = False) -> str:
     """The POSIX shell line a node runs with the bundle on its standard input.
 
+    ``worker_python``: the node's runner (Ray) names its own interpreter in
+    ``$STACKPEEL_FLEET_PY``; it runs stackpeel and, without ``python``, is the one diagnosed.
     Exit status is stackpeel's own (0 healthy, 1 problems, 2 stackpeel could not run);
     97 means the node has no usable Python to run stackpeel with.
     """
@@ -62,6 +65,10 @@ def remote_command(check_args: Sequence[str] = (), python: Optional[str] = None,
     if python:
         args += ["--python", python]
     quoted = " ".join(shlex.quote(a) for a in args)
+    if worker_python and not python:
+        quoted += ' --python "$STACKPEEL_FLEET_PY"'
+    find_py = ('py=${STACKPEEL_FLEET_PY:-}; [ -n "$py" ] || ' if worker_python else "") + \
+        'py=$(command -v python3 || command -v python)'
     installed = (f'if command -v stackpeel >/dev/null 2>&1; then cat >/dev/null; exec stackpeel {quoted}; fi; '
                  if prefer_installed else "")
     return (
@@ -69,7 +76,7 @@ def remote_command(check_args: Sequence[str] = (), python: Optional[str] = None,
         'd=$(mktemp -d "${TMPDIR:-/tmp}/stackpeel-fleet-XXXXXX") || exit 97; '
         'trap \'rm -rf "$d"\' EXIT HUP INT TERM; '
         'tar -xzf - -C "$d" || exit 97; '
-        'py=$(command -v python3 || command -v python) || { echo "stackpeel fleet: no python3 on this node" >&2; '
+        f'{find_py} || {{ echo "stackpeel fleet: no python3 on this node" >&2; '
         'exit 97; }; '
         f'PYTHONPATH="$d" PYTHONDONTWRITEBYTECODE=1 "$py" -m stackpeel {quoted}'
     )

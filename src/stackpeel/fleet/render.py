@@ -20,6 +20,34 @@ def _wrap(text: str, indent: str, width: int = 80) -> List[str]:
                          break_long_words=False, break_on_hyphens=False) or [indent]
 
 
+def _collective(c, md: bool) -> List[str]:
+    out = [("## " if md else "") + f"Across nodes: {c.backend} all-reduce, {c.world} node(s), rendezvous {c.master}"]
+    if md:
+        out.append("")
+    if c.passed:
+        secs = max((f or {}).get("allreduce", {}).get("seconds", 0) for _, _, f, _ in c.ranks)
+        out += _wrap(f"passed: every node reached the rendezvous and the all-reduce summed right ({secs:.1f} s)",
+                     "- " if md else "  ")
+    roots = [f for f in c.findings if f.root]
+    for nf in c.findings:
+        f = nf.finding
+        lead = "" if nf.root or not roots else "(symptom) "
+        out += _wrap(f"{nf.node}: {lead}{f.code}: {f.message}", "- " if md else "  ")
+        if nf.root and f.remedy is not None:
+            for cmd in f.remedy.commands:
+                out += _wrap(f"$ {cmd.command}", "  - " if md else "      ")
+    for node, _, facts, _ in c.ranks:
+        if facts:
+            route = facts.get("route") or {}
+            gloo = facts.get("gloo") or {}
+            bind = gloo.get("value") if gloo.get("source") == "GLOO_SOCKET_IFNAME" else \
+                f"hostname -> {gloo.get('address') or gloo.get('error')}"
+            out += _wrap(f"{node}: route to master via {route.get('interface') or route.get('error')} "
+                         f"({route.get('source', '-')}); gloo binds {bind}", "- " if md else "  ")
+    out.append("")
+    return out
+
+
 def render_fleet(rep: FleetReport, fmt: str = "text") -> str:
     if fmt == "json":
         return json.dumps(rep.to_dict(), indent=2, default=str) + "\n"
@@ -60,6 +88,8 @@ def render_fleet(rep: FleetReport, fmt: str = "text") -> str:
             out += _wrap(f"{o.node}: {o.state}: {o.detail.splitlines()[-1] if o.detail else ''}",
                          "- " if md else "  ")
         out.append("")
+    if rep.collective is not None:
+        out += _collective(rep.collective, md)
     out.append(f"{'healthy' if rep.exit_code == 0 else 'problems found'} (exit {rep.exit_code}); "
                f"{rep.duration_s:.1f} s")
     return "\n".join(out) + "\n"

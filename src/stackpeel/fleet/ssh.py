@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..model import Report
-from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome
+from . import FAILED, TIMEOUT, UNREACHABLE, NodeOutcome, outcome_of_run
 
 Progress = Callable[[NodeOutcome, int, int], None]
 
@@ -79,10 +77,7 @@ def _split_host(spec: str) -> Dict[str, Any]:
     return out
 
 
-async def _one(spec: str, command: str, bundle: bytes, opts: SshOptions, timeout: float) -> NodeOutcome:
-    import asyncssh
-
-    start = time.monotonic()
+def _connect_kw(spec: str, opts: SshOptions) -> Tuple[str, Dict[str, Any]]:
     kw = _split_host(spec)
     host = kw.pop("host")
     conn_kw: Dict[str, Any] = dict(opts.extra)
@@ -99,14 +94,25 @@ async def _one(spec: str, command: str, bundle: bytes, opts: SshOptions, timeout
         conn_kw["config"] = list(opts.config)
     if opts.jump:
         conn_kw["tunnel"] = opts.jump
+    return host, conn_kw
 
-    def done(state: str, detail: str = "", report: Optional[Report] = None) -> NodeOutcome:
-        return NodeOutcome(spec, "ssh", state, report, detail[-2000:], time.monotonic() - start)
+
+async def execute(spec: str, command: str, stdin: bytes, opts: SshOptions, timeout: float,
+                  transport: str = "ssh") -> Union[Tuple[Optional[int], bytes, str], NodeOutcome]:
+    """Run ``command`` on ``spec`` with ``stdin``: (exit status, stdout, stderr), or the
+    outcome that says why it could not run (unreachable, timeout, refused)."""
+    import asyncssh
+
+    start = time.monotonic()
+    host, conn_kw = _connect_kw(spec, opts)
+
+    def done(state: str, detail: str = "") -> NodeOutcome:
+        return NodeOutcome(spec, transport, state, None, detail[-2000:], time.monotonic() - start)
 
     try:
         async with asyncssh.connect(host, connect_timeout=timeout, login_timeout=timeout, **conn_kw) as conn:
             left = max(1.0, timeout - (time.monotonic() - start))
-            result = await asyncio.wait_for(conn.run(command, input=bundle, encoding=None, check=False), left)
+            result = await asyncio.wait_for(conn.run(command, input=stdin, encoding=None, check=False), left)
     except asyncio.TimeoutError:
         return done(TIMEOUT, f"no answer within {timeout:g} s")
     except (OSError, asyncssh.Error) as exc:
@@ -117,16 +123,15 @@ async def _one(spec: str, command: str, bundle: bytes, opts: SshOptions, timeout
         if "timed out" in str(exc).lower():
             return done(TIMEOUT, text)
         return done(UNREACHABLE, text)
-    stdout = result.stdout or b""
-    stderr = (result.stderr or b"").decode("utf-8", "replace")
-    if result.exit_status == 97:
-        return done(FAILED, "no Python to run stackpeel with on this node: " + stderr.strip())
-    try:
-        report = Report.from_dict(json.loads(stdout.decode("utf-8", "replace")))
-    except (ValueError, KeyError, TypeError) as exc:
-        return done(FAILED, f"exit status {result.exit_status}, no report ({type(exc).__name__}: {exc}); "
-                            f"stderr: {stderr.strip()}")
-    return done("ok", stderr.strip()[-500:], report)
+    return result.exit_status, result.stdout or b"", (result.stderr or b"").decode("utf-8", "replace")
+
+
+async def _one(spec: str, command: str, bundle: bytes, opts: SshOptions, timeout: float) -> NodeOutcome:
+    start = time.monotonic()
+    got = await execute(spec, command, bundle, opts, timeout)
+    if isinstance(got, NodeOutcome):
+        return got
+    return outcome_of_run(spec, "ssh", *got, duration_s=time.monotonic() - start)
 
 
 async def gather(hosts: Sequence[str], command: str, bundle: bytes, opts: SshOptions, timeout: float,

@@ -377,6 +377,34 @@ def render_fleet_html(fleet) -> str:
         body.extend(f"<li>{_e(o.node)}: {_e(o.state)}: {_e((o.detail or '').splitlines()[-1:] or '')}</li>"
                     for o in missing)
         body.append("</ul>")
+    c = getattr(fleet, "collective", None)
+    if c is not None:  # fleet --collective: the all-reduce across the nodes
+        body.append(f'<h2 id="collective">Across nodes: {_e(c.backend)} all-reduce, {c.world} node(s), rendezvous '
+                    f"{_e(c.master)}</h2>")
+        body.append("<p>" + ("passed: every node reached the rendezvous and the all-reduce summed right" if c.passed
+                             else "<strong>failed</strong>") + "</p>")
+        if c.findings:
+            body.append('<ul class="roots">')
+            for nf in c.findings:
+                f = nf.finding
+                cmds = "".join(f"<li><code>{_e(cmd.command)}</code></li>" for cmd in (f.remedy.commands if nf.root
+                                                                                       and f.remedy else ()))
+                body.append(f"<li>{_e(nf.node)}: {'' if nf.root else '(symptom) '}<code>{_e(f.code)}</code>: "
+                            f"{_e(f.message)}<ul>{cmds}</ul></li>")
+            body.append("</ul>")
+        body.append('<table><thead><tr><th scope="col">rank</th><th scope="col">node</th>'
+                    '<th scope="col">route to master</th><th scope="col">gloo binds</th>'
+                    '<th scope="col">all-reduce</th></tr></thead><tbody>')
+        for i, (node, state, facts, _detail) in enumerate(c.ranks):
+            facts = facts or {}
+            route, gloo = facts.get("route") or {}, facts.get("gloo") or {}
+            ar = facts.get("allreduce") or {}
+            binds = gloo.get("value") if gloo.get("source") == "GLOO_SOCKET_IFNAME" else \
+                f"hostname -> {gloo.get('address') or gloo.get('error') or '?'}"
+            body.append(f"<tr><td>{i}</td><td>{_e(node)}</td><td>{_e(route.get('interface') or route.get('error') or state)}"
+                        f" ({_e(route.get('source', '-'))})</td><td>{_e(binds or '-')}</td>"
+                        f"<td>{'ok' if ar.get('ok') else _e((ar.get('error') or state).splitlines()[0][:200])}</td></tr>")
+        body.append("</tbody></table>")
     body.append("<h2>Every node</h2>")
     for o in fleet.nodes:
         if o.report is None:
