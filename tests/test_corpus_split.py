@@ -85,6 +85,8 @@ def _known_codes():
             code = node.get("code")
             if isinstance(code, str):
                 found.add(code)
+            # an alias names the same code (knowledge/*.toml `aliases`)
+            found.update(a for a in node.get("aliases") or () if isinstance(a, str))
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):

@@ -17,7 +17,7 @@ def code_dict(c: Code) -> dict:
         "fix": c.fix, "packages": dict(c.packages),
         "commands": [{"manager": m, "command": t} for m, t in c.commands], "remedy": dict(c.remedy),
         "caused_by": list(c.caused_by), "causes": list(c.causes), "links": list(c.links), "source": c.source,
-        "deprecated": c.deprecated or None,
+        "deprecated": c.deprecated or None, "aliases": list(c.aliases),
         "log": [{"id": s.id, "patterns": list(s.patterns), "weight": s.weight, "kind": s.kind,
                  "could_be": list(s.could_be), "refine": [{"context": r.context, "code": r.code} for r in s.refine],
                  "source": s.source} for s in c.logs],
@@ -60,6 +60,8 @@ def codes_markdown(codes: Iterable[Code]) -> str:
         out += [f"## {layer}", ""]
         for c in (c for c in codes if c.layer == layer):
             out += [f"### `{c.code}`", "", f"**{c.title}** ({c.severity.value}, {c.kind})", "", c.meaning, ""]
+            if c.aliases:
+                out += ["Also known as: " + ", ".join(f"`{a}`" for a in c.aliases), ""]
             said = ([f"- {c.message}"] if c.message else []) + [f"- *{v}*: {m}" for v, m in c.messages.items()]
             if said:
                 out += ["What `stackpeel check` says (observed values in braces):", ""] + said

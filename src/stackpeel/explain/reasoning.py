@@ -268,9 +268,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     entries = {e.id: e for e in kb.entries}
 
     accs: Dict[str, _Acc] = {}
+    # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched
+    specific = any(not e.fallback for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
     for hit in parsed.hits:
         e = entries.get(hit.entry)
-        if e is None:
+        if e is None or (e.fallback and specific):
             continue
         for code in e.codes_for(hit.context):
             acc = accs.setdefault(code, _Acc(code))
