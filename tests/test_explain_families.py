@@ -292,3 +292,16 @@ def test_codes_command_shows_the_code_an_alias_names():
     assert out.returncode == 0, out.stderr
     (entry,) = json.loads(out.stdout)
     assert entry["code"] == "flash-attn-arch-unsupported" and "flash-attn-gpu-too-old" in entry["aliases"]
+
+
+def test_could_be_says_which_context_ranked_a_cause_first():
+    """How sure explain is: each cause the log's context points to carries the clue words
+    found (JSON could_be_clues, and in the text), and the note says when nothing does."""
+    err = "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+    bare = explain_text(err)
+    assert bare.root.could_be_clues == () and "nothing in the log tells them apart" in " ".join(bare.notes)
+    k8s = explain_text("kubectl logs trainer-0 -c worker\n" + err)
+    assert k8s.root.code == "nccl-shm-too-small" and k8s.root.confidence == "inferred"
+    symptom = next(c for c in k8s.candidates if c.code == "nccl-error")
+    assert dict(symptom.could_be_clues)["nccl-shm-too-small"] == ("kubectl",)
+    assert symptom.to_dict()["could_be_clues"] == {"nccl-shm-too-small": ["kubectl"]}
