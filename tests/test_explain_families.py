@@ -93,6 +93,31 @@ FAMILIES = {
     "library-missing": [
         "Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared object file: "
         "No such file or directory",
+        "dso_loader.cc:64] Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
+        'OSError: [WinError 126] The specified module could not be found. Error loading '
+        '"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+    ],
+    "wsl-gpu-unavailable": [
+        "Failed to initialize NVML: GPU access blocked by the operating system",
+    ],
+    "library-needs-executable-stack": [
+        "ImportError: libctranslate2-d3638643.so.4.4.0: cannot enable executable stack as shared object requires: "
+        "Invalid argument",
+    ],
+    "static-tls-exhausted": [
+        "OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block",
+    ],
+    "library-wrong-format": [
+        "OSError: /opt/vendor/lib/libvendor.so: wrong ELF class: ELFCLASS32",
+    ],
+    "gpu-arch-lacks-dtype": [
+        "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+        "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+    ],
+    "no-nvidia-driver": [
+        "bash: nvidia-smi: command not found",
+        'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable '
+        "file not found in $PATH: unknown",
     ],
 }
 
