@@ -22,8 +22,8 @@ change). Usage::
     python bench/explain_accuracy.py --part training [--stackpeel CMD] [--out FILE] [--jobs N]
 
 ``--part`` is required: ``training`` runs, prints and writes the training logs only (what anyone
-writing patterns may look at; it reads nothing of a validation log but its ``# repository:``
-header, which decides the split), ``validation`` only the validation logs (for the person who
+writing patterns may look at; of a validation log it reads only the header lines, whose
+``# repository:`` decides the split), ``validation`` only the validation logs (for the person who
 measures, once), ``all`` both. Expected codes are compared through the knowledge base's
 aliases (``aliases = [...]``): a code proposed for a cause that already had an entry scores
 as that entry's code.
@@ -136,7 +136,7 @@ def aliases() -> Dict[str, str]:
         from stackpeel.knowledge import load
     finally:
         sys.path.pop(0)
-    return dict(load().aliases)
+    return dict(getattr(load(), "aliases", {}))  # older checkouts have none
 
 
 def main(argv: Optional[List[str]] = None) -> int:
