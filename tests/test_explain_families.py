@@ -114,6 +114,15 @@ FAMILIES = {
         "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
         "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
     ],
+    "nouveau-holds-gpu": [
+        "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
+        "ERROR: The Nouveau kernel driver is currently in use by your system.  This driver is incompatible with the "
+        "NVIDIA driver",
+    ],
+    "gpu-hardware-fault": [
+        "[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    ],
     "no-nvidia-driver": [
         "bash: nvidia-smi: command not found",
         'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable '
@@ -209,6 +218,7 @@ def test_bare_cuda_error_name_gets_ranked_causes():
 
 @pytest.mark.parametrize("line", [
     "cudaErrorIllegalAddress: an illegal memory access was encountered",
+    "NVRM: Xid (PCI:0000:3b:00): 13, pid=1234, name=python, Graphics SM Warp Exception",
     "failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
     "CUDA driver error: operation not supported",
 ])
