@@ -19,7 +19,14 @@ Prints the figures and the misses per category, and writes the raw per-log answe
 the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
 change). Usage::
 
-    python bench/explain_accuracy.py [--stackpeel CMD] [--out FILE] [--jobs N]
+    python bench/explain_accuracy.py --part training [--stackpeel CMD] [--out FILE] [--jobs N]
+
+``--part`` is required: ``training`` runs, prints and writes the training logs only (what anyone
+writing patterns may look at; of a validation log it reads only the header lines, whose
+``# repository:`` decides the split), ``validation`` only the validation logs (for the person who
+measures, once), ``all`` both. Expected codes are compared through the knowledge base's
+aliases (``aliases = [...]``): a code proposed for a cause that already had an entry scores
+as that entry's code.
 """
 
 from __future__ import annotations
@@ -122,8 +129,21 @@ def machine() -> str:
     return f"{platform.node()} {platform.system()} {platform.release()}; {cpu}; Python {platform.python_version()}"
 
 
+def aliases() -> Dict[str, str]:
+    """alias -> code, from the knowledge base of this checkout."""
+    sys.path.insert(0, str(ROOT / "src"))
+    try:
+        from stackpeel.knowledge import load
+    finally:
+        sys.path.pop(0)
+    return dict(getattr(load(), "aliases", {}))  # older checkouts have none
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", required=True, choices=("training", "validation", "all"),
+                    help="which part of the corpus to run and report (patterns are written "
+                         "from the training part only)")
     ap.add_argument("--stackpeel", default=f"{shlex.quote(sys.executable)} -m stackpeel",
                     help="command that runs stackpeel (default: this Python's)")
     ap.add_argument("--out", type=Path, default=None, help="raw results file")
@@ -132,13 +152,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     cmd = shlex.split(args.stackpeel)
 
     split = corpus_split.compute_split()
-    logs = [("training", h) for h in split.training] + [("validation", h) for h in split.validation]
+    parts = ("training", "validation") if args.part == "all" else (args.part,)
+    logs = [("training", h) for h in split.training] * ("training" in parts) \
+        + [("validation", h) for h in split.validation] * ("validation" in parts)
+    alias = aliases()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         answers = list(pool.map(lambda item: explain(cmd, item[1].path), logs))
 
     rows = []
     for (part, h), ans in zip(logs, answers):
-        expected = h.expected
+        expected = [alias.get(c, c) for c in h.expected]
         ranked = ans["ranked"]
         rows.append({
             "part": part, "file": h.name, "category": h.category or (expected[0] if expected else "?"),
@@ -153,15 +176,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "src") else ""
     lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"commit {commit}, src/ as of {src_commit}{dirty}; {machine()}",
-             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json <log>", ""]
-    for part in ("training", "validation"):
+             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json <log>",
+             f"part: {args.part}", ""]
+    for part in parts:
         part_rows = [r for r in rows if r["part"] == part]
         s = score(part_rows)
         lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
                      f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)")
     lines.append("")
-    for part in ("training", "validation"):
+    for part in parts:
         misses = defaultdict(list)
         for r in rows:
             if r["part"] == part and not r["top1"]:
@@ -185,7 +209,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
                    f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
                    + (f"\terror={r['error']}" if r["error"] else ""))
-    out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}.txt"
+    suffix = "" if args.part == "all" else f"-{args.part}"
+    out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(raw) + "\n", encoding="utf-8")
     print(f"raw results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")

@@ -403,6 +403,10 @@ def cmd_codes(args) -> int:
     from .docs import codes_json, codes_markdown, codes_text
 
     catalogue = all_codes()
+    if args.code:  # an alias shows the code it names
+        from .knowledge import load as _load_kb
+
+        args.code = _load_kb().canonical(args.code)
     if args.code and args.code not in catalogue:
         import difflib
 

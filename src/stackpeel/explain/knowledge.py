@@ -109,6 +109,8 @@ class Entry:
     order: int = 0
     #: literals, one of which any matching line contains (from the patterns)
     needles: Tuple[str, ...] = ()
+    #: a catch-all: counts only when no other entry matched the log
+    fallback: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -303,6 +305,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             could_be=sig.could_be,
             refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
+            fallback=sig.fallback,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)

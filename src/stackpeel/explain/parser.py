@@ -139,12 +139,13 @@ RECORD_RE = re.compile(
 #: joining bounded on logs of long or very short lines)
 SEAM_MIN, SEAM_MAX = 40, 2000
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
-#: inside a word); the character before the break is checked in Python (SEAM_END): a regex
+#: inside a word or right after a space); the character before the break is checked in
+#: Python (SEAM_END): a regex
 #: that starts with the newline scans 15x faster than one that starts with a class. Breaks
 #: before an upper-case word or a path are not rejoined: on ordinary logs that would send
 #: most lines through the Python path (measured: twice the scan time)
 SEAM_RE = re.compile(r"\n[ \t>]*[a-z(`'\"]")
-SEAM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:;-_/")
+SEAM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:;-_/ ")
 WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)")
 #: unexplained lines worth showing when nothing known matched
 ERRORISH_RE = re.compile(

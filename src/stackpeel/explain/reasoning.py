@@ -82,6 +82,9 @@ class Candidate:
     #: plus context that points to this cause: container, WSL, Colab, variables...),
     #: "symptom" (what a lower cause looks like; the cause is one of ``could_be``)
     confidence: str = "stated"
+    #: for each code in ``could_be`` that the log's context points to, the clue literals found
+    #: (what ranked it first: a `docker run` line, a WSL kernel, `NCCL_SOCKET_IFNAME=` ...)
+    could_be_clues: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
     @property
     def first_line(self) -> int:
@@ -105,6 +108,7 @@ class Candidate:
             "check": self.check,
             "live": self.live.to_dict() if self.live else None,
             "confidence": self.confidence,
+            "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
         }
 
 
@@ -268,9 +272,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     entries = {e.id: e for e in kb.entries}
 
     accs: Dict[str, _Acc] = {}
+    # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched
+    specific = any(not e.fallback for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
     for hit in parsed.hits:
         e = entries.get(hit.entry)
-        if e is None:
+        if e is None or (e.fallback and specific):
             continue
         for code in e.codes_for(hit.context):
             acc = accs.setdefault(code, _Acc(code))
@@ -345,6 +351,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             explanation = spec.meaning if spec is not None else ""
             fix = fix_text(spec) if spec is not None else ""
         ev = _pick_evidence(acc.evidence)
+        could_be = deepest_first(acc.could_be, catalogue)
+        why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
+                    for hits in [_clue_hits(c, parsed, kb)] if hits) if parsed.clues else ()
         candidates.append(Candidate(
             code=acc.code,
             layer=_layer(acc, catalogue),
@@ -358,9 +367,10 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
             explains=tuple(closure[acc.code]),
             explained_by=tuple(explained_by[acc.code]),
-            could_be=deepest_first(acc.could_be, catalogue),
+            could_be=could_be,
             check=kb.checks.get(acc.code),
             confidence="inferred" if acc.inferred else ("stated" if acc.root else "symptom"),
+            could_be_clues=why,
         ))
 
     exceptions, n_exc = _exceptions(parsed, kb)
@@ -382,8 +392,13 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{', '.join(top.explains)} and the log's context ({why}); run on the affected machine "
                      "without --no-live (or `stackpeel check`) to confirm it")
     elif candidates and candidates[0].kind == "symptom":
+        top = candidates[0]
+        hinted = [c for c, _ in top.could_be_clues]
+        how_sure = (f"the log's context points to {', '.join(hinted)}" if hinted else
+                    "nothing in the log tells them apart")
         notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
-                     "'could be'; run on the affected machine without --no-live (or `stackpeel check`) to tell which")
+                     f"'could be' ({how_sure}); run on the affected machine without --no-live (or `stackpeel "
+                     "check`) to tell which")
     fingerprint = None
     if not candidates and (parsed.other_errors or exceptions):
         fingerprint = error_fingerprint([e.text for e in unexplained] +

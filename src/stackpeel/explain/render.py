@@ -22,6 +22,18 @@ WIDTH = 80
 EVIDENCE_CHARS = 220
 
 
+
+def _could_be_text(c, quote: str = "") -> str:
+    """The causes a candidate could have, each with the context clues the log holds for it
+    (why it ranks where it does)."""
+    why = dict(c.could_be_clues)
+    parts = []
+    for code in c.could_be:
+        lits = why.get(code)
+        hint = f" (the log mentions {', '.join(repr(x) for x in lits[:3])})" if lits else ""
+        parts.append(f"{quote}{code}{quote}{hint}")
+    return ", ".join(parts)
+
 def render(expl: Explanation, fmt: str = "text", width: int = WIDTH) -> str:
     if fmt == "text":
         return render_text(expl, width=width)
@@ -118,7 +130,7 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     out.extend(_wrap(root.explanation, "  ", width))
     if root.could_be:
         label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
-        out.extend(_wrap(label + ", ".join(root.could_be), "  ", width))
+        out.extend(_wrap(label + _could_be_text(root), "  ", width))
     if root.live:
         out.extend(_wrap(f"Live: {_live_text(root)}", "    ", width, first="  "))
     out.append("")
@@ -223,7 +235,7 @@ def render_markdown(expl: Explanation) -> str:
     out.append("")
     if root.could_be:
         label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
-        out.append(label + ", ".join(f"`{c}`" for c in root.could_be))
+        out.append(label + _could_be_text(root, "`"))
         out.append("")
     out.append(f"**Fix:** {root.fix}")
     if root.live:

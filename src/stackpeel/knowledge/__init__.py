@@ -70,6 +70,9 @@ class LogSignature:
     source: str = ""
     #: position in the knowledge base (files in layer order, then file order)
     order: int = 0
+    #: a catch-all wording (a bare CUDA error name): its code is a candidate only when no
+    #: other signature matched anything in the log
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,9 @@ class CodeEntry:
     clues: Tuple[str, ...] = ()
     source: str = ""
     deprecated: str = ""
+    #: other names of this code: names proposed for the same cause before it had an entry
+    #: (e.g. in a corpus's ``# expected:``); ``stackpeel codes ALIAS`` shows this code
+    aliases: Tuple[str, ...] = ()
     logs: Tuple[LogSignature, ...] = ()
     exceptions: Tuple[ExceptionShape, ...] = ()
     #: the file it came from (for error messages)
@@ -200,10 +206,16 @@ def render_prose(template: str, params: Mapping[str, Any]) -> str:
 class KnowledgeBase:
     codes: Mapping[str, CodeEntry]
     files: Tuple[str, ...] = ()
+    #: alias -> the code it names (``aliases = [...]`` of each entry)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def canonical(self, code: str) -> str:
+        """The code an alias names; any other string unchanged."""
+        return self.aliases.get(code, code)
 
     def get(self, code: str) -> CodeEntry:
         try:
-            return self.codes[code]
+            return self.codes[self.canonical(code)]
         except KeyError:
             raise KeyError(f"unknown finding code {code!r}; declare it in stackpeel/knowledge/") from None
 
@@ -242,9 +254,9 @@ class KnowledgeBase:
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
               "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "standalone", "links",
               "clues", "source",
-              "deprecated", "log", "exception"}
+              "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
-_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source"}
+_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback"}
 _EXC_KEYS = {"type", "message"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -379,6 +391,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
+            fallback=_flag(lraw, "fallback", lwhere),
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
@@ -403,8 +416,17 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         standalone=_flag(raw, "standalone", where),
         links=_strs(raw.get("links", []), where, "links"), clues=_clues(raw.get("clues", []), where),
         source=_str(raw, "source", where),
-        deprecated=_str(raw, "deprecated", where), logs=tuple(logs), exceptions=tuple(exceptions), file=file,
+        deprecated=_str(raw, "deprecated", where), aliases=_aliases(raw.get("aliases", []), where),
+        logs=tuple(logs), exceptions=tuple(exceptions), file=file,
     )
+
+
+def _aliases(value: Any, where: str) -> Tuple[str, ...]:
+    aliases = _strs(value, where, "aliases")
+    for a in aliases:
+        if not _CODE_RE.match(a):
+            raise KnowledgeError(f"{where}: alias {a!r} is not a code name (lower-case words joined by '-')")
+    return aliases
 
 
 def _file_order(path: Path) -> Tuple[int, str]:
@@ -430,8 +452,14 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]]) -> KnowledgeBase:
             codes[code] = parse_code(code, raw, file, order)
             order += 1
     sig_ids: Dict[str, str] = {}
+    aliases: Dict[str, str] = {}
     for c in codes.values():
         where = f"{c.file} [{c.code}]"
+        for a in c.aliases:
+            if a in codes or a in aliases:
+                raise KnowledgeError(f"{where}: alias {a!r} is already "
+                                     + ("a code" if a in codes else f"an alias of [{aliases[a]}]"))
+            aliases[a] = c.code
         for ref in c.caused_by:
             if ref not in codes:
                 raise KnowledgeError(f"{where}: caused_by names unknown code {ref!r}")
@@ -452,7 +480,7 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]]) -> KnowledgeBase:
     out = {}
     for c in ordered:
         out[c.code] = c if not causes[c.code] else _replace(c, causes=tuple(causes[c.code]))
-    return KnowledgeBase(codes=out, files=tuple(f for f, _ in documents))
+    return KnowledgeBase(codes=out, files=tuple(f for f, _ in documents), aliases=aliases)
 
 
 def _replace(entry: CodeEntry, **changes: Any) -> CodeEntry:
