@@ -109,10 +109,12 @@ def test_validation_expected_codes_exist_or_are_proposed():
 
 def test_validation_part_size_and_spread():
     c = SPLIT.counts("validation")
-    # Floors at what corpus-b gathered (73 logs, 72 threads, 41 categories); the
-    # issue 8 targets are 85 logs, 45 threads, 35 categories. Raise them, never lower.
-    assert c["logs"] >= 73, c
-    assert c["threads"] >= 72, c
-    assert c["categories"] >= 41, c
+    # Floors at corpus-b (73 logs, 72 threads, 41 categories) plus the held-out
+    # collection of 2026-12-01 (61 logs, 61 threads): 134 logs, 133 threads, 73
+    # categories. The issue 8 targets were 85 logs, 45 threads, 35 categories.
+    # Raise them, never lower.
+    assert c["logs"] >= 134, c
+    assert c["threads"] >= 133, c
+    assert c["categories"] >= 73, c
     # A validation part worth the name: at least a quarter of the whole corpus.
     assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
