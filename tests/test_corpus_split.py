@@ -111,16 +111,12 @@ def test_validation_expected_codes_exist_or_are_proposed():
 
 def test_validation_part_size_and_spread():
     c = SPLIT.counts("validation")
-    # Floors at what corpus-b gathered (73 logs, 72 threads, 41 categories); the
-    # issue 8 targets are 85 logs, 45 threads, 35 categories. Raise them, never lower.
-    assert c["logs"] >= 73, c
-    assert c["threads"] >= 72, c
-    assert c["categories"] >= 41, c
-    # A validation part worth the name: at least a quarter of the repositories (the rule splits
-    # by repository: about a quarter of all hashes), and at least a fifth of the logs. Training
-    # grows with every family that gets an entry (issue 8 item 2 asks for a training log per new
-    # family) while validation logs come only from the person who collects them, so the log
-    # share drifts below the repository share until the next validation round.
-    t = SPLIT.counts("training")
-    assert c["repositories"] * 4 >= c["repositories"] + t["repositories"], (c, t)
-    assert c["logs"] * 5 >= c["logs"] + t["logs"], (c, t)
+    # Floors at corpus-b (73 logs, 72 threads, 41 categories) plus the held-out
+    # collection of 2026-12-01 (61 logs, 61 threads): 134 logs, 133 threads, 73
+    # categories. The issue 8 targets were 85 logs, 45 threads, 35 categories.
+    # Raise them, never lower.
+    assert c["logs"] >= 134, c
+    assert c["threads"] >= 133, c
+    assert c["categories"] >= 73, c
+    # A validation part worth the name: at least a quarter of the whole corpus.
+    assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
