@@ -15,6 +15,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${1:-python3}
+# an absolute path now: the no-compiler launch puts a PATH of symlinks first, and a venv's
+# python reached through a symlink outside the venv does not find the venv's packages
+PY=$(command -v "$PY") || { echo "no $1 on PATH" >&2; exit 2; }
 export OUT=${OUT:-$(mktemp -d /tmp/preflight-XXXX)}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
@@ -62,7 +65,7 @@ if want_root != "-" and not all(any(want_root in r for r in l.get("roots", [])) 
     problems.append(f"not every rank names {want_root}")
 if want_ok and any(l.get("kernel") not in ("ok", "no GPU") for l in lines):
     problems.append("kernel after a pass: " + str([l.get("kernel") for l in lines]))
-secs = sorted(l["seconds"] for l in lines)
+secs = sorted(l["seconds"] for l in lines) or ["-"]
 print(f"{'FAIL' if problems else 'PASS'} {name}: {n} ranks, checked by {checked[0]['by'] if checked else None}, "
       f"require took {secs[0]}-{secs[-1]} s" + (f"; {'; '.join(problems)}" if problems else ""))
 PYEOF

@@ -1,0 +1,1 @@
+/usr/sbin/update-rc.d
