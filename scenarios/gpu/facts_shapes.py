@@ -98,7 +98,9 @@ def main() -> int:
             ("as-is", base, False),
             ("deep", base, True),
             ("cuda-hidden", dict(base, CUDA_VISIBLE_DEVICES=""), False),
-            ("no-compiler", dict(base, PATH=no_compiler_path(tmp / "nocc-bin")), False),
+            # CC/CXX name a compiler outside PATH on some machines (the lent H200 sets CC=/opt/gcc/bin/gcc)
+            ("no-compiler", {**{k: v for k, v in base.items() if k not in ("CC", "CXX")},
+                             "PATH": no_compiler_path(tmp / "nocc-bin")}, False),
             ("env-unusable", dict(base, TRITON_LIBCUDA_PATH=str(tmp / "empty"), TRITON_CACHE_DIR="/proc/stackpeel",
                                   CC=str(tmp / "no-such-cc"), CUDA_HOME=str(tmp / "empty")), False),
         ]

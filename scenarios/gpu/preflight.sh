@@ -72,7 +72,8 @@ PYEOF
 }
 
 launch healthy > /dev/null; verdict healthy true - >> "$OUT/summary.txt"
-launch nocc PATH="$(nocc_path)" TRITON_CACHE_DIR="$OUT/empty-triton-cache" PREFLIGHT_LINGER=10 > /dev/null
+# CC and CXX go too: they may name a compiler outside PATH (the lent H200 sets CC=/opt/gcc/bin/gcc)
+launch nocc -u CC -u CXX PATH="$(nocc_path)" TRITON_CACHE_DIR="$OUT/empty-triton-cache" PREFLIGHT_LINGER=10 > /dev/null
 verdict nocc false no-c-compiler >> "$OUT/summary.txt"
 launch again > /dev/null; verdict again true - >> "$OUT/summary.txt"
 echo "== summary ($OUT/summary.txt)"
