@@ -148,13 +148,16 @@ def _kill_tree(pid: int, kids: Optional[Dict[int, List[int]]] = None) -> None:
 def terminate_all(final: bool = True) -> None:
     """Kill every registered child with its descendants and remove every registered directory.
 
-    Safe to call from a signal handler in the main thread (the lock is re-entrant)."""
+    Safe to call from a signal handler in the main thread: the lock is re-entrant, and when
+    another thread holds it (a spawn that does not return), the kill goes ahead without it
+    after a moment rather than leaving stackpeel hanging in its own signal handler."""
     global _closing
-    with _LOCK:
+    locked = _LOCK.acquire(timeout=1.0)
+    try:
         if final:
             _closing = True
         kids = _children_map()
-        for pid in list(_LIVE):
+        for pid in _snapshot(_LIVE):
             _kill_tree(pid, kids)
         if final:
             # orphans stackpeel adopted as a subreaper, and children of its own not registered
@@ -163,9 +166,22 @@ def terminate_all(final: bool = True) -> None:
                     os.kill(p, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-        for path in list(_DIRS):
+        for path in _snapshot(_DIRS):
             shutil.rmtree(path, ignore_errors=True)
             _DIRS.discard(path)
+    finally:
+        if locked:
+            _LOCK.release()
+
+
+def _snapshot(items) -> List:
+    """A copy of a registry another thread may be changing (only without the lock)."""
+    for _ in range(100):
+        try:
+            return list(items)
+        except RuntimeError:  # changed size during iteration
+            continue
+    return []
 
 
 def _prctl():

@@ -391,7 +391,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                     complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",
                                           failure=ProbeFailure("runner-exception", detail="unsatisfiable order")))
                 break
-            finished, _ = cf.wait(list(futures), return_when=cf.FIRST_COMPLETED)
+            # with a timeout: a signal another thread received runs its handler here within it
+            finished, _ = cf.wait(list(futures), timeout=0.25, return_when=cf.FIRST_COMPLETED)
             for fut in finished:
                 for cid in futures.pop(fut):
                     answered[cid] = fut.result()
