@@ -290,11 +290,17 @@ def _build_ext(python, libdir: Path, mods: Path):
     return None if p.returncode == 0 else f"build failed: {p.stderr[-500:]}"
 
 
+#: installation directories the scenarios made outside their temporary directory
+CREATED: list = []
+
+
 def _other_installation(name: str, tmp: Path) -> Path:
     """A directory laid out like another CUDA installation on the machine (/usr/local/<name>/lib64
     where we may write there, as the GPU machines' root may; a temporary one otherwise)."""
     base = Path(os.environ.get("LOADED_LIBS_INSTALL_ROOT", "/usr/local")) / name
     try:
+        if not base.exists():
+            CREATED.append(base)  # removed when the scenarios end
         (base / "lib64").mkdir(parents=True, exist_ok=True)
         return base / "lib64"
     except OSError:
@@ -474,6 +480,8 @@ def main() -> int:
                 step()
             except Exception as exc:  # noqa: BLE001 - one scenario's bug must not hide the others
                 run.record(getattr(step, "__name__", "scenario"), "FAIL", f"{type(exc).__name__}: {exc}")
+    for made in CREATED:
+        shutil.rmtree(made, ignore_errors=True)
     run.record("total", "INFO", f"{time.monotonic() - t0:.0f} s; results in {out}")
     return 1 if run.failed else 0
 
