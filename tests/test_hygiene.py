@@ -85,7 +85,15 @@ def start(args, tmp_path: Path, mark: str, parent_shell: bool = False):
     if parent_shell:  # stackpeel as the child of a shell the test will kill
         argv = ["sh", "-c", '"$@" & wait', "sh", *argv]
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True), tmpdir
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_default_signals), tmpdir
+
+
+def _default_signals() -> None:
+    """The signals these tests send start at their default action in stackpeel, whatever the
+    test run inherited: under `nohup` SIGHUP arrives ignored, and stackpeel rightly keeps an
+    ignored signal ignored (test_nohup_* covers that path)."""
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def assert_nothing_left(mark: str, tmpdir: Path, stackpeel_pid=None):
