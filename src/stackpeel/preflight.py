@@ -229,6 +229,8 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
     ``report.target["preflight"]`` says what this process did: ``{"role": "checked" or "waited",
     "by": {pid, local_rank, host}}``.
     """
+    from .cli import _warn  # the one stderr line of every command (cli imports only the standard library)
+
     from . import engine, registry
 
     keys = _split(checks)
@@ -263,7 +265,7 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
             return _outcome(data, {"role": "waited", "by": data.get("by"), "shared": True})
         waited = time.monotonic() - start
         if waited > timeout:
-            _say(f"no verdict from local rank 0 after {timeout:.0f} s ({files.lock_path}); checking here")
+            _warn(f"no verdict from local rank 0 after {timeout:.0f} s ({files.lock_path}); checking here")
             return _outcome(run(), {"role": "checked", "by": me, "shared": False})
         # rank 0 takes the lock at once; another rank only when rank 0 died (its claim is
         # there, no verdict) or never came within the grace period
@@ -271,7 +273,7 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
             try:
                 locked = files.try_lock()
             except OSError as exc:  # the lock file cannot be opened: share nothing, never wait for nothing
-                _say(f"cannot share the verdict ({files.lock_path}: {exc.strerror}); checking here")
+                _warn(f"cannot share the verdict ({files.lock_path}: {exc.strerror}); checking here")
                 return _outcome(run(), {"role": "checked", "by": me, "shared": False})
             if locked:
                 try:
@@ -283,7 +285,7 @@ def require(*checks: str, python: Optional[str] = None, timeout: float = 900.0, 
                     try:
                         files.write_verdict(data)
                     except OSError as exc:
-                        _say(f"cannot share the verdict ({files.verdict_path}: {exc.strerror}); "
+                        _warn(f"cannot share the verdict ({files.verdict_path}: {exc.strerror}); "
                              "the other ranks will check themselves")
                     return _outcome(data, {"role": "checked", "by": me, "shared": True})
                 finally:
@@ -308,9 +310,4 @@ def _sweep(directory: str) -> None:
                 pass
 
 
-def _say(msg: str) -> None:
-    try:
-        print(f"stackpeel: {msg}", file=sys.stderr, flush=True)
-    except (OSError, ValueError, AttributeError):
-        pass
 
