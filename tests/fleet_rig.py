@@ -68,11 +68,34 @@ class Host:
     proc: Optional[subprocess.Popen] = None
 
 
+def _tag_in_use(tag: int) -> bool:
+    net, netns = Path("/sys/class/net"), Path("/run/netns")
+    if (net / f"spbr{tag}").exists() or any(net.glob(f"sp{tag}[vw]*")):
+        return True
+    return netns.is_dir() and any(netns.glob(f"sp{tag}-*"))
+
+
+def _free_tag() -> int:
+    """A tag no bridge, veth or namespace on this machine uses now. Per rig, not per process:
+    a namespace is destroyed asynchronously after ``ip netns del``, so its veth can outlive
+    the rig before it by a moment, and the next rig of the same test run must not reuse it."""
+    start = os.getpid() % 200
+    for step in range(200):
+        tag = 20 + (start + 37 * _free_tag.count + step) % 200  # type: ignore[attr-defined]
+        if not _tag_in_use(tag):
+            _free_tag.count += 1  # type: ignore[attr-defined]
+            return tag
+    raise RuntimeError("no free rig tag: 200 fleet rigs' bridges or namespaces are left on this machine")
+
+
+_free_tag.count = 0  # type: ignore[attr-defined]
+
+
 @dataclass
 class Rig:
     workdir: Path
-    #: per run, so two test runs on one machine never share a bridge, subnet or namespace name
-    tag: int = field(default_factory=lambda: 20 + os.getpid() % 200)
+    #: per rig, so two rigs on one machine never share a bridge, subnet or namespace name
+    tag: int = field(default_factory=_free_tag)
     hosts: List[Host] = field(default_factory=list)
     key: Optional[Path] = None
     _hang: Optional[socket.socket] = None
@@ -180,5 +203,10 @@ class Rig:
                 except subprocess.TimeoutExpired:
                     os.killpg(host.proc.pid, signal.SIGKILL)
                     host.proc.wait()
+        for i, host in enumerate(self.hosts, start=11):
+            # deleting the outer end of a veth removes both ends now; the namespace itself
+            # is destroyed asynchronously once its last process is gone
+            subprocess.run(["ip", "link", "del", f"sp{self.tag}v{i}"], capture_output=True)
+            subprocess.run(["ip", "link", "del", f"sp{self.tag}w{host.name[:6]}"], capture_output=True)
             subprocess.run(["ip", "netns", "del", self.ns(host.name)], capture_output=True)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
