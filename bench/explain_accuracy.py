@@ -12,21 +12,25 @@ it "could be caused by" (a symptom's ranked causes), without repeats. A log coun
 
 * top-1 when an expected code is first in that ranking;
 * top-3 when an expected code is among its first three;
-* unknown when explain names nothing ("No known problem found"). Every corpus log records
-  a failure from its thread, so every unknown is a miss.
+* unknown when explain names no code. Every corpus log records a failure from its thread,
+  so every unknown is a miss;
+* silent when, besides, explain exits 0: it answered "No known problem found", as if the
+  log held no error at all (the worst answer: the user is told to look elsewhere).
 
 Prints the figures and the misses per category, and writes the raw per-log answers with
 the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
 change). Usage::
 
     python bench/explain_accuracy.py --part training [--stackpeel CMD] [--out FILE] [--jobs N]
+                                     [--collected TAG]
 
 ``--part`` is required: ``training`` runs, prints and writes the training logs only (what anyone
 writing patterns may look at; of a validation log it reads only the header lines, whose
 ``# repository:`` decides the split), ``validation`` only the validation logs (for the person who
-measures, once), ``all`` both. Expected codes are compared through the knowledge base's
-aliases (``aliases = [...]``): a code proposed for a cause that already had an entry scores
-as that entry's code.
+measures, once), ``all`` both. ``--collected TAG`` keeps only the logs whose header says
+``# collected: TAG`` (a blind set gathered at one time, measured once when it lands).
+Expected codes are compared through the knowledge base's aliases (``aliases = [...]``): a
+code proposed for a cause that already had an entry scores as that entry's code.
 """
 
 from __future__ import annotations
@@ -93,8 +97,9 @@ def score(rows: List[Dict]) -> Dict:
     top1 = sum(r["top1"] for r in rows)
     top3 = sum(r["top3"] for r in rows)
     unknown = sum(r["unknown"] for r in rows)
+    silent = sum(r["silent"] for r in rows)
     pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
-    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown,
+    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent,
             "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
 
 
@@ -148,6 +153,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="command that runs stackpeel (default: this Python's)")
     ap.add_argument("--out", type=Path, default=None, help="raw results file")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    ap.add_argument("--collected", metavar="TAG", default=None,
+                    help="only the logs whose '# collected:' header is TAG")
     args = ap.parse_args(argv)
     cmd = shlex.split(args.stackpeel)
 
@@ -155,6 +162,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     parts = ("training", "validation") if args.part == "all" else (args.part,)
     logs = [("training", h) for h in split.training] * ("training" in parts) \
         + [("validation", h) for h in split.validation] * ("validation" in parts)
+    if args.collected:
+        logs = [(part, h) for part, h in logs if h.meta.get("collected") == args.collected]
+        if not logs:
+            print(f"no {args.part} log says '# collected: {args.collected}'", file=sys.stderr)
+            return 2
     alias = aliases()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         answers = list(pool.map(lambda item: explain(cmd, item[1].path), logs))
@@ -169,6 +181,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             "top1": bool(ranked) and ranked[0] in expected,
             "top3": any(c in expected for c in ranked[:3]),
             "unknown": not ranked,
+            "silent": not ranked and ans["exit"] == 0,
         })
 
     commit = git("rev-parse", "--short", "HEAD")
@@ -177,13 +190,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"commit {commit}, src/ as of {src_commit}{dirty}; {machine()}",
              f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json <log>",
-             f"part: {args.part}", ""]
+             f"part: {args.part}" + (f", collected: {args.collected}" if args.collected else ""), ""]
     for part in parts:
         part_rows = [r for r in rows if r["part"] == part]
         s = score(part_rows)
         lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
-                     f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)")
+                     f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}")
     lines.append("")
     for part in parts:
         misses = defaultdict(list)
@@ -205,11 +218,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     raw = [summary, "per-log answers (part, file, expected, explain's ranking, verdict):"]
     for r in rows:
-        verdict = "top-1" if r["top1"] else "top-3" if r["top3"] else "unknown" if r["unknown"] else "miss"
+        verdict = ("top-1" if r["top1"] else "top-3" if r["top3"] else "silent" if r["silent"]
+                   else "unknown" if r["unknown"] else "miss")
         raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
                    f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
                    + (f"\terror={r['error']}" if r["error"] else ""))
-    suffix = "" if args.part == "all" else f"-{args.part}"
+    suffix = ("" if args.part == "all" else f"-{args.part}") + (f"-{args.collected}" if args.collected else "")
     out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(raw) + "\n", encoding="utf-8")
