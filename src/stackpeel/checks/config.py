@@ -311,42 +311,38 @@ def _path_findings(make, facts: _facts.ConfigEnvironmentFacts, names: Sequence[s
     return out
 
 
-class CompilerEnvironment(Check):
+class _PathVariables(Check):
+    """A check of the path-naming variables ``names``: each set one must name something usable."""
+
+    layer = "config"
+    probe = "config.environment"
+    facts = _facts.ConfigEnvironmentFacts
+    timeout = 10.0
+    codes = ("env-path-unusable",)
+    names: tuple = ()
+
+    def evaluate(self, facts, ctx):
+        checked = [v for v in self.names if v in (facts["set"] or {})]
+        pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, self.names)
+        return _verdict(ctx, pairs, checked, {"checked": checked})
+
+
+class CompilerEnvironment(_PathVariables):
     """CC and CXX name a program that exists and runs (Triton runs CC as one program name, and
     takes it over gcc and clang on PATH). toolchain.c_compiler nests under this check."""
 
     id = "config.compiler_environment"
     title = "CC and CXX name usable compilers"
-    layer = "config"
-    probe = "config.environment"
-    facts = _facts.ConfigEnvironmentFacts
-    timeout = 10.0
-    codes = ("env-path-unusable",)
-
-    def evaluate(self, facts, ctx):
-        names = ("CC", "CXX")
-        checked = [v for v in names if v in (facts["set"] or {})]
-        pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
-        return _verdict(ctx, pairs, checked, {"checked": checked})
+    names = ("CC", "CXX")
 
 
-class CudaHomeEnvironment(Check):
+class CudaHomeEnvironment(_PathVariables):
     """CUDA_HOME / CUDA_PATH name a CUDA toolkit with an executable bin/nvcc (torch's
     cpp_extension takes them as given). toolchain.nvcc nests under this check."""
 
     id = "config.cuda_home_environment"
     title = "CUDA_HOME and CUDA_PATH name a CUDA toolkit"
-    layer = "config"
-    probe = "config.environment"
-    facts = _facts.ConfigEnvironmentFacts
-    timeout = 10.0
-    codes = ("env-path-unusable",)
-
-    def evaluate(self, facts, ctx):
-        names = ("CUDA_HOME", "CUDA_PATH")
-        checked = [v for v in names if v in (facts["set"] or {})]
-        pairs = _path_findings(lambda **w: ctx.finding("env-path-unusable", **w), facts, names)
-        return _verdict(ctx, pairs, checked, {"checked": checked})
+    names = ("CUDA_HOME", "CUDA_PATH")
 
 
 class Environment(Check):
