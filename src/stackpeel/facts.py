@@ -489,6 +489,7 @@ class _KernelsFlaFactsOptional(TypedDict, total=False):
     cuda_error: Dict[str, Any]
     device_count: int
     gpu_name: Optional[str]
+    import_deps_error: Optional[Dict[str, Any]]
     import_path: str
     other_warnings: List[Any]
     stderr: Optional[str]
@@ -525,6 +526,7 @@ class _KernelsTransformersFastPathFactsOptional(TypedDict, total=False):
     bindings_from: str
     cuda_error: Dict[str, Any]
     device_count: int
+    source_bindings: List[Any]
     stderr: Optional[str]
     torch_cuda: Optional[str]
     torch_error: Dict[str, Any]
