@@ -407,8 +407,10 @@ class TritonImportFacts(_TritonImportFactsOptional):
 
 
 class _TritonBuildFactsOptional(TypedDict, total=False):
+    import_path: str
     platform_key: Optional[str]
     platform_key_error: str
+    standin_failed: Optional[Dict[str, Any]]
     triton_version: Optional[str]
 
 

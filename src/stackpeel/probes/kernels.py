@@ -58,30 +58,13 @@ def _deep(inp):
     return (inp or {}).get("mode") == "deep"
 
 
-def _stub_package(name, path, version=None):
-    """A stand-in for a package whose ``__init__`` must not run: submodules still load from
-    ``path`` by the normal import system, and run their own, real code."""
-    import types
-    mod = types.ModuleType(name)
-    mod.__path__ = [path]
-    mod.__file__ = os.path.join(path, "__init__.py")
-    mod.__package__ = name
-    if version:
-        mod.__version__ = version
-    sys.modules[name] = mod
-    parent, _, child = name.rpartition(".")
-    if parent and parent in sys.modules:
-        setattr(sys.modules[parent], child, mod)
-    return mod
-
-
 def _fla_detection(root, version):
     """Run FLA's device detection (``fla/utils/hardware.py``, module level: it calls
     ``get_available_device()`` -> ``triton.runtime.driver.active.get_current_target()``)
     without ``fla/__init__.py`` (layers, models, hundreds of kernels) or the rest of
     ``fla.utils``."""
-    _stub_package("fla", root, version)
-    _stub_package("fla.utils", os.path.join(root, "utils"))
+    common.stub_package("fla", root, version)
+    common.stub_package("fla.utils", os.path.join(root, "utils"))
     return importlib.import_module("fla.utils.hardware")
 
 
@@ -273,6 +256,8 @@ def transformers_facts(inp):
     options = inp.get("options") or {}
     modules = options.get("modules") or GDN_MODULES
     if not _deep(inp):
+        if not any(_module_dir(name) for name in modules):
+            return facts  # no gated-delta-net model in this transformers: nothing to import
         with common.recorded() as box:
             found = _source_bindings(modules, facts)
         if found:
@@ -376,6 +361,16 @@ def _module_file(module_name):
     return None
 
 
+def _module_dir(module_name):
+    """The directory a dotted module's file would be in (its parent package's), or None."""
+    top, _, rest = module_name.partition(".")
+    root = common.find_spec_origin(top)
+    if not root or not os.path.isdir(root):
+        return None
+    path = os.path.join(root, *rest.split(".")[:-1]) if rest else root
+    return path if os.path.isdir(path) else None
+
+
 def _binder(module_name, name, depth=0):
     """The module that defines ``name`` as found by ``getattr(module, name)`` after import,
     read from the sources: the module itself when it defines or assigns it, else where its
@@ -390,7 +385,7 @@ def _binder(module_name, name, depth=0):
     except (OSError, SyntaxError, ValueError):
         return None
     package = module_name if path.endswith("__init__.py") else module_name.rpartition(".")[0]
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
             return module_name
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
@@ -456,10 +451,22 @@ def _source_bindings(modules, facts):
     return False
 
 
+def _statements(body):
+    """The statements of a module as its import runs them: into ``if``/``try``/``with`` and
+    class bodies, not into function bodies (a third of the time of ``ast.walk`` there)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in _statements(inner):
+                    yield sub
+
+
 def _decorated(tree):
     """(function, func_name, package, internal_path) for each fallback-decorated function."""
     found = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for dec in node.decorator_list:
