@@ -180,6 +180,14 @@ def test_fast_default_reaches_the_verdicts_of_the_full_imports(fault, stack_pyth
     if fault not in ("fla-absent", "fla-shadowed"):
         assert fla_path == "fla/utils/hardware.py only"
         assert fact(full, "kernels.fla", "import_path") == "import fla.utils"
+    if fault not in ("triton-missing", "triton-broken"):  # (triton.build is blocked there)
+        # triton.build ran Triton's build module under stand-ins, and where that build failed
+        # it ran again after a real `import triton`: the answer reported is that one's
+        built = fact(fast, "triton.build", "ok")
+        assert fact(fast, "triton.build", "import_path") == ("triton/runtime/build.py only" if built
+                                                             else "import triton")
+        assert bool(fact(fast, "triton.build", "standin_failed")) == (not built)
+        assert fact(full, "triton.build", "import_path") == "import triton"
     if fault != "transformers-without-model":
         assert fact(fast, "kernels.transformers_fast_path", "bindings_from") == "source"
         assert fact(full, "kernels.transformers_fast_path", "bindings_from") == "import"

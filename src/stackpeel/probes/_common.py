@@ -197,11 +197,13 @@ def stub_package(name, path, version=None):
     return mod
 
 
-def drop_modules(top, keep):
+def drop_modules(top, keep, native=()):
     """Remove ``top`` and its submodules imported since ``keep`` (a set of sys.modules names)
-    so that a later real import finds no stand-ins."""
+    so that a later real import finds no stand-ins. Modules under the ``native`` prefixes
+    stay: a native extension cannot be initialised twice in one process (pybind11 and LLVM
+    abort), and the real import then finds the loaded one."""
     for name in set(sys.modules) - keep:
-        if name == top or name.startswith(top + "."):
+        if (name == top or name.startswith(top + ".")) and not name.startswith(tuple(native) or ("\0",)):
             del sys.modules[name]
 
 

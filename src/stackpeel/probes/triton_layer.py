@@ -354,7 +354,7 @@ def _build_module(standin):
                 return importlib.import_module("triton.runtime.build"), "triton/runtime/build.py only", m.group(1)
         except Exception:
             pass
-        common.drop_modules("triton", keep)
+        common.drop_modules("triton", keep, native=("triton._C",))
     import triton
     import triton.runtime.build as build_mod
     return build_mod, "import triton", getattr(triton, "__version__", None)
@@ -371,7 +371,7 @@ def build_facts(inp):
     facts = _build_attempt(standin)
     if standin and not facts["ok"] and facts.get("import_path") != "import triton":
         first = facts["error"]
-        common.drop_modules("triton", keep)
+        common.drop_modules("triton", keep, native=("triton._C",))
         facts = _build_attempt(False)
         facts["standin_failed"] = first
     return facts
