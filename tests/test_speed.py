@@ -311,6 +311,26 @@ def test_a_noisy_preload_falls_back_to_fresh_interpreters(clean_env, tmp_path):
     assert res.facts["preloaded"] is False  # its own interpreter, which never imported the noisy module
 
 
+@pytest.mark.parametrize("later", ["noisy", "broken", "absent"])
+def test_a_later_preload_that_fails_is_left_to_the_forks(clean_env, tmp_path, later):
+    """The second preload module is imported once, in the zygote itself (no throwaway child
+    first); when it warns or raises, the zygote starts over preloading only the first, so no
+    fork inherits a half-imported module, and the probes still fork from it."""
+    (tmp_path / "noisy_preload.py").write_text("import warnings\nwarnings.warn('preload says something')\n")
+    (tmp_path / "broken_preload.py").write_text("import json\nimport broken_preload_part\n")
+    (tmp_path / "broken_preload_part.py").write_text("raise ImportError('half imported')\n")
+    env = dict(clean_env, PYTHONPATH=str(tmp_path))
+    second = {"noisy": "noisy_preload", "broken": "broken_preload", "absent": "absent_preload"}[later]
+    classes = [make("ok1", "loaded_modules", preload=("xml.dom.minidom", second),
+                    options={"names": ["xml.dom.minidom", second, "broken_preload_part"]})]
+    stats = {}
+    (res,) = run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=env, stats=stats)
+    assert res.status is Status.PASS, res.summary
+    assert res.facts["ppid"] != os.getpid()  # forked from the zygote, not spawned
+    assert res.facts["loaded"] == {"xml.dom.minidom": True, second: False, "broken_preload_part": False}
+    assert stats["preload"]["imported"] == ["xml.dom.minidom"] and stats["preload"]["problem"] is None
+
+
 def test_no_preload_switch_spawns_every_probe(clean_env):
     env = dict(clean_env, STACKPEEL_NO_PRELOAD="1")
     (res,) = run_checks([make("ok1", "whoami")], sys.executable, HOST, {"python": sys.executable}, env=env)
