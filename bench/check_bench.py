@@ -43,7 +43,7 @@ import time
 TORCH_IMPORTING = ("torch.", "triton.kernel_launch", "kernels.fla", "kernels.causal_conv1d", "kernels.torch_compile",
                    "multi_gpu.p2p", "multi_gpu.nccl", "toolchain.nvcc", "runtime_libs.")
 #: how many times each torch-free probe runs alone (forked from a bare interpreter, nothing
-#: else running) for its own cost
+#: else running) for its own cost (--alone-rounds)
 ALONE_ROUNDS = 5
 
 
@@ -108,8 +108,8 @@ def machine():
             + (f", GPU: {gpu}" if gpu else ", no GPU"))
 
 
-def alone(python, report, ids, env):
-    """Each check's probe run alone, ALONE_ROUNDS times, forked from a bare interpreter of the
+def alone(python, report, ids, env, rounds=ALONE_ROUNDS):
+    """Each check's probe run alone, ``rounds`` times, forked from a bare interpreter of the
     target with the facts of the last default run as its input, as the scheduler would give
     them: its own cost, without the neighbours of a full run (on 2 cores the torch import
     holds one, and every other probe of the run shares the second). Median seconds by id."""
@@ -131,7 +131,7 @@ def alone(python, report, ids, env):
             inp = {"deps": {r: facts.get(r, {}) for r in probe_inputs(cls)}, "options": dict(cls.probe_options),
                    "check": cid, "timeout_s": cls.timeout, "mode": "default"}
             runs = []
-            for _ in range(ALONE_ROUNDS):
+            for _ in range(rounds):
                 answer = zygote.run_probe(cls.probe, inp, cls.timeout, probes_dir=cls.probes_dir)
                 if answer is None or answer.failure is not None:
                     break
@@ -152,6 +152,8 @@ def main() -> int:
     ap.add_argument("--python", required=True, help="target interpreter (with torch installed)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--deep-rounds", type=int, default=1, help="rounds that also run --deep (0: none)")
+    ap.add_argument("--alone-rounds", type=int, default=ALONE_ROUNDS,
+                    help="runs of each torch-free probe alone, for its own cost (0: none)")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--label", default="", help="what to call this machine in the output")
     args = ap.parse_args()
@@ -219,14 +221,15 @@ def main() -> int:
     say(f"ratio default check / slowest probe:      {m['default'] / crit_s:.2f}   (issue 9: <= 1.3)")
     say(f"speed-up of the repeat run:               {m['default'] / m['repeat']:.1f}x  (issue 9: >= 5); "
         f"identical verdicts in {sum(identical)}/{len(identical)} rounds")
-    own = alone(args.python, last_default, [cid for _, cid in no_torch], env)
+    own = alone(args.python, last_default, [cid for _, cid in no_torch], env, args.alone_rounds) \
+        if args.alone_rounds > 0 else {}
     if no_torch:
         d, cid = no_torch[0]
         say(f"slowest check that never imports torch:   {cid} {d:.2f} s   (issue 9: <= 0.3 s each)")
     if own:
         worst = max(own, key=own.get)
         say(f"  the same checks run alone:              {worst} {own[worst]:.2f} s the slowest "
-            f"(median of {ALONE_ROUNDS}, each forked with nothing else running)")
+            f"(median of {args.alone_rounds}, each forked with nothing else running)")
     say("")
     say(f"critical path (last default run): {crit_id} {crit_s:.2f} s; it is forked from the interpreter that imports "
         f"torch once, so it spends about {m['import_torch']:.2f} s waiting for that import (measured alone above) "
