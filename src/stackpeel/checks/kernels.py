@@ -243,6 +243,10 @@ class TransformersFastPath(Check):
             return Verdict(Status.BLOCKED, f"not known: whether transformers binds {', '.join(sorted(set(unknown)))} "
                                            f"is the answer of {whose}, which could not complete",
                            (), {"bindings": bindings, "cuda_available": cuda})
+        if cuda is None and bindings:  # whether a binding is right depends on CUDA: say nothing wrong
+            return Verdict(Status.BLOCKED, "not known: whether the bindings are the right ones depends on "
+                                           "torch.cuda's answer, which could not complete",
+                           (), {"bindings": bindings, "cuda_available": None})
         if not bindings:
             return ctx.skip(f"transformers {version}: {short} has no recognisable fast-path bindings")
         verdict = self._modern(facts, bindings, cuda, version, short, ctx)
