@@ -392,7 +392,7 @@ def _binder(module_name, name, depth=0):
             return module_name
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
-                if (alias.asname or alias.name) != name:
+                if (alias.asname or alias.name) != name and alias.name != "*":
                     continue
                 if node.level:
                     parts = package.split(".")
@@ -400,6 +400,11 @@ def _binder(module_name, name, depth=0):
                     source = base + ("." + node.module if node.module else "")
                 else:
                     source = node.module or ""
+                if alias.name == "*":  # from X import *: bound only if X binds it
+                    found = _binder(source, name, depth + 1)
+                    if found:
+                        return found
+                    continue
                 if not node.module and node.level:  # from . import name: a submodule
                     return source + "." + alias.name if _module_file(source + "." + alias.name) else module_name
                 return _binder(source, alias.name, depth + 1) or source
