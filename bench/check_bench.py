@@ -12,7 +12,8 @@ are shared and noisy:
 - ``python -c "import torch"``: what the critical path cannot avoid;
 - the critical path: the slowest check of the default run, and what it spends its time
   on (the shared torch import it waited for, then its own work);
-- the checks that never import torch, each (issue 9: <= 0.3 s each).
+- the checks that never import torch, each (issue 9: <= 0.3 s each): their wall in the
+  default run, and each probe run alone (forked, nothing else running), its own cost.
 
 Each row also gives the median CPU time (user + system, children included): on a machine
 shared with other jobs the wall time also measures the neighbours.
@@ -37,9 +38,13 @@ import sys
 import tempfile
 import time
 
-#: checks whose probes never import torch (the rest import it, or combine facts)
-TORCH_IMPORTING = ("torch.", "triton.kernel_launch", "kernels.", "multi_gpu.p2p", "multi_gpu.nccl", "toolchain.nvcc",
-                   "runtime_libs.")
+#: checks whose probes import torch (or may: kernels.causal_conv1d does when causal-conv1d is
+#: installed); kernels.transformers_fast_path no longer does (it joins the other checks' answers)
+TORCH_IMPORTING = ("torch.", "triton.kernel_launch", "kernels.fla", "kernels.causal_conv1d", "kernels.torch_compile",
+                   "multi_gpu.p2p", "multi_gpu.nccl", "toolchain.nvcc", "runtime_libs.")
+#: how many times each torch-free probe runs alone (forked from a bare interpreter, nothing
+#: else running) for its own cost (--alone-rounds)
+ALONE_ROUNDS = 5
 
 
 #: CPU seconds (user + system) of each timed command, its children included, by the
@@ -103,6 +108,41 @@ def machine():
             + (f", GPU: {gpu}" if gpu else ", no GPU"))
 
 
+def alone(python, report, ids, env, rounds=ALONE_ROUNDS):
+    """Each check's probe run alone, ``rounds`` times, forked from a bare interpreter of the
+    target with the facts of the last default run as its input, as the scheduler would give
+    them: its own cost, without the neighbours of a full run (on 2 cores the torch import
+    holds one, and every other probe of the run shares the second). Median seconds by id."""
+    from stackpeel import registry
+    from stackpeel.runner.scheduler import probe_inputs
+    from stackpeel.runner.zygote import Zygote
+
+    classes = {c.id: c for c in registry.load(plugins=False)}
+    facts = {r["id"]: r["facts"] for r in report["results"]}
+    zygote = Zygote(python, (), env)
+    out = {}
+    try:
+        if not zygote.usable():
+            return out
+        for cid in ids:
+            cls = classes.get(cid)
+            if cls is None or not cls.probe:
+                continue
+            inp = {"deps": {r: facts.get(r, {}) for r in probe_inputs(cls)}, "options": dict(cls.probe_options),
+                   "check": cid, "timeout_s": cls.timeout, "mode": "default"}
+            runs = []
+            for _ in range(rounds):
+                answer = zygote.run_probe(cls.probe, inp, cls.timeout, probes_dir=cls.probes_dir)
+                if answer is None or answer.failure is not None:
+                    break
+                runs.append(answer.duration_s)
+            if runs:
+                out[cid] = med(runs)
+    finally:
+        zygote.close()
+    return out
+
+
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
@@ -112,6 +152,8 @@ def main() -> int:
     ap.add_argument("--python", required=True, help="target interpreter (with torch installed)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--deep-rounds", type=int, default=1, help="rounds that also run --deep (0: none)")
+    ap.add_argument("--alone-rounds", type=int, default=ALONE_ROUNDS,
+                    help="runs of each torch-free probe alone, for its own cost (0: none)")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--label", default="", help="what to call this machine in the output")
     args = ap.parse_args()
@@ -179,9 +221,15 @@ def main() -> int:
     say(f"ratio default check / slowest probe:      {m['default'] / crit_s:.2f}   (issue 9: <= 1.3)")
     say(f"speed-up of the repeat run:               {m['default'] / m['repeat']:.1f}x  (issue 9: >= 5); "
         f"identical verdicts in {sum(identical)}/{len(identical)} rounds")
+    own = alone(args.python, last_default, [cid for _, cid in no_torch], env, args.alone_rounds) \
+        if args.alone_rounds > 0 else {}
     if no_torch:
         d, cid = no_torch[0]
         say(f"slowest check that never imports torch:   {cid} {d:.2f} s   (issue 9: <= 0.3 s each)")
+    if own:
+        worst = max(own, key=own.get)
+        say(f"  the same checks run alone:              {worst} {own[worst]:.2f} s the slowest "
+            f"(median of {args.alone_rounds}, each forked with nothing else running)")
     say("")
     say(f"critical path (last default run): {crit_id} {crit_s:.2f} s; it is forked from the interpreter that imports "
         f"torch once, so it spends about {m['import_torch']:.2f} s waiting for that import (measured alone above) "
@@ -195,9 +243,9 @@ def main() -> int:
         if r["id"] == crit_id:
             say(f"  its summary: {r['summary'][:160]}")
     say("")
-    say("per-check wall in the last default run:")
+    say("per-check wall in the last default run (and, for the torch-free ones, alone):")
     for d, cid in durations:
-        say(f"  {cid:<36} {d:6.2f} s")
+        say(f"  {cid:<36} {d:6.2f} s" + (f"   alone {own[cid]:.2f} s" if cid in own else ""))
     if last_deep:
         say("")
         say("--deep: the real ops and what each step took (last --deep run):")
@@ -215,7 +263,7 @@ def main() -> int:
                                   "default_over_slowest_probe": m["default"] / crit_s,
                                   "repeat_speedup": m["default"] / m["repeat"]},
                        "identical_verdicts": identical, "critical_path": [crit_id, crit_s],
-                       "per_check_s": {cid: d for d, cid in durations},
+                       "per_check_s": {cid: d for d, cid in durations}, "torch_free_alone_s": own,
                        "deep": {r["id"]: [r["status"], r["duration_s"], r["summary"]] for r in
                                 (last_deep or {}).get("results", []) if r["id"].endswith(("_ops", "torch_compile"))},
                        "text": text}, f, indent=2)

@@ -319,6 +319,45 @@ def test_transformers_fast_path_tables():
     assert evaluate(TransformersFastPath, {"installed": False}).status is Status.SKIP
 
 
+def test_transformers_joins_the_answers_of_the_checks_that_import_the_packages():
+    """The default mode: the probe read the bindings from the sources; whether each package
+    imports is kernels.fla's / kernels.causal_conv1d's answer, CUDA torch.cuda's."""
+    impl = "fla.ops.gated_delta_rule.chunk.chunk_gated_delta_rule"
+    missing = exc("ModuleNotFoundError", "No module named 'causal_conv1d'")
+    facts = {"installed": True, "version": "5.24.0", "model_module": "transformers.models.qwen3_next.modeling_qwen3_next",
+             "fla_dists": {"fla-core": "0.6.0"}, "causal_conv1d_version": None, "bindings": [],
+             "bindings_from": "source", "source_bindings": [
+                 {"attr": "causal_conv1d_fn", "func_name": "causal_conv1d_fn", "package": "causal_conv1d",
+                  "module_path": "causal_conv1d", "origin": None, "resolved": True, "implementation": None,
+                  "reason": missing},
+                 {"attr": "torch_chunk_gated_delta_rule", "func_name": "chunk_gated_delta_rule", "package": "fla",
+                  "module_path": "fla.ops.gated_delta_rule", "origin": "/x/fla", "resolved": False,
+                  "implementation": impl}]}
+    fla_ok = {"import_error": None, "import_deps_error": None, "import_path": "fla/utils/hardware.py only"}
+    gpu = {"kernels.fla": fla_ok, "torch.cuda": {"available": True}, "kernels.causal_conv1d": {"installed": False}}
+    v = evaluate(TransformersFastPath, facts, deps=gpu)
+    assert v.status is Status.WARN and v.findings[0].code == "transformers-fast-path-unavailable"
+    bound = {b["func_name"]: b for b in v.facts["bindings"]}
+    assert bound["chunk_gated_delta_rule"]["implementation"] == impl and not bound["chunk_gated_delta_rule"]["reference"]
+    assert bound["chunk_gated_delta_rule"]["joined_from"] == "kernels.fla" and v.facts["cuda_available"] is True
+    assert bound["causal_conv1d_fn"]["reference"] and bound["causal_conv1d_fn"]["reason"] == missing
+
+    # FLA's import fails (einops missing): transformers binds the reference, with that exception as the reason
+    einops = exc("ModuleNotFoundError", "No module named 'einops'")
+    v = evaluate(TransformersFastPath, facts, deps=dict(gpu, **{"kernels.fla": dict(fla_ok, import_deps_error=einops)}))
+    ref = {b["func_name"]: b for b in v.facts["bindings"]}["chunk_gated_delta_rule"]
+    assert ref["reference"] and "einops" in ref["reason"]["message"] and "einops" in v.findings[0].evidence
+
+    # no CUDA: FLA bound is transformers-fla-on-cpu, as on the import path
+    cpu = dict(gpu, **{"torch.cuda": {"available": False},
+                       "kernels.fla": dict(fla_ok, swallowed=exc("RuntimeError", ZERO_DRIVERS))})
+    assert evaluate(TransformersFastPath, facts, deps=cpu).findings[0].code == "transformers-fla-on-cpu"
+
+    # a joined check without facts (it crashed or timed out): blocked, no guess either way
+    assert evaluate(TransformersFastPath, facts, deps=dict(gpu, **{"kernels.fla": {}})).status is Status.BLOCKED
+    assert evaluate(TransformersFastPath, facts, deps=dict(gpu, **{"torch.cuda": {}})).status is Status.BLOCKED
+
+
 # --------------------------------------------------------------------------- end to end, real stack venv
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,9 @@
 #      FLA's own message;
 #   3. `--deep` on a healthy combination: the same with Triton >= 3.7.1, when its wheel was
 #      carried (see below); reported as skipped otherwise, never as a pass;
-#   4. the GPU fault suite (scenarios/gpu/suite.py) with the fast default: same root causes.
-# 2, 3 and 4 run at the same time (16 cores; the ops are tiny); each has its own time limit.
+#   4. the GPU fault suite (scenarios/gpu/suite.py) with the fast default: same root causes;
+#   5. the fast default and the full imports on this machine: the same verdicts and bindings.
+# 2 to 5 run at the same time (16 cores; the ops are tiny); each has its own time limit.
 #
 # Run from the repository root (the device call's working tree), with the FLA wheels in .whl/:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -49,10 +50,10 @@ PYEOF
 
 # 1. bench (sequential: nothing else runs meanwhile)
 log "bench: 3 rounds"
-timeout 170 env PYTHONPATH="$REPO/src:$SITE" "$PY" bench/check_bench.py --python "$PY" --rounds 3 --deep-rounds 0 \
+timeout 170 env PYTHONPATH="$REPO/src:$SITE" "$PY" bench/check_bench.py --python "$PY" --rounds 3 --deep-rounds 0 --alone-rounds 3 \
   --label "lent GPU machine" --json "$OUT/bench.json" > "$OUT/bench.txt" 2> "$OUT/bench.stderr"
 log "bench rc=$? (figures in bench.txt)"
-grep -E "^(ratio|speed-up|slowest|critical)" "$OUT/bench.txt" | tee -a "$OUT/summary.txt"
+grep -E "^(ratio|speed-up|slowest|critical|  the same checks run alone)" "$OUT/bench.txt" | tee -a "$OUT/summary.txt"
 
 # 2-4 at the same time
 budget=$(( $(left) - 20 ))
@@ -78,7 +79,33 @@ fi
 ( timeout "$budget" env PYTHONPATH="$REPO/src:$SITE" "$PY" scenarios/gpu/suite.py --python "$PY" --out "$OUT/faults" \
     --timeout 240 > "$OUT/faults.txt" 2>&1; echo "rc=$?" >> "$OUT/faults.txt" ) &
 P3=$!
-wait $P1 ${P2:-} $P3
+# 5. the fast default against the full imports (every probe in its own interpreter, whole `import
+#    fla`, the transformers model imported): the same verdicts and bindings (tests/test_speed.py
+#    does this on CPU under injected faults; here with CUDA, where the join of torch.cuda matters)
+( export PYTHONPATH="$REPO/src:$SITE"
+  timeout "$budget" "$PY" -m stackpeel check --python "$PY" --fresh --format json -o "$OUT/agree-fast.json" 2>/dev/null
+  STACKPEEL_NO_PRELOAD=1 timeout "$budget" "$PY" -m stackpeel check --python "$PY" --fresh --deep \
+    --skip kernels.fla_ops,kernels.torch_compile,kernels.causal_conv1d_ops --format json -o "$OUT/agree-full.json" 2>/dev/null
+  "$PY" - "$OUT/agree-fast.json" "$OUT/agree-full.json" > "$OUT/agree.txt" 2>&1 <<'PYEOF'
+import json, sys
+deep = ("kernels.fla_ops", "kernels.torch_compile", "kernels.causal_conv1d_ops")
+def load(path):
+    r = json.load(open(path))
+    checks = {x["id"]: (x["status"], sorted(f["code"] + ":" + f["severity"] for f in x["findings"]))
+              for x in r["results"] if x["id"] not in deep}
+    tf = next((x for x in r["results"] if x["id"] == "kernels.transformers_fast_path"), {"facts": {}})
+    binds = {b["func_name"]: ("reference" if b["reference"] else b["package"]) for b in tf["facts"].get("bindings") or []}
+    return checks, binds, tf["facts"].get("bindings_from"), tf.get("duration_s")
+fast, full = load(sys.argv[1]), load(sys.argv[2])
+diff = {k: (fast[0].get(k), full[0].get(k)) for k in set(fast[0]) | set(full[0]) if fast[0].get(k) != full[0].get(k)}
+print("fast default vs full imports:", "SAME verdicts" if not diff else "DIFFERENT verdicts: %s" % diff)
+print("bindings fast %s (%s, %.2f s) / full %s (%s, %.2f s): %s" % (fast[1], fast[2], fast[3] or 0, full[1], full[2],
+      full[3] or 0, "same" if fast[1] == full[1] else "DIFFERENT"))
+PYEOF
+) &
+P4=$!
+wait $P1 ${P2:-} $P3 $P4
+cat "$OUT/agree.txt" | tee -a "$OUT/summary.txt"
 
 # what the lead reads first
 for f in "$OUT"/deep-*.json; do

@@ -407,8 +407,10 @@ class TritonImportFacts(_TritonImportFactsOptional):
 
 
 class _TritonBuildFactsOptional(TypedDict, total=False):
+    import_path: str
     platform_key: Optional[str]
     platform_key_error: str
+    standin_failed: Optional[Dict[str, Any]]
     triton_version: Optional[str]
 
 
@@ -489,6 +491,7 @@ class _KernelsFlaFactsOptional(TypedDict, total=False):
     cuda_error: Dict[str, Any]
     device_count: int
     gpu_name: Optional[str]
+    import_deps_error: Optional[Dict[str, Any]]
     import_path: str
     other_warnings: List[Any]
     stderr: Optional[str]
@@ -525,6 +528,7 @@ class _KernelsTransformersFastPathFactsOptional(TypedDict, total=False):
     bindings_from: str
     cuda_error: Dict[str, Any]
     device_count: int
+    source_bindings: List[Any]
     stderr: Optional[str]
     torch_cuda: Optional[str]
     torch_error: Dict[str, Any]

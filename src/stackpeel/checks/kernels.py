@@ -4,11 +4,12 @@ sections 3, 4, 5). Each probe recovers what the library swallowed."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, List, Mapping, Optional
 
-from ..model import Severity
+from ..model import Severity, Status
 from .. import facts as _facts
-from .base import Check, version_tuple
+from .base import Check, Verdict, version_tuple
 from .triton_layer import compiler_failure, exc_line, exc_text
 
 #: what FLA exposes when its Triton probe succeeded
@@ -168,19 +169,21 @@ class TransformersFastPath(Check):
     """Which implementation transformers binds for its gated-delta-net functions
     (Qwen3-Next, Qwen3.5). 5.15+ wraps each function with a fallback that catches *any*
     exception from importing FLA or causal-conv1d (and, 5.17+, logs that the package 'is
-    not installed'); this check imports the model module and reads the implementation each
-    wrapper closed over, then re-imports what failed to get the real reason. <= 5.14: reads
-    ``is_fast_path_available`` and the module-level functions."""
+    not installed'). By default the probe reads the decorators from the model module's
+    source and the function from the kernel package's source, without torch; whether
+    ``import fla`` / ``import causal_conv1d`` raises, and whether CUDA is there, are the
+    answers of ``kernels.fla``, ``kernels.causal_conv1d`` and ``torch.cuda``, joined here.
+    ``--deep`` imports the model module and reads the implementation each wrapper closed
+    over. <= 5.14: reads ``is_fast_path_available`` and the module-level functions."""
 
     id = "kernels.transformers_fast_path"
     title = "transformers binds fast gated-delta-net kernels"
     layer = "kernels"
     codes = ("transformers-fast-path-unavailable", "transformers-fla-on-cpu")
     facts = _facts.KernelsTransformersFastPathFacts
-    requires = ("kernels.fla", "kernels.causal_conv1d")
+    requires = ("kernels.fla", "kernels.causal_conv1d", "torch.cuda")
     probe = "kernels.transformers_facts"
-    preload = ("torch", "triton")
-    probe_needs = ()
+    probe_needs = ()  # torch-free by default: the other checks' answers are joined in evaluate
     timeout = 180.0
 
     def evaluate(self, facts, ctx):
@@ -197,6 +200,8 @@ class TransformersFastPath(Check):
                 "transformers-fast-path-unavailable", "import", module=module, version=version, error=exc_line(err),
                 evidence=exc_text(err), severity=Severity.BLOCKING,
                 missing_packages=self._packages_for(["fla", "causal_conv1d"], facts)))
+        if facts.get("bindings_from") == "source" and facts.get("source_bindings") is not None:
+            return self._joined(facts, version, short, ctx)
         cuda = facts["cuda_available"]
         bindings = facts["bindings"] or []
         if bindings:
@@ -205,6 +210,63 @@ class TransformersFastPath(Check):
         if legacy is not None:
             return self._legacy(facts, legacy, cuda, version, short, ctx)
         return ctx.skip(f"transformers {version}: {short} has no recognisable fast-path bindings")
+
+    #: the check whose probe imports each package the way transformers' fallback does
+    IMPORTED_BY = {"fla": "kernels.fla", "causal_conv1d": "kernels.causal_conv1d"}
+
+    def _joined(self, facts, version, short, ctx):
+        """The default mode: the bindings the probe read from the sources, each completed
+        with whether ``import <package>`` raises (the answer of the check that imports it)
+        and CUDA from ``torch.cuda``; the result carries them as ``bindings`` and
+        ``cuda_available``, the keys the import path fills."""
+        bindings, unknown = [], []
+        for s in facts["source_bindings"]:
+            entry = {"attr": s.get("attr"), "func_name": s.get("func_name"), "package": s.get("package"),
+                     "predicted": not s.get("resolved")}
+            impl, reason = s.get("implementation"), s.get("reason")
+            if not s.get("resolved"):
+                known, reason = self._import_outcome(s.get("package"), ctx)
+                if not known:
+                    unknown.append(s.get("package"))
+                    continue
+                entry["joined_from"] = self.IMPORTED_BY.get(s.get("package"))
+                impl = None if reason else impl
+            entry.update(implementation=impl or f"{facts['model_module']}.{s.get('attr')}", reference=impl is None,
+                         implementation_module=(impl.rsplit(".", 1)[0] if impl else facts["model_module"]))
+            if impl is None:
+                entry["reason"] = reason
+            bindings.append(entry)
+        cuda_facts = ctx.dep("torch.cuda")
+        cuda = cuda_facts.get("available") if "available" in cuda_facts else None
+        if unknown:
+            whose = ", ".join(sorted({self.IMPORTED_BY.get(p, p) for p in unknown}))
+            return Verdict(Status.BLOCKED, f"not known: whether transformers binds {', '.join(sorted(set(unknown)))} "
+                                           f"is the answer of {whose}, which could not complete",
+                           (), {"bindings": bindings, "cuda_available": cuda})
+        if cuda is None and bindings:  # whether a binding is right depends on CUDA: say nothing wrong
+            return Verdict(Status.BLOCKED, "not known: whether the bindings are the right ones depends on "
+                                           "torch.cuda's answer, which could not complete",
+                           (), {"bindings": bindings, "cuda_available": None})
+        if not bindings:
+            return ctx.skip(f"transformers {version}: {short} has no recognisable fast-path bindings")
+        verdict = self._modern(facts, bindings, cuda, version, short, ctx)
+        return dataclasses.replace(verdict, facts=dict(verdict.facts, bindings=bindings, cuda_available=cuda))
+
+    def _import_outcome(self, package, ctx):
+        """(known, the exception ``import package`` raises or None), from the check that
+        imports it; known is False when that check produced no facts (it crashed or timed out)."""
+        dep = ctx.dep(self.IMPORTED_BY.get(package, ""))
+        if package == "fla":
+            err = dep.get("import_deps_error") or dep.get("torch_error") or dep.get("import_error")
+            if err is None and "import_deps_error" not in dep:  # no answer (crashed, or an older probe's facts)
+                return False, None
+            return True, (dict(err, module=err.get("module") or "fla") if err else None)
+        if package == "causal_conv1d":
+            if "imported" not in dep:
+                return False, None
+            err = dep.get("import_error")
+            return True, (dict(err, module=err.get("module") or "causal_conv1d") if err else None)
+        return False, None
 
     @staticmethod
     def _packages_for(packages, facts) -> str:

@@ -180,6 +180,33 @@ def torch_facts(facts, import_error_key="torch_error", cuda_error_key="cuda_erro
     return torch
 
 
+def stub_package(name, path, version=None):
+    """A stand-in for a package whose ``__init__`` must not run: submodules still load from
+    ``path`` by the normal import system, and run their own, real code."""
+    import types
+    mod = types.ModuleType(name)
+    mod.__path__ = [path]
+    mod.__file__ = os.path.join(path, "__init__.py")
+    mod.__package__ = name
+    if version:
+        mod.__version__ = version
+    sys.modules[name] = mod
+    parent, _, child = name.rpartition(".")
+    if parent and parent in sys.modules:
+        setattr(sys.modules[parent], child, mod)
+    return mod
+
+
+def drop_modules(top, keep, native=()):
+    """Remove ``top`` and its submodules imported since ``keep`` (a set of sys.modules names)
+    so that a later real import finds no stand-ins. Modules under the ``native`` prefixes
+    stay: a native extension cannot be initialised twice in one process (pybind11 and LLVM
+    abort), and the real import then finds the loaded one."""
+    for name in set(sys.modules) - keep:
+        if (name == top or name.startswith(top + ".")) and not name.startswith(tuple(native) or ("\0",)):
+            del sys.modules[name]
+
+
 def can_fork_from(module_name):
     """True when this process already imported ``module_name`` (forked from stackpeel's
     preloading interpreter) and may fork a fresh-enough child instead of starting a new

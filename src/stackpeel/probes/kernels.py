@@ -58,30 +58,13 @@ def _deep(inp):
     return (inp or {}).get("mode") == "deep"
 
 
-def _stub_package(name, path, version=None):
-    """A stand-in for a package whose ``__init__`` must not run: submodules still load from
-    ``path`` by the normal import system, and run their own, real code."""
-    import types
-    mod = types.ModuleType(name)
-    mod.__path__ = [path]
-    mod.__file__ = os.path.join(path, "__init__.py")
-    mod.__package__ = name
-    if version:
-        mod.__version__ = version
-    sys.modules[name] = mod
-    parent, _, child = name.rpartition(".")
-    if parent and parent in sys.modules:
-        setattr(sys.modules[parent], child, mod)
-    return mod
-
-
 def _fla_detection(root, version):
     """Run FLA's device detection (``fla/utils/hardware.py``, module level: it calls
     ``get_available_device()`` -> ``triton.runtime.driver.active.get_current_target()``)
     without ``fla/__init__.py`` (layers, models, hundreds of kernels) or the rest of
     ``fla.utils``."""
-    _stub_package("fla", root, version)
-    _stub_package("fla.utils", os.path.join(root, "utils"))
+    common.stub_package("fla", root, version)
+    common.stub_package("fla.utils", os.path.join(root, "utils"))
     return importlib.import_module("fla.utils.hardware")
 
 
@@ -135,6 +118,9 @@ def fla_facts(inp):
                         facts["gpu_name"] = torch.cuda.get_device_name(0)
                     except Exception:
                         pass
+            # what else ``import fla`` needs (transformers' fallback imports the whole package):
+            # kernels.transformers_fast_path joins this instead of importing torch again
+            facts["import_deps_error"] = _why_unavailable(FLA_IMPORT_DEPS)
         facts["fallback_warnings"] = [w for w in box["warnings"] if FLA_FALLBACK_TEXT in w["message"]]
         facts["other_warnings"] = [w for w in box["warnings"] if FLA_FALLBACK_TEXT not in w["message"]][:10]
         facts["stderr"] = common.clip(box["stderr"], 3000)
@@ -256,6 +242,10 @@ def _why_unavailable(module_names):
 
 
 def transformers_facts(inp):
+    """Default mode (transformers >= 5.15): torch-free. The bindings come from the model
+    module's source (:func:`_source_bindings`); whether the kernel package imports is what
+    ``kernels.fla`` and ``kernels.causal_conv1d`` found, joined in the check's ``evaluate``.
+    Older transformers and ``--deep``: the model module is imported for real."""
     version = common.dist_version("transformers")
     facts = {"installed": bool(version), "version": version, "model_module": None, "bindings": [],
              "legacy": None, "import_error": None, "cuda_available": None,
@@ -265,14 +255,21 @@ def transformers_facts(inp):
         return facts
     options = inp.get("options") or {}
     modules = options.get("modules") or GDN_MODULES
+    if not _deep(inp):
+        if not any(_module_dir(name) for name in modules):
+            return facts  # no gated-delta-net model in this transformers: nothing to import
+        with common.recorded() as box:
+            found = _source_bindings(modules, facts)
+        if found:
+            facts["bindings_from"] = "source"
+            facts["warnings"] = box["warnings"][:10]
+            facts["stderr"] = common.clip(box["stderr"], 3000)
+            return facts
     tmp = _fresh_triton_cache()
     torch = None
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)
-            if not _deep(inp) and _bindings_from_source(modules, facts):
-                facts["bindings_from"] = "source"
-                modules = ()
             mod = None
             for name in modules:
                 try:
@@ -341,22 +338,140 @@ HUB_DECORATOR = "use_kernel_func_from_hub_with_fallback"
 #: modules whose failure makes ``import fla`` / ``fla.ops.gated_delta_rule`` raise; FLA's own
 #: detection module is run after them (by stand-in packages, as kernels.fla does)
 FLA_IMPORT_DEPS = ("torch", "triton", "triton.language", "einops", "packaging.version")
+#: packages whose import another check runs (kernels.fla, kernels.causal_conv1d): the
+#: transformers check joins their answer instead of importing them (and torch) again
+JOINED_PACKAGES = ("fla", "causal_conv1d")
 
 
 def _module_file(module_name):
-    """The source file of a dotted module, found without importing any package."""
+    """The source file of a dotted module (``pkg/mod.py`` or ``pkg/mod/__init__.py``), found
+    without importing any package."""
+    top, _, rest = module_name.partition(".")
+    root = common.find_spec_origin(top)
+    if not root:
+        return None
+    if not os.path.isdir(root):  # a top-level module file (or a stray one shadowing a package)
+        return root if not rest and root.endswith(".py") and os.path.isfile(root) else None
+    base = os.path.join(root, *rest.split(".")) if rest else root
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if rest and path == os.path.join(root, "__init__.py"):
+            continue
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _module_dir(module_name):
+    """The directory a dotted module's file would be in (its parent package's), or None."""
     top, _, rest = module_name.partition(".")
     root = common.find_spec_origin(top)
     if not root or not os.path.isdir(root):
         return None
-    path = os.path.join(root, *rest.split(".")) + ".py" if rest else os.path.join(root, "__init__.py")
-    return path if os.path.isfile(path) else None
+    path = os.path.join(root, *rest.split(".")[:-1]) if rest else root
+    return path if os.path.isdir(path) else None
+
+
+def _binder(module_name, name, depth=0):
+    """The module that defines ``name`` as found by ``getattr(module, name)`` after import,
+    read from the sources: the module itself when it defines or assigns it, else where its
+    ``from X import name`` points (followed a few hops). None when the source does not bind
+    the name (or the module has no source here)."""
+    path = _module_file(module_name)
+    if not path or depth > 4:
+        return None
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    package = module_name if path.endswith("__init__.py") else module_name.rpartition(".")[0]
+    for node in _statements(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return module_name
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return module_name
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) != name and alias.name != "*":
+                    continue
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1])
+                    source = base + ("." + node.module if node.module else "")
+                else:
+                    source = node.module or ""
+                if alias.name == "*":  # from X import *: bound only if X binds it
+                    found = _binder(source, name, depth + 1)
+                    if found:
+                        return found
+                    continue
+                if not node.module and node.level:  # from . import name: a submodule
+                    return source + "." + alias.name if _module_file(source + "." + alias.name) else module_name
+                return _binder(source, alias.name, depth + 1) or source
+    return None
+
+
+def _source_bindings(modules, facts):
+    """transformers >= 5.15: each fallback-decorated function of the model module, from its
+    source, with what transformers' rule (``import package``, then the attribute, else the
+    module ``package.internal_path``) would resolve to, read from the kernel package's
+    source. Returns False when the module has no such decorators (older transformers).
+
+    ``source_bindings`` entries with ``"resolved": False`` wait for the verdict: the package's
+    sources provide the function, and whether ``import package`` raises is what
+    ``kernels.fla`` / ``kernels.causal_conv1d`` found (``evaluate`` joins them, no torch here).
+    Where the sources do not provide it, or for a package no other check imports, this probe
+    runs transformers' import for real (cheap when it fails: the exception is the reason)."""
+    for name in modules:
+        path = _module_file(name)
+        if not path:
+            continue
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return False
+        found = _decorated(tree)
+        if not found:
+            return False
+        facts["model_module"] = name
+        mappings = _internal_mappings()
+        out = []
+        for attr, func_name, package, internal in found:
+            if not func_name or not package:
+                continue
+            internal = mappings.get(func_name, internal)
+            module_path = package if internal is None else "%s.%s" % (package, internal)
+            origin = common.find_spec_origin(package)
+            binder = _binder(module_path, func_name) if origin else None
+            entry = {"attr": attr, "func_name": func_name, "package": package, "module_path": module_path,
+                     "origin": origin, "resolved": False,
+                     "implementation": "%s.%s" % (binder, func_name) if binder else None}
+            if binder is None or package not in JOINED_PACKAGES:
+                impl, err = _transformers_import(package, module_path, func_name, internal)
+                entry.update(resolved=True, implementation=impl, reason=err)
+            out.append(entry)
+        facts["source_bindings"] = out
+        return True
+    return False
+
+
+def _statements(body):
+    """The statements of a module as its import runs them: into ``if``/``try``/``with`` and
+    class bodies, not into function bodies (a third of the time of ``ast.walk`` there)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in _statements(inner):
+                    yield sub
 
 
 def _decorated(tree):
     """(function, func_name, package, internal_path) for each fallback-decorated function."""
     found = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for dec in node.decorator_list:
@@ -410,78 +525,6 @@ def _transformers_import(package, module_path, func_name, internal):
         err = common.exc_facts(exc)
         err["module"] = package
         return None, err
-
-
-def _fla_importable():
-    """None when FLA's import would succeed, else the first import that raises: the modules
-    FLA imports, then FLA's own detection module (``fla/utils/hardware.py`` and the
-    ``fla/utils/env.py`` it imports), run under stand-in parents that are removed again."""
-    for name in FLA_IMPORT_DEPS:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:
-            err = common.exc_facts(exc)
-            err["module"] = name
-            return err
-    root = common.find_spec_origin("fla")
-    if not root or not os.path.isdir(os.path.join(root, "utils")):
-        return {"type": "ModuleNotFoundError", "message": "fla has no utils package", "module": "fla"}
-    before = set(sys.modules)
-    try:
-        _fla_detection(root, common.dist_version("fla-core") or common.dist_version("flash-linear-attention"))
-        return None
-    except Exception as exc:
-        err = common.exc_facts(exc)
-        err["module"] = "fla.utils.hardware"
-        return err
-    finally:  # transformers' real import, if it comes, must find no stand-ins
-        for name in set(sys.modules) - before:
-            if name == "fla" or name.startswith("fla."):
-                del sys.modules[name]
-
-
-def _bindings_from_source(modules, facts):
-    """transformers >= 5.15: which implementation each decorated function binds, from the
-    model module's source and transformers' rule, without importing the model. Returns
-    False when the module has no such decorators (older transformers: import it)."""
-    for name in modules:
-        path = _module_file(name)
-        if not path:
-            continue
-        try:
-            with open(path) as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError):
-            return False
-        found = _decorated(tree)
-        if not found:
-            return False
-        facts["model_module"] = name
-        mappings = _internal_mappings()
-        resolved = {}
-        for attr, func_name, package, internal in found:
-            if not func_name or not package:
-                continue
-            internal = mappings.get(func_name, internal)
-            module_path = package if internal is None else "%s.%s" % (package, internal)
-            key = (package, module_path, func_name)
-            if key not in resolved:
-                predicted = package == "fla" and common.find_spec_origin("fla") is not None
-                if predicted and _fla_importable() is None:
-                    resolved[key] = ("%s.%s" % (module_path, func_name), None, True)
-                else:  # transformers' real import: cheap when it fails, and then its exception is the reason
-                    impl, err = _transformers_import(package, module_path, func_name, internal)
-                    resolved[key] = (impl, err, False)
-            impl, err, predicted = resolved[key]
-            entry = {"attr": attr, "func_name": func_name, "package": package, "implementation": impl,
-                     "reference": impl is None, "implementation_module": module_path if impl else name,
-                     "predicted": predicted}
-            if impl is None:
-                entry["implementation"] = "%s.%s" % (name, attr)
-                entry["reason"] = err
-            facts["bindings"].append(entry)
-        return True
-    return False
 
 
 # --------------------------------------------------------------------------- --deep: real ops

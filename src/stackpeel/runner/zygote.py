@@ -91,10 +91,31 @@ def quiet_import(name):
     if problem is None and noise:
         problem = "output while importing %s: %r" % (name, noise[:200])
     return problem
+def restart_with(names):
+    # this interpreter again, preloading only names: a later module that failed (or warned)
+    # left half-imported modules and native libraries that no fork may inherit
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+        head = len(argv) - len(sys.argv)  # argv[head] is the code, argv[head + 1:] == sys.argv[1:]
+        argv[head + 2] = ",".join(names)
+        argv[head + 4] = "0"  # the niceness is inherited already
+        os.execv(sys.executable, argv)
+    except Exception:
+        return False
+def importable(name):
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:
+        return False
 problem = None
 loaded = []
+can_restart = os.path.exists("/proc/self/cmdline")
 for i, name in enumerate(preload):
-    if i:  # a later module is tried in a throwaway child first: a failed import leaves half-imported modules
+    if i and not importable(name):
+        break  # not installed: nothing imported, the forks import it (and fail) themselves
+    if i and not can_restart:  # tried in a throwaway child first: a failed import leaves half-imported modules
         pid = os.fork()
         if pid == 0:
             os._exit(0 if quiet_import(name) is None else 1)
@@ -103,6 +124,8 @@ for i, name in enumerate(preload):
             break
     problem = quiet_import(name)
     if problem is not None:
+        if i and can_restart:  # (rare: a broken or noisy later module) start over without it
+            restart_with(loaded)
         break
     loaded.append(name)
 if preload and problem is None:

@@ -102,3 +102,9 @@ def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
     return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0),
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
+
+
+def loaded_modules(inp):
+    """Which of the named modules this process has in sys.modules (zygote preload tests)."""
+    names = (inp.get("options") or {}).get("names") or []
+    return {"pid": os.getpid(), "ppid": os.getppid(), "loaded": {n: n in sys.modules for n in names}}
