@@ -1,7 +1,8 @@
 """How often `stackpeel explain` names the established root cause (not a test).
 
 Runs ``stackpeel explain --no-live --format json`` on every log of the corpus
-(tests/corpus/explain/*.log), exactly as a user would on a pasted log, and compares the
+(tests/corpus/explain/*.log), exactly as a user would on a pasted log (the text below the
+header's ``# ---`` line, on standard input: the header is the answer key), and compares the
 answer with the ``# expected:`` header (the cause the issue thread established). The
 training and validation parts (tests/corpus/explain/SPLIT.toml, by repository) are
 reported separately: training logs are the ones patterns were written from, validation
@@ -80,8 +81,17 @@ def ranking(report) -> List[str]:
     return ranked
 
 
+def log_body(path: Path) -> str:
+    """The pasted log without the corpus header: the header names the thread, the
+    established cause and the expected code, which no user's log carries; explain must
+    never see them (its context clues would read them)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    head, sep, body = text.partition("# ---\n")
+    return body if sep else text
+
+
 def explain(cmd: List[str], path: Path) -> Dict:
-    proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", str(path)],
+    proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"], input=log_body(path),
                           capture_output=True, text=True, timeout=300)
     result = {"exit": proc.returncode, "ranked": [], "error": ""}
     try:
@@ -189,7 +199,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "src") else ""
     lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"commit {commit}, src/ as of {src_commit}{dirty}; {machine()}",
-             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json <log>",
+             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json - < <log body>",
              f"part: {args.part}" + (f", collected: {args.collected}" if args.collected else ""), ""]
     for part in parts:
         part_rows = [r for r in rows if r["part"] == part]
