@@ -159,3 +159,32 @@ def test_probe_starts_before_requirements_it_does_not_read():
     assert res["system.eager"].facts["start"] < res["system.slow"].facts["end"]
     assert res["system.patient"].facts["start"] >= res["system.slow"].facts["end"]
     assert res["system.eager"].facts["deps_seen"] == [] and res["system.patient"].facts["deps_seen"] == ["system.slow"]
+
+
+def test_probe_reading_another_probes_facts_starts_on_its_answer_not_its_verdict():
+    """triton.kernel_launch reads triton.build's facts, whose verdict waits (through
+    triton.import) for torch.cuda: it starts on the answer, so the GPU check no longer
+    queues behind the torch import. Without probe_needs a probe reads whole results and waits."""
+    slow = make("slow", "sleepy")
+    quick = make("quick", "stamp", requires=("system.slow",))
+    quick.probe_needs = ()
+    reader = make("reader", "stamp", requires=("system.quick", "system.slow"))
+    reader.probe_needs = ("system.quick",)
+    whole = make("whole", "stamp", requires=("system.quick",))
+    whole.probe_options = {"not": "shared"}  # else it shares reader's identical probe run
+    res = run(slow, quick, reader, whole)
+    assert res["system.reader"].facts["start"] < res["system.slow"].facts["end"]
+    assert res["system.reader"].facts["deps_seen"] == ["system.quick"]
+    assert res["system.whole"].facts["start"] >= res["system.slow"].facts["end"]
+    assert all(r.status is Status.PASS for r in res.values())
+
+
+def test_probe_never_starts_on_a_failed_answer_of_what_it_reads():
+    slow = make("slow", "sleepy")
+    broken = make("broken", "raises", requires=("system.slow",))
+    broken.probe_needs = ()
+    reader = make("reader", "stamp", requires=("system.broken", "system.slow"))
+    reader.probe_needs = ("system.broken",)
+    res = run(slow, broken, reader)
+    assert res["system.broken"].status is Status.ERROR
+    assert res["system.reader"].facts["start"] >= res["system.slow"].facts["end"]

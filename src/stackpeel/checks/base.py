@@ -173,7 +173,8 @@ class Check:
     requires  checks whose facts this one reads and whose failure would explain its own
     gate      subset of ``requires`` that must pass (or warn) for the probe to run at all;
               otherwise the result is ``blocked``
-    probe_needs  requirements whose facts the probe itself reads (default: all)
+    probe_needs  requirements whose facts the probe itself reads (default: all, whole results);
+              when declared, the probe starts on their probes' clean answers, not their verdicts
     probe     "module.function" in ``probes_dir`` (default ``stackpeel/probes``); None for
               checks that only combine facts of their requirements
     timeout   seconds before the probe is killed

@@ -58,8 +58,10 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
     return None
 
 
-def _probe(cls: Type[Check], python: str, done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]],
+def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional[Mapping[str, str]],
            timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None) -> Optional[ProbeAnswer]:
+    """``done``: the results of the checks the probe reads, or (see :func:`_inputs_ready`)
+    their probes' clean answers; only their ``facts`` are read."""
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
@@ -244,7 +246,7 @@ def _same(now: CheckResult, before: CheckResult) -> bool:
         [(f.code, f.severity) for f in before.findings]
 
 
-def _share_key(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[Tuple[Any, ...]]:
+def _share_key(cls: Type[Check], done: Mapping[str, Any]) -> Optional[Tuple[Any, ...]]:
     """Checks whose probe would get the same input share one run of it (the five
     ``config.*_environment`` checks read one probe): the same probe, options, timeout and
     interpreter, and the same facts of the same requirements. None: runs on its own."""
@@ -261,6 +263,27 @@ def _share_key(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[Tu
 def probe_inputs(cls: Type[Check]) -> Tuple[str, ...]:
     """Requirements whose facts the probe reads, so it must start after them."""
     return tuple(cls.requires) if cls.probe_needs is None else tuple(cls.probe_needs)
+
+
+def _inputs_ready(cls: Type[Check], needs: Set[str], done: Mapping[str, CheckResult],
+                  answered: Mapping[str, Optional[ProbeAnswer]]) -> Optional[Dict[str, Any]]:
+    """What the probe of ``cls`` reads, once all of it is there; else None.
+
+    A check that declares ``probe_needs`` reads only those probes' facts, so a clean answer
+    (no failure) is enough: it need not wait for their verdicts, which may wait for slower
+    checks (``triton.build``'s waits, through ``triton.import``, for ``torch.cuda`` and so for
+    ``import torch``; ``triton.kernel_launch``, which reads only its facts, starts at once).
+    Without ``probe_needs`` the probe reads whole results, verdict facts included."""
+    inputs: Dict[str, Any] = {}
+    for req in needs:
+        if req in done:
+            inputs[req] = done[req]
+            continue
+        answer = answered.get(req)
+        if cls.probe_needs is None or answer is None or answer.failure is not None:
+            return None
+        inputs[req] = answer
+    return inputs
 
 
 def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapping[str, Any],
@@ -307,7 +330,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     futures: Dict[cf.Future, List[str]] = {}   # a probe run -> the checks waiting for its answer
     shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
-    def safe_probe(cls: Type[Check], snapshot: Dict[str, CheckResult]) -> Optional[ProbeAnswer]:
+    def safe_probe(cls: Type[Check], snapshot: Dict[str, Any]) -> Optional[ProbeAnswer]:
         try:
             return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote)
         except Exception:  # runner bug: still an answer
@@ -331,7 +354,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
             while progressed:
                 progressed = False
                 for cid in list(waiting_probe):
-                    if not needs[cid] <= set(done):
+                    inputs = _inputs_ready(by_id[cid], needs[cid], done, answered)
+                    if inputs is None:
                         continue
                     early = not gates[cid] <= set(done)
                     if early and (cid in reusable or not _gate_promising(gates[cid], done, answered)):
@@ -357,10 +381,10 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                     if progress:
                         progress("start", cls, None)
                     if cls.probe:
-                        key = _share_key(cls, done)
+                        key = _share_key(cls, inputs)
                         fut = shared.get(key) if key else None
                         if fut is None:
-                            fut = pool.submit(safe_probe, cls, dict(done))
+                            fut = pool.submit(safe_probe, cls, inputs)
                             futures[fut] = []
                             if key:
                                 shared[key] = fut
