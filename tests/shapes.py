@@ -22,3 +22,13 @@ def answer(cls: type, facts: Mapping[str, Any]) -> Dict[str, Any]:
     unknown = sorted(set(facts) - set(F._hints(shape)))
     assert not unknown, f"{cls.id}: {unknown} are no keys of {shape.__name__}"
     return {**{k: None for k in shape.__required_keys__}, **facts}
+
+
+def check_source(cls) -> str:
+    """The source of a check class and of its own base classes up to Check: a body may live
+    in a shared base class of a module's checks (config's _PathVariables)."""
+    import inspect
+
+    from stackpeel.checks.base import Check
+
+    return "".join(inspect.getsource(k) for k in cls.__mro__ if issubclass(k, Check) and k is not Check)

@@ -84,9 +84,11 @@ def test_kb_entries_are_well_formed():
 def test_each_live_check_really_emits_its_code():
     """The code -> check table must point at the check whose source emits the code,
     or a passing check would 'rule out' a cause it cannot see."""
+    from shapes import check_source
+
     emits: Dict[str, set] = {}
     for cls in registry.load():
-        src = inspect.getsource(cls)
+        src = check_source(cls)
         # finding("code", ...) directly, or the code handed to a shared helper
         # (kernels' _op_failed(self, facts, ctx, "kernel-op-failed")) outside the declaration
         body = re.sub(r"^\s*codes\s*=\s*\([^)]*\)", "", src, flags=re.M)
