@@ -13,7 +13,6 @@ header naming the thread and the root cause it established::
 
 from __future__ import annotations
 
-import inspect
 import re
 from pathlib import Path
 from typing import Dict, Tuple
