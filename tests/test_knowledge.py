@@ -59,7 +59,6 @@ def test_every_code_is_declared_by_a_check_or_explain_only():
 def test_each_check_declares_exactly_the_codes_its_source_emits():
     """The declaration and the body agree: a declared code no finding() call names is
     dead wording; an emitted undeclared code is caught at run time (next test)."""
-
     from shapes import check_source
 
     for cls in registry.load():
