@@ -1,0 +1,244 @@
+"""Issue 8, the lower layers: the NVIDIA driver and NVML, the container runtime and Kubernetes,
+CUDA's error names, the dynamic loader, c10d's rendezvous, TensorRT and Vulkan.
+
+Every message below is real text: the program's own wording where its source prints it (the
+``source`` of the signature that matches it names where; the variable parts are filled in as
+the program fills them), or a line from a public thread of a *training* repository. Each runs
+through the wrappers pasted logs put around messages (tests/test_explain_patterns.py: rank and
+worker prefixes, logging/glog/vLLM prefixes, docker compose, Markdown quotes, prose in backticks
+or quotes, CRLF, word wrap and terminal cut at 80 columns), and must rank its code first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text, match_codes
+from stackpeel.explain.knowledge import load
+from stackpeel.knowledge import load as load_kb
+from test_explain_patterns import WRAPPERS
+
+# code -> messages (each must rank the code first, whatever wraps it)
+FAMILIES = {
+    # libnvidia-container nvc_mount.c (BIOP/BIOP-desktop#2: libnvidia-compute-535-server in the image)
+    "container-image-bundles-driver": [
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/36b6fcd35cb3d156b32520"
+        "3e5766197a4c32259e1efd25567305af74aa3f5e80/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: "
+        "unknown.",
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/2a1a1c35/merged/usr/lib/"
+        "aarch64-linux-gnu/libnvidia-fatbinaryloader.so.440.18: file exists",
+    ],
+    # nvidia-container-toolkit hooks and containerd drop-in on an immutable host (NVIDIA/gpu-operator#2382)
+    "container-runtime-path-unwritable": [
+        'error running createContainer hook #6: exit status 1, stdout: , stderr: time="2026-08-26T21:50:49Z" '
+        'level=error msg="failed to create application profiles directory: mkdirat '
+        'etc/nvidia/nvidia-application-profiles-rc.d: read-only file system"',
+        'Error: failed to generate container "cdc186ce" spec: failed to apply OCI options: failed to mkdir '
+        '"/etc/containerd/conf.d": mkdir /etc/containerd/conf.d: read-only file system',
+    ],
+    # k8s apimachinery scheme.go / meta NoKindMatchError
+    "gpu-sharing-k8s-too-old": [
+        'couldn\'t create scheduler: no kind "KubeSchedulerConfiguration" is registered for version '
+        '"kubescheduler.config.k8s.io/v1" in scheme "pkg/scheduler/apis/config/scheme/scheme.go:30"',
+        'error: resource mapping not found for name: "single-gpu" namespace: "" from "claim.yaml": no matches for '
+        'kind "ResourceClaimTemplate" in version "resource.k8s.io/v1beta1"',
+    ],
+    # kube-scheduler noderesources/fit.go
+    "k8s-gpu-insufficient": [
+        "Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+    ],
+    # libnvidia-container cli/common.c, container-device-interface cache.go
+    "container-gpu-device-unknown": [
+        "nvidia-container-cli: device error: 1: unknown device: unknown.",
+        "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",
+    ],
+    # driver_types.h cudaErrorDeviceNotLicensed, nvidia-smi -q
+    "vgpu-unlicensed": [
+        "RuntimeError: CUDA error: device doesn't have valid Grid license",
+        "    License Status                    : Unlicensed (Restricted)",
+    ],
+    # glibc dl-load.c with the libraries slim images lack (OpenCV's libGL)
+    "system-library-missing": [
+        "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+        "ImportError: libgthread-2.0.so.0: cannot open shared object file: No such file or directory",
+    ],
+    # torch c10d socket.cpp
+    "rendezvous-port-in-use": [
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+        "RuntimeError: The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+    ],
+    "collective-rendezvous-unreachable": [
+        "torch.distributed.DistNetworkError: The client socket has timed out after 1800000ms while trying to "
+        "connect to (10.0.0.1, 29500).",
+        "RuntimeError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+    ],
+    "collective-peer-lost": [
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+        "[10.0.0.2]:23456",
+        "[W socket.cpp:663] [c10d] recvValue failed on SocketImpl(fd=5, addr=[localhost]:55470, remote=[localhost]:"
+        "29500): Connection reset by peer",
+    ],
+    # TensorRT runtime/builder as ILogger prints them
+    "tensorrt-engine-built-for-other-gpu": [
+        "[07/14/2023-11:41:43] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting "
+        "compute 5.3 got compute 6.1, please rebuild.",
+    ],
+    "tensorrt-engine-version-mismatch": [
+        "[E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version "
+        "8.6.1.6 got 8.6.1.4, please rebuild.",
+        "[TensorRT] ERROR: ../rtSafe/coreReadArchive.cpp (38) - Serialization Error in verifyHeader: 0 (Version tag "
+        "does not match)",
+        "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization "
+        "assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)",
+    ],
+    "tensorrt-gpu-arch-unsupported": [
+        "[TRT] [E] IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Target GPU SM 61 is not "
+        "supported by this TensorRT release.)",
+        "[caskBuilderUtils.cpp::trtSmToCaskCCV::548] Error Code 1: Internal Error (Unsupported SM: 0x809)",
+    ],
+    "tensorrt-linked-library-version-warning": [
+        "[05/21/2024-14:00:34] [TRT] [W] TensorRT was linked against cuDNN 8.9.6 but loaded cuDNN 8.9.2",
+        "[TensorRT] WARNING: TensorRT was linked against cuBLAS/cuBLAS LT 11.6.3 but loaded cuBLAS/cuBLAS LT 11.3.0",
+    ],
+    # Vulkan-Loader loader.c and vulkaninfo
+    "vulkan-driver-libs-missing": [
+        "ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!",
+        "loader_scanned_icd_add: Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD "
+        "libGLX_nvidia.so.0",
+        "ERROR at ./vulkaninfo/./vulkaninfo.h:458:vkCreateInstance failed with ERROR_INCOMPATIBLE_DRIVER",
+    ],
+    # nvml.h nvmlErrorString and NVML_ERROR_* names, as nvidia-smi, pynvml and go-nvml print them
+    "no-nvidia-driver": [
+        "Failed to initialize NVML: Driver Not Loaded",
+        "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+        "failed call to cuInit: CUDA_ERROR_NO_DEVICE",
+    ],
+    "nvml-unavailable": [
+        "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+        "E0101 12:00:00.000000 1 factory.go:112] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.",
+    ],
+    "device-permission-denied": [
+        "Failed to initialize NVML: Insufficient Permissions",
+        "failed to open /dev/nvidiactl: Permission denied",
+    ],
+    "driver-library-mismatch": [
+        "pynvml.NVMLError_LibRmVersionMismatch: Driver/library version mismatch",
+        "nvml.ERROR_LIB_RM_VERSION_MISMATCH",
+    ],
+    "gpu-hardware-fault": [
+        "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this "
+        "GPU",
+        "WARNING: infoROM is corrupted at gpu 0000:02:00.0",
+    ],
+    "container-toolkit-missing": [
+        "docker: Error response from daemon: Unknown runtime specified nvidia.",
+        'OCI runtime create failed: container_linux.go:349: starting container process caused "exec: '
+        '\\"nvidia-container-runtime-hook\\": executable file not found in $PATH": unknown',
+    ],
+    # driver_types.h / cuda.h
+    "libcuda-missing": [
+        "RuntimeError: CUDA driver error: CUDA driver is a stub library",
+        "cuInit failed: CUDA_ERROR_STUB_LIBRARY",
+    ],
+    "cuda-init-failed": [
+        "RuntimeError: CUDA error: initialization error",
+    ],
+    "cuda-forward-compat-unsupported": [
+        "failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on "
+        "non supported HW",
+    ],
+}
+
+CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
+
+
+@pytest.mark.parametrize("wrapper", list(WRAPPERS))
+@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
+def test_lower_layer_message_in_every_wrapper(code, i, msg, wrapper):
+    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
+    ranked = [c.code for c in explain_text(log).candidates]
+    assert ranked[:1] == [code], ranked
+
+
+def test_every_message_matches_a_signature_of_its_code():
+    kb = load()
+    for code, msgs in FAMILIES.items():
+        for msg in msgs:
+            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+
+
+def test_every_new_code_is_sourced_and_says_what_to_do():
+    kb = load_kb()
+    for code in ("container-image-bundles-driver", "container-runtime-path-unwritable", "gpu-sharing-k8s-too-old",
+                 "k8s-gpu-insufficient", "container-gpu-device-unknown", "vgpu-unlicensed", "system-library-missing",
+                 "rendezvous-port-in-use", "collective-peer-lost", "tensorrt-engine-built-for-other-gpu",
+                 "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
+                 "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing"):
+        entry = kb.get(code)
+        assert entry.code == code and entry.fix and entry.source, code
+        assert entry.logs and all(sig.source for sig in entry.logs), code
+    # reached through the 803 signature's refine rule (the compat package in the log)
+    refine_codes = {c for e in load().entries for r in e.refine for c in r.codes}
+    assert "library-too-old-for-driver" in refine_codes
+
+
+def test_cuda_compat_package_in_the_log_makes_803_the_compat_librarys_fault():
+    """Error 803 alone is the driver's user-space/kernel mismatch; with the forward-compatibility
+    package on the loader's path it is that older copy of libcuda."""
+    err = "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination\n"
+    assert explain_text(err).root.code == "driver-library-mismatch"
+    log = "ENV LD_LIBRARY_PATH=/usr/local/cuda-12.2/compat/lib:/usr/local/nvidia/lib64\n" + err
+    assert explain_text(log).root.code == "library-too-old-for-driver"
+
+
+def test_generic_loader_message_only_when_nothing_specific_matched():
+    """Any missing library is an answer for a log with nothing else; it never outranks a CUDA
+    library, libcuda or onnxruntime's own message."""
+    bare = "ImportError: libfoo_vendor.so.3: cannot open shared object file: No such file or directory\n"
+    assert explain_text(bare).root.code == "system-library-missing"
+    cuda = "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+    assert [c.code for c in explain_text(cuda).candidates][:1] == ["library-missing"]
+    libcuda = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    assert explain_text(libcuda).root.code == "libcuda-missing"
+
+
+def test_nvml_library_missing_in_a_container_ranks_the_runtime():
+    log = ("kubectl logs nvidia-device-plugin-daemonset-x7k2p -n kube-system\n"
+           "E0101 12:00:00.000000 1 factory.go:112] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\n")
+    expl = explain_text(log)
+    assert expl.root.code == "nvml-unavailable"
+    assert "container-toolkit-missing" in expl.root.could_be
+
+
+def test_rendezvous_timeout_and_port_clash_are_told_apart():
+    clash = ("[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address "
+             "already in use).\n[E socket.cpp:472] [c10d] The server socket has failed to listen on any local "
+             "network address.\n")
+    assert explain_text(clash).root.code == "rendezvous-port-in-use"
+    timeout = ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients "
+               "joined.\n")
+    assert explain_text(timeout).root.code == "collective-rendezvous-unreachable"
+
+
+@pytest.mark.parametrize("line", [
+    # healthy lines of the same programs: nothing to explain
+    "[TRT] [I] [MemUsageChange] Init cuDNN: CPU +1, GPU +10, now: CPU 2128, GPU 613 (MiB)",
+    "[TRT] [I] Loaded engine size: 42 MiB",
+    "GPU id : 0 (NVIDIA GeForce RTX 3090 (NVIDIA))",
+    "Vulkan Instance Version: 1.3.275",
+    "    License Status                    : Licensed (Expiry: 2026-12-1 0:0:0 GMT)",
+    "  nvidia.com/gpu:     4",
+    "Allocatable:\n  nvidia.com/gpu: 8",
+    "INFO[0000] Wrote updated config to /etc/containerd/conf.d/99-nvidia.toml",
+    "Auto-detected mode as 'legacy'",
+    "I0604 13:40:12.687043 86169 nvc_info.c:228] selecting /usr/bin/nvidia-smi",
+    "INFO:torch.distributed.elastic.rendezvous: Rendezvous complete for workers.",
+    "[c10d] The client socket has connected to [localhost]:29500 on SocketImpl(fd=3)",
+    "NVML library version: 570.158",
+    "Driver Version: 570.158.01   CUDA Version: 12.8",
+])
+def test_healthy_lines_name_nothing(line):
+    expl = explain_text(line + "\n")
+    assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
