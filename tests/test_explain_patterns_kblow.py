@@ -108,6 +108,17 @@ FAMILIES = {
         "loader_scanned_icd_add: Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD "
         "libGLX_nvidia.so.0",
         "ERROR at ./vulkaninfo/./vulkaninfo.h:458:vkCreateInstance failed with ERROR_INCOMPATIBLE_DRIVER",
+        # libvulkan1 1.3.239 (Debian bookworm) spells the loader's message this way
+        "ERROR: [Loader Message] Code 0 : terminator_CreateInstance: Found no drivers!",
+    ],
+    # NCCL src/transport/net_ib.cc and net_socket.cc (strings of libnccl.so.2 2.31)
+    "nccl-ib-transport-error": [
+        "node2:123:456 [1] transport/net_ib.cc:1294 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<41234> with "
+        "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0",
+        "NCCL WARN NET/IB : Got completion from peer 10.1.4.2<58732> with error 12, opcode 0, len 0, vendor err 129",
+    ],
+    "nccl-socket-ifname-wrong": [
+        "misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found",
     ],
     # nvml.h nvmlErrorString and NVML_ERROR_* names, as nvidia-smi, pynvml and go-nvml print them
     "no-nvidia-driver": [
@@ -175,7 +186,7 @@ def test_every_new_code_is_sourced_and_says_what_to_do():
                  "k8s-gpu-insufficient", "container-gpu-device-unknown", "vgpu-unlicensed", "system-library-missing",
                  "rendezvous-port-in-use", "collective-peer-lost", "tensorrt-engine-built-for-other-gpu",
                  "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
-                 "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing"):
+                 "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error"):
         entry = kb.get(code)
         assert entry.code == code and entry.fix and entry.source, code
         assert entry.logs and all(sig.source for sig in entry.logs), code
