@@ -47,6 +47,7 @@ FAMILIES = {
     "k8s-gpu-insufficient": [
         "Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+        "0/3 nodes are available: 3 insufficient nvidia.com/gpu.",
     ],
     # libnvidia-container cli/common.c, container-device-interface cache.go
     "container-gpu-device-unknown": [
@@ -68,6 +69,8 @@ FAMILIES = {
         "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
         "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
         "RuntimeError: The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "RuntimeError: The server socket has failed to listen on any local network address. useIpv6: 0, code: -48, "
+        "name: EADDRINUSE, message: address already in use",
     ],
     "collective-rendezvous-unreachable": [
         "torch.distributed.DistNetworkError: The client socket has timed out after 1800000ms while trying to "
@@ -110,6 +113,8 @@ FAMILIES = {
         "ERROR at ./vulkaninfo/./vulkaninfo.h:458:vkCreateInstance failed with ERROR_INCOMPATIBLE_DRIVER",
         # libvulkan1 1.3.239 (Debian bookworm) spells the loader's message this way
         "ERROR: [Loader Message] Code 0 : terminator_CreateInstance: Found no drivers!",
+        "ERROR: [Loader Message] Code 0 : loader_scanned_icd_add: Attempt to retrieve either 'vkGetInstanceProcAddr' "
+        "or 'vk_icdGetInstanceProcAddr' from ICD libGL.so.1 failed.",
     ],
     # NCCL src/transport/net_ib.cc and net_socket.cc (strings of libnccl.so.2 2.31)
     "nccl-ib-transport-error": [
@@ -119,6 +124,19 @@ FAMILIES = {
     ],
     "nccl-socket-ifname-wrong": [
         "misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found",
+    ],
+    # kmod modprobe and dkms
+    "nvidia-module-missing-for-kernel": [
+        "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
+        "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)",
+    ],
+    # driver_types.h cudaErrorLaunchTimeout (702)
+    "gpu-display-watchdog": [
+        "RuntimeError: CUDA error: the launch timed out and was terminated",
+    ],
+    # nvidia-smi with the driver loaded and no GPU initialised
+    "nvidia-gpu-init-failed": [
+        "No devices were found",
     ],
     # nvml.h nvmlErrorString and NVML_ERROR_* names, as nvidia-smi, pynvml and go-nvml print them
     "no-nvidia-driver": [
@@ -186,7 +204,8 @@ def test_every_new_code_is_sourced_and_says_what_to_do():
                  "k8s-gpu-insufficient", "container-gpu-device-unknown", "vgpu-unlicensed", "system-library-missing",
                  "rendezvous-port-in-use", "collective-peer-lost", "tensorrt-engine-built-for-other-gpu",
                  "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
-                 "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error"):
+                 "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error",
+                 "nvidia-module-missing-for-kernel", "gpu-display-watchdog"):
         entry = kb.get(code)
         assert entry.code == code and entry.fix and entry.source, code
         assert entry.logs and all(sig.source for sig in entry.logs), code
