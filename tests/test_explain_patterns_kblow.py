@@ -49,6 +49,12 @@ FAMILIES = {
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
         "0/3 nodes are available: 3 insufficient nvidia.com/gpu.",
     ],
+    # libnvidia-container nvc_ldcache.c
+    "container-toolkit-ldconfig-broken": [
+        "stderr: nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file or directory: "
+        "unknown",
+        "nvidia-container-cli: ldcache error: process /sbin/ldconfig failed with error code: 1",
+    ],
     # libnvidia-container cli/common.c, container-device-interface cache.go
     "container-gpu-device-unknown": [
         "nvidia-container-cli: device error: 1: unknown device: unknown.",
@@ -124,6 +130,13 @@ FAMILIES = {
     ],
     "nccl-socket-ifname-wrong": [
         "misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found",
+    ],
+    # torchelastic's failure table, the DataLoader, the kernel's OOM killer, Kubernetes, Slurm
+    "host-oom-killed": [
+        "  exitcode  : -9 (pid: 1234)",
+        "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Killed.",
+        "[Mon Jan  1 00:00:00 2024] Out of memory: Killed process 1234 (python) total-vm:123kB, anon-rss:456kB",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.",
     ],
     # kmod modprobe and dkms
     "nvidia-module-missing-for-kernel": [
@@ -205,7 +218,8 @@ def test_every_new_code_is_sourced_and_says_what_to_do():
                  "rendezvous-port-in-use", "collective-peer-lost", "tensorrt-engine-built-for-other-gpu",
                  "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
                  "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error",
-                 "nvidia-module-missing-for-kernel", "gpu-display-watchdog"):
+                 "nvidia-module-missing-for-kernel", "gpu-display-watchdog", "host-oom-killed",
+                 "container-toolkit-ldconfig-broken"):
         entry = kb.get(code)
         assert entry.code == code and entry.fix and entry.source, code
         assert entry.logs and all(sig.source for sig in entry.logs), code
@@ -240,6 +254,22 @@ def test_nvml_library_missing_in_a_container_ranks_the_runtime():
     expl = explain_text(log)
     assert expl.root.code == "nvml-unavailable"
     assert "container-toolkit-missing" in expl.root.could_be
+
+
+def test_watchdog_timeout_of_any_collective_is_a_hang_and_allreduce_keeps_its_code():
+    bcast = ("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, "
+             "NumelOut=1, Timeout(ms)=1800000) ran for 1800302 milliseconds before timing out.\n")
+    assert explain_text(bcast).root.code == "collective-hang"
+    allreduce = bcast.replace("BROADCAST", "ALLREDUCE")
+    assert explain_text(allreduce).root.code == "nccl-allreduce-failed"
+
+
+def test_dataloader_worker_killed_by_oom_or_bus_error():
+    """strsignal names the signal: 'Killed' is the OOM killer's SIGKILL, 'Bus error' is /dev/shm."""
+    oom = "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Killed.\n"
+    assert explain_text(oom).root.code == "host-oom-killed"
+    shm = "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus error.\n"
+    assert explain_text(shm).root.code == "dataloader-shm-too-small"
 
 
 def test_rendezvous_timeout_and_port_clash_are_told_apart():
