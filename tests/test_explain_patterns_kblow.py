@@ -142,6 +142,7 @@ FAMILIES = {
     "nvidia-module-missing-for-kernel": [
         "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
         "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)",
+        "==> ERROR: module not found: 'nvidia_uvm'",
     ],
     # driver_types.h cudaErrorLaunchTimeout (702)
     "gpu-display-watchdog": [
@@ -160,10 +161,13 @@ FAMILIES = {
     "nvml-unavailable": [
         "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
         "E0101 12:00:00.000000 1 factory.go:112] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.",
+        "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+        "Driver is properly installed and present in your system.",
     ],
     "device-permission-denied": [
         "Failed to initialize NVML: Insufficient Permissions",
         "failed to open /dev/nvidiactl: Permission denied",
+        "NvRmMemInitNvmap failed with Permission denied",
     ],
     "driver-library-mismatch": [
         "pynvml.NVMLError_LibRmVersionMismatch: Driver/library version mismatch",
@@ -178,6 +182,10 @@ FAMILIES = {
         "docker: Error response from daemon: Unknown runtime specified nvidia.",
         'OCI runtime create failed: container_linux.go:349: starting container process caused "exec: '
         '\\"nvidia-container-runtime-hook\\": executable file not found in $PATH": unknown',
+    ],
+    # libnvidia-container under WSL 2 (dxcore)
+    "wsl-gpu-unavailable": [
+        "nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown.",
     ],
     # driver_types.h / cuda.h
     "libcuda-missing": [
@@ -270,6 +278,16 @@ def test_dataloader_worker_killed_by_oom_or_bus_error():
     assert explain_text(oom).root.code == "host-oom-killed"
     shm = "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus error.\n"
     assert explain_text(shm).root.code == "dataloader-shm-too-small"
+
+
+def test_missing_module_explains_nvidia_smi_failing():
+    """nvidia-smi's complaint is what a kernel without the module looks like (the older
+    module-init-tools wording, NVIDIA/nvidia-docker#365): the module is the cause."""
+    log = ("$ nvidia-smi\nmodprobe: FATAL: Module nvidia not found.\nNVIDIA-SMI has failed because it couldn't "
+           "communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n")
+    expl = explain_text(log)
+    assert expl.root.code == "nvidia-module-missing-for-kernel"
+    assert "no-nvidia-driver" in expl.root.explains
 
 
 def test_rendezvous_timeout_and_port_clash_are_told_apart():
