@@ -254,6 +254,10 @@ def test_generic_loader_message_only_when_nothing_specific_matched():
     assert [c.code for c in explain_text(cuda).candidates][:1] == ["library-missing"]
     libcuda = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
     assert explain_text(libcuda).root.code == "libcuda-missing"
+    # TensorFlow's optional TensorRT libraries: a warning on every start, never the answer
+    trt = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+           "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory\n")
+    assert explain_text(trt).candidates == ()
 
 
 def test_nvml_library_missing_in_a_container_ranks_the_runtime():
