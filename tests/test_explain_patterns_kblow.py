@@ -304,6 +304,18 @@ def test_rendezvous_timeout_and_port_clash_are_told_apart():
     assert explain_text(timeout).root.code == "collective-rendezvous-unreachable"
 
 
+@pytest.mark.parametrize("versions,expected", [
+    ({"tensorrt": "10.13.3.9", "gpu_cc": ["6.1"]}, ["tensorrt-10-pre-volta"]),
+    ({"tensorrt": "10.7.0.23", "gpu_cc": ["12.0"]}, ["tensorrt-below-10.8-blackwell"]),
+    ({"tensorrt": "8.6.1", "gpu_cc": ["6.1"]}, []),
+    ({"tensorrt": "10.8.0.43", "gpu_cc": ["12.0"]}, []),
+    ({"tensorrt": "10.13.3.9", "gpu_cc": ["8.9"]}, []),
+])
+def test_tensorrt_release_against_the_gpu(versions, expected):
+    from stackpeel import combinations as combos
+    assert [m.id for m in combos.match_combinations(versions) if m.id.startswith("tensorrt")] == expected
+
+
 @pytest.mark.parametrize("line", [
     # healthy lines of the same programs: nothing to explain
     "[TRT] [I] [MemUsageChange] Init cuDNN: CPU +1, GPU +10, now: CPU 2128, GPU 613 (MiB)",
