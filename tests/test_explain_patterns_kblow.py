@@ -316,6 +316,13 @@ def test_tensorrt_release_against_the_gpu(versions, expected):
     assert [m.id for m in combos.match_combinations(versions) if m.id.startswith("tensorrt")] == expected
 
 
+def test_tensorrt_version_and_gpu_read_from_a_pip_list():
+    from stackpeel import combinations as combos
+    v = combos.versions_from_text("tensorrt-cu12       10.7.0.23\n|   0  NVIDIA GeForce RTX 5090   Off |\n")
+    assert v == {"tensorrt": "10.7.0.23", "gpu_cc": ["12.0"]}
+    assert "tensorrt-below-10.8-blackwell" in [m.id for m in combos.match_combinations(v)]
+
+
 @pytest.mark.parametrize("line", [
     # healthy lines of the same programs: nothing to explain
     "[TRT] [I] [MemUsageChange] Init cuDNN: CPU +1, GPU +10, now: CPU 2128, GPU 613 (MiB)",
