@@ -138,6 +138,11 @@ FAMILIES = {
         "[Mon Jan  1 00:00:00 2024] Out of memory: Killed process 1234 (python) total-vm:123kB, anon-rss:456kB",
         "slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.",
     ],
+    # open-gpu-kernel-modules nv-pci.c, one NVRM line each as dmesg prints them
+    "gpu-pci-bar-unassigned": [
+        "[    5.015146] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+        "[    5.015146] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)",
+    ],
     # kmod modprobe and dkms
     "nvidia-module-missing-for-kernel": [
         "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
@@ -177,6 +182,7 @@ FAMILIES = {
         "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this "
         "GPU",
         "WARNING: infoROM is corrupted at gpu 0000:02:00.0",
+        "Unable to determine the device handle for GPU0000:41:00.0: Unknown Error",
     ],
     "container-toolkit-missing": [
         "docker: Error response from daemon: Unknown runtime specified nvidia.",
@@ -227,7 +233,7 @@ def test_every_new_code_is_sourced_and_says_what_to_do():
                  "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
                  "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error",
                  "nvidia-module-missing-for-kernel", "gpu-display-watchdog", "host-oom-killed",
-                 "container-toolkit-ldconfig-broken"):
+                 "container-toolkit-ldconfig-broken", "gpu-pci-bar-unassigned"):
         entry = kb.get(code)
         assert entry.code == code and entry.fix and entry.source, code
         assert entry.logs and all(sig.source for sig in entry.logs), code
@@ -282,6 +288,16 @@ def test_dataloader_worker_killed_by_oom_or_bus_error():
     assert explain_text(oom).root.code == "host-oom-killed"
     shm = "RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus error.\n"
     assert explain_text(shm).root.code == "dataloader-shm-too-small"
+
+
+def test_bar_block_as_dmesg_prints_it_names_the_bar_and_explains_the_probe_failure():
+    log = ("[    5.015146] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n"
+           "               NVRM: BAR1 is 0M @ 0x0 (PCI:0000:c1:00.0)\n"
+           "[    5.017631] nvidia 0000:c1:00.0: probe with driver nvidia failed with error -1\n"
+           "[    5.028313] NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+    expl = explain_text(log)
+    assert expl.root.code == "gpu-pci-bar-unassigned"
+    assert "nvidia-gpu-init-failed" in expl.root.explains
 
 
 def test_missing_module_explains_nvidia_smi_failing():
