@@ -148,6 +148,7 @@ FAMILIES = {
         "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
         "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)",
         "==> ERROR: module not found: 'nvidia_uvm'",
+        "Could not resolve Linux kernel version",
     ],
     # driver_types.h cudaErrorLaunchTimeout (702)
     "gpu-display-watchdog": [
@@ -156,6 +157,8 @@ FAMILIES = {
     # nvidia-smi with the driver loaded and no GPU initialised
     "nvidia-gpu-init-failed": [
         "No devices were found",
+        "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module "
+        "was built against the wrong or improperly configured kernel sources",
     ],
     # nvml.h nvmlErrorString and NVML_ERROR_* names, as nvidia-smi, pynvml and go-nvml print them
     "no-nvidia-driver": [
@@ -188,6 +191,12 @@ FAMILIES = {
         "docker: Error response from daemon: Unknown runtime specified nvidia.",
         'OCI runtime create failed: container_linux.go:349: starting container process caused "exec: '
         '\\"nvidia-container-runtime-hook\\": executable file not found in $PATH": unknown',
+        # enroot's hook as pyxis prints it under Slurm
+        "slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
+        "https://github.com/NVIDIA/libnvidia-container",
+    ],
+    "nvidia-uvm-missing": [
+        "[WARN] Kernel module nvidia_uvm is not loaded. Make sure the NVIDIA device driver is installed and loaded.",
     ],
     # libnvidia-container under WSL 2 (dxcore)
     "wsl-gpu-unavailable": [
