@@ -82,6 +82,8 @@ FAMILIES = {
         "torch.distributed.DistNetworkError: The client socket has timed out after 1800000ms while trying to "
         "connect to (10.0.0.1, 29500).",
         "RuntimeError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+        "failed. See inner exception for details.",
     ],
     "collective-peer-lost": [
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
