@@ -144,6 +144,7 @@ FAMILIES = {
     "gpu-pci-bar-unassigned": [
         "[    5.015146] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
         "[    5.015146] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)",
+        "[   28.109032] NVRM: The system BIOS may have misconfigured your GPU.",
     ],
     # kmod modprobe and dkms
     "nvidia-module-missing-for-kernel": [
