@@ -146,6 +146,16 @@ FAMILIES = {
         "[    5.015146] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)",
         "[   28.109032] NVRM: The system BIOS may have misconfigured your GPU.",
     ],
+    # nvidia-smi -mig 1 on a GPU without MIG (nvmlErrorString(NVML_ERROR_NOT_SUPPORTED))
+    "mig-unsupported-gpu": [
+        "Unable to enable MIG Mode for GPU 00000000:01:00.0: Not Supported",
+    ],
+    # NCCL bootstrap.cc / net_socket.cc (strings of libnccl.so.2 2.31)
+    "collective-mismatch-across-ranks": [
+        "misc/socket.cc:540 NCCL WARN Message truncated : received 1024 bytes instead of 256",
+        "NCCL WARN NET/Socket : peer 10.0.0.2<41234> message truncated : receiving 4096 bytes instead of 2048. If "
+        "you believe your socket network is in a healthy state, there may be a mismatch in collective sizes",
+    ],
     # kmod modprobe and dkms
     "nvidia-module-missing-for-kernel": [
         "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
@@ -245,7 +255,8 @@ def test_every_new_code_is_sourced_and_says_what_to_do():
                  "tensorrt-engine-version-mismatch", "tensorrt-gpu-arch-unsupported",
                  "tensorrt-linked-library-version-warning", "vulkan-driver-libs-missing", "nccl-ib-transport-error",
                  "nvidia-module-missing-for-kernel", "gpu-display-watchdog", "host-oom-killed",
-                 "container-toolkit-ldconfig-broken", "gpu-pci-bar-unassigned"):
+                 "container-toolkit-ldconfig-broken", "gpu-pci-bar-unassigned", "mig-unsupported-gpu",
+                 "collective-mismatch-across-ranks"):
         entry = kb.get(code)
         assert entry.code == code and entry.fix and entry.source, code
         assert entry.logs and all(sig.source for sig in entry.logs), code
