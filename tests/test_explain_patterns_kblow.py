@@ -189,6 +189,7 @@ FAMILIES = {
         "Failed to initialize NVML: Insufficient Permissions",
         "failed to open /dev/nvidiactl: Permission denied",
         "NvRmMemInitNvmap failed with Permission denied",
+        "nvidia-container-cli: initialization error: nvml error: insufficient permissions: unknown",
     ],
     "driver-library-mismatch": [
         "pynvml.NVMLError_LibRmVersionMismatch: Driver/library version mismatch",
@@ -210,6 +211,7 @@ FAMILIES = {
     ],
     "nvidia-uvm-missing": [
         "[WARN] Kernel module nvidia_uvm is not loaded. Make sure the NVIDIA device driver is installed and loaded.",
+        "nvidia-container-cli: mount error: stat failed: /dev/nvidia-uvm: no such file or directory: unknown.",
     ],
     # libnvidia-container under WSL 2 (dxcore)
     "wsl-gpu-unavailable": [
