@@ -1,0 +1,292 @@
+"""Failure families of the upper layers (issue 8, item 2): torch's CUDA build against the GPU,
+c10/ATen's CUDA, cuBLAS and cuDNN errors, compilers and extension builds (cpp_extension, nvcc's
+host-compiler check, pip build isolation, DeepSpeed's op builder), Triton, kernel libraries
+(torchao, mamba-ssm, apex, vLLM, bitsandbytes, xformers, flash-attn) and transformers' attention
+checks.
+
+Every message is real text: the library's own wording where its source prints it (the
+``source`` of the signature that matches it names the file), or a line from a public thread of
+a *training* repository. Each runs through the wrappers pasted logs put around messages
+(tests/test_explain_patterns.py: rank and worker prefixes, logging/glog/vLLM prefixes, docker
+compose, Markdown quotes, prose in backticks or quotes, CRLF, word wrap and terminal cut).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.knowledge import load
+from stackpeel.knowledge import load as load_kb
+from test_explain_patterns import WRAPPERS
+
+# code -> messages (each must rank the code first, whatever wraps it)
+FAMILIES = {
+    "torch-arch-not-supported": [
+        # torch/cuda/__init__.py _warn_unsupported_code (torch 2.8+)
+        "UserWarning: Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.",
+        "Your installed torch==2.6.0+cu124 does not include kernels for this GPU. Reinstall the same version "
+        "against a CUDA build that does, e.g.:",
+        "No published PyTorch CUDA builds for release 2.4.1+cu121 support this GPU. Visit "
+        "https://pytorch.org/get-started/locally/ to find a compatible release.",
+        # _check_capability before torch 2.4 (old_gpu_warn)
+        "UserWarning: Found GPU0 NVIDIA GeForce GT 730 which is of cuda capability 3.5.",
+        "The minimum cuda capability supported by this library is 3.7.",
+    ],
+    "cuda-device-side-assert": [
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: "
+        "[5,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+        "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [194,0,0], thread: [96,0,0] "
+        "Assertion `srcIndex < srcSelectDimSize` failed.",
+        "torch.AcceleratorError: CUDA error: device-side assert triggered",
+    ],
+    "cublas-call-failed": [
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmStridedBatchedExFix( handle, "
+        "opa, opb, m, n, k, (void*)(&falpha), a, CUDA_R_16F, lda, stridea, b, CUDA_R_16F, ldb, strideb, "
+        "(void*)(&fbeta), c, CUDA_R_16F, ldc, stridec, num_batches, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, "
+        "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+    ],
+    "cudnn-call-failed": [
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+        "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
+        "RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR",
+    ],
+    "host-compiler-unsupported-by-nvcc": [
+        # CUDA include/crt/host_config.h
+        "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU version! gcc versions "
+        "later than 12 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this "
+        "version check; however, using an unsupported host compiler may cause compilation failure or incorrect run "
+        "time execution. Use at your own risk.",
+        "#error -- unsupported clang version! clang version must be less than 16 and greater than 3.2 . The nvcc "
+        "flag '-allow-unsupported-compiler' can be used to override this version check",
+        "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/include/crt/host_config.h(153): fatal error C1189: "
+        "#error:  -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 (inclusive) "
+        "are supported!",
+        # torch/utils/cpp_extension.py _check_cuda_version
+        "RuntimeError: The current installed version of g++ (13.2.0) is greater than the maximum required version by "
+        "CUDA 12.1. Please make sure to use an adequate version of g++ (>=6.0.0, <13.0).",
+    ],
+    "nvcc-arch-unsupported": [
+        "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+        "nvcc fatal : Value 'sm_121a' is not defined for option 'gpu-architecture'",
+    ],
+    "ptxas-arch-unsupported": [
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
+        "ptxas /tmp/tmpabc/kernel.ptx, line 5; fatal   : Unsupported .version 8.7; current version is '8.4'",
+    ],
+    "ninja-missing": [
+        "RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)",
+    ],
+    "no-c-compiler": [
+        "RuntimeError: Failed to find C++ compiler. Please specify via CXX environment variable or set "
+        "triton.knobs.build.impl.",
+        "W0101 12:00:00.000000 1234 torch/utils/cpp_extension.py:606] Error checking compiler version for c++",
+    ],
+    "extension-build-failed": [
+        "error: command '/usr/bin/gcc' failed with exit code 1",
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit status 2",
+        "RuntimeError: Error building extension 'fused_adam'",
+    ],
+    "nvcc-missing": [
+        # DeepSpeed op_builder/builder.py
+        "[WARNING] CUDA_HOME does not exist, unable to compile CUDA op(s)",
+    ],
+    "env-torch-cuda-arch-list-invalid": [
+        "ValueError: Unknown CUDA arch (8.0,8.6) or GPU not supported",
+    ],
+    "libaio-missing": [
+        " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
+        " [WARNING]  async_io: please install the libaio-dev package with apt",
+    ],
+    "triton-gpu-too-old": [
+        "torch._inductor.exc.InductorError: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be "
+        "supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
+        "Capability >= 7.0, but your device is of CUDA capability 6.0",
+    ],
+    "triton-kernel-failed": [
+        "RuntimeError: PassManager::run failed",
+    ],
+    "torchao-torch-mismatch": [
+        "Skipping import of cpp extensions due to incompatible torch version 2.11.0 for torchao version 0.16.0 "
+        "Please see https://github.com/pytorch/ao/issues/2919 for more info",
+        "WARNING:torchao:Skipping import of cpp extensions due to incompatible torch version. Please upgrade to "
+        "torch >= 2.11.0 (found 2.9.1+cu130).",
+        "RuntimeError: No such operator torchao::unpack_tensor_core_tiled_layout",
+    ],
+    "kernel-extension-not-built": [
+        "ModuleNotFoundError: No module named 'selective_scan_cuda'",
+        "ModuleNotFoundError: No module named 'amp_C'",
+        "ModuleNotFoundError: No module named 'flash_attn_2_cuda'",
+        "ModuleNotFoundError: No module named 'vllm._C'",
+    ],
+    "flash-attn-arch-unsupported": [
+        "ImportError: FlashAttention3 has been toggled on, but it cannot be used due to the following error: "
+        "FlashAttention3 requires compute capability >= 9, but found (8, 0) with compute capability 8.x",
+    ],
+    "flash-attn-not-installed": [
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
+        "package for FlashAttention2 doesn't seem to be installed.",
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: "
+        "FlashAttention2 requires at least version `2.3.3`.",
+    ],
+    "torch-cuda-unavailable": [
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: "
+        "FlashAttention2 is not available on CPU. Please make sure you are on any of the supported devices: "
+        "('cuda', 'xpu', 'npu').",
+    ],
+    "xformers-no-cuda-ops": [
+        "xFormers was built for:",
+    ],
+    "bitsandbytes-cuda-setup-failed": [
+        "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, "
+        "8-bit multiplication, and GPU quantization are unavailable.",
+        "AttributeError: /opt/conda/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined "
+        "symbol: cget_col_row_stats",
+    ],
+}
+
+CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
+
+
+@pytest.mark.parametrize("wrapper", list(WRAPPERS))
+@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
+def test_family_message_in_every_wrapper(code, i, msg, wrapper):
+    log = "epoch 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
+    expl = explain_text(log)
+    assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
+    assert expl.exit_code == 1
+
+
+def test_every_family_message_matches_a_signature_of_its_code():
+    kb = load()
+    for code, msgs in FAMILIES.items():
+        for msg in msgs:
+            one_line = " ".join(msg.split("\n"))
+            assert any(code in e.codes_for(one_line) for e in kb.match_line(one_line)), (code, msg)
+
+
+def test_every_new_signature_names_its_source():
+    kb = load_kb()
+    for code in FAMILIES:
+        for sig in kb.codes[kb.canonical(code)].logs:
+            assert sig.source, (code, sig.id)
+
+
+# -- the cause a line gives, refined by where it is printed ---------------------------------------
+
+PIP_ISOLATED = """\
+Collecting flash-attn
+  Downloading flash_attn-2.7.4.post1.tar.gz (6.0 MB)
+  Installing build dependencies: started
+  Installing build dependencies: finished with status 'done'
+  Getting requirements to build wheel: started
+  Getting requirements to build wheel: finished with status 'error'
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [20 lines of output]
+      Traceback (most recent call last):
+        File "/venv/lib/python3.11/site-packages/pip/_vendor/pyproject_hooks/_in_process/_in_process.py", line 353, in <module>
+          main()
+        File "/venv/lib/python3.11/site-packages/pip/_vendor/pyproject_hooks/_in_process/_in_process.py", line 335, in main
+          json_out['return_val'] = hook(**hook_input['kwargs'])
+        File "/tmp/pip-build-env-x1y2z3/overlay/lib/python3.11/site-packages/setuptools/build_meta.py", line 334, in get_requires_for_build_wheel
+          return self._get_build_requires(config_settings, requirements=[])
+        File "<string>", line 22, in <module>
+      ModuleNotFoundError: No module named 'torch'
+      [end of output]
+"""
+
+
+def test_no_torch_inside_pips_isolated_build_is_build_isolation():
+    expl = explain_text(PIP_ISOLATED)
+    assert expl.root.code == "build-isolation-hides-torch", [c.code for c in expl.candidates]
+    assert "--no-build-isolation" in expl.root.fix
+
+
+def test_no_torch_in_a_plain_script_stays_torch_not_installed():
+    log = ("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
+           "ModuleNotFoundError: No module named 'torch'\n")
+    assert explain_text(log).root.code == "torch-not-installed"
+
+
+def test_device_side_assert_with_torchs_hints_is_the_assert_not_the_catch_all():
+    """c10's hint lines (CUDA_LAUNCH_BLOCKING, TORCH_USE_CUDA_DSA) come with every CUDA error:
+    they name nothing; the assert does."""
+    log = ("../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+           "thread: [1,0,0] Assertion `t >= 0 && t < n_classes` failed.\n"
+           "Traceback (most recent call last):\n  File \"train.py\", line 80, in <module>\n    loss.backward()\n"
+           "RuntimeError: CUDA error: device-side assert triggered\n"
+           "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+           "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+           "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    expl = explain_text(log)
+    assert [c.code for c in expl.candidates] == ["cuda-device-side-assert"]
+    hints = ("CUDA kernel errors might be asynchronously reported at some other API call\n"
+             "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+    assert explain_text(hints).candidates == ()
+
+
+def test_cublas_failure_ranks_the_library_causes():
+    expl = explain_text("RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, "
+                        "opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, "
+                        "CUDA_R_16BF, ldc, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`\n")
+    assert expl.root.code == "cublas-call-failed" and expl.root.kind == "symptom"
+    assert "cuda-library-shadowed" in expl.root.could_be
+    # the catch-all for bare CUDA errors gives way to it
+    assert "cuda-error-unclassified" not in [c.code for c in expl.candidates]
+
+
+def test_cudnn_not_initialized_stays_cudnn_unusable():
+    expl = explain_text("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n")
+    assert [c.code for c in expl.candidates][:1] == ["cudnn-unusable"]
+
+
+def test_vllm_c_import_warning_follows_the_error_it_carries():
+    """vLLM logs the import error of its _C module: an undefined torch symbol inside it is the
+    torch mismatch; the warning alone is a ranked guess."""
+    mismatch = ("WARNING 05-01 12:00:00 [_custom_ops.py:21] Failed to import from vllm._C with ImportError('/venv/"
+                "lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi')\n")
+    assert explain_text(mismatch).root.code == "extension-torch-mismatch"
+    alone = explain_text("WARNING 05-01 12:00:00 [_custom_ops.py:21] Failed to import from vllm._C with "
+                         "ModuleNotFoundError(\"No module named 'vllm._C'\")\n")
+    assert alone.root.code == "kernel-extension-not-built"
+
+
+def test_proposed_names_are_aliases_of_the_codes_that_meant_them():
+    kb = load_kb()
+    assert kb.canonical("nvcc-too-old-for-build") == "nvcc-arch-unsupported"
+    assert kb.canonical("ptxas-too-old-for-ptx") == "ptxas-arch-unsupported"
+    assert kb.canonical("host-compiler-unsupported-by-nvcc") == "host-compiler-unsupported-by-nvcc"
+    assert kb.canonical("torchao-torch-mismatch") == "torchao-torch-mismatch"
+
+
+HEALTHY = [
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+    "incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "export CUDA_LAUNCH_BLOCKING=1 TORCH_USE_CUDA_DSA=1",
+    "Attempted to use ninja as the BuildExtension backend but we could not find ninja.. Falling back to using the "
+    "slow distutils backend.",
+    "ninja .................. [OKAY]",
+    "fused_adam ............. [NO] ....... [OKAY]",
+    "pip install --no-build-isolation flash-attn==2.7.4.post1",
+    "torch.backends.cudnn.version(): 90100, CUBLAS_WORKSPACE_CONFIG=:4096:8",
+    "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0",
+    "Using /root/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",
+    "export TORCH_CUDA_ARCH_LIST='8.0;8.6;9.0+PTX'",
+    "torchao 0.16.0 with torch 2.11.0: cpp extensions loaded",
+    "Found GPU0 NVIDIA H100 80GB HBM3, compute capability 9.0",
+    "model = AutoModelForCausalLM.from_pretrained(name, attn_implementation='flash_attention_2')",
+    "Successfully installed ninja-1.11.1.4 mamba-ssm-2.2.4 causal-conv1d-1.5.0.post8",
+]
+
+
+@pytest.mark.parametrize("line", HEALTHY)
+def test_healthy_line_names_nothing(line):
+    expl = explain_text(line + "\n")
+    assert expl.candidates == () and expl.exit_code == 0, [c.code for c in expl.candidates]
