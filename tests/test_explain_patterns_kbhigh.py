@@ -40,6 +40,12 @@ FAMILIES = {
         "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [194,0,0], thread: [96,0,0] "
         "Assertion `srcIndex < srcSelectDimSize` failed.",
         "torch.AcceleratorError: CUDA error: device-side assert triggered",
+        # quoted differently in prose (transformers#1848) and with the quotes lost (MedicalGPT#275)
+        "Otherwise you are going to get `Assertion 'srcIndex < srcSelectDimSize' failed`.",
+        "Indexing.cu:1146: indexSelectLargeIndex: block: [58,0,0], thread: [21,0,0] Assertion srcIndex < "
+        "srcSelectDimSize failed.",
+        "../aten/src/ATen/native/cuda/ScatterGatherKernel.cu:365: operator(): block: [0,0,0], thread: [0,0,0] "
+        'Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
     ],
     "cublas-call-failed": [
         "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
