@@ -127,6 +127,9 @@ FAMILIES = {
         "ModuleNotFoundError: No module named 'amp_C'",
         "ModuleNotFoundError: No module named 'flash_attn_2_cuda'",
         "ModuleNotFoundError: No module named 'vllm._C'",
+        "Warning: multi_tensor_applier fused unscale kernel is unavailable, possibly because apex was installed "
+        "without --cuda_ext --cpp_ext. Using Python fallback.  Original ImportError was: ModuleNotFoundError(\"No "
+        "module named 'amp_C'\")",
     ],
     "flash-attn-arch-unsupported": [
         "ImportError: FlashAttention3 has been toggled on, but it cannot be used due to the following error: "
@@ -269,6 +272,19 @@ def test_proposed_names_are_aliases_of_the_codes_that_meant_them():
     assert kb.canonical("ptxas-too-old-for-ptx") == "ptxas-arch-unsupported"
     assert kb.canonical("host-compiler-unsupported-by-nvcc") == "host-compiler-unsupported-by-nvcc"
     assert kb.canonical("torchao-torch-mismatch") == "torchao-torch-mismatch"
+
+
+def test_torchao_built_for_another_torch_is_a_known_bad_combination():
+    """torchao's pairing with torch (unsloth PR 6400, AReaL#979): check evaluates it from
+    package metadata, and the entry names the code explain gives the warning."""
+    from stackpeel.combinations import match_combinations
+
+    ids = [m.combination.id for m in match_combinations({"torchao": "0.16.0", "torch": "2.9.1+cu129"})]
+    assert ids == ["torchao-0.16-torch-below-2.10"]
+    (m,) = match_combinations({"torchao": "0.14.0", "torch": "2.10.0+cu130"})
+    assert m.combination.explains == ("torchao-torch-mismatch",) and m.combination.severity == "degraded"
+    assert match_combinations({"torchao": "0.16.0", "torch": "2.10.0+cu130"}) == []
+    assert match_combinations({"torchao": "0.14.1", "torch": "2.9.1"}) == []
 
 
 HEALTHY = [
