@@ -32,6 +32,9 @@ FAMILIES = {
         # _check_capability before torch 2.4 (old_gpu_warn)
         "UserWarning: Found GPU0 NVIDIA GeForce GT 730 which is of cuda capability 3.5.",
         "The minimum cuda capability supported by this library is 3.7.",
+        # torch/backends/cudnn/__init__.py: the cuDNN bundled with the wheel drops pre-Turing GPUs
+        "RuntimeError: cuDNN version 91100 is not compatible with devices with SM < 7.5. Please install a version "
+        "of PyTorch with a compatible cuDNN version.",
     ],
     "cuda-device-side-assert": [
         "RuntimeError: CUDA error: device-side assert triggered",
@@ -112,6 +115,12 @@ FAMILIES = {
         "supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
         "Capability >= 7.0, but your device is of CUDA capability 6.0",
     ],
+    "torch-compile-failed": [
+        # torch/_inductor/exc.py InvalidCxxCompiler, on Windows without the MSVC environment and on Linux without g++
+        "torch._inductor.exc.InductorError: RuntimeError: Compiler: cl is not found.",
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
+        "compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
+    ],
     "triton-kernel-failed": [
         "RuntimeError: PassManager::run failed",
     ],
@@ -145,6 +154,8 @@ FAMILIES = {
         "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: "
         "FlashAttention2 is not available on CPU. Please make sure you are on any of the supported devices: "
         "('cuda', 'xpu', 'npu').",
+        "RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` "
+        "to turn on verbose logging to help debug the issue.",
     ],
     "xformers-no-cuda-ops": [
         "xFormers was built for:",
@@ -285,6 +296,15 @@ def test_torchao_built_for_another_torch_is_a_known_bad_combination():
     assert m.combination.explains == ("torchao-torch-mismatch",) and m.combination.severity == "degraded"
     assert match_combinations({"torchao": "0.16.0", "torch": "2.10.0+cu130"}) == []
     assert match_combinations({"torchao": "0.14.1", "torch": "2.9.1"}) == []
+
+
+def test_vllm_without_a_device_ranks_the_environment_causes_by_context():
+    err = "RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG`\n"
+    plain = explain_text(err)
+    assert plain.root.code == "torch-cuda-unavailable" and plain.root.kind == "symptom"
+    assert {"no-nvidia-driver", "container-toolkit-missing", "torch-cpu-only-build"} <= set(plain.root.could_be)
+    cpu = explain_text("Successfully installed torch-2.6.0+cpu vllm-0.8.3\n" + err)
+    assert cpu.root.code == "torch-cpu-only-build" and cpu.root.confidence == "inferred"
 
 
 HEALTHY = [
