@@ -109,6 +109,10 @@ FAMILIES = {
     "libaio-missing": [
         " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
         " [WARNING]  async_io: please install the libaio-dev package with apt",
+        " [WARNING]  async_io requires the libraries: ['libaio-dev'] but are missing. Can be fixed by: `apt install "
+        "libaio-dev`.",
+        "AssertionError: Unable to pre-compile async_io",
+        "LINK : fatal error LNK1181: cannot open input file 'aio.lib'",
     ],
     "triton-gpu-too-old": [
         "torch._inductor.exc.InductorError: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be "
