@@ -106,6 +106,15 @@ FAMILIES = {
     "env-torch-cuda-arch-list-invalid": [
         "ValueError: Unknown CUDA arch (8.0,8.6) or GPU not supported",
     ],
+    "build-isolation-hides-torch": [
+        # uv's hint under the failed build (crates/uv-build-frontend/src/error.rs)
+        "hint: This error likely indicates that `flash-attn@2.8.1` depends on `torch`, but doesn't declare it as a "
+        "build dependency. If `flash-attn` is a first-party package, consider adding `torch` to its "
+        "`build-system.requires`. Otherwise, `uv pip install torch` into the environment and re-run with "
+        "`--no-build-isolation`.",
+        "Caused by: This error likely indicates that flash-attn==2.6.1 depends on torch, but doesn't declare it as a "
+        "build dependency.",
+    ],
     "libaio-missing": [
         " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
         " [WARNING]  async_io: please install the libaio-dev package with apt",
@@ -252,7 +261,7 @@ def test_device_side_assert_with_torchs_hints_is_the_assert_not_the_catch_all():
     assert [c.code for c in expl.candidates] == ["cuda-device-side-assert"]
     hints = ("CUDA kernel errors might be asynchronously reported at some other API call\n"
              "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
-    assert explain_text(hints).candidates == ()
+    assert "cuda-device-side-assert" not in {c.code for c in explain_text(hints).candidates}
 
 
 def test_cublas_failure_ranks_the_library_causes():
@@ -311,10 +320,25 @@ def test_vllm_without_a_device_ranks_the_environment_causes_by_context():
     assert cpu.root.code == "torch-cpu-only-build" and cpu.root.confidence == "inferred"
 
 
-HEALTHY = [
+# lines that come with failures but name none of these causes (c10's hints, another package's
+# undeclared build dependency): whatever else explain says about them, none of these codes
+HINTS = [
     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
     "incorrect.",
     "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "hint: This error likely indicates that `openai-whisper@20240930` depends on `pkg_resources`, but doesn't declare "
+    "it as a build dependency.",
+]
+
+
+@pytest.mark.parametrize("line", HINTS)
+def test_hint_lines_name_none_of_these_causes(line):
+    codes = {c.code for c in explain_text(line + "\n").candidates}
+    assert not codes & (set(FAMILIES) | {"cuda-error-unclassified"}), codes
+
+
+HEALTHY = [
     "export CUDA_LAUNCH_BLOCKING=1 TORCH_USE_CUDA_DSA=1",
     "Attempted to use ninja as the BuildExtension backend but we could not find ninja.. Falling back to using the "
     "slow distutils backend.",
