@@ -98,6 +98,7 @@ FAMILIES = {
         "error: command '/usr/bin/gcc' failed with exit code 1",
         "error: command '/usr/local/cuda/bin/nvcc' failed with exit status 2",
         "RuntimeError: Error building extension 'fused_adam'",
+        "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'",
     ],
     "nvcc-missing": [
         # DeepSpeed op_builder/builder.py
@@ -172,8 +173,11 @@ FAMILIES = {
     ],
     "xformers-no-cuda-ops": [
         "xFormers was built for:",
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
     ],
     "bitsandbytes-cuda-setup-failed": [
+        "RuntimeError: Configured CUDA binary not found at /venv/lib/python3.12/site-packages/bitsandbytes/"
+        "libbitsandbytes_cuda130.so",
         "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, "
         "8-bit multiplication, and GPU quantization are unavailable.",
         "AttributeError: /opt/conda/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined "
@@ -239,6 +243,20 @@ def test_no_torch_inside_pips_isolated_build_is_build_isolation():
     expl = explain_text(PIP_ISOLATED)
     assert expl.root.code == "build-isolation-hides-torch", [c.code for c in expl.candidates]
     assert "--no-build-isolation" in expl.root.fix
+
+
+def test_a_failed_requirements_step_without_its_output_points_at_build_isolation():
+    """pip's summary alone (the hook's output cut off): the failed 'Getting requirements to build
+    wheel' step of a CUDA extension is inferred to be the isolated build, as a guess from context."""
+    log = ("  Getting requirements to build wheel did not run successfully.\n"
+           "ERROR: Failed building wheel for flash-attn\n")
+    expl = explain_text(log)
+    assert expl.root.code == "build-isolation-hides-torch" and expl.root.confidence == "inferred"
+    assert "extension-build-failed" in expl.root.explains
+    # a cause the log names still wins over the guess
+    named = explain_text(log + "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA "
+                               "install root.\n")
+    assert named.root.code == "nvcc-missing"
 
 
 def test_no_torch_in_a_plain_script_stays_torch_not_installed():
