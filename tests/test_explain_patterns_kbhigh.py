@@ -157,6 +157,10 @@ FAMILIES = {
     "flash-attn-arch-unsupported": [
         "ImportError: FlashAttention3 has been toggled on, but it cannot be used due to the following error: "
         "FlashAttention3 requires compute capability >= 9, but found (8, 0) with compute capability 8.x",
+        # flash-attention csrc/flash_attn/flash_api.cpp mha_bwd, before and after 2.5.5
+        "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+        "RuntimeError: FlashAttention backward for head dim 256 with dropout, or head dim 224 with/without dropout "
+        "requires A100/A800 or H100/H800",
     ],
     "flash-attn-not-installed": [
         "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the "
