@@ -263,6 +263,17 @@ def test_a_failed_requirements_step_without_its_output_points_at_build_isolation
     assert named.root.code == "nvcc-missing"
 
 
+def test_inductor_wrapper_alone_is_a_symptom_and_its_inner_error_decides():
+    wrapper = "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    alone = explain_text(wrapper + "AssertionError: something unexpected\n")
+    assert alone.root.code == "torch-compile-failed" and alone.root.kind == "symptom"
+    assert {"no-c-compiler", "triton-gpu-too-old"} <= set(alone.root.could_be)
+    inner = explain_text(wrapper + "RuntimeError: Found Tesla P40 which is too old to be supported by the triton GPU "
+                                   "compiler, which is used as the backend. Triton only supports devices of CUDA "
+                                   "Capability >= 7.0, but your device is of CUDA capability 6.1\n")
+    assert inner.root.code == "triton-gpu-too-old"
+
+
 def test_no_torch_in_a_plain_script_stays_torch_not_installed():
     log = ("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
            "ModuleNotFoundError: No module named 'torch'\n")
