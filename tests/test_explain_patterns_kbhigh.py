@@ -138,6 +138,14 @@ FAMILIES = {
     "triton-kernel-failed": [
         "RuntimeError: PassManager::run failed",
     ],
+    "gpu-arch-lacks-dtype": [
+        # bitsandbytes csrc/ops.cu, built without cublasLt for GPUs before Turing
+        "ERROR: Your GPU does not support Int8 Matmul!",
+    ],
+    "triton-cache-unusable": [
+        "ImportError: /home/user/.triton/cache/9f3c0b1e2d/cuda_utils.cpython-311-x86_64-linux-gnu.so: failed to map "
+        "segment from shared object",
+    ],
     "torchao-torch-mismatch": [
         "Skipping import of cpp extensions due to incompatible torch version 2.11.0 for torchao version 0.16.0 "
         "Please see https://github.com/pytorch/ao/issues/2919 for more info",
