@@ -282,6 +282,31 @@ def test_inductor_wrapper_alone_is_a_symptom_and_its_inner_error_decides():
     assert inner.root.code == "triton-gpu-too-old"
 
 
+DS_REPORT_AND_TORCHAO = (
+    " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n"
+    " [WARNING]  async_io: please install the libaio-dev package with apt\n"
+    "async_io ............... [NO] ....... [NO]\n"
+    "WARNING:torchao:Skipping import of cpp extensions due to incompatible torch version 2.10.0 for torchao version "
+    "0.14.0\n")
+
+
+@pytest.mark.parametrize("error,first", [
+    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error (run with "
+     "NCCL_DEBUG=INFO for details), NCCL version 2.19.3", "nccl-error"),
+    ("RuntimeError: Error building extension 'fused_adam'", "extension-build-failed"),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "torch-arch-not-supported"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda-error-unclassified"),
+])
+def test_warnings_printed_at_every_start_never_outrank_the_failure(error, first):
+    """ds_report's libaio warning and torchao's skip warning appear in logs whose failure is
+    elsewhere: they are fallbacks, named only when nothing else in the log is."""
+    expl = explain_text(DS_REPORT_AND_TORCHAO + error + "\n")
+    assert expl.candidates[0].code == first, [c.code for c in expl.candidates]
+    alone = explain_text(DS_REPORT_AND_TORCHAO)
+    assert [c.code for c in alone.candidates] == ["libaio-missing", "torchao-torch-mismatch"]
+    assert alone.root.confidence == "symptom"
+
+
 def test_no_torch_in_a_plain_script_stays_torch_not_installed():
     log = ("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
            "ModuleNotFoundError: No module named 'torch'\n")
