@@ -86,6 +86,18 @@ FAMILIES = {
         "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
         "ptxas /tmp/tmpabc/kernel.ptx, line 5; fatal   : Unsupported .version 8.7; current version is '8.4'",
     ],
+    "cuda-headers-missing": [
+        "/venv/lib/python3.10/site-packages/torch/include/ATen/cuda/CUDAContext.h:5:10: fatal error: "
+        "cuda_runtime_api.h: No such file or directory",
+        "csrc/causal_conv1d.cpp:7:10: fatal error: cusparse.h: No such file or directory",
+        "fatal error: 'cuda_runtime.h' file not found",
+    ],
+    "extension-cxx-standard-too-old": [
+        # torch/include/torch/csrc/api/include/torch/all.h, torch/include/ATen/ATen.h
+        "/venv/lib/python3.10/site-packages/torch/include/torch/csrc/api/include/torch/all.h:4:2: error: #error C++17 "
+        "or later compatible compiler is required to use PyTorch.",
+        "#error C++17 or later compatible compiler is required to use ATen.",
+    ],
     "ninja-missing": [
         "RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)",
     ],
