@@ -174,6 +174,11 @@ FAMILIES = {
         "without --cuda_ext --cpp_ext. Using Python fallback.  Original ImportError was: ModuleNotFoundError(\"No "
         "module named 'amp_C'\")",
     ],
+    "extension-torch-mismatch": [
+        # CPython's Windows loader for an extension built against another torch or CUDA
+        "ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be found.",
+        "ImportError: DLL load failed while importing selective_scan_cuda: The specified module could not be found.",
+    ],
     "flash-attn-arch-unsupported": [
         "ImportError: FlashAttention3 has been toggled on, but it cannot be used due to the following error: "
         "FlashAttention3 requires compute capability >= 9, but found (8, 0) with compute capability 8.x",
