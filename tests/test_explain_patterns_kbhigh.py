@@ -184,6 +184,10 @@ FAMILIES = {
         "FlashAttention3 requires compute capability >= 9, but found (8, 0) with compute capability 8.x",
         # flash-attention csrc/flash_attn/flash_api.cpp mha_bwd, before and after 2.5.5
         "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+        # TORCH_CHECK without a message: torch 2.0's SDPA flash kernel, flash-attn 1.x on Volta
+        "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.  (Could this error message be improved? "
+        "If so, please report an enhancement request to PyTorch.)",
+        "RuntimeError: Expected is_sm8x || is_sm75 to be true, but got false.",
         "RuntimeError: FlashAttention backward for head dim 256 with dropout, or head dim 224 with/without dropout "
         "requires A100/A800 or H100/H800",
     ],
