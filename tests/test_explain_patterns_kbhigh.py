@@ -209,6 +209,7 @@ FAMILIES = {
         "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
     ],
     "bitsandbytes-cuda-setup-failed": [
+        "CUDA SETUP: Problem: The main issue seems to be that the main CUDA runtime library was not detected.",
         "RuntimeError: Configured CUDA binary not found at /venv/lib/python3.12/site-packages/bitsandbytes/"
         "libbitsandbytes_cuda130.so",
         "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, "
