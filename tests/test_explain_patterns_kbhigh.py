@@ -62,6 +62,8 @@ FAMILIES = {
         "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
         "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
         "RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR",
+        "RuntimeError: GET was unable to find an engine to execute this computation",
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
     ],
     "host-compiler-unsupported-by-nvcc": [
         # CUDA include/crt/host_config.h
