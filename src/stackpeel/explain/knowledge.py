@@ -170,7 +170,7 @@ ERROR_WORDS = (
     "SIGBUS", "SIGABRT", "SIGKILL", "SIGILL", "SIGFPE", "Aborted", "Illegal instruction", "core dumped",
     "timed out", "imeout", "Watchdog", "eadline exceeded", "ut of memory", "OOM", "oom-kill", "CUDA_ERROR_",
     "STATUS_", "undefined symbol", "Errno", "errno", "hang", "hung", "stuck", "freez", "frozen", "deadlock",
-    "non-zero exit",
+    "non-zero exit", "ould not ", "No matching distribution",
 )
 
 
@@ -182,17 +182,24 @@ class KnowledgeBase:
     version: int = 1
     #: finding code -> literal clues that make it likelier when a log shows only its symptoms
     clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+    #: literals of the setting a log was made in (knowledge/vocabulary.toml ``[[context]]``): the
+    #: scanner records them with the clues; they only re-rank guesses from words
+    context_words: Tuple[str, ...] = ()
+
+    @property
+    def _clue_literals(self) -> List[str]:
+        return list(dict.fromkeys([c for cs in self.clues.values() for c in cs] + list(self.context_words)))
 
     @functools.cached_property
     def clue_gate(self) -> Pattern[str]:
         """Finds the rare-character part of any clue literal (like :attr:`gate`, cut with
         :func:`rare_start`); :meth:`clues_at` then says which literals really are there."""
-        return _literal_alternation([rare_start(c, CLUE_KEEP) for cs in self.clues.values() for c in cs])
+        return _literal_alternation([rare_start(c, CLUE_KEEP) for c in self._clue_literals])
 
     @functools.cached_property
     def _clue_index(self) -> Dict[str, Tuple[Tuple[str, str, int], ...]]:
         by_first: Dict[str, List[Tuple[str, str, int]]] = {}
-        for lit in {c for cs in self.clues.values() for c in cs}:
+        for lit in self._clue_literals:
             part = rare_start(lit, CLUE_KEEP)
             by_first.setdefault(part[0], []).append((part, lit, len(lit) - len(part)))
         return {k: tuple(sorted(v, key=lambda t: len(t[1]), reverse=True)) for k, v in by_first.items()}
@@ -335,7 +342,19 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fallback=sig.fallback,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues,
+                         context_words=_context_words())
+
+
+def _context_words() -> Tuple[str, ...]:
+    """The context literals of the bundled vocabulary (none when it cannot be read: guesses
+    then rank without context, and the vocabulary's own test names the problem)."""
+    from . import vocabulary
+
+    try:
+        return vocabulary.load().context_words
+    except KnowledgeError:
+        return ()
 
 
 def _live_checks() -> Dict[str, str]:

@@ -182,7 +182,8 @@ HARD_ERROR_RE = re.compile(
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
-    r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b)"
+    r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
+    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly)"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded)"
@@ -192,7 +193,8 @@ SOFT_ERROR_RE = re.compile(
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one"
 HEALTHY_ERROR_WORDS_RE = re.compile(
-    r"\b0 (?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    r"|^-- "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
 )
@@ -539,7 +541,7 @@ class LogScanner:
         if seams:
             flagged = sorted(set(flagged) | seams)
         self._seams = seams
-        if self.kb.clues and len(r.clues) < MAX_CLUES:
+        if (self.kb.clues or self.kb.context_words) and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
         k = 0
         i = 0
@@ -615,13 +617,13 @@ class LogScanner:
         lines, i, _ = where
         alone = set(self.kb.match_line(rest)) if self._entry_gate(rest) is not None else set()
         joins: List[Tuple[str, str]] = []
-        if i + 1 < len(lines) and SEAM_MIN <= len(rest.strip()):
+        if i + 1 < len(lines):
             nxt = self._joined(lines, i)
             if nxt and not exception_line(nxt):
                 joins.append((f"{rest.rstrip()} {nxt}", nxt))
         prev = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
         prev = bare(prev[:MAX_LINE])[1].strip()
-        if len(prev) >= SEAM_MIN and not prev.startswith(("File \"", "Traceback (most recent")) \
+        if prev and not prev.startswith(("File \"", "Traceback (most recent")) \
                 and not exception_line(strip_log_prefix(rest.strip())):
             joins.append((f"{prev} {rest.strip()}", prev))
         for joined, other in joins:
