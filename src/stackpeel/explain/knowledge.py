@@ -182,24 +182,17 @@ class KnowledgeBase:
     version: int = 1
     #: finding code -> literal clues that make it likelier when a log shows only its symptoms
     clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
-    #: literals of the setting a log was made in (knowledge/vocabulary.toml ``[[context]]``): the
-    #: scanner records them with the clues; they only re-rank guesses from words
-    context_words: Tuple[str, ...] = ()
-
-    @property
-    def _clue_literals(self) -> List[str]:
-        return list(dict.fromkeys([c for cs in self.clues.values() for c in cs] + list(self.context_words)))
 
     @functools.cached_property
     def clue_gate(self) -> Pattern[str]:
         """Finds the rare-character part of any clue literal (like :attr:`gate`, cut with
         :func:`rare_start`); :meth:`clues_at` then says which literals really are there."""
-        return _literal_alternation([rare_start(c, CLUE_KEEP) for c in self._clue_literals])
+        return _literal_alternation([rare_start(c, CLUE_KEEP) for cs in self.clues.values() for c in cs])
 
     @functools.cached_property
     def _clue_index(self) -> Dict[str, Tuple[Tuple[str, str, int], ...]]:
         by_first: Dict[str, List[Tuple[str, str, int]]] = {}
-        for lit in self._clue_literals:
+        for lit in {c for cs in self.clues.values() for c in cs}:
             part = rare_start(lit, CLUE_KEEP)
             by_first.setdefault(part[0], []).append((part, lit, len(lit) - len(part)))
         return {k: tuple(sorted(v, key=lambda t: len(t[1]), reverse=True)) for k, v in by_first.items()}
@@ -342,19 +335,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fallback=sig.fallback,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues,
-                         context_words=_context_words())
-
-
-def _context_words() -> Tuple[str, ...]:
-    """The context literals of the bundled vocabulary (none when it cannot be read: guesses
-    then rank without context, and the vocabulary's own test names the problem)."""
-    from . import vocabulary
-
-    try:
-        return vocabulary.load().context_words
-    except KnowledgeError:
-        return ()
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
 
 
 def _live_checks() -> Dict[str, str]:

@@ -541,7 +541,7 @@ class LogScanner:
         if seams:
             flagged = sorted(set(flagged) | seams)
         self._seams = seams
-        if (self.kb.clues or self.kb.context_words) and len(r.clues) < MAX_CLUES:
+        if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
         k = 0
         i = 0

@@ -4,9 +4,11 @@ When a log's error lines match no knowledge-base signature, ``explain`` does not
 "Unknown error": the words of those lines (``gcc``, ``Python.h``, ``libcuda``, ``ptxas``,
 ``undefined symbol``, ``/dev/shm``, ``NCCL`` ...) point at the parts of the stack that
 failed, and the table ``knowledge/vocabulary.toml`` maps each stable word to the finding
-codes it implicates. Context words anywhere in the log (a container, WSL, Slurm, conda, a
-GPU name, a ``+cpu`` torch) re-rank those codes, as do the codes' own ``clues``; they never
-add a code the error lines do not implicate.
+codes it implicates. Context words (a container, WSL, Slurm, conda, a GPU name, a ``+cpu``
+torch) re-rank those codes, as do the codes' own ``clues``; they never add a code the error
+lines do not implicate. A context word that is also a code's clue is found anywhere in the log
+(the scanner's clue pass); the others are looked for in what the scan kept (a pass of their
+own over every chunk cost 12 % of the scan of a 10 MB log).
 
 The result is a ranked list of :class:`Guess` objects; :mod:`.reasoning` turns them into
 candidates with ``confidence = "low"`` and ``basis = "vocabulary"``, so a reader (and the
