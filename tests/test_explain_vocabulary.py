@@ -25,6 +25,8 @@ from test_explain_patterns import MESSAGES, SHAPES
 # word id -> a real line in which the word implicates the entry's first code
 REAL_LINES = {
     "c-compiler": "error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory",   # setuptools
+    "compiler-ran": "x86_64-linux-gnu-gcc: error: unrecognized command-line option '-mno-avx512'",         # gcc
+    "compiler-missing": "error: command 'gcc' failed: No such file or directory",                  # setuptools spawn
     "c-headers": "/tmp/x.c:1:10: fatal error: stdio.h: No such file or directory",                 # gcc
     "python-headers": "/tmp/cuda_utils.c:1:10: fatal error: Python.h: No such file or directory",  # gcc in Triton's build
     "nvcc": "error: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",              # torch cpp_extension
@@ -181,8 +183,9 @@ UNKNOWN = ("building 'selective_scan_cuda' extension\n"
 def test_an_unexplained_error_gets_ranked_guesses_not_silence():
     expl = explain_text(UNKNOWN)
     assert expl.candidates and all(c.basis == "vocabulary" and c.confidence == "low" for c in expl.candidates)
-    assert expl.root.code == "no-c-compiler"
-    assert ("c-compiler", "x86_64-linux-gnu-gcc") in expl.root.words
+    # gcc printed the error itself: it exists and ran, so a broken compiler outranks a missing one
+    assert [c.code for c in expl.candidates][:2] == ["c-compiler-broken", "no-c-compiler"]
+    assert ("compiler-ran", "x86_64-linux-gnu-gcc: error:") in expl.root.words
     assert expl.root.evidence and expl.root.evidence[0].line == 2
     assert expl.fingerprint and expl.exit_code == 1
     assert any("guessed from their words" in n for n in expl.notes)
@@ -193,13 +196,13 @@ def test_json_carries_confidence_basis_and_words_where_the_bench_ranks():
     c = d["candidates"][0]
     assert (c["confidence"], c["basis"]) == ("low", "vocabulary")
     assert {"word": "c-compiler", "text": "x86_64-linux-gnu-gcc"} in c["words"]
-    assert d["root_cause"] == "no-c-compiler" and d["fingerprint"]
+    assert d["root_cause"] == "c-compiler-broken" and d["fingerprint"]
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     try:
         from explain_accuracy import ranking
     finally:
         sys.path.pop(0)
-    assert ranking(d)[0] == "no-c-compiler"
+    assert ranking(d)[:2] == ["c-compiler-broken", "no-c-compiler"]
     # a signature match says so
     seed = json.loads(render(explain_text(MESSAGES["no-c-compiler"] + "\n"), "json"))
     assert (seed["candidates"][0]["basis"], seed["candidates"][0]["confidence"]) == ("signature", "stated")
@@ -209,12 +212,12 @@ def test_text_says_it_is_a_guess_shows_the_lines_and_what_to_run():
     text = render(explain_text(UNKNOWN, source="build.log"), "text")
     assert "Unknown error: no known message matches it (fingerprint" in text
     assert "Possible causes, guessed from the words of the error lines (low confidence):" in text
-    assert "  1. no-c-compiler [toolchain]" in text and "words: 'x86_64-linux-gnu-gcc'" in text
+    assert "  1. c-compiler-broken [toolchain]" in text and "'x86_64-linux-gnu-gcc'" in text
     assert "Error lines the guess is made from:" in text and "line 2: x86_64-linux-gnu-gcc: error" in text
     assert "\n    stackpeel check\n" in text and "stackpeel check --only toolchain.c_compiler" in text
     assert all(len(line) <= 80 for line in text.splitlines() if not line.startswith("    stackpeel"))
     md = render(explain_text(UNKNOWN), "markdown")
-    assert "**Unknown error**" in md and "low confidence" in md and "`no-c-compiler`" in md
+    assert "**Unknown error**" in md and "low confidence" in md and "`c-compiler-broken`" in md
     assert "guess (low confidence)" in render(explain_text(UNKNOWN), "html")
 
 
