@@ -272,3 +272,14 @@ def test_word_wrapped_unexplained_error_keeps_its_own_lines():
         """)
     expl = explain_text(log)
     assert [e.text for e in expl.unexplained][:1] == ["gcc: error: unrecognized command-line option '-mfoo'; did you mean '-mfma'?"]
+
+
+def test_source_lines_of_a_traceback_are_not_error_lines_of_their_own():
+    # the seed's Triton traceback with an exception no entry names: the `raise` line quoted in
+    # the frames must not count as a second error (nor change the fingerprint)
+    frames = ('Traceback (most recent call last):\n'
+              '  File "/venv/lib/python3.12/site-packages/x/build.py", line 32, in _build\n'
+              '    raise ValueError("bad value for the build: exit code 2")\n')
+    expl = explain_text(frames + "ValueError: bad value for the build: exit code 2\n")
+    assert [e.type for e in expl.exceptions] == ["ValueError"]
+    assert [e.line for e in expl.unexplained] == [4], expl.unexplained   # the exception line only

@@ -675,7 +675,11 @@ class LogScanner:
             # one more search rules out every entry at once
             partial = self._entry_gate(rest) is not None
             entries = self.kb.match_line(rest) if partial else []
-            shape = None if entries else error_shape(rest)
+            # the frames and source lines of a traceback are not error lines of their own
+            # (`    raise ValueError(...)`): the traceback's exception line speaks for them
+            op = self._open.get(key)
+            in_frames = op is not None and op.state == "frames" and rest[:1] in (" ", "\t")
+            shape = None if entries or in_frames else error_shape(rest)
             if not entries and where is not None and (partial or shape) and self._rejoins < MAX_REJOINS:
                 joined, entries = self._rejoin(rest, where)
                 if entries:
@@ -693,7 +697,7 @@ class LogScanner:
                         hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
                                   ctx)
                         self._waiting.append((hit, []))
-            else:
+            elif not in_frames:
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
