@@ -137,6 +137,8 @@ HEALTHY = [
     "  - CXX flags: -ffunction-sections -fdata-sections -fno-math-errno -fno-trapping-math -Werror=format",
     # CMake's configure checks (Modules/CheckLibraryExists.cmake)
     "-- Looking for pthread_create in pthreads - not found",
+    # debconf falls back to the next frontend (apt-get in any Dockerfile; /var/log/apt/term.log here)
+    "debconf: unable to initialize frontend: Dialog",
     # exit status 0 and 'Killed' in the middle of a sentence are no failure
     "Process finished with exit code 0",
     "The weather hangs over the city",                  # a hang with no GPU word

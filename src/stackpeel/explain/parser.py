@@ -191,10 +191,12 @@ SOFT_ERROR_RE = re.compile(
     r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
 )
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
-#: "failures=0", "not found, using regular one"
+#: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
+#: debconf's "unable to initialize frontend: Dialog" (it falls back to the next frontend; every
+#: apt-get in a Dockerfile prints it)
 HEALTHY_ERROR_WORDS_RE = re.compile(
     r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
-    r"|^-- "
+    r"|^-- |^debconf: "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
 )
