@@ -285,3 +285,30 @@ def test_source_lines_of_a_traceback_are_not_error_lines_of_their_own():
     expl = explain_text(frames + "ValueError: bad value for the build: exit code 2\n")
     assert [e.type for e in expl.exceptions] == ["ValueError"]
     assert [e.line for e in expl.unexplained] == [4], expl.unexplained   # the exception line only
+
+
+def test_a_line_only_a_catch_all_matched_is_joined_with_its_continuation():
+    # driver_types.h cudaErrorUnsupportedPtxVersion's string, broken before 'PTX' by a terminal:
+    # the first half alone is a bare "CUDA error: <string>" (the catch-all cuda-error-unclassified)
+    log = "RuntimeError: CUDA error: the provided\nPTX was compiled with an unsupported toolchain.\n"
+    whole = explain_text("RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n")
+    assert whole.root.code != "cuda-error-unclassified"
+    assert explain_text(log).root.code == whole.root.code
+
+
+def test_torch_elastic_failure_names_no_unrelated_guess():
+    # torch/distributed/elastic/multiprocessing/api.py: a rank killed with SIGKILL (exit -9); the
+    # module path holds 'multiprocessing', which says nothing about fork
+    line = ("torch.distributed.elastic.multiprocessing.api:[ERROR] failed (exitcode: -9) local_rank: 0 "
+            "(pid: 4321) of binary: /usr/bin/python3\n")
+    expl = explain_text(line)
+    assert expl.exit_code == 1 and "cuda-initialized-before-fork" not in expl.codes
+
+
+def test_watchdog_timeout_guesses_the_hang_first():
+    line = ("[rank1]:[E1201 12:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600012 milliseconds before timing out.\n")
+    expl = explain_text(line)
+    assert expl.root.code == "collective-hang" and expl.root.basis == "vocabulary"
+    assert "nccl-p2p-blocked" in expl.root.could_be

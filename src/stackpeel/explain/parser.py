@@ -682,10 +682,14 @@ class LogScanner:
             op = self._open.get(key)
             in_frames = op is not None and op.state == "frames" and rest[:1] in (" ", "\t")
             shape = None if entries or in_frames else error_shape(rest)
-            if not entries and where is not None and (partial or shape) and self._rejoins < MAX_REJOINS:
-                joined, entries = self._rejoin(rest, where)
-                if entries:
-                    rest = joined
+            # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
+            # a message a specific signature names once joined
+            catch_all = bool(entries) and all(e.fallback for e in entries)
+            if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
+                    and self._rejoins < MAX_REJOINS:
+                joined, found = self._rejoin(rest, where)
+                if found and not all(e.fallback for e in found):
+                    rest, entries = joined, found
                     line = Line(lineno, rest, key)
             if entries:
                 tb = self._open.get(key)
