@@ -26,7 +26,7 @@ from test_explain_patterns import MESSAGES, SHAPES
 REAL_LINES = {
     "c-compiler": "error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory",   # setuptools
     "compiler-ran": "x86_64-linux-gnu-gcc: error: unrecognized command-line option '-mno-avx512'",         # gcc
-    "compiler-missing": "error: command 'gcc' failed: No such file or directory",                  # setuptools spawn
+    "compiler-missing": "make: cc: No such file or directory",                                     # GNU make
     "c-headers": "/tmp/x.c:1:10: fatal error: stdio.h: No such file or directory",                 # gcc
     "python-headers": "/tmp/cuda_utils.c:1:10: fatal error: Python.h: No such file or directory",  # gcc in Triton's build
     "nvcc": "error: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",              # torch cpp_extension
@@ -267,3 +267,18 @@ def test_healthy_log_has_no_error_line_and_no_guess(path):
     expl = explain_text(body)
     assert expl.exit_code == 0 and not expl.unexplained and not expl.candidates, \
         [e.text[:120] for e in expl.unexplained]
+
+
+def test_a_guess_confirmed_live_becomes_the_root_cause(nocc_env):
+    """The real engine and the real toolchain check, on a PATH with no C compiler: the guess
+    from the words of the shell's error is confirmed and shown as the root cause."""
+    from stackpeel.explain.live import confirm
+
+    log = "/bin/sh: 1: gcc: not found\n"          # dash, when make or a build script runs gcc
+    expl = explain_text(log)
+    assert expl.root.code == "no-c-compiler" and expl.root.basis == "vocabulary"
+    out = confirm(expl, python=sys.executable, env=nocc_env, known={"toolchain.c_compiler"})
+    assert out.live.ran and out.root.code == "no-c-compiler" and out.root.live.verdict == "confirmed"
+    text = render(out, "text")
+    assert text.splitlines()[2].startswith("Root cause (guessed from words, confirmed live): no-c-compiler")
+    assert "stackpeel check --only toolchain.c_compiler" in text
