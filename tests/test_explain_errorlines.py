@@ -312,3 +312,15 @@ def test_watchdog_timeout_guesses_the_hang_first():
     expl = explain_text(line)
     assert expl.root.code == "collective-hang" and expl.root.basis == "vocabulary"
     assert "nccl-p2p-blocked" in expl.root.could_be
+
+
+@pytest.mark.parametrize("line", [
+    # torch missing while building an extension (pip's build isolation), quoted in a sentence
+    "When I run `pip install flash-attn` it stops with `ModuleNotFoundError: No module named 'torch'` every time",
+    'It says "ModuleNotFoundError: No module named \'torch\'" and stops',
+    "The build ends with ModuleNotFoundError: No module named 'torch'.",
+])
+def test_end_anchored_message_found_inside_prose(line):
+    # the signature ends with $ (the module name is the whole message): quoted, it is searched alone
+    alone = explain_text("ModuleNotFoundError: No module named 'torch'\n").root.code
+    assert explain_text(line + "\n").root.code == alone

@@ -149,14 +149,6 @@ SEAM_MIN, SEAM_MAX = 40, 2000
 SEAM_RE = re.compile(r"\n[ \t>]*[a-z(`'\"]")
 SEAM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:;-_/ ")
 WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)")
-#: unexplained lines worth showing when nothing known matched (the first shapes explain knew;
-#: :func:`error_shape` is the whole detector)
-ERRORISH_RE = re.compile(
-    r"(?:^|\s)(?:fatal error|error|Error|ERROR)(?:\[\w+\])?:|ptxas fatal|nvcc fatal|NCCL WARN|"
-    r"cannot find -l|undefined reference to|Segmentation fault|core dumped|CUDA error|"
-    r"Failed building wheel|subprocess-exited-with-error|Killed$"
-)
-
 #: Shapes of a line a user would call an error (issue 8: "no log with an error line answered
 #: with 'No known problem'"). Each alternative starts at a literal and bounds every repeat, so
 #: a search is linear on any line; the group that matched names the shape. HARD shapes are
@@ -408,6 +400,21 @@ class _Open:
         self.state = "frames"   # frames -> message -> closed
         self.foreign = 0
         self.lit = lit
+
+
+#: a span quoted in prose: backticks, double quotes, typographic quotes (single quotes are
+#: apostrophes too often); every repeat is bounded and stops at the closing mark
+QUOTED_RE = re.compile(r"`([^`\n]{8,2000})`|\"([^\"\n]{8,2000})\"|\u201c([^\u201d\n]{8,2000})\u201d")
+
+
+def _quoted_parts(text: str) -> List[str]:
+    """The spans of ``text`` quoted in prose, and ``text`` without its closing punctuation:
+    the places a message pasted into a sentence may end (at most 8)."""
+    parts = [next(g for g in m.groups() if g is not None) for m in QUOTED_RE.finditer(text)][:7]
+    trimmed = text.rstrip().rstrip(".,;:!?)")
+    if trimmed != text.rstrip():
+        parts.append(trimmed)
+    return parts
 
 
 def bare(line: str) -> Tuple[str, str]:
@@ -685,6 +692,16 @@ class LogScanner:
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined
             catch_all = bool(entries) and all(e.fallback for e in entries)
+            if not entries and partial and self._rejoins < MAX_REJOINS:
+                # a message quoted in prose: a pattern anchored at its end ('...named 'torch'$')
+                # fails on the sentence around it, not on the quoted span or the line without
+                # its final full stop
+                parts = _quoted_parts(rest)
+                self._rejoins += bool(parts)
+                for part in parts:
+                    entries = self.kb.match_line(part)
+                    if entries:
+                        break
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
