@@ -104,6 +104,8 @@ ERROR_LINES = {
         "Saving checkpoint: [Errno 28] No space left on device",
     ],
     "nccl": [
+        # torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr: the result name first
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
         # NCCL result names (src/nccl.h.in) inside torch's message
         "RuntimeError: NCCL communicator was aborted on rank 1. Original reason for failure was: "
         "ncclInvalidArgument",

@@ -282,3 +282,14 @@ def test_a_guess_confirmed_live_becomes_the_root_cause(nocc_env):
     text = render(out, "text")
     assert text.splitlines()[2].startswith("Root cause (guessed from words, confirmed live): no-c-compiler")
     assert "stackpeel check --only toolchain.c_compiler" in text
+
+
+def test_a_truncated_traceback_is_guessed_from_its_frames():
+    # a paste cut before the exception line: only the frames say where it failed
+    log = ("Traceback (most recent call last):\n"
+           '  File "/app/train.py", line 88, in <module>\n'
+           "    loss = model(batch).loss\n"
+           '  File "/venv/lib/python3.12/site-packages/triton/runtime/build.py", line 32, in _build\n')
+    expl = explain_text(log)
+    assert expl.exceptions[0].truncated and expl.root.basis == "vocabulary"
+    assert expl.root.code == "no-c-compiler" and ("triton-build", "triton/runtime/build.py") in expl.root.words
