@@ -307,13 +307,12 @@ def test_torch_elastic_failure_names_no_unrelated_guess():
     assert expl.exit_code == 1 and "cuda-initialized-before-fork" not in expl.codes
 
 
-def test_watchdog_timeout_guesses_the_hang_first():
+def test_watchdog_timeout_names_the_hang_first():
     line = ("[rank1]:[E1201 12:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective "
             "operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
             "ran for 600012 milliseconds before timing out.\n")
     expl = explain_text(line)
-    assert expl.root.code == "collective-hang" and expl.root.basis == "vocabulary"
-    assert "nccl-p2p-blocked" in expl.root.could_be
+    assert expl.root.code == "collective-hang" and "nccl-p2p-blocked" in expl.root.could_be
 
 
 @pytest.mark.parametrize("line", [

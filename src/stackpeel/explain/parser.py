@@ -692,6 +692,11 @@ class LogScanner:
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined
             catch_all = bool(entries) and all(e.fallback for e in entries)
+            if catch_all and INFO_LEVEL_RE.match(rest):
+                # a catch-all names an error nothing more specific explains; an INFO record is no
+                # error (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
+                # file ... using internal implementation" on every healthy run)
+                entries, catch_all = [], False
             if not entries and partial and self._rejoins < MAX_REJOINS:
                 # a message quoted in prose: a pattern anchored at its end ('...named 'torch'$')
                 # fails on the sentence around it, not on the quoted span or the line without
