@@ -58,6 +58,8 @@ ERROR_LINES = {
         "  │ exit code: 1",
         # torch/distributed/elastic/multiprocessing/errors/__init__.py, the failure table
         "  exitcode  : -9 (pid: 2345)",
+        # GNU make when a recipe fails (src/job.c: '*** [%s] Error %d'); 137 is 128 + SIGKILL
+        "make: *** [Makefile:12: all] Error 137",
         # subprocess.CalledProcessError's message
         "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
     ],

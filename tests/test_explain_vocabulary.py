@@ -89,6 +89,7 @@ REAL_LINES = {
            "memory (shm).",                                                                          # torch
     "dataloader-worker": "RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed.",
     "bus-error": "Bus error (core dumped)",
+    "killed": "Killed",                                                                             # bash, SIGKILL
     "native-crash": "Fatal Python error: Segmentation fault",                                       # faulthandler
     "nccl": "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid argument",
     "infiniband": "NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with error 12, opcode 0, len 0",

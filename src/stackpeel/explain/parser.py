@@ -165,7 +165,7 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
     r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b)"
     r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,2}\b|exited with (?:code|status) -?[1-9]"
-    r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9])"
+    r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
