@@ -47,6 +47,9 @@ TRACEBACKS_TAIL = 20
 OTHER_ERRORS = 40
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
+#: characters of a line the error-line detector reads (what makes a line an error is near its
+#: start; a 16 KB line of adversarial text costs 4x less)
+ERROR_SHAPE_CHARS = 4096
 #: frames kept per traceback (the innermost ones)
 FRAMES_KEPT = 12
 #: exception message continuation lines kept
@@ -231,6 +234,7 @@ def error_shape(text: str) -> Optional[str]:
     "hang"/"stuck" are only next to a word of the GPU stack."""
     if not text:
         return None
+    text = text[:ERROR_SHAPE_CHARS]
     m = HARD_ERROR_RE.search(text)
     if m:
         return m.lastgroup

@@ -40,6 +40,8 @@ FILE = VOCABULARY_FILE.name
 MAX_GUESSES = 5
 #: weight of a word found in a traceback's frames (files) rather than in an error line
 FRAME_FACTOR = 0.5
+#: characters of an error line whose words are read
+TEXT_CHARS = 2000
 #: a code's context support counts at most this much (context re-ranks; it never outweighs a word)
 MAX_SUPPORT = 3
 _ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
