@@ -105,10 +105,15 @@ def test_each_live_check_really_emits_its_code():
 # what the log does show (or an unknown-error fingerprint). Kept visible as strict xfails
 # so that fixing one is noticed; the aggregate floor below is what must hold.
 KNOWN_MISSES = {
-    "ask-anything-57-not-compiled-cuda-manual-torch": "an AssertionError and a pip conflict; nothing names the CPU-only torch",
-    "nccl-799-ib-no-such-device-hca": "'No such device' and a maintainer's hint; which HCA failed is only in the thread",
-    "triton-2110-libcuda-not-found-typo": "the reporter retyped the message ('lidcuda.so not found'); the rest is prose",
     "triton-pr1123-python310-headers-layout": "a PR's prose about the header layout, no error line",
+}
+# Training logs no signature explains whose cause explain guesses from the words of their error
+# lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
+# only reads signatures, names nothing for them.
+GUESSED = {
+    "ask-anything-57-not-compiled-cuda-manual-torch": "an AssertionError and a pip conflict over torch==X+cu117",
+    "nccl-799-ib-no-such-device-hca": "'No such device' next to NCCL, and NCCL_IB_DISABLE in the maintainer's hint",
+    "triton-2110-libcuda-not-found-typo": "the retyped 'lidcuda.so not found', and ldconfig in the reporter's prose",
 }
 TOP1_FLOOR = 0.95  # measured 215/219 (98.2%) when this was written
 
@@ -128,7 +133,7 @@ def test_corpus_is_big_enough_and_real():
         per_thread[meta["source"]] = per_thread.get(meta["source"], 0) + 1
     # several logs of one thread are allowed (different pastes), but a thread must not dominate
     assert max(per_thread.values()) <= 3, sorted(per_thread.items(), key=lambda kv: -kv[1])[:3]
-    assert set(KNOWN_MISSES) <= {p.stem for p in LOGS}
+    assert set(KNOWN_MISSES) | set(GUESSED) <= {p.stem for p in LOGS}
 
 
 def _ranked(expl):
@@ -145,6 +150,7 @@ def test_corpus_top1(path):
     assert expl.root.code == meta["expected"], _ranked(expl)
     assert expl.root.evidence and all(ev.line >= 1 for ev in expl.root.evidence)
     assert expl.exit_code == 1
+    assert (expl.root.basis == "vocabulary") == (path.stem in GUESSED), (expl.root.basis, expl.root.confidence)
     cause = meta.get("cause")
     if cause:
         # the thread's root cause is not in the log: it must be offered as a lower layer
@@ -175,8 +181,8 @@ def test_corpus_match_codes_agrees(path):
     """match_codes (the pattern-only API `stackpeel run` uses) names the expected code from
     the text explain cites; where explain inferred the root from clues, match_codes names
     the symptom it explains."""
-    if path.stem in KNOWN_MISSES:
-        pytest.skip(KNOWN_MISSES[path.stem])
+    if path.stem in KNOWN_MISSES or path.stem in GUESSED:
+        pytest.skip(KNOWN_MISSES.get(path.stem) or GUESSED[path.stem])
     meta, body = read_corpus(path)
     expl = explain_text(body, source=path.name)
     codes = match_codes(body)

@@ -160,6 +160,18 @@ STRUCTURAL = (
     "Killed",
     "Segmentation fault",
 )
+#: Literals of the other error shapes (parser.error_shape: a step that failed, a missing file,
+#: a signal, an exit status, a timeout, a hang, out of memory ...), so that such a line
+#: reaches the error-line detector even when no entry names it. Cut like the needles (rare
+#: start); "hang" also flags "change": such a line costs one more search, nothing else.
+ERROR_WORDS = (
+    "failed", "Failed", "fails", "Fails", "not found", "No such file", "No such device", "annot ", "nable to",
+    "unexpectedly", "exit code", "exit status", "exitcode", "exited with", "signal", "Signal", "SIGSEGV",
+    "SIGBUS", "SIGABRT", "SIGKILL", "SIGILL", "SIGFPE", "Aborted", "Illegal instruction", "core dumped",
+    "timed out", "imeout", "Watchdog", "eadline exceeded", "ut of memory", "OOM", "oom-kill", "CUDA_ERROR_",
+    "STATUS_", "undefined symbol", "Errno", "errno", "hang", "hung", "stuck", "freez", "frozen", "deadlock",
+    "non-zero exit", "ould not ", "No matching distribution",
+)
 
 
 @dataclass(frozen=True)
@@ -196,7 +208,9 @@ class KnowledgeBase:
         structural literals. Plain literals keep Python's regex engine fast (a 10 MB
         log of noise in a fraction of a second); the full patterns run only on lines
         that pass."""
-        return _literal_alternation([rare_start(n) for e in self.entries for n in e.needles] + list(STRUCTURAL))
+        base = [rare_start(n) for e in self.entries for n in e.needles] + list(STRUCTURAL)
+        starts = frozenset(b[0] for b in base if b)
+        return _literal_alternation(base + [rare_start_among(w, starts) for w in ERROR_WORDS])
 
     @functools.cached_property
     def entry_gate(self) -> Pattern[str]:
@@ -246,6 +260,19 @@ def rare_start(needle: str, keep: int = 6) -> str:
         return needle
     best = min(range(len(needle) - keep + 1), key=lambda p: (_CHAR_FREQ.get(needle[p], 2), p))
     return needle[best:]
+
+
+def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
+    """Like :func:`rare_start`, but the suffix starts with a character the gate already starts
+    a literal with (``starts``) where one exists: the regex engine skips text positions by the
+    set of first characters, so a new first character (a frequent lower-case letter) would
+    slow the scan of every line (measured: +15 % on the 10 MB bench log; with this, none)."""
+    if len(word) <= keep:
+        return word
+    at = [p for p in range(len(word) - keep + 1) if word[p] in starts]
+    if not at:
+        return rare_start(word, keep)
+    return word[min(at, key=lambda p: (_CHAR_FREQ.get(word[p], 2), p)):]
 
 
 def _literal_alternation(literals: Sequence[str]) -> Pattern[str]:

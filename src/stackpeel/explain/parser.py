@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from ..redact import scrub_shapes, scrub_text, secret_values
-from .knowledge import KnowledgeBase, load
+from .knowledge import Entry, KnowledgeBase, load
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -45,6 +45,11 @@ TRACEBACKS_HEAD = 20
 TRACEBACKS_TAIL = 20
 #: unexplained error lines kept
 OTHER_ERRORS = 40
+#: unexplained error lines joined with their neighbours for a second search (per log)
+MAX_REJOINS = 400
+#: characters of a line the error-line detector reads (what makes a line an error is near its
+#: start; a 16 KB line of adversarial text costs 4x less)
+ERROR_SHAPE_CHARS = 4096
 #: frames kept per traceback (the innermost ones)
 FRAMES_KEPT = 12
 #: exception message continuation lines kept
@@ -147,12 +152,133 @@ SEAM_MIN, SEAM_MAX = 40, 2000
 SEAM_RE = re.compile(r"\n[ \t>]*[a-z(`'\"]")
 SEAM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:;-_/ ")
 WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)")
-#: unexplained lines worth showing when nothing known matched
-ERRORISH_RE = re.compile(
-    r"(?:^|\s)(?:fatal error|error|Error|ERROR)(?:\[\w+\])?:|ptxas fatal|nvcc fatal|NCCL WARN|"
-    r"cannot find -l|undefined reference to|Segmentation fault|core dumped|CUDA error|"
-    r"Failed building wheel|subprocess-exited-with-error|Killed$"
+#: Shapes of a line a user would call an error (issue 8: "no log with an error line answered
+#: with 'No known problem'"). Each alternative starts at a literal and bounds every repeat, so
+#: a search is linear on any line; the group that matched names the shape. HARD shapes are
+#: errors whatever the line's log level; SOFT ones (a step that "failed", "not found", a
+#: timeout, a hang) are not when the line is an INFO/DEBUG or WARNING record: NCCL's
+#: "NCCL INFO NET/Plugin: ... No such file or directory ... using internal implementation" and
+#: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
+#: healthy runs talking.
+HARD_ERROR_RE = re.compile(
+    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR)(?:\[\w{1,40}\])?:)"
+    r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
+    r"|subprocess-exited-with-error|returned non-zero exit status)"
+    r"|(?P<nccl>NCCL WARN|\bnccl[A-Z]\w{0,30}Error\b)"
+    r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
+    r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b)"
+    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,2}\b|exited with (?:code|status) -?[1-9]"
+    r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9])"
+    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
+    r"|(?P<symbol>undefined symbol)"
+    r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
+    r"|(?P<killed>\bKilled$)"
 )
+SOFT_ERROR_RE = re.compile(
+    r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
+    r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
+    r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
+    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
+    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly)"
+    r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
+    r"|[Dd]eadline exceeded)"
+    r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
+    r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
+)
+#: counts and fallback notices that carry an error word on a healthy run: "0 failed",
+#: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
+#: debconf's "unable to initialize frontend: Dialog" (it falls back to the next frontend; every
+#: apt-get in a Dockerfile prints it)
+HEALTHY_ERROR_WORDS_RE = re.compile(
+    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    r"|^-- |^debconf: "
+    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
+    r"|\bif (?:not found|it fails)|\bno errors?\b"
+)
+#: a hang counts as an error only next to a word of the GPU stack
+HANG_CONTEXT_RE = re.compile(
+    r"GPU|CUDA|NCCL|cuda|nccl|[Aa]ll[Rr]educe|all_reduce|\brank|torchrun|DDP|barrier|collective|"
+    r"init_process_group|distributed|[Tt]raining|[Dd]ata[Ll]oader|kernel"
+)
+#: the log level of a record: INFO/DEBUG (Python logging, glog ``I1201``, ``[I1201``, NCCL INFO)
+#: or WARNING; soft error words in such records are not errors
+INFO_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:INFO|DEBUG|TRACE|NOTICE)\b|(?:^|\[)[IVD]\d{4} \d\d:\d\d)")
+WARN_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:WARN|WARNING)\b|(?:^|\[)W\d{4} \d\d:\d\d)")
+#: the end of an exception class name: ``RuntimeError``, ``torch.OutOfMemoryError``, in a
+#: sentence, in backticks or after a prefix (the name itself is read backwards in Python)
+_EXC_NAME_END_RE = re.compile(r"(?:Error|Exception)\b")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+def exception_name(text: str) -> Optional[str]:
+    """The first exception class name anywhere in ``text`` (``AssertionError`` in
+    "terminated with the AssertionError", ``torch.OutOfMemoryError`` after a prefix), else
+    None. Linear: each candidate end is found by one regex, the name read back at most 80
+    characters, and at most 20 candidates are looked at."""
+    for n, m in enumerate(_EXC_NAME_END_RE.finditer(text)):
+        if n >= 20:
+            break
+        start = end = m.end()
+        while start > 0 and end - start < 80 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start:end].strip(".")
+        if name and name != "Exception" and "Warning" not in name and _is_exception_type(name):
+            return name
+    return None
+
+
+def error_shape(text: str) -> Optional[str]:
+    """The shape of error ``text`` shows ("label", "crash", "exit", "exception", "failed", ...),
+    or None for a line no user would call an error. Healthy counts ("0 failed"), fallback
+    notices ("not found, using ...") and soft words in INFO or WARNING records are not errors;
+    "hang"/"stuck" are only next to a word of the GPU stack."""
+    if not text:
+        return None
+    text = text[:ERROR_SHAPE_CHARS]
+    m = HARD_ERROR_RE.search(text)
+    if m:
+        return m.lastgroup
+    if exception_line(strip_log_prefix(text.lstrip())):
+        return "exception"
+    leveled = INFO_LEVEL_RE.match(text) or WARN_LEVEL_RE.match(text)
+    if not leveled and exception_name(text):
+        return "exception"
+    if leveled:
+        return None
+    m = SOFT_ERROR_RE.search(text)
+    if m is None or HEALTHY_ERROR_WORDS_RE.search(text):
+        return None
+    if m.lastgroup == "hang" and not HANG_CONTEXT_RE.search(text):
+        return None
+    return m.lastgroup
+
+
+#: Decorations a pasted log puts before a line that are no stream of their own: RFC 3339
+#: timestamps (GitHub Actions, ``docker logs -t``) with the CRI container-log tag
+#: (``2024-01-01T00:00:00.000000000Z stdout F ``), Markdown quote markers, table borders and
+#: pytest's ``E   `` before an exception line. Removed before the stream prefix is read, so a
+#: traceback keeps its frames and its exception line whatever decorates it.
+DECOR_RE = re.compile(
+    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
+    r"(?:(?:stdout|stderr) [FP] )?"
+    r"|>[ \t]?|\|[ \t]|E {3,8}(?=\S))"
+)
+_DECOR_FIRST = frozenset("0123456789>|E")
+
+
+def undecorate(text: str) -> str:
+    """``text`` without the decorations of :data:`DECOR_RE` (at most three, e.g. a quoted,
+    timestamped line), and without a table row's closing border."""
+    for _ in range(3):
+        if not text or text[0] not in _DECOR_FIRST:
+            return text
+        m = DECOR_RE.match(text)
+        if m is None:
+            return text
+        if text[0] == "|" and text.rstrip().endswith("|"):
+            text = text.rstrip()[:-1].rstrip()
+        text = text[m.end():]
+    return text
 
 
 class InputError(Exception):
@@ -280,6 +406,28 @@ class _Open:
         self.lit = lit
 
 
+#: a span quoted in prose: backticks, double quotes, typographic quotes (single quotes are
+#: apostrophes too often); every repeat is bounded and stops at the closing mark
+QUOTED_RE = re.compile(r"`([^`\n]{8,2000})`|\"([^\"\n]{8,2000})\"|\u201c([^\u201d\n]{8,2000})\u201d")
+
+
+def _quoted_parts(text: str) -> List[str]:
+    """The spans of ``text`` quoted in prose, and ``text`` without its closing punctuation:
+    the places a message pasted into a sentence may end (at most 8)."""
+    parts = [next(g for g in m.groups() if g is not None) for m in QUOTED_RE.finditer(text)][:7]
+    trimmed = text.rstrip().rstrip(".,;:!?)")
+    if trimmed != text.rstrip():
+        parts.append(trimmed)
+    return parts
+
+
+def bare(line: str) -> Tuple[str, str]:
+    """(stream key, message) of a raw line: decorations, then the stream prefix, then the
+    decorations after it (``[rank0]: 2024-01-01T00:00:00Z ...``) removed."""
+    key, rest = split_prefix(undecorate(line))
+    return key, (undecorate(rest) if key else rest)
+
+
 def split_prefix(line: str) -> Tuple[str, str]:
     """(stream key, rest of the line) for a line with a known per-process prefix."""
     if not line or line[0] not in "[(0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_":
@@ -325,6 +473,7 @@ class LogScanner:
         self._streams: Dict[str, None] = {}
         self._carry = ""
         self._seams: Set[int] = set()
+        self._rejoins = 0
         self._lineno = 0
         self._closed = False
 
@@ -465,14 +614,46 @@ class LogScanner:
     def _joined(lines: List[str], i: int) -> Optional[str]:
         """Line ``i`` and the next line (its prefix, indentation and quote marks removed),
         when the next one continues it."""
-        nxt = split_prefix(lines[i + 1][:MAX_LINE])[1].strip().lstrip(">").strip()
+        nxt = bare(lines[i + 1][:MAX_LINE])[1].strip().lstrip(">").strip()
         if not nxt or nxt.startswith(("File \"", "Traceback (most recent")) or LOG_PREFIX_RE.match(nxt):
             return None
         return nxt
 
+    def _rejoin(self, rest: str, where: Tuple[List[str], int, int]) -> Tuple[str, List[Entry]]:
+        """A second look at an error line no entry matched (issue 8): the message may be broken
+        before an upper-case word, a path or a number, which the seam pass (lower-case
+        continuations only) leaves apart. The line joined with the next one, then the previous
+        one joined with it, are searched; entries that match a part alone are not counted
+        again. Only error lines get here (a few per log, at most MAX_REJOINS), so widening
+        the join costs nothing on the lines of a healthy log."""
+        self._rejoins += 1
+        lines, i, _ = where
+        alone = set(self.kb.match_line(rest)) if self._entry_gate(rest) is not None else set()
+        joins: List[Tuple[str, str]] = []
+        if i + 1 < len(lines):
+            nxt = self._joined(lines, i)
+            if nxt and not exception_line(nxt):
+                joins.append((f"{rest.rstrip()} {nxt}", nxt))
+        prev = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
+        prev = bare(prev[:MAX_LINE])[1].strip()
+        if prev and not prev.startswith(("File \"", "Traceback (most recent")) \
+                and not exception_line(strip_log_prefix(rest.strip())):
+            joins.append((f"{prev} {rest.strip()}", prev))
+        for joined, other in joins:
+            if self._entry_gate(joined) is None:
+                continue
+            seen = alone | (set(self.kb.match_line(other)) if self._entry_gate(other) is not None else set())
+            new = [e for e in self.kb.match_line(joined) if e not in seen]
+            if new:
+                return joined, new
+        return rest, []
+
     def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None,
               continuation: Optional[str] = None) -> None:
+        text = undecorate(text)
         key, rest = split_prefix(text)
+        if key:
+            rest = undecorate(rest)
         if not key and self._open:
             for k, op in self._open.items():
                 if op.lit and text.startswith(op.lit):
@@ -505,7 +686,37 @@ class LogScanner:
         if self._gate(rest) is not None:
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
-            entries = self.kb.match_line(rest) if self._entry_gate(rest) is not None else []
+            partial = self._entry_gate(rest) is not None
+            entries = self.kb.match_line(rest) if partial else []
+            # the frames and source lines of a traceback are not error lines of their own
+            # (`    raise ValueError(...)`): the traceback's exception line speaks for them
+            op = self._open.get(key)
+            in_frames = op is not None and op.state == "frames" and rest[:1] in (" ", "\t")
+            shape = None if entries or in_frames else error_shape(rest)
+            # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
+            # a message a specific signature names once joined
+            catch_all = bool(entries) and all(e.fallback for e in entries)
+            if catch_all and INFO_LEVEL_RE.match(rest):
+                # a catch-all names an error nothing more specific explains; an INFO record is no
+                # error (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
+                # file ... using internal implementation" on every healthy run)
+                entries, catch_all = [], False
+            if not entries and partial and self._rejoins < MAX_REJOINS:
+                # a message quoted in prose: a pattern anchored at its end ('...named 'torch'$')
+                # fails on the sentence around it, not on the quoted span or the line without
+                # its final full stop
+                parts = _quoted_parts(rest)
+                self._rejoins += bool(parts)
+                for part in parts:
+                    entries = self.kb.match_line(part)
+                    if entries:
+                        break
+            if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
+                    and self._rejoins < MAX_REJOINS:
+                joined, found = self._rejoin(rest, where)
+                if found and not all(e.fallback for e in found):
+                    rest, entries = joined, found
+                    line = Line(lineno, rest, key)
             if entries:
                 tb = self._open.get(key)
                 tb_ctx = tb.tb.context() if tb else ""
@@ -518,8 +729,8 @@ class LogScanner:
                         hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
                                   ctx)
                         self._waiting.append((hit, []))
-            else:
-                self._other(line)
+            elif not in_frames:
+                self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
         ctx = hit.context + "\n" + "\n".join(a.text for a in after)
@@ -528,13 +739,13 @@ class LogScanner:
             ctx += f"\n{tb.exc_type}: {tb.message}"
         self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx))
 
-    def _other(self, line: Line) -> None:
+    def _other(self, line: Line, shape: Optional[str] = None) -> None:
         text = line.text
         r = self.result
         if WARNING_RE.match(text):
             r.n_warnings += 1
             return
-        if ERRORISH_RE.search(text) or exception_line(strip_log_prefix(text)):
+        if shape or error_shape(text):
             r.n_other_errors += 1
             if len(r.other_errors) < OTHER_ERRORS:
                 r.other_errors.append(line)

@@ -80,8 +80,17 @@ class Candidate:
     live: Optional[LiveCheck] = None
     #: how sure: "stated" (a log line names this cause), "inferred" (a symptom in the log
     #: plus context that points to this cause: container, WSL, Colab, variables...),
-    #: "symptom" (what a lower cause looks like; the cause is one of ``could_be``)
+    #: "symptom" (what a lower cause looks like; the cause is one of ``could_be``), "low" (a
+    #: guess from the words of error lines no signature explains)
     confidence: str = "stated"
+    #: what the candidate rests on: "signature" (a knowledge-base pattern matched a line),
+    #: "clues" (inferred from a symptom and context clues), "vocabulary" (words of unexplained
+    #: error lines, knowledge/vocabulary.toml)
+    basis: str = "signature"
+    #: for a guess from words: (word id, the text it matched) that implicated the code, and the
+    #: context entries or clue literals that re-ranked it
+    words: Tuple[Tuple[str, str], ...] = ()
+    context: Tuple[str, ...] = ()
     #: for each code in ``could_be`` that the log's context points to, the clue literals found
     #: (what ranked it first: a `docker run` line, a WSL kernel, `NCCL_SOCKET_IFNAME=` ...)
     could_be_clues: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
@@ -108,6 +117,9 @@ class Candidate:
             "check": self.check,
             "live": self.live.to_dict() if self.live else None,
             "confidence": self.confidence,
+            "basis": self.basis,
+            "words": [{"word": w, "text": t} for w, t in self.words],
+            "context": list(self.context),
             "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
         }
 
@@ -370,11 +382,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             could_be=could_be,
             check=kb.checks.get(acc.code),
             confidence="inferred" if acc.inferred else ("stated" if acc.root else "symptom"),
+            basis="clues" if acc.inferred else "signature",
             could_be_clues=why,
         ))
 
     exceptions, n_exc = _exceptions(parsed, kb)
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
+    if not candidates:
+        candidates = _guesses(parsed, exceptions, kb, catalogue)
     notes = []
     if parsed.cut_lines:
         notes.append(f"{parsed.cut_lines} very long line(s) were cut to their first 16384 characters")
@@ -385,7 +400,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
-    if candidates and candidates[0].confidence == "inferred":
+    if candidates and candidates[0].basis == "vocabulary":
+        notes.append("no knowledge-base message matches these error lines: the causes listed are guessed from "
+                     "their words (low confidence); run `stackpeel check` on the affected machine (or explain "
+                     "without --no-live there) to tell which, if any, it is")
+    elif candidates and candidates[0].confidence == "inferred":
         top = candidates[0]
         why = ", ".join(f"'{e.text.split(': ', 1)[-1]}'" for e in top.evidence if e.entry.startswith("clue:"))
         notes.append(f"no line names the cause: {top.code} is inferred from the symptom(s) "
@@ -400,17 +419,69 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"'could be' ({how_sure}); run on the affected machine without --no-live (or `stackpeel "
                      "check`) to tell which")
     fingerprint = None
-    if not candidates and (parsed.other_errors or exceptions):
+    guessed = all(c.basis == "vocabulary" for c in candidates)
+    if guessed and (parsed.other_errors or exceptions):
         fingerprint = error_fingerprint([e.text for e in unexplained] +
                                         [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
-        notes.append(f"no knowledge-base entry explains these errors; fingerprint {fingerprint} identifies them "
-                     "(the same failure elsewhere gets the same fingerprint)")
+        if not candidates:
+            notes.append(f"no knowledge-base entry explains these errors; fingerprint {fingerprint} identifies "
+                         "them (the same failure elsewhere gets the same fingerprint)")
     return Explanation(
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
         n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
         notes=tuple(notes), fingerprint=fingerprint,
     )
+
+
+def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,
+              catalogue: Mapping[str, Any]) -> List[Candidate]:
+    """Candidates guessed from the words of the error lines no signature explains
+    (:mod:`.vocabulary`): confidence "low", basis "vocabulary", evidence the lines used."""
+    from . import vocabulary
+    from ..knowledge import KnowledgeError
+
+    # the words of the stack are near the start of a message: a kept line is read up to
+    # vocabulary.TEXT_CHARS (40 lines of 16 KB of adversarial text took 0.7 s, now 0.1 s)
+    texts: List[Tuple[int, str, str, float]] = [(ln.number, ln.text.strip()[:vocabulary.TEXT_CHARS], ln.stream, 1.0)
+                                                for ln in parsed.other_errors]
+    for x in exceptions:
+        if x.codes:
+            continue
+        head = x.message.splitlines()[0] if x.message else ""
+        texts.append((x.line, f"{x.type or 'Traceback'}: {head}".strip()[:vocabulary.TEXT_CHARS], x.stream, 1.0))
+        texts.extend((x.line, frame, x.stream, vocabulary.FRAME_FACTOR) for frame in x.frames)
+    if not texts:
+        return []
+    try:
+        vocab = vocabulary.load()
+    except KnowledgeError:
+        return []
+    # context words: those that are clue literals were found anywhere in the log by the clue
+    # pass; the others are looked for in what the scan kept (error lines, tracebacks, the
+    # lines around hits, clue lines): a pass of their own over every chunk cost 12 % of the
+    # scan of the 10 MB bench log
+    found: Dict[str, Any] = dict(parsed.clues)
+    kept = "\n".join([ln.text for ln in parsed.other_errors]
+                      + [f"{tb.files_text}\n{tb.exc_type or ''}: {tb.message}" for tb in parsed.tracebacks]
+                      + [t for h in parsed.hits for t in (h.context,)]
+                      + [text for seen in parsed.clues.values() for _, text in seen])
+    for word in vocab.context_words:
+        if word not in found and word in kept:
+            found[word] = [(0, "")]
+    out = []
+    for g in vocabulary.guess(texts, found, kb.clues, vocab, known=catalogue):
+        spec = catalogue[g.code]
+        ev = tuple(Evidence(n, text[:2000], f"vocabulary:{','.join(w for w, _ in g.words)}", stream)
+                   for n, text, stream in g.lines[:EVIDENCE_PER_CANDIDATE])
+        kind = spec.kind if spec.kind in ("root", "symptom") else "root"
+        out.append(Candidate(
+            code=g.code, layer=spec.layer, kind=kind, title=spec.title, evidence=ev, count=len(g.lines), weight=0,
+            explanation=spec.meaning, fix=fix_text(spec), links=tuple(spec.links),
+            could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
+            check=kb.checks.get(g.code), confidence="low", basis="vocabulary", words=g.words, context=g.context,
+        ))
+    return out
 
 
 def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = ()) -> List[Tuple[str, Tuple[int, str]]]:

@@ -125,6 +125,8 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
         return "\n".join(out) + "\n"
 
     root = expl.candidates[0]
+    if root.basis == "vocabulary" and not (root.live and root.live.verdict == "confirmed"):
+        return _render_guesses_text(expl, out, width)
     out.extend(_wrap(f"{_headline(root)}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
     out.extend(_evidence_lines(root, "  ", width))
     out.extend(_wrap(root.explanation, "  ", width))
@@ -198,9 +200,66 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     return "\n".join(out) + "\n"
 
 
+def _words_text(c: Candidate) -> str:
+    """The words that implicated a guessed candidate, and the context that re-ranked it."""
+    words = ", ".join(dict.fromkeys(repr(t) for _, t in c.words))
+    ctx = f"; context: {', '.join(c.context)}" if c.context else ""
+    return f"words: {words}{ctx}" if words else ctx.lstrip("; ")
+
+
+def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
+    """No signature matched, but error lines were found: the codes their words implicate,
+    marked as a guess, with the lines used and what to run to know."""
+    guesses = [c for c in expl.candidates if c.basis == "vocabulary"]
+    out.extend(_wrap(f"Unknown error: no known message matches it (fingerprint {expl.fingerprint}).", "  ", width,
+                     first=""))
+    out.extend(_wrap("Possible causes, guessed from the words of the error lines (low confidence):", "  ", width,
+                     first=""))
+    for i, c in enumerate(guesses, 1):
+        out.extend(_wrap(f"{i}. {c.code} [{c.layer}]  {c.title}", "     ", width, first="  "))
+        out.extend(_wrap(f"({_words_text(c)})", "     ", width, first="     ", max_lines=2))
+        if c.could_be:
+            out.extend(_wrap(f"could be caused by: {', '.join(c.could_be)}", "     ", width, first="     "))
+        if c.live:
+            out.extend(_wrap(f"live: {_live_text(c)}", "       ", width, first="     "))
+    used: List = []
+    for c in guesses:
+        for ev in c.evidence:
+            if all(ev.line != u.line or ev.text != u.text for u in used):
+                used.append(ev)
+    if used:
+        out.append("")
+        out.append("Error lines the guess is made from:")
+        for ev in sorted(used, key=lambda e: e.line)[:6]:
+            stream = f"{ev.stream} " if ev.stream else ""
+            out.extend(_wrap(f"line {ev.line}: {stream}{ev.text}", "    ", width, first="  ", max_lines=2))
+    top = guesses[0]
+    out.append("")
+    out.extend(_wrap(f"If it is {top.code}: {top.fix}", "  ", width, first="", max_lines=4))
+    out.append("")
+    out.extend(_wrap("To know which (if any) it is, on the affected machine run:", "  ", width, first=""))
+    out.append("    stackpeel check")  # a command: never wrapped
+    checks = list(dict.fromkeys(c.check for c in guesses if c.check))
+    if checks:
+        out.append(f"    stackpeel check --only {','.join(checks[:4])}")
+    if expl.exceptions:
+        out.append("")
+        last = expl.exceptions[-1]
+        trunc = " [truncated]" if last.truncated else ""
+        out.extend(_wrap(f"Last exception (line {last.line}): {_short(f'{last.type}: {last.message}', 200)}{trunc}",
+                         "  ", width, first="", max_lines=3))
+    for note in expl.notes:
+        out.append("")
+        out.extend(_wrap(f"Note: {note}", "", width))
+    return "\n".join(out) + "\n"
+
+
 def _headline(c: Candidate) -> str:
     """What the top candidate is, and how sure stackpeel is of it."""
     live = c.live.verdict if c.live else ""
+    if c.confidence == "low":
+        return "Root cause (guessed from words, confirmed live)" if live == "confirmed" else \
+            "Possible cause (guessed from the words of the error lines, low confidence)"
     if c.confidence == "inferred":
         return "Likely root cause (confirmed live)" if live == "confirmed" else \
             "Likely root cause (inferred from the log's context)"
@@ -224,6 +283,9 @@ def render_markdown(expl: Explanation) -> str:
                     _short(f"{last.type}: {last.message}", 400), "```"]
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
+    if root.basis == "vocabulary":
+        out.append(f"**Unknown error** (fingerprint `{expl.fingerprint}`): no known message matches it.")
+        out.append("")
     out.append(f"### {_headline(root)}: `{root.code}` ({root.layer}): {root.title}")
     out.append("")
     out.append("```")
@@ -231,6 +293,11 @@ def render_markdown(expl: Explanation) -> str:
         out.append(f"{ev.line}: {_short(ev.text)}")
     out.append("```")
     out.append("")
+    if root.basis == "vocabulary":
+        out.append(f"Guessed from {_md_escape(_words_text(root))}; other guesses: "
+                   + (", ".join(f"`{c.code}`" for c in expl.candidates[1:] if c.basis == "vocabulary") or "none")
+                   + ". Run `stackpeel check` on the affected machine to know which.")
+        out.append("")
     out.append(root.explanation)
     out.append("")
     if root.could_be:

@@ -36,8 +36,9 @@ KINDS = ("root", "symptom")
 #: the file of codes that no check emits
 EXPLAIN_ONLY = "explain_only"
 KB_DIR = Path(__file__).parent
-#: data files beside the codes, read by their own modules (combinations.toml: stackpeel.combinations)
-DATA_FILES = ("combinations.toml",)
+#: data files beside the codes, read by their own modules (combinations.toml: stackpeel.combinations;
+#: vocabulary.toml: stackpeel.explain.vocabulary)
+DATA_FILES = ("combinations.toml", "vocabulary.toml")
 
 
 class KnowledgeError(ValueError):

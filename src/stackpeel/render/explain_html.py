@@ -26,7 +26,8 @@ MAYBE_NODES = 5
 SEP = " \u00b7 "
 CONFIDENCE = {"stated": "a line of the log names this cause",
               "inferred": "inferred from a symptom and the log's context, not named by a line",
-              "symptom": "a symptom: what a cause in a lower layer looks like"}
+              "symptom": "a symptom: what a cause in a lower layer looks like",
+              "low": "a guess (low confidence) from the words of error lines no known message matches"}
 
 
 def _sec(code: str) -> str:

@@ -1,0 +1,329 @@
+"""Error lines as users paste them (issue 8: "no log with an error line answered with 'No known
+problem'"), and signatures found through the decorations and line breaks pasting adds.
+
+Every error line below is real text: a library's or tool's own wording (the file that prints it
+is named) or a line of a *training* log of tests/corpus/explain/ (its file is named). Every
+healthy line is output of a tool that worked (the negative corpus, tests/corpus/negative/, made
+by running the tools here, or the tool's source for its summary line).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.parser import bare, error_shape, exception_name, scan_text, undecorate
+from test_explain_patterns import MESSAGES
+
+# shape -> real lines that show it
+ERROR_LINES = {
+    "exception": [
+        # an exception type in a sentence (ask-anything-57-not-compiled-cuda-manual-torch.log)
+        "While running demo.py, I am able to initialize the various models but get terminated with the "
+        "AssertionError.",
+        # in backticks after prose (triton-2110-libcuda-not-found-typo.log)
+        "pip install -e . no longer works in my H100 on HEAD, it raises  `AssertionError lidcuda.so not found`",
+        # after a logger prefix of an unknown shape (torch/distributed/elastic/multiprocessing/errors)
+        "[2024-05-01 12:00:00] trainer: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        # dotted type in quotes (c10/cuda/CUDACachingAllocator.cpp raises torch.OutOfMemoryError)
+        "the run stops with 'torch.OutOfMemoryError' after 3 steps",
+    ],
+    "failed": [
+        # ninja's message when an edge fails (ninja src/build.cc)
+        "ninja: build stopped: subcommand failed.",
+        # ninja prints FAILED: before the command of the failed edge
+        "FAILED: /tmp/build/temp.linux-x86_64-cpython-311/csrc/causal_conv1d.o",
+        # nvidia-container-cli (training: docker run with --gpus)
+        "nvidia-container-cli: mount error: failed to add device rules: unable to find any existing device "
+        "filters attached to the cgroup",
+    ],
+    "missing": [
+        # dash when a program is not on PATH (training: triton-2878-ldconfig-missing-prose.log family)
+        "/bin/sh: 1: ldconfig: not found",
+        # glibc's loader (elf/dl-load.c) for a program
+        "python: error while loading shared libraries: libpython3.11.so.1.0: cannot open shared object file: "
+        "No such file or directory",
+        # cuDNN's loader (cudnn_graph: 'Unable to load any of {...}')
+        "Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
+        # pip/_internal/resolution (ask-anything-57-not-compiled-cuda-manual-torch.log)
+        "there was a dependency conflict as `No matching distribution found for torch==1.13.1+cu117`",
+        # NCCL ENODEV quoted in prose (nccl-799-ib-no-such-device-hca.log)
+        "with error No such device --NCCL 2.7.8",
+    ],
+    "exit": [
+        # pip's build failure box (training: pip build logs)
+        "  │ exit code: 1",
+        # torch/distributed/elastic/multiprocessing/errors/__init__.py, the failure table
+        "  exitcode  : -9 (pid: 2345)",
+        # GNU make when a recipe fails (src/job.c: '*** [%s] Error %d'); 137 is 128 + SIGKILL
+        "make: *** [Makefile:12: all] Error 137",
+        # subprocess.CalledProcessError's message
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+    ],
+    "crash": [
+        "Aborted (core dumped)",                     # bash, SIGABRT
+        "Bus error (core dumped)",                   # bash, SIGBUS
+        "Illegal instruction (core dumped)",         # bash, SIGILL
+        "Segmentation fault (core dumped)",          # bash, SIGSEGV
+        # torch elastic's failure table when a rank was killed (errors/__init__.py)
+        "  traceback : Signal 9 (SIGKILL) received by PID 2345",
+        # DataLoader (torch/utils/data/_utils/signal_handling.py; training: *-shm-* logs)
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+        "(shm).",
+    ],
+    "timeout": [
+        # torch ProcessGroupNCCL.cpp watchdog (a collective other than all-reduce: no signature names it)
+        "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, "
+        "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600071 milliseconds before timing out.",
+        # socket.timeout's message as printed by a download in a training script
+        "the rendezvous with node 0 timed out after 900 seconds",
+    ],
+    "hang": [
+        # training logs of the collective-hang family
+        "AllReduce hangs",
+        "but I find rank 0 will hang when I call ncclcommInitRank and all ranks report the following warning.",
+    ],
+    "oom": [
+        # c10/cuda/CUDACachingAllocator.cpp
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity "
+        "of 79.15 GiB of which 6.69 MiB is free.",
+        # the kernel's OOM killer (mm/oom_kill.c), as dmesg prints it
+        "Out of memory: Killed process 2345 (python) total-vm:123456kB, anon-rss:120000kB",
+    ],
+    "cuda": [
+        "cuInit failed: CUDA_ERROR_NO_DEVICE",                           # cuda.h error name
+        "cudaGetDeviceCount returned cudaErrorInsufficientDriver",      # driver_types.h error name
+    ],
+    "symbol": [
+        # glibc elf/dl-lookup.c, for a program (not torch's symbols: no signature)
+        "python: symbol lookup error: /opt/lib/libfoo.so: undefined symbol: foo_init",
+    ],
+    "errno": [
+        # OSError as a framework logs it, without the exception type at the start
+        "Saving checkpoint: [Errno 28] No space left on device",
+    ],
+    "nccl": [
+        # torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr: the result name first
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+        # NCCL result names (src/nccl.h.in) inside torch's message
+        "RuntimeError: NCCL communicator was aborted on rank 1. Original reason for failure was: "
+        "ncclInvalidArgument",
+    ],
+}
+
+# shape -> the group error_shape names (the soft and hard shapes have their own names)
+SHAPE_NAMES = {
+    "exception": {"exception", "label"}, "failed": {"failed", "label", "build"}, "missing": {"missing", "label"},
+    "exit": {"exit", "build", "exception"}, "crash": {"crash", "label"}, "timeout": {"timeout"},
+    "hang": {"hang"}, "oom": {"oom", "exception"}, "cuda": {"cuda"}, "symbol": {"symbol"}, "errno": {"errno"},
+    "nccl": {"nccl", "exception"},
+}
+
+# output of tools that worked: must not read as errors
+HEALTHY = [
+    # CTest's summary (cmake Source/CTest/cmCTestTestHandler.cxx)
+    "100% tests passed, 0 tests failed out of 12",
+    # torch's reducer at INFO level (tests/corpus/negative/torchrun-gloo-ddp-cpp-log-info.log)
+    "[default0]:[rank0]:[I1201 01:38:57.441926735 reducer.cpp:1228] Reducer: comm-optimized memory allocator "
+    "not found, using regular one",
+    "[I1201 01:39:00.899076810 TCPStoreLibUvBackend.cpp:1354] [c10d] uv_loop_close failed with:-16 errn:EBUSY "
+    "desc:resource busy or locked",
+    # NCCL INFO plugin lines of a healthy run (NCCL src/plugin/net.cc)
+    "node1:123:456 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+    "node1:123:456 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such "
+    "file or directory No plugin found (libnccl-net.so), using internal implementation",
+    # lscpu in torch.utils.collect_env (tests/corpus/negative/torch-collect-env-cpu.log)
+    "Vulnerability Tsx async abort:           Not affected",
+    # gcc flags printed by torch.__config__.show() (negative corpus: torch-triton-transformers-import-noise)
+    "  - CXX flags: -ffunction-sections -fdata-sections -fno-math-errno -fno-trapping-math -Werror=format",
+    # CMake's configure checks (Modules/CheckLibraryExists.cmake)
+    "-- Looking for pthread_create in pthreads - not found",
+    # debconf falls back to the next frontend (apt-get in any Dockerfile; /var/log/apt/term.log here)
+    "debconf: unable to initialize frontend: Dialog",
+    # exit status 0 and 'Killed' in the middle of a sentence are no failure
+    "Process finished with exit code 0",
+    "The weather hangs over the city",                  # a hang with no GPU word
+    # stackpeel check --format json (negative corpus)
+    '      "failure": null,',
+    '    "errors": [],',
+    # a warning record with a soft word (pip, WARNING level)
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+    "broken by 'ReadTimeoutError'",
+]
+
+
+@pytest.mark.parametrize("shape, line", [(s, ln) for s, lines in ERROR_LINES.items() for ln in lines])
+def test_error_line_is_detected(shape, line):
+    # an "error:" label anywhere in the line wins over the shape the rest of it shows
+    assert error_shape(line) in SHAPE_NAMES[shape] | {"label"}, (shape, error_shape(line))
+    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
+    # an error line is never "No known problem": a cause, a guess or an unknown error, exit 1
+    assert expl.exit_code == 1 and expl.has_errors, line
+
+
+@pytest.mark.parametrize("line", HEALTHY)
+def test_healthy_line_is_no_error(line):
+    assert error_shape(line) is None, (line, error_shape(line))
+    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
+    assert expl.exit_code == 0 and not expl.candidates and expl.fingerprint is None, line
+
+
+def test_exception_name_is_read_back_from_its_end():
+    assert exception_name("get terminated with the AssertionError.") == "AssertionError"
+    assert exception_name("raises `torch.cuda.OutOfMemoryError` at once") == "torch.cuda.OutOfMemoryError"
+    assert exception_name("an Exception handler and an error_rate") is None
+    assert exception_name("a UserWarning and DeprecationWarning") is None
+    # linear: a 16 KB run of names is looked at a bounded number of times
+    assert exception_name("A" + "Error" * 3270 + "!") is not None
+
+
+def test_truncated_traceback_without_exception_line_is_an_error():
+    # a paste cut after the frames (setup.py of a CUDA extension): no exception line at all
+    log = ("Traceback (most recent call last):\n  File \"/tmp/pip-install/setup.py\", line 111, in <module>\n"
+           "    if bare_metal_version >= Version(\"11.8\"):\n")
+    expl = explain_text(log)
+    assert expl.exit_code == 1 and expl.exceptions and expl.exceptions[0].truncated
+    assert "No known problem" not in str(expl.to_dict())
+
+
+# -- decorations ------------------------------------------------------------------------
+
+DECORATIONS = {
+    "rfc3339": lambda m: "2024-05-01T12:00:00.1234567Z " + m,                        # GitHub Actions raw log
+    "cri": lambda m: "2024-05-01T12:00:00.123456789+00:00 stderr F " + m,             # kubectl logs / CRI file
+    "cri-rank": lambda m: "2024-05-01T12:00:00Z stdout F [rank3]: " + m,
+    "pytest": lambda m: "E       " + m,                                               # pytest's failure lines
+    "table": lambda m: "| " + m + " |",                                               # a Markdown table cell
+    "nested-quote": lambda m: "> > " + m,                                             # a quoted reply
+    "quote-timestamp": lambda m: "> 2024-05-01T12:00:00Z " + m,
+}
+
+
+@pytest.mark.parametrize("deco", list(DECORATIONS))
+@pytest.mark.parametrize("code", list(MESSAGES))
+def test_message_found_through_every_decoration(code, deco):
+    expl = explain_text("epoch 1/10\n" + DECORATIONS[deco](MESSAGES[code]) + "\nexiting\n")
+    assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
+
+
+@pytest.mark.parametrize("deco", [d for d in DECORATIONS if d != "pytest"])  # pytest marks no frame with E
+def test_traceback_keeps_its_frames_and_exception_through_decorations(deco):
+    tb = ["Traceback (most recent call last):", '  File "/app/train.py", line 88, in <module>',
+          "    loss = model(batch).loss", "KeyError: 'shard-00017'"]
+    r = scan_text("\n".join(DECORATIONS[deco](ln) for ln in tb) + "\n")
+    t = r.tracebacks[0]
+    assert (t.exc_type, t.message, t.truncated, [f.file for f in t.frames]) == \
+        ("KeyError", "'shard-00017'", False, ["/app/train.py"])
+
+
+@pytest.mark.parametrize("line, rest", [
+    ("2024-05-01T12:00:00.123Z stdout F [rank0]: boom", "[rank0]: boom"),
+    (">   File \"x\", line 1", "  File \"x\", line 1"),
+    ("| RuntimeError: x |", "RuntimeError: x"),
+    ("E       RuntimeError: x", "RuntimeError: x"),
+    ("2024-05-01 12:00:00,123 INFO x", "2024-05-01 12:00:00,123 INFO x"),   # a logger prefix, not decoration
+    ("Error: x", "Error: x"),
+])
+def test_undecorate(line, rest):
+    assert undecorate(line) == rest
+
+
+def test_bare_strips_decorations_on_both_sides_of_the_stream_prefix():
+    assert bare("2024-05-01T12:00:00Z [rank2]: > RuntimeError: x") == ("[rank2]:", "RuntimeError: x")
+
+
+# -- messages broken before an upper-case word, a path or a number ------------------------
+
+def _breaks(message: str):
+    """Every place a terminal or a person may have broken ``message``: before an upper-case
+    word, a path or a number (the seam pass rejoins only lower-case continuations)."""
+    for m in re.finditer(r" (?=[A-Z/0-9])", message):
+        yield message[:m.start()] + "\n" + message[m.end():]
+
+
+@pytest.mark.parametrize("code", list(MESSAGES))
+def test_message_broken_before_an_upper_case_word_or_a_path(code):
+    msg = MESSAGES[code]
+    broken = list(_breaks(msg))
+    for text in broken:
+        expl = explain_text("epoch 1/10\n" + text + "\nexiting\n")
+        assert code in [c.code for c in expl.candidates][:1], (code, text)
+
+
+def test_rejoin_of_a_real_wrap_before_upper_case():
+    # triton/runtime/build.py's message cut by an 80-column terminal before 'C compiler'
+    log = ("RuntimeError: Failed to find\n"
+           "C compiler. Please specify via CC environment variable or set triton.knobs.build.impl.\n")
+    expl = explain_text(log)
+    assert expl.root.code == "no-c-compiler" and expl.root.basis == "signature"
+    assert "Failed to find C compiler" in expl.root.evidence[0].text
+
+
+def test_rejoin_is_bounded_per_log():
+    from stackpeel.explain import parser
+
+    sc = parser.LogScanner()
+    sc.feed("gcc: error: something odd happened while building the extension module\nNext line\n" * 2000)
+    sc.close()
+    assert sc._rejoins == parser.MAX_REJOINS
+
+
+def test_word_wrapped_unexplained_error_keeps_its_own_lines():
+    log = textwrap.dedent("""\
+        gcc: error: unrecognized command-line option '-mfoo'; did you mean '-mfma'?
+        Some unrelated line
+        """)
+    expl = explain_text(log)
+    assert [e.text for e in expl.unexplained][:1] == ["gcc: error: unrecognized command-line option '-mfoo'; did you mean '-mfma'?"]
+
+
+def test_source_lines_of_a_traceback_are_not_error_lines_of_their_own():
+    # the seed's Triton traceback with an exception no entry names: the `raise` line quoted in
+    # the frames must not count as a second error (nor change the fingerprint)
+    frames = ('Traceback (most recent call last):\n'
+              '  File "/venv/lib/python3.12/site-packages/x/build.py", line 32, in _build\n'
+              '    raise ValueError("bad value for the build: exit code 2")\n')
+    expl = explain_text(frames + "ValueError: bad value for the build: exit code 2\n")
+    assert [e.type for e in expl.exceptions] == ["ValueError"]
+    assert [e.line for e in expl.unexplained] == [4], expl.unexplained   # the exception line only
+
+
+def test_a_line_only_a_catch_all_matched_is_joined_with_its_continuation():
+    # driver_types.h cudaErrorUnsupportedPtxVersion's string, broken before 'PTX' by a terminal:
+    # the first half alone is a bare "CUDA error: <string>" (the catch-all cuda-error-unclassified)
+    log = "RuntimeError: CUDA error: the provided\nPTX was compiled with an unsupported toolchain.\n"
+    whole = explain_text("RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n")
+    assert whole.root.code != "cuda-error-unclassified"
+    assert explain_text(log).root.code == whole.root.code
+
+
+def test_torch_elastic_failure_names_no_unrelated_guess():
+    # torch/distributed/elastic/multiprocessing/api.py: a rank killed with SIGKILL (exit -9); the
+    # module path holds 'multiprocessing', which says nothing about fork
+    line = ("torch.distributed.elastic.multiprocessing.api:[ERROR] failed (exitcode: -9) local_rank: 0 "
+            "(pid: 4321) of binary: /usr/bin/python3\n")
+    expl = explain_text(line)
+    assert expl.exit_code == 1 and "cuda-initialized-before-fork" not in expl.codes
+
+
+def test_watchdog_timeout_names_the_hang_first():
+    line = ("[rank1]:[E1201 12:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600012 milliseconds before timing out.\n")
+    expl = explain_text(line)
+    assert expl.root.code == "collective-hang" and "nccl-p2p-blocked" in expl.root.could_be
+
+
+@pytest.mark.parametrize("line", [
+    # torch missing while building an extension (pip's build isolation), quoted in a sentence
+    "When I run `pip install flash-attn` it stops with `ModuleNotFoundError: No module named 'torch'` every time",
+    'It says "ModuleNotFoundError: No module named \'torch\'" and stops',
+    "The build ends with ModuleNotFoundError: No module named 'torch'.",
+])
+def test_end_anchored_message_found_inside_prose(line):
+    # the signature ends with $ (the module name is the whole message): quoted, it is searched alone
+    alone = explain_text("ModuleNotFoundError: No module named 'torch'\n").root.code
+    assert explain_text(line + "\n").root.code == alone
