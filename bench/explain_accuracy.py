@@ -18,6 +18,10 @@ it "could be caused by" (a symptom's ranked causes), without repeats. A log coun
 * silent when, besides, explain exits 0: it answered "No known problem found", as if the
   log held no error at all (the worst answer: the user is told to look elsewhere).
 
+A top-1 whose first candidate is a guess from the words of the error lines (``"basis":
+"vocabulary"``, low confidence: no signature matched) is counted as top-1 and also shown
+apart ("top-1 by a guess from words"), so signature matches and guesses can be told apart.
+
 Prints the figures and the misses per category, and writes the raw per-log answers with
 the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
 change). Usage::
@@ -93,9 +97,12 @@ def log_body(path: Path) -> str:
 def explain(cmd: List[str], path: Path) -> Dict:
     proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"], input=log_body(path),
                           capture_output=True, text=True, timeout=300)
-    result = {"exit": proc.returncode, "ranked": [], "error": ""}
+    result = {"exit": proc.returncode, "ranked": [], "error": "", "basis": ""}
     try:
-        result["ranked"] = ranking(json.loads(proc.stdout))
+        report = json.loads(proc.stdout)
+        result["ranked"] = ranking(report)
+        first = next((c for c in find_candidates(report) or [] if isinstance(c, dict)), {})
+        result["basis"] = first.get("basis") or ""
     except ValueError:
         result["error"] = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         result["error"] = result["error"][0][:200]
@@ -108,8 +115,9 @@ def score(rows: List[Dict]) -> Dict:
     top3 = sum(r["top3"] for r in rows)
     unknown = sum(r["unknown"] for r in rows)
     silent = sum(r["silent"] for r in rows)
+    guessed = sum(r["top1"] and r["basis"] == "vocabulary" for r in rows)
     pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
-    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent,
+    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent, "guessed": guessed,
             "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
 
 
@@ -192,6 +200,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             "top3": any(c in expected for c in ranked[:3]),
             "unknown": not ranked,
             "silent": not ranked and ans["exit"] == 0,
+            "basis": ans["basis"],
         })
 
     commit = git("rev-parse", "--short", "HEAD")
@@ -206,7 +215,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         s = score(part_rows)
         lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
-                     f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}")
+                     f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}  "
+                     f"top-1 by a guess from words {s['guessed']:3d}")
     lines.append("")
     for part in parts:
         misses = defaultdict(list)
@@ -232,6 +242,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                    else "unknown" if r["unknown"] else "miss")
         raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
                    f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
+                   + ("\tguess" if r["basis"] == "vocabulary" else "")
                    + (f"\terror={r['error']}" if r["error"] else ""))
     suffix = ("" if args.part == "all" else f"-{args.part}") + (f"-{args.collected}" if args.collected else "")
     out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"
