@@ -149,6 +149,15 @@ HEALTHY = [
     # stackpeel check --format json (negative corpus)
     '      "failure": null,',
     '    "errors": [],',
+    # torch.utils.cpp_extension says what it falls back to
+    "Attempted to use ninja as the BuildExtension backend but we could not find ninja.. Falling back to using the "
+    "slow distutils backend.",
+    # TensorFlow's glog warning without a date, at every start without TensorRT
+    # (tensorflow/stream_executor/platform/default/dso_loader.cc)
+    "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+    "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
+    "2021-03-01 12:00:00.123456: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Could not "
+    "load dynamic library 'libcudart.so.11.0'",
     # a warning record with a soft word (pip, WARNING level)
     "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
     "broken by 'ReadTimeoutError'",

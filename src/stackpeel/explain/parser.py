@@ -188,11 +188,13 @@ SOFT_ERROR_RE = re.compile(
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
 #: debconf's "unable to initialize frontend: Dialog" (it falls back to the next frontend; every
-#: apt-get in a Dockerfile prints it)
+#: apt-get in a Dockerfile prints it), and any line that says what it falls back to (torch's
+#: "could not find ninja.. Falling back to using the slow distutils backend")
 HEALTHY_ERROR_WORDS_RE = re.compile(
     r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
     r"|^-- |^debconf: "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
+    r"|\b[Ff]alling back to\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
 )
 #: a hang counts as an error only next to a word of the GPU stack
@@ -200,10 +202,13 @@ HANG_CONTEXT_RE = re.compile(
     r"GPU|CUDA|NCCL|cuda|nccl|[Aa]ll[Rr]educe|all_reduce|\brank|torchrun|DDP|barrier|collective|"
     r"init_process_group|distributed|[Tt]raining|[Dd]ata[Ll]oader|kernel"
 )
-#: the log level of a record: INFO/DEBUG (Python logging, glog ``I1201``, ``[I1201``, NCCL INFO)
-#: or WARNING; soft error words in such records are not errors
-INFO_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:INFO|DEBUG|TRACE|NOTICE)\b|(?:^|\[)[IVD]\d{4} \d\d:\d\d)")
-WARN_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:WARN|WARNING)\b|(?:^|\[)W\d{4} \d\d:\d\d)")
+#: the log level of a record: INFO/DEBUG (Python logging, glog ``I1201``, ``[I1201``, NCCL INFO,
+#: TensorFlow's glog records without a date, ``W tensorflow/.../dso_loader.cc:64]``) or
+#: WARNING; soft error words in such records are not errors
+INFO_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:INFO|DEBUG|TRACE|NOTICE)\b|(?:^|\[)[IVD]\d{4} \d\d:\d\d"
+                           r"|(?:^|[\s:])I [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\])")
+WARN_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:WARN|WARNING)\b|(?:^|\[)W\d{4} \d\d:\d\d"
+                           r"|(?:^|[\s:])W [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\])")
 #: the end of an exception class name: ``RuntimeError``, ``torch.OutOfMemoryError``, in a
 #: sentence, in backticks or after a prefix (the name itself is read backwards in Python)
 _EXC_NAME_END_RE = re.compile(r"(?:Error|Exception)\b")
