@@ -1,0 +1,114 @@
+"""Issue 8, breadth from library sources: the GPU running out of memory (torch's caching
+allocator, vLLM's KV-cache sizing, XLA, llama.cpp), and the CUDA start-up failures of JAX and
+TensorFlow (XLA's cuDNN version check, JAX's backend initialisation, TensorFlow's GPU loader).
+
+Every message is the program's own wording where its source raises or prints it (the ``source``
+of the matching signature names where; variable parts filled in as the program fills them). Each
+runs through the wrappers pasted logs put around messages (tests/test_explain_patterns.py) and
+must rank its code first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text, match_codes
+from stackpeel.explain.knowledge import load
+from stackpeel.knowledge import load as load_kb
+from test_explain_patterns import WRAPPERS
+
+FAMILIES = {
+    # c10/cuda/CUDACachingAllocator.cpp, CUDA runtime, vLLM kv_cache_utils, XLA BFC allocator, ggml-cuda
+    "gpu-out-of-memory": [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+        "23.65 GiB of which 3.06 MiB is free. Including non-PyTorch memory, this process has 23.63 GiB memory in use.",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.75 GiB total "
+        "capacity; 11.39 GiB already allocated; 1.02 GiB free; 12.99 GiB reserved in total by PyTorch)",
+        "RuntimeError: CUDA error: out of memory",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+        "initializing the engine.",
+        "ValueError: To serve at least one request with the models's max seq len (40960), (5.62 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (4.50 GiB).",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+        "4294967296 bytes.",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory",
+    ],
+    # xla/stream_executor/cuda/cuda_dnn.cc, JAX's CUDA plugin
+    "cudnn-unusable": [
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.6.0 but source "
+        "was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor "
+        "version.",
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the "
+        "errors above for more details.",
+        "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8907, which "
+        "is newer. The copy of cuDNN that is installed must be at least as new as the version against which JAX "
+        "was built.",
+    ],
+    # jax/_src/xla_bridge.py
+    "cuda-init-failed": [
+        "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices. (you may "
+        "need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)",
+    ],
+    # tensorflow/core/common_runtime/gpu/gpu_device.cc
+    "library-missing": [
+        "W tensorflow/core/common_runtime/gpu/gpu_device.cc:2211] Cannot dlopen some GPU libraries. Please make "
+        "sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
+    ],
+}
+
+CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
+
+
+@pytest.mark.parametrize("wrapper", list(WRAPPERS))
+@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
+def test_library_message_in_every_wrapper(code, i, msg, wrapper):
+    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
+    ranked = [c.code for c in explain_text(log).candidates]
+    assert ranked[:1] == [code], ranked
+
+
+def test_every_message_matches_a_signature_of_its_code():
+    kb = load()
+    for code, msgs in FAMILIES.items():
+        for msg in msgs:
+            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+
+
+def test_new_code_is_sourced_and_says_what_to_do():
+    entry = load_kb().get("gpu-out-of-memory")
+    assert entry.fix and entry.source and entry.links
+    assert entry.logs and all(sig.source for sig in entry.logs)
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in " ".join(c for _, c in entry.commands)
+
+
+def test_gpu_oom_outranks_the_catch_all_cuda_error_and_is_named_by_alias():
+    """'CUDA error: out of memory' is this cause, never the catch-all 'cuda-error-unclassified';
+    the names proposed for it elsewhere resolve to it."""
+    expl = explain_text("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+                        "reported at some other API call\n")
+    assert expl.root.code == "gpu-out-of-memory"
+    assert "cuda-error-unclassified" not in [c.code for c in expl.candidates]
+    kb = load_kb()
+    assert set(kb.get("gpu-out-of-memory").aliases) == {"cuda-out-of-memory", "gpu-oom"}
+
+
+def test_host_oom_is_not_gpu_oom():
+    log = "[ 1234.5] Out of memory: Killed process 4242 (python) total-vm:81234kB\n"
+    assert explain_text(log).root.code == "host-oom-killed"
+
+
+@pytest.mark.parametrize("line", [
+    # healthy lines of the same programs: nothing to explain
+    "# GPU blocks: 27344, # CPU blocks: 2048",
+    "INFO 10-08 20:33:48 [kv_cache_utils.py:1087] GPU KV cache size: 255,968 tokens",
+    "Maximum concurrency for 32768 tokens per request: 7.81x",
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device /job:localhost/replica:0/task:0/"
+    "device:GPU:0 with 22000 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090",
+    "Loaded cuDNN version 8907",
+    "max_split_size_mb:512,expandable_segments:True",
+    "|    0   N/A  N/A      4242      C   python                                      22000MiB |",
+])
+def test_healthy_lines_name_nothing(line):
+    expl = explain_text(line + "\n")
+    assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
