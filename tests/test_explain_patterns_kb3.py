@@ -43,6 +43,7 @@ FAMILIES = {
         "version.",
         "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the "
         "errors above for more details.",
+        "Invalid handle. Cannot load symbol cudnnCreateConvolutionDescriptor",
         "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8907, which "
         "is newer. The copy of cuDNN that is installed must be at least as new as the version against which JAX "
         "was built.",
@@ -76,8 +77,19 @@ FAMILIES = {
     "xformers-no-cuda-ops": [
         "WARNING[XFORMERS]: Need to compile C++ extensions to use all xFormers features.",
     ],
-    # tensorflow/core/common_runtime/gpu/gpu_device.cc
+    # vllm/platforms (UnspecifiedPlatform's empty device type reaches torch.device)
+    "torch-cuda-unavailable": [
+        "RuntimeError: Device string must not be empty",
+    ],
+    # tsl/cuda/cudart_stub.cc: a notice, the cause only when nothing else in the log is
+    "libcuda-missing": [
+        "2024-02-15 17:38:56.694239: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your "
+        "machine, GPU will not be used.",
+    ],
+    # tensorflow/core/common_runtime/gpu/gpu_device.cc, tsl/cuda/cudart_stub.cc
     "library-missing": [
+        "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: cudaGetErrorString "
+        "symbol not found.",
         "W tensorflow/core/common_runtime/gpu/gpu_device.cc:2211] Cannot dlopen some GPU libraries. Please make "
         "sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
     ],
@@ -89,8 +101,8 @@ CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumera
 @pytest.mark.parametrize("wrapper", list(WRAPPERS))
 @pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
 def test_library_message_in_every_wrapper(code, i, msg, wrapper):
-    if code == "no-nvidia-driver" and wrapper.startswith(("word-wrapped", "terminal-cut")):
-        pytest.skip("ollama's timestamped INFO record is 99 characters: cut at 80 its core is gone, and explain "
+    if code in ("no-nvidia-driver", "libcuda-missing") and wrapper.startswith(("word-wrapped", "terminal-cut")):
+        pytest.skip("a timestamped INFO notice is 99+ characters: cut at 80 its core is gone, and explain "
                     "re-joins a break before an upper-case word ('no compatible\\nGPUs') on error lines only")
     log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
     ranked = [c.code for c in explain_text(log).candidates]
@@ -129,6 +141,26 @@ def test_ollama_notice_gives_way_to_the_reason_it_names():
            'cuda_v11/libcudart.so.11.0: your nvidia driver is too old or missing, please upgrade to run ollama"\n'
            'level=INFO source=gpu.go:347 msg="no compatible GPUs were discovered"\n')
     assert explain_text(log).root.code == "driver-too-old-for-build"
+
+
+def test_vllm_without_a_platform_is_a_gpu_it_cannot_see():
+    log = ("INFO 08-11 04:15:03 [__init__.py:243] No platform detected, vLLM is running on UnspecifiedPlatform\n"
+           "Traceback (most recent call last):\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/config.py\", "
+           "line 2021, in __init__\n    self.device = torch.device(self.device_type)\n"
+           "RuntimeError: Device string must not be empty\n")
+    expl = explain_text(log)
+    assert expl.root.code == "torch-cuda-unavailable"
+
+
+def test_tensorflow_notice_gives_way_to_a_named_library():
+    """TensorFlow prints the cudart_stub notice on every CPU-only start: a log that names a
+    missing library is answered as that line alone is."""
+    err = "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+    log = ("I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be "
+           "used.\n" + err)
+    ranked = [c.code for c in explain_text(log).candidates]
+    assert ranked[:2] == [c.code for c in explain_text(err).candidates][:2]
+    assert "libcuda-missing" not in ranked
 
 
 def test_host_oom_is_not_gpu_oom():
