@@ -35,6 +35,17 @@ FAMILIES = {
         "memory",
         "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
         "alloc_tensor_range: failed to allocate CUDA0 buffer of size 5064192000",
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the "
+        "quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in "
+        "32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True`",
+    ],
+    # torchvision/extension.py
+    "extension-torch-mismatch": [
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
+        "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1. Please reinstall the torchvision that "
+        "matches your PyTorch install.",
+        "RuntimeError: operator torchvision::nms does not exist",
     ],
     # xla/stream_executor/cuda/cuda_dnn.cc, JAX's CUDA plugin
     "cudnn-unusable": [
