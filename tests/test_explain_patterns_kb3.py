@@ -46,6 +46,14 @@ FAMILIES = {
         "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1. Please reinstall the torchvision that "
         "matches your PyTorch install.",
         "RuntimeError: operator torchvision::nms does not exist",
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be "
+        "because the operator doesn't exist for this backend",
+    ],
+    # c10 OperatorEntry: the allocation ops have no CUDA kernel only in a CPU-only torch
+    "torch-cpu-only-build": [
+        "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend. This could "
+        "be because the operator doesn't exist for this backend, or was omitted during the selective/custom build "
+        "process (if using custom build).",
     ],
     # xla/stream_executor/cuda/cuda_dnn.cc, JAX's CUDA plugin
     "cudnn-unusable": [
@@ -91,6 +99,8 @@ FAMILIES = {
     # vllm/platforms (UnspecifiedPlatform's empty device type reaches torch.device)
     "torch-cuda-unavailable": [
         "RuntimeError: Device string must not be empty",
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: No supported gpu backend found!",
+        "RuntimeError: No HIP GPUs are available",
     ],
     # tsl/cuda/cudart_stub.cc: a notice, the cause only when nothing else in the log is
     "libcuda-missing": [
@@ -188,6 +198,10 @@ def test_host_oom_is_not_gpu_oom():
     "device:GPU:0 with 22000 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3090",
     "Loaded cuDNN version 8907",
     "max_split_size_mb:512,expandable_segments:True",
+    "INFO: GPU available: True (cuda), used: True",
+    "torchvision: 0.19.0+cu121",
+    # torch's own is_available(), quoted in the traceback of any CUDA warning: no error of its own
+    "  return torch._C._cuda_getDeviceCount() > 0",
     "|    0   N/A  N/A      4242      C   python                                      22000MiB |",
 ])
 def test_healthy_lines_name_nothing(line):
