@@ -113,6 +113,11 @@ FAMILIES = {
         "2024-02-15 17:38:56.694239: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your "
         "machine, GPU will not be used.",
     ],
+    # gcc's driver and nvcc when the OOM killer ends a compiler job of a parallel extension build
+    "host-oom-killed": [
+        "c++: fatal error: Killed signal terminated program cc1plus",
+        "nvcc error   : 'cicc' died due to signal 9 (Kill signal)",
+    ],
     # tensorflow/core/common_runtime/gpu/gpu_device.cc, tsl/cuda/cudart_stub.cc
     "library-missing": [
         "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: cudaGetErrorString "
@@ -188,6 +193,19 @@ def test_tensorflow_notice_gives_way_to_a_named_library():
     ranked = [c.code for c in explain_text(log).candidates]
     assert ranked[:2] == [c.code for c in explain_text(err).candidates][:2]
     assert "libcuda-missing" not in ranked
+
+
+def test_a_killed_compiler_in_an_extension_build_is_host_memory():
+    """flash-attn / mamba-ssm builds run one nvcc per core; the OOM killer ends one and ninja
+    reports a failed build: the cause is host memory, not the compiler or the toolkit."""
+    log = ("[12/73] /usr/local/cuda/bin/nvcc -c csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu -o build/x.o\n"
+           "FAILED: build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_bwd_hdim256_fp16_sm80.o\n"
+           "nvcc error   : 'cicc' died due to signal 9 (Kill signal)\n"
+           "ninja: build stopped: subcommand failed.\n"
+           "RuntimeError: Error compiling objects for extension\n")
+    expl = explain_text(log)
+    assert expl.root.code == "host-oom-killed"
+    assert "MAX_JOBS=" in load_kb().get("host-oom-killed").fix
 
 
 def test_host_oom_is_not_gpu_oom():
