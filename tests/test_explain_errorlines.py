@@ -430,7 +430,26 @@ TOOL_ERROR_LINES = [
     "エラー: モジュールが見つかりません",
     "오류: 모듈을 찾을 수 없습니다",
     "Ошибка: модуль не найден",
+    # shells' job reports (bash jobs.c, printed here by the test below; zsh Src/jobs.c, signames)
+    "k.sh: line 2: 18666 Killed                  python3 train.py",
+    "zsh: segmentation fault  python train.py",
+    "zsh: illegal hardware instruction  python",
+    "zsh: killed     python train.py",
+    # PyCharm / Windows: STATUS_ACCESS_VIOLATION as a signed and an unsigned exit code
+    "Process finished with exit code -1073741819 (0xC0000005)",
+    "Process finished with exit code 3221225477",
+    # PowerShell when a program is not on PATH
+    "python : The term 'python' is not recognized as the name of a cmdlet, function, script file, or operable "
+    "program.",
+    # Jupyter (notebook's kernel restart dialog, VS Code's Jupyter extension)
+    "The kernel appears to have died. It will restart automatically.",
+    "The Kernel crashed while executing code in the current cell or a previous cell.",
+    # Hydra (hydra/_internal/utils.py) before the exception it caught
+    "Error executing job with overrides: ['trainer.devices=8']",
+    # wandb's terminal logger at ERROR level
+    "wandb: ERROR Run abc123 errored: RuntimeError('CUDA error')",
     # issue-template prose about a quoted message
+    "Triton seems to break when using 3.10 as it looks for the headers, but the headers are not in `/local`",
     "When I run `python train.py` it crashes immediately",
     "I get an error when calling `model.generate()`",
     "`import fla` doesn't work on my machine",
@@ -457,6 +476,8 @@ TOOL_HEALTHY = [
     "2024-05-01 12:00:00,123 - trainer - INFO - Evaluation at step 1200: loss 0.5",
     "transformers.logging.set_verbosity(ERROR)",
     "fatal_on_oom: false",
+    "Process finished with exit code 0",
+    "[1]+  Done                    python train.py",                      # bash's job report, success
 ]
 
 
@@ -585,7 +606,17 @@ def _rust(tmp):
     return ["./p"], ["./p", "x"]
 
 
-@pytest.mark.parametrize("case", [_make, _make_recipe, _link, _terminate, _cmake, _ninja, _git, _apt, _dpkg, _pip,
+def _bash_job(tmp):
+    _need("bash")
+    import sys
+
+    (tmp / "k.sh").write_text(f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'\n"
+                              "exit $?\n")
+    (tmp / "ok.sh").write_text(f"{sys.executable} -c 'print(1)'\n")
+    return ["bash", "k.sh"], ["bash", "ok.sh"]
+
+
+@pytest.mark.parametrize("case", [_bash_job, _make, _make_recipe, _link, _terminate, _cmake, _ninja, _git, _apt, _dpkg, _pip,
                                   _rust], ids=lambda f: f.__name__.strip("_"))
 def test_real_tool_failure_is_an_error_and_its_success_is_not(case, tmp_path):
     bad, good = case(tmp_path)

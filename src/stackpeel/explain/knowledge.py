@@ -175,7 +175,8 @@ ERROR_WORDS = (
     "E: ", "No solution found", "ResolutionImpossible", "libmamba", "BackOff", "ErrImagePull",
     "nsufficient nvidia", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "DEADLINE", "TIMEOUT",
     "CANCELLED", "DUE TO", "step aborted", " died", "Root Cause", "panic", "goroutine", "terminate called",
-    "what():", "Configuring incomplete", ": *** ", "not recognized as an internal", ".exc.", ".exceptions.",
+    "what():", "Configuring incomplete", ": *** ", "not recognized as", "zsh: ", "Terminated", "Hangup",
+    "to break", "breaks ", "broke", ".exc.", ".exceptions.",
     "refused", "crashe", "segfaults", "n't work", "not work", "stopped working", "\u9519\u8bef", "\u62a5\u9519",
     "\u5931\u8d25", "\u5931\u6557", "\u30a8\u30e9\u30fc", "\uc624\ub958", "\u0448\u0438\u0431\u043a",
 )

@@ -170,8 +170,11 @@ HARD_ERROR_RE = re.compile(
     r"|subprocess-exited-with-error|returned non-zero exit status)"
     r"|(?P<nccl>NCCL WARN|\bnccl[A-Z]\w{0,30}Error\b)"
     r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
-    r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b)"
-    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,2}\b|exited with (?:code|status) -?[1-9]"
+    r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b"
+    # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
+    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted)\s"
+    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
+    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
     r"|(?P<symbol>undefined symbol)"
@@ -179,7 +182,7 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<killed>\bKilled$)"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]")
-    r"|(?P<level>^ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    r"|(?P<level>^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
     # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
@@ -193,14 +196,16 @@ HARD_ERROR_RE = re.compile(
     r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
     r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active)|\bwhat\(\):"
-    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as an internal or external)"
+    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
+    r"|Error executing job with overrides)"
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
-    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b)"
+    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
+    r"|\b[Kk]ernel (?:crashed|died|appears to have died))"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
@@ -211,7 +216,7 @@ SOFT_ERROR_RE = re.compile(
     r"|[\u041e\u043e]\u0448\u0438\u0431\u043a)"
     # an issue's prose about a message it quotes ("it crashes with `...`", "I get an error
     # when calling `...`"); error_shape counts it only when the line quotes something
-    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
+    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
     r"|(?:get|gets|got|getting|throws?|raises?|seeing)(?: (?:an|the|this|a|same|following)){0,2}"
     r" (?:error|exception|crash|segfault)s?)\b)"
 )
