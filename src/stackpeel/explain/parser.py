@@ -512,7 +512,7 @@ class LogScanner:
         # and in a line before it is cut short
         self._secrets = secret_values(os.environ if environ is None else environ)
         self.result = ParseResult()
-        self._gate = self.kb.gate.search
+        self._gate = self.kb.line_gate.search
         self._entry_gate = self.kb.entry_gate.search
         self._tail: List[Line] = []                        # last lines of the previous chunk
         self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
@@ -591,6 +591,17 @@ class LogScanner:
             last = pos
             if not flagged or flagged[-1] != line_of:
                 flagged.append(line_of)
+        if not body.isascii():
+            # error words of other languages (knowledge.FOREIGN_WORDS): an ASCII chunk holds none
+            line_of, last = 0, 0
+            extra = []
+            for m in self.kb.foreign_gate.finditer(body):
+                pos = m.start()
+                line_of += body.count("\n", last, pos)
+                last = pos
+                extra.append(line_of)
+            if extra:
+                flagged = sorted(set(flagged) | set(extra))
         # a message wrapped onto the next line (a terminal, a logger or the user cut it):
         # the lines joined are searched too, so a pattern that spans the break still matches
         seams: Set[int] = set()
