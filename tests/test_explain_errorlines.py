@@ -336,3 +336,295 @@ def test_end_anchored_message_found_inside_prose(line):
     # the signature ends with $ (the module name is the whole message): quoted, it is searched alone
     alone = explain_text("ModuleNotFoundError: No module named 'torch'\n").root.code
     assert explain_text(line + "\n").root.code == alone
+
+
+# -- the failure lines of the tools GPU users paste output from ------------------------------
+#
+# Each line is the tool's own wording: printed here by the real tool (tests below run it), a
+# line of a *training* log of tests/corpus/explain/ (file named), or the tool's source (named).
+TOOL_ERROR_LINES = [
+    # pip's resolver (pip/_internal/resolution/resolvelib/factory.py), pip install --no-index here
+    "ERROR: Could not find a version that satisfies the requirement torch==2.9.9 (from versions: none)",
+    "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/",
+    "pip._vendor.resolvelib.resolvers.ResolutionImpossible: [RequirementInformation(requirement="
+    "SpecifierRequirement('torch==2.1.0'), parent=None)]",
+    "error: metadata-generation-failed",                                  # pip/_internal/exceptions.py
+    # uv (crates/uv/src/commands/diagnostics.rs, pip/operations.rs)
+    "  × Failed to build `flash-attn==2.7.4.post1`",
+    "  × No solution found when resolving dependencies:",
+    # apt (apt-pkg/cacheset.cc, apt-private/private-install.cc) and dpkg (src/main/errors.c)
+    "E: Unable to locate package python3.11-dev",
+    "E: Package 'nvidia-driver-550' has no installation candidate",
+    "E: Sub-process /usr/bin/dpkg returned an error code (1)",
+    "dpkg: error processing package nvidia-dkms-550 (--configure):",
+    "Errors were encountered while processing:",
+    # conda (conda/exceptions.py) and mamba (libmamba/src/api/install.cpp)
+    "PackagesNotFoundError: The following packages are not available from current channels:",
+    "LibMambaUnsatisfiableError: Encountered problems while solving:",
+    "CondaHTTPError: HTTP 000 CONNECTION FAILED for url <https://conda.anaconda.org/conda-forge/noarch/repodata.json>",
+    "error    libmamba Could not solve for environment specs",
+    "critical libmamba Multiple errors occured:",
+    # git (builtin/clone.c, http.c)
+    "fatal: destination path 'flash-attention' already exists and is not an empty directory.",
+    # docker (stable-diffusion-docker-82-no-nvidia-gpu.log, sadtalker-49-nvidia-container-cli-no-sudo.log)
+    # and podman with crun (crun src/libcrun/linux.c)
+    'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+    "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create "
+    "failed: unable to start container process: error during container init",
+    "Error: crun: executable file `python` not found in $PATH: No such file or directory: OCI runtime attempted "
+    "to invoke a command that was not found",
+    # kubectl describe pod / get pods (kubelet pkg/kubelet/kuberuntime, scheduler's FitError)
+    "  Warning  BackOff    2m (x5 over 3m)  kubelet  Back-off restarting failed container trainer in pod "
+    "train-0_default(1234)",
+    "train-0   0/1     CrashLoopBackOff   5 (2m ago)   6m",
+    "  Warning  FailedScheduling  12s   default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+    # Slurm: srun, slurmstepd (src/slurmd/slurmstepd/req.c), sacct's State and ExitCode columns
+    "srun: error: node01: task 0: Exited with exit code 1",
+    "slurmstepd: error: *** JOB 1234 ON node01 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***",
+    "1234.0       python     gpu     acct    8  OUT_OF_MEMORY    0:125",
+    "1234         train      gpu     acct    8  CANCELLED by 1000      0:0",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    # Ray (python/ray/exceptions.py; easyr1-211-zero-active-drivers-ray.log)
+    "ray.exceptions.RayTaskError(RuntimeError): ray::train_fn() (pid=1234, ip=10.0.0.1)",
+    "The actor died unexpectedly before finishing this task.",
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+    "the problem, check the logs for the dead worker.",
+    # torch elastic's failure table (torch/distributed/elastic/multiprocessing/errors/__init__.py)
+    "Root Cause (first observed failure):",
+    # Go (runtime/panic.go, runtime/traceback.go)
+    "panic: assignment to entry in nil map",
+    "goroutine 1 [running]:",
+    # Rust (library/std/src/panicking.rs; the thread id is printed since 1.91)
+    "thread 'main' panicked at src/main.rs:4:5:",
+    "thread 'main' (7270) panicked at p.rs:1:53:",
+    # C++ std::terminate (libstdc++ vterminate.cc)
+    "terminate called after throwing an instance of 'c10::Error'",
+    "  what():  std::bad_alloc",
+    "terminate called without an active exception",
+    # CMake (colmap-1822-docker-build-native-arch-empty.log; cmake Source/cmake.cxx), GNU make (src/remake.c)
+    "CMake Error at /usr/share/cmake-3.22/Modules/CMakeDetermineCompilerId.cmake:726 (message):",
+    "-- Configuring incomplete, errors occurred!",
+    "make[2]: *** No rule to make target 'csrc/kernel.cu', needed by 'kernel.o'.  Stop.",
+    # cmd.exe when a program is not on PATH
+    "'nvcc' is not recognized as an internal or external command,",
+    # Python's OSError on Windows, its winerror in brackets
+    "[WinError 5] Access is denied: 'C:\\\\Users\\\\me\\\\AppData'",
+    # a lone exception line whose class lives in a library's exception module (torch/_dynamo/exc.py)
+    "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(setattr) [TensorVariable(), ConstantVariable()] {}",
+    # a logger's ERROR record (logging's default format, loguru's, a bracketed level)
+    "2024-05-01 12:00:00,123 - trainer - ERROR - Evaluation produced NaN loss at step 1200",
+    "2024-05-01 12:00:00.123 | ERROR    | train:main:42 - Evaluation produced NaN loss at step 1200",
+    "[ERROR] Evaluation produced NaN loss at step 1200",
+    # glog's E level (kubectl here, without a server: k8s.io/client-go memcache.go)
+    'E1201 09:22:09.628174    7015 memcache.go:265] "Unhandled Error" err="couldn\'t get current server API '
+    'group list"',
+    "The connection to the server localhost:8080 was refused - did you specify the right host or port?",
+    "srun: fatal: Could not establish a configuration source",
+    # users' own languages (weclone-85-bf16-t4-chinese.log, dockermonitor-12-nvml-mismatch-ldconfig.log),
+    # then "failed" and "error: <message>" in Chinese, Japanese, Korean and Russian as issues write them
+    # (the message is Windows' ERROR_MOD_NOT_FOUND text; the "error:" label in each language)
+    "使用T4 GPU时报错：需要支持半精度",
+    "  - 有同学发现安装完python-dev,python-tk等库后会报驱动不一致的错误``nvidia-smi``无法使用",
+    "安装 flash-attn 失败",
+    "错误：找不到指定的模块。",
+    "エラー: モジュールが見つかりません",
+    "오류: 모듈을 찾을 수 없습니다",
+    "Ошибка: модуль не найден",
+    # shells' job reports (bash jobs.c, printed here by the test below; zsh Src/jobs.c, signames)
+    "k.sh: line 2: 18666 Killed                  python3 train.py",
+    "zsh: segmentation fault  python train.py",
+    "zsh: illegal hardware instruction  python",
+    "zsh: killed     python train.py",
+    # PyCharm / Windows: STATUS_ACCESS_VIOLATION as a signed and an unsigned exit code
+    "Process finished with exit code -1073741819 (0xC0000005)",
+    "Process finished with exit code 3221225477",
+    # PowerShell when a program is not on PATH
+    "python : The term 'python' is not recognized as the name of a cmdlet, function, script file, or operable "
+    "program.",
+    # Jupyter (notebook's kernel restart dialog, VS Code's Jupyter extension)
+    "The kernel appears to have died. It will restart automatically.",
+    "The Kernel crashed while executing code in the current cell or a previous cell.",
+    # Hydra (hydra/_internal/utils.py) before the exception it caught
+    "Error executing job with overrides: ['trainer.devices=8']",
+    # wandb's terminal logger at ERROR level
+    "wandb: ERROR Run abc123 errored: RuntimeError('CUDA error')",
+    # issue-template prose about a quoted message
+    "Triton seems to break when using 3.10 as it looks for the headers, but the headers are not in `/local`",
+    "When I run `python train.py` it crashes immediately",
+    "I get an error when calling `model.generate()`",
+    "`import fla` doesn't work on my machine",
+]
+
+# the same tools working: their ordinary output must stay quiet
+TOOL_HEALTHY = [
+    "Successfully installed torch-2.5.1 triton-3.1.0",                       # pip
+    "Resolved 42 packages in 1.20s",                                         # uv
+    "0 upgraded, 1 newly installed, 0 to remove and 12 not upgraded.",       # apt
+    "Unable to find image 'nvidia/cuda:12.4.0-base-ubuntu22.04' locally",   # docker run before a pull
+    "Solving environment: done",                                             # conda
+    "Cloning into 'flash-attention'...",                                     # git
+    "  Normal   Scheduled  12s   default-scheduler  Successfully assigned default/train-0 to node01",
+    "train-0   1/1     Running   0          6m",                             # kubectl get pods
+    "1234         train      gpu     acct    8  COMPLETED      0:0",         # sacct
+    "srun: job 1234 queued and waiting for resources",
+    "-- Configuring done (1.2s)",                                            # cmake
+    "ninja: no work to do.",
+    "make: Nothing to be done for 'all'.",
+    "This release fixes a crash in `torch.compile` with dynamic shapes",     # a changelog: no crash now
+    "没有错误",                                                               # "no errors"
+    "Don't panic: the checkpoint is saved every 500 steps",
+    "2024-05-01 12:00:00,123 - trainer - INFO - Evaluation at step 1200: loss 0.5",
+    "transformers.logging.set_verbosity(ERROR)",
+    "fatal_on_oom: false",
+    "Process finished with exit code 0",
+    "[1]+  Done                    python train.py",                      # bash's job report, success
+]
+
+
+@pytest.mark.parametrize("line", TOOL_ERROR_LINES)
+def test_tool_error_line_is_detected(line):
+    assert error_shape(line) is not None, line
+    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
+    assert expl.exit_code == 1 and expl.has_errors, line
+
+
+@pytest.mark.parametrize("line", TOOL_HEALTHY)
+def test_tool_healthy_line_is_no_error(line):
+    assert error_shape(line) is None, (line, error_shape(line))
+    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
+    assert expl.exit_code == 0 and not expl.candidates, line
+
+
+def test_prose_needs_a_quoted_message():
+    # "it crashes" with nothing quoted is a sentence, not a report of a message
+    assert error_shape("it crashes") is None
+    assert error_shape("it crashes with `free(): invalid pointer`") == "prose"
+
+
+# -- the real tools, run here: their failure is an error, their success is not ----------------
+
+def _sh(argv, cwd, env=None):
+    import os
+    import subprocess
+
+    full = dict(os.environ, LC_ALL="C", **(env or {}))
+    full.pop("RUST_BACKTRACE", None)
+    p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300, env=full)
+    return p.returncode, p.stdout + p.stderr
+
+
+def _need(*tools):
+    import shutil
+
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"not on PATH: {missing}")
+
+
+def _make(tmp):
+    _need("make")
+    (tmp / "Makefile").write_text("all: missing.o\n")
+    (tmp / "ok.mk").write_text("built:\n\ttouch built\n")
+    (tmp / "built").write_text("")
+    return ["make"], ["make", "-f", "ok.mk"]
+
+
+def _make_recipe(tmp):
+    _need("make")
+    (tmp / "Makefile").write_text("all:\n\tfalse\n")
+    (tmp / "ok.mk").write_text("all:\n\ttrue\n")
+    return ["make"], ["make", "-f", "ok.mk"]
+
+
+def _link(tmp):
+    _need("gcc")
+    (tmp / "m.c").write_text("int main(void){return 0;}\n")
+    return ["gcc", "m.c", "-lstackpeelnosuchlib", "-o", "m"], ["gcc", "m.c", "-o", "m"]
+
+
+def _terminate(tmp):
+    _need("g++")
+    (tmp / "t.cc").write_text('#include <stdexcept>\n#include <cstdio>\nint main(int c, char**){\n'
+                              '  try { if (c > 1) throw std::runtime_error("x"); } catch (...) { return 0; }\n'
+                              '  throw std::runtime_error("tensor shape mismatch");\n}\n')
+    rc, out = _sh(["g++", "t.cc", "-o", "t"], tmp)
+    assert rc == 0, out
+    return ["./t"], ["./t", "caught"]
+
+
+def _cmake(tmp):
+    _need("cmake")
+    for d, body in (("bad", "find_package(StackpeelNoSuch REQUIRED)\n"), ("good", "")):
+        (tmp / d).mkdir()
+        (tmp / d / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.10)\nproject(x NONE)\n{body}")
+    return ["cmake", "-S", "bad", "-B", "bad/b"], ["cmake", "-S", "good", "-B", "good/b"]
+
+
+def _ninja(tmp):
+    _need("ninja", "cc")
+    (tmp / "build.ninja").write_text("rule cc\n  command = cc -c $in -o $out\nbuild x.o: cc nosuch.c\n")
+    (tmp / "ok.ninja").write_text("rule t\n  command = touch $out\nbuild y: t\n")
+    rc, out = _sh(["ninja", "-f", "ok.ninja"], tmp)
+    assert rc == 0, out
+    return ["ninja"], ["ninja", "-f", "ok.ninja"]     # the second run: "ninja: no work to do."
+
+
+def _git(tmp):
+    _need("git")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["git", "init", "-q", "src"], ["git", "-C", "src", "commit", "-q", "--allow-empty", "-m", "x"]):
+        rc, out = _sh(argv, tmp, env)
+        assert rc == 0, out
+    (tmp / "busy").mkdir()
+    (tmp / "busy" / "f").write_text("x")
+    return ["git", "clone", "src", "busy"], ["git", "clone", "src", "fresh"]
+
+
+def _apt(tmp):
+    _need("apt-get", "dpkg")
+    return ["apt-get", "-s", "install", "stackpeel-no-such-package"], ["apt-get", "-s", "install", "dpkg"]
+
+
+def _dpkg(tmp):
+    _need("dpkg")
+    return ["dpkg", "-i", str(tmp / "stackpeel-no-such.deb")], ["dpkg", "-s", "dpkg"]
+
+
+def _pip(tmp):
+    import sys
+
+    return ([sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(tmp), "stackpeel-no-such-dist"],
+            [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(tmp), "pip"])
+
+
+def _rust(tmp):
+    _need("rustc")
+    (tmp / "p.rs").write_text("fn main(){ let v: Vec<u8> = std::env::args().skip(1).map(|_| 1).collect();"
+                              " println!(\"{}\", v[0]); }\n")
+    rc, out = _sh(["rustc", "p.rs", "-o", "p"], tmp)
+    assert rc == 0, out
+    return ["./p"], ["./p", "x"]
+
+
+def _bash_job(tmp):
+    _need("bash")
+    import sys
+
+    (tmp / "k.sh").write_text(f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'\n"
+                              "exit $?\n")
+    (tmp / "ok.sh").write_text(f"{sys.executable} -c 'print(1)'\n")
+    return ["bash", "k.sh"], ["bash", "ok.sh"]
+
+
+@pytest.mark.parametrize("case", [_bash_job, _make, _make_recipe, _link, _terminate, _cmake, _ninja, _git, _apt, _dpkg, _pip,
+                                  _rust], ids=lambda f: f.__name__.strip("_"))
+def test_real_tool_failure_is_an_error_and_its_success_is_not(case, tmp_path):
+    bad, good = case(tmp_path)
+    rc, out = _sh(bad, tmp_path)
+    assert rc != 0, out                                   # the tool really failed
+    expl = explain_text(out)
+    assert expl.exit_code == 1 and expl.has_errors, out
+    rc, out = _sh(good, tmp_path)
+    assert rc == 0, out
+    expl = explain_text(out)
+    assert expl.exit_code == 0 and not expl.candidates, (out, [e.text for e in expl.unexplained])

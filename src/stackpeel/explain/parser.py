@@ -106,6 +106,10 @@ def _is_exception_type(name: str) -> bool:
         return True
     if last in _EXC_SUFFIXES:
         return False
+    if "." in name and any(mod in ("exc", "exceptions", "errors") for mod in name.split(".")[:-1]):
+        # a class of a library's exception module: torch._dynamo.exc.Unsupported,
+        # pip._vendor.resolvelib.resolvers.ResolutionImpossible is named by HARD_ERROR_RE
+        return True
     if last.endswith(_EXC_SUFFIXES):
         return True
     return "Error" in last[1:] or "Failed" in last[1:]
@@ -161,29 +165,60 @@ WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warnin
 #: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
 #: healthy runs talking.
 HARD_ERROR_RE = re.compile(
-    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR)(?:\[\w{1,40}\])?:)"
+    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:)"
     r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
     r"|subprocess-exited-with-error|returned non-zero exit status)"
     r"|(?P<nccl>NCCL WARN|\bnccl[A-Z]\w{0,30}Error\b)"
     r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
-    r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b)"
-    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,2}\b|exited with (?:code|status) -?[1-9]"
+    r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b"
+    # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
+    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted)\s"
+    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
+    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
     r"|(?P<killed>\bKilled$)"
+    # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
+    # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]")
+    r"|(?P<level>^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
+    # the failure lines of the tools GPU users paste output from, each in the tool's own words:
+    # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
+    # states, Slurm (scontrol/sacct states with their exit code, slurmstepd's banner), torch
+    # elastic's failure table, Go and Rust panics, C++ std::terminate, CMake, GNU make, cmd.exe
+    r"|(?P<tool>^\[?[EF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,8}\d{1,9} [\w./-]{1,200}:\d{1,6}\]|^\s{0,8}E: |^dpkg: error|^Errors were encountered while processing|No solution found when resolving"
+    r"|ResolutionImpossible|\b(?:error|critical)\s{1,8}libmamba\b|^fatal: |Error response from daemon"
+    r"|OCI runtime (?:create|exec|start) failed|CrashLoopBackOff|ImagePullBackOff|ErrImagePull"
+    r"|\bBack-off restarting|\bFailed[A-Z][a-z]{2,30}\b|Insufficient nvidia\.com/gpu"
+    r"|\b(?:OUT_OF_MEMORY|NODE_FAIL|BOOT_FAIL|PREEMPTED|DEADLINE|TIMEOUT|CANCELLED\+?(?: by \d{1,10})?)\s{1,20}"
+    r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
+    r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
+    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active)|\bwhat\(\):"
+    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
+    r"|Error executing job with overrides)"
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
-    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly)"
+    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
+    r"|\b[Kk]ernel (?:crashed|died|appears to have died))"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
-    r"|[Dd]eadline exceeded)"
+    r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
     r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
+    # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
+    # Japanese, Korean, Russian (the message itself is often pasted in English around it)
+    r"|(?P<foreign>\u9519\u8bef|\u62a5\u9519|\u5931\u8d25|\u5931\u6557|\u30a8\u30e9\u30fc|\uc624\ub958"
+    r"|[\u041e\u043e]\u0448\u0438\u0431\u043a)"
+    # an issue's prose about a message it quotes ("it crashes with `...`", "I get an error
+    # when calling `...`"); error_shape counts it only when the line quotes something
+    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
+    r"|(?:get|gets|got|getting|throws?|raises?|seeing)(?: (?:an|the|this|a|same|following)){0,2}"
+    r" (?:error|exception|crash|segfault)s?)\b)"
 )
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
@@ -196,6 +231,10 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\b[Ff]alling back to\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
+    # "no error(s)" in Chinese and Japanese
+    r"|\u6ca1\u6709\u9519\u8bef|\u65e0\u9519\u8bef|\u30a8\u30e9\u30fc\u306a\u3057"
+    # docker run's note before it pulls an image it does not have yet
+    r"|^Unable to find image '[^'\n]{1,300}' locally$"
 )
 #: a hang counts as an error only next to a word of the GPU stack
 HANG_CONTEXT_RE = re.compile(
@@ -255,7 +294,13 @@ def error_shape(text: str) -> Optional[str]:
         return None
     if m.lastgroup == "hang" and not HANG_CONTEXT_RE.search(text):
         return None
+    if m.lastgroup == "prose" and not (_QUOTE_MARKS & set(text) or text.rstrip().endswith(":")):
+        return None
     return m.lastgroup
+
+
+#: marks that quote a message in prose (an issue's "it crashes with `...`")
+_QUOTE_MARKS = frozenset("`\"\u201c")
 
 
 #: Decorations a pasted log puts before a line that are no stream of their own: RFC 3339
@@ -467,7 +512,7 @@ class LogScanner:
         # and in a line before it is cut short
         self._secrets = secret_values(os.environ if environ is None else environ)
         self.result = ParseResult()
-        self._gate = self.kb.gate.search
+        self._gate = self.kb.line_gate.search
         self._entry_gate = self.kb.entry_gate.search
         self._tail: List[Line] = []                        # last lines of the previous chunk
         self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
@@ -546,6 +591,17 @@ class LogScanner:
             last = pos
             if not flagged or flagged[-1] != line_of:
                 flagged.append(line_of)
+        if not body.isascii():
+            # error words of other languages (knowledge.FOREIGN_WORDS): an ASCII chunk holds none
+            line_of, last = 0, 0
+            extra = []
+            for m in self.kb.foreign_gate.finditer(body):
+                pos = m.start()
+                line_of += body.count("\n", last, pos)
+                last = pos
+                extra.append(line_of)
+            if extra:
+                flagged = sorted(set(flagged) | set(extra))
         # a message wrapped onto the next line (a terminal, a logger or the user cut it):
         # the lines joined are searched too, so a pattern that spans the break still matches
         seams: Set[int] = set()
