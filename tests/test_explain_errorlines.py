@@ -168,16 +168,26 @@ HEALTHY = [
 def test_error_line_is_detected(shape, line):
     # an "error:" label anywhere in the line wins over the shape the rest of it shows
     assert error_shape(line) in SHAPE_NAMES[shape] | {"label"}, (shape, error_shape(line))
+    _assert_error(line)
+
+
+def _assert_error(line):
+    """Between two healthy lines, ``line`` is an error: never "No known problem" but a cause,
+    a guess or an unknown error, exit 1."""
     expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
-    # an error line is never "No known problem": a cause, a guess or an unknown error, exit 1
     assert expl.exit_code == 1 and expl.has_errors, line
+
+
+def _assert_healthy(line):
+    """``line`` has no error shape, and between two healthy lines names nothing, exit 0."""
+    assert error_shape(line) is None, (line, error_shape(line))
+    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
+    assert expl.exit_code == 0 and not expl.candidates and expl.fingerprint is None, line
 
 
 @pytest.mark.parametrize("line", HEALTHY)
 def test_healthy_line_is_no_error(line):
-    assert error_shape(line) is None, (line, error_shape(line))
-    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
-    assert expl.exit_code == 0 and not expl.candidates and expl.fingerprint is None, line
+    _assert_healthy(line)
 
 
 def test_exception_name_is_read_back_from_its_end():
@@ -484,15 +494,12 @@ TOOL_HEALTHY = [
 @pytest.mark.parametrize("line", TOOL_ERROR_LINES)
 def test_tool_error_line_is_detected(line):
     assert error_shape(line) is not None, line
-    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
-    assert expl.exit_code == 1 and expl.has_errors, line
+    _assert_error(line)
 
 
 @pytest.mark.parametrize("line", TOOL_HEALTHY)
 def test_tool_healthy_line_is_no_error(line):
-    assert error_shape(line) is None, (line, error_shape(line))
-    expl = explain_text("step 1 loss 0.5\n" + line + "\nstep 2\n")
-    assert expl.exit_code == 0 and not expl.candidates, line
+    _assert_healthy(line)
 
 
 def test_prose_needs_a_quoted_message():

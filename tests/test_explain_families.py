@@ -18,10 +18,9 @@ import sys
 
 import pytest
 
-from stackpeel.explain import explain_text, match_codes
-from stackpeel.explain.knowledge import load
+from stackpeel.explain import explain_text
 from stackpeel.knowledge import KnowledgeError, load as load_kb, parse
-from test_explain_patterns import WRAPPERS
+from test_explain_patterns import family_tests, healthy_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -130,22 +129,7 @@ FAMILIES = {
     ],
 }
 
-CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
-
-
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
-@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
-def test_family_message_in_every_wrapper(code, i, msg, wrapper):
-    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
-    ranked = [c.code for c in explain_text(log).candidates]
-    assert ranked[:1] == [code], ranked
-
-
-def test_every_family_message_matches_a_signature_of_its_code():
-    kb = load()
-    for code, msgs in FAMILIES.items():
-        for msg in msgs:
-            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+test_family_message_in_every_wrapper, test_every_family_message_matches_a_signature_of_its_code = family_tests(FAMILIES)
 
 
 def test_wrapped_nvrm_block_as_dmesg_prints_it():
@@ -286,19 +270,18 @@ def test_crash_inside_a_gpu_library():
     assert {"library-loaded-twice", "driver-library-mismatch"} <= set(expl.root.could_be)
 
 
-def test_healthy_lines_of_the_new_families_name_nothing():
-    for line in [
-        "INFO 03-19 11:53:56 [cuda.py:234] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.",
-        "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility my/image",
-        "          capabilities: [gpu]",
-        "NVIDIA_DRIVER_CAPABILITIES=all",
-        "Enabled MIG Mode for GPU 00000000:07:00.0",
-        "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build",
-        "Secure Boot is disabled; the nvidia module is signed with the enrolled MOK",
-        "docker compose version: Docker Compose version v2.27.0",
-    ]:
-        expl = explain_text(line + "\n")
-        assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
+NEW_FAMILIES_HEALTHY = [
+    "INFO 03-19 11:53:56 [cuda.py:234] Cannot use FlashAttention-2 backend for Volta and Turing GPUs.",
+    "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility my/image",
+    "          capabilities: [gpu]",
+    "NVIDIA_DRIVER_CAPABILITIES=all",
+    "Enabled MIG Mode for GPU 00000000:07:00.0",
+    "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build",
+    "Secure Boot is disabled; the nvidia module is signed with the enrolled MOK",
+    "docker compose version: Docker Compose version v2.27.0",
+]
+
+test_healthy_lines_of_the_new_families_name_nothing = healthy_test(NEW_FAMILIES_HEALTHY)
 
 
 # -- aliases: a code proposed for a cause that already had an entry ------------------------------

@@ -10,12 +10,9 @@ must rank its code first.
 
 from __future__ import annotations
 
-import pytest
-
-from stackpeel.explain import explain_text, match_codes
-from stackpeel.explain.knowledge import load
+from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import WRAPPERS
+from test_explain_patterns import family_tests, healthy_test
 
 FAMILIES = {
     # c10/cuda/CUDACachingAllocator.cpp, CUDA runtime, vLLM kv_cache_utils, XLA BFC allocator, ggml-cuda
@@ -127,25 +124,15 @@ FAMILIES = {
     ],
 }
 
-CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
-
-
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
-@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
-def test_library_message_in_every_wrapper(code, i, msg, wrapper):
+def _cut_notice(msg, wrapper):
     if ("no compatible GPUs" in msg or "cudart_stub.cc" in msg) and wrapper.startswith(("word-wrapped", "terminal-cut")):
-        pytest.skip("a timestamped INFO notice is 99+ characters: cut at 80 its core is gone, and explain "
-                    "re-joins a break before an upper-case word ('no compatible\\nGPUs') on error lines only")
-    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
-    ranked = [c.code for c in explain_text(log).candidates]
-    assert ranked[:1] == [code], ranked
+        return ("a timestamped INFO notice is 99+ characters: cut at 80 its core is gone, and explain "
+                "re-joins a break before an upper-case word ('no compatible\\nGPUs') on error lines only")
+    return None
 
 
-def test_every_message_matches_a_signature_of_its_code():
-    kb = load()
-    for code, msgs in FAMILIES.items():
-        for msg in msgs:
-            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+test_library_message_in_every_wrapper, test_every_message_matches_a_signature_of_its_code = \
+    family_tests(FAMILIES, skip=_cut_notice)
 
 
 def test_new_code_is_sourced_and_says_what_to_do():
@@ -213,7 +200,7 @@ def test_host_oom_is_not_gpu_oom():
     assert explain_text(log).root.code == "host-oom-killed"
 
 
-@pytest.mark.parametrize("line", [
+HEALTHY = [
     # healthy lines of the same programs: nothing to explain
     "# GPU blocks: 27344, # CPU blocks: 2048",
     "INFO 10-08 20:33:48 [kv_cache_utils.py:1087] GPU KV cache size: 255,968 tokens",
@@ -227,7 +214,6 @@ def test_host_oom_is_not_gpu_oom():
     # torch's own is_available(), quoted in the traceback of any CUDA warning: no error of its own
     "  return torch._C._cuda_getDeviceCount() > 0",
     "|    0   N/A  N/A      4242      C   python                                      22000MiB |",
-])
-def test_healthy_lines_name_nothing(line):
-    expl = explain_text(line + "\n")
-    assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
+]
+
+test_healthy_lines_name_nothing = healthy_test(HEALTHY)

@@ -16,9 +16,8 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from stackpeel.explain.knowledge import load
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import WRAPPERS
+from test_explain_patterns import family_tests, healthy_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -221,24 +220,7 @@ FAMILIES = {
     ],
 }
 
-CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
-
-
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
-@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
-def test_family_message_in_every_wrapper(code, i, msg, wrapper):
-    log = "epoch 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
-    expl = explain_text(log)
-    assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
-    assert expl.exit_code == 1
-
-
-def test_every_family_message_matches_a_signature_of_its_code():
-    kb = load()
-    for code, msgs in FAMILIES.items():
-        for msg in msgs:
-            one_line = " ".join(msg.split("\n"))
-            assert any(code in e.codes_for(one_line) for e in kb.match_line(one_line)), (code, msg)
+test_family_message_in_every_wrapper, test_every_family_message_matches_a_signature_of_its_code = family_tests(FAMILIES)
 
 
 def test_every_new_signature_names_its_source():
@@ -446,7 +428,4 @@ HEALTHY = [
 ]
 
 
-@pytest.mark.parametrize("line", HEALTHY)
-def test_healthy_line_names_nothing(line):
-    expl = explain_text(line + "\n")
-    assert expl.candidates == () and expl.exit_code == 0, [c.code for c in expl.candidates]
+test_healthy_line_names_nothing = healthy_test(HEALTHY)

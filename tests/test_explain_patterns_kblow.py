@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text, match_codes
+from stackpeel.explain import explain_text
 from stackpeel.explain.knowledge import load
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import WRAPPERS
+from test_explain_patterns import family_tests, healthy_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -231,22 +231,7 @@ FAMILIES = {
     ],
 }
 
-CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
-
-
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
-@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
-def test_lower_layer_message_in_every_wrapper(code, i, msg, wrapper):
-    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
-    ranked = [c.code for c in explain_text(log).candidates]
-    assert ranked[:1] == [code], ranked
-
-
-def test_every_message_matches_a_signature_of_its_code():
-    kb = load()
-    for code, msgs in FAMILIES.items():
-        for msg in msgs:
-            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+test_lower_layer_message_in_every_wrapper, test_every_message_matches_a_signature_of_its_code = family_tests(FAMILIES)
 
 
 def test_every_new_code_is_sourced_and_says_what_to_do():
@@ -364,7 +349,7 @@ def test_tensorrt_version_and_gpu_read_from_a_pip_list():
     assert "tensorrt-below-10.8-blackwell" in [m.id for m in combos.match_combinations(v)]
 
 
-@pytest.mark.parametrize("line", [
+HEALTHY = [
     # healthy lines of the same programs: nothing to explain
     "[TRT] [I] [MemUsageChange] Init cuDNN: CPU +1, GPU +10, now: CPU 2128, GPU 613 (MiB)",
     "[TRT] [I] Loaded engine size: 42 MiB",
@@ -380,7 +365,6 @@ def test_tensorrt_version_and_gpu_read_from_a_pip_list():
     "[c10d] The client socket has connected to [localhost]:29500 on SocketImpl(fd=3)",
     "NVML library version: 570.158",
     "Driver Version: 570.158.01   CUDA Version: 12.8",
-])
-def test_healthy_lines_name_nothing(line):
-    expl = explain_text(line + "\n")
-    assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
+]
+
+test_healthy_lines_name_nothing = healthy_test(HEALTHY)
