@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..codes import all_codes
+from ..combinations import LogFacts
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import ParseResult
@@ -94,6 +95,9 @@ class Candidate:
     #: for each code in ``could_be`` that the log's context points to, the clue literals found
     #: (what ranked it first: a `docker run` line, a WSL kernel, `NCCL_SOCKET_IFNAME=` ...)
     could_be_clues: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    #: the known-bad combinations and state facts of the log's versions and GPUs that support
+    #: this candidate ("combination:<id>", "state:<rule>"; :mod:`.facts`)
+    facts: Tuple[str, ...] = ()
 
     @property
     def first_line(self) -> int:
@@ -121,6 +125,7 @@ class Candidate:
             "words": [{"word": w, "text": t} for w, t in self.words],
             "context": list(self.context),
             "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
+            "facts": list(self.facts),
         }
 
 
@@ -181,6 +186,10 @@ class Explanation:
     live: Optional[LiveSummary] = None
     #: stable id of the error lines no knowledge-base entry explains (when nothing is known)
     fingerprint: Optional[str] = None
+    #: what the log states about its stack (versions, GPUs, CUDA build, context), and the
+    #: combinations and state facts that hold for it (``.facts``)
+    facts: Optional[LogFacts] = None
+    fact_findings: Tuple[Any, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -221,6 +230,8 @@ class Explanation:
             "notes": list(self.notes),
             "live": self.live.to_dict() if self.live else None,
             "fingerprint": self.fingerprint,
+            "facts": {**(self.facts.to_dict() if self.facts else {}),
+                      "findings": [f.to_dict() for f in self.fact_findings]},
         }
 
 
@@ -252,6 +263,10 @@ class _Acc:
     inferred: bool = False
     #: the symptom codes an inferred cause was inferred from
     infers: List[str] = field(default_factory=list)
+    #: a combination or state fact of the log's facts that names this code (.facts.FactFinding)
+    fact: Any = None
+    #: rules of the facts that support it
+    rules: List[str] = field(default_factory=list)
 
 
 def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
@@ -305,6 +320,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         acc.count = sum(parsed.hit_counts.get(e.id, 0) for e in acc.entries) or len(acc.evidence)
 
     _infer(accs, parsed, kb, catalogue)
+    exceptions, n_exc = _exceptions(parsed, kb)
+    findings, fact_notes, early_guesses = _apply_facts(accs, parsed, exceptions, kb, catalogue)
 
     present = set(accs)
     explains: Dict[str, List[str]] = {c: [] for c in accs}
@@ -366,6 +383,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         could_be = deepest_first(acc.could_be, catalogue)
         why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
                     for hits in [_clue_hits(c, parsed, kb)] if hits) if parsed.clues else ()
+        fact = acc.fact if not acc.entries else None
+        if fact is not None:
+            explanation, fix = fact.explanation, fact.fix or fix
         candidates.append(Candidate(
             code=acc.code,
             layer=_layer(acc, catalogue),
@@ -376,20 +396,24 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             weight=acc.weight,
             explanation=explanation,
             fix=fix,
-            links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
+            links=tuple(dict.fromkeys([*(link for e in acc.entries for link in e.links),
+                                       *(fact.links if fact is not None else ())])),
             explains=tuple(closure[acc.code]),
             explained_by=tuple(explained_by[acc.code]),
             could_be=could_be,
             check=kb.checks.get(acc.code),
-            confidence="inferred" if acc.inferred else ("stated" if acc.root else "symptom"),
-            basis="clues" if acc.inferred else "signature",
+            confidence=(fact.confidence if fact is not None else
+                        "inferred" if acc.inferred else ("stated" if acc.root else "symptom")),
+            basis=fact.basis if fact is not None else ("clues" if acc.inferred else "signature"),
             could_be_clues=why,
+            facts=tuple(acc.rules),
         ))
 
-    exceptions, n_exc = _exceptions(parsed, kb)
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
     if not candidates:
-        candidates = _guesses(parsed, exceptions, kb, catalogue)
+        candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
+    elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
+        candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
     if parsed.cut_lines:
         notes.append(f"{parsed.cut_lines} very long line(s) were cut to their first 16384 characters")
@@ -418,6 +442,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
                      f"'could be' ({how_sure}); run on the affected machine without --no-live (or `stackpeel "
                      "check`) to tell which")
+    notes.extend(fact_notes)
     fingerprint = None
     guessed = all(c.basis == "vocabulary" for c in candidates)
     if guessed and (parsed.other_errors or exceptions):
@@ -430,8 +455,54 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
         n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
-        notes=tuple(notes), fingerprint=fingerprint,
+        notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
+        fact_findings=tuple(findings),
     )
+
+
+def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequence[ExceptionInfo],
+                 kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> Tuple[List[Any], List[str], Optional[List[Candidate]]]:
+    """Known-bad combinations and state facts of the log's facts (:mod:`.facts`): a finding of
+    high or medium confidence names its code as a candidate (basis "combination" or "facts"),
+    or, when a line already states that code, supports it; one of context confidence is only
+    a note. Returns (findings, notes, the guesses from words computed to learn which layers an
+    otherwise unexplained log fails in, or None)."""
+    if not parsed.facts:
+        return [], [], None
+    from .facts import context_note, evaluate
+
+    evidenced = {c: ("root" if a.root else "symptom", _layer(a, catalogue)) for c, a in accs.items()}
+    guesses: Optional[List[Candidate]] = None
+    if not evidenced and (parsed.other_errors or exceptions):
+        guesses = _guesses(parsed, exceptions, kb, catalogue)
+        evidenced = {g.code: (g.kind, g.layer) for g in guesses}
+    findings = evaluate(parsed.facts, evidenced, catalogue)
+    notes = []
+    for f in findings:
+        if f.confidence == "context":
+            notes.append(context_note(f))
+            continue
+        acc = accs.get(f.code)
+        evs = [Evidence(n, text, label) for n, text, label in f.evidence]
+        if acc is not None and acc.entries:  # a line states it: the facts support it
+            acc.evidence.extend(evs)
+            acc.rules.append(f.rule)
+            continue
+        spec = catalogue.get(f.code)
+        if acc is None:
+            acc = accs[f.code] = _Acc(f.code, root=spec is not None and spec.kind == "root")
+        acc.inferred = f.confidence != "high"
+        acc.fact = f
+        acc.rules.append(f.rule)
+        acc.weight = max(acc.weight, 2 if f.confidence == "high" else 1)
+        acc.evidence.extend(evs)
+        acc.count = max(acc.count, 1)
+        for c in f.explains:
+            if c not in acc.infers:
+                acc.infers.append(c)
+        if not acc.root and spec is not None:
+            acc.could_be.extend(c for c in spec.caused_by if c not in acc.could_be)
+    return findings, notes, guesses
 
 
 def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,

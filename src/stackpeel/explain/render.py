@@ -263,6 +263,13 @@ def _headline(c: Candidate) -> str:
     if c.confidence == "inferred":
         return "Likely root cause (confirmed live)" if live == "confirmed" else \
             "Likely root cause (inferred from the log's context)"
+    if c.basis in ("combination", "facts") and live != "confirmed":
+        what = "a known-bad combination of the versions the log prints" if c.basis == "combination" else \
+            "the versions and GPUs the log prints"
+        if c.kind == "symptom":
+            return f"Symptom (from {what})"
+        return f"Root cause (from {what})" if c.confidence == "high" else \
+            f"Likely root cause (from {what}, medium confidence)"
     if c.kind == "symptom":
         return "Symptom (cause not in the log)"
     return "Root cause (confirmed live)" if live == "confirmed" else "Root cause"
