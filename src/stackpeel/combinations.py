@@ -381,8 +381,9 @@ _LOG_DISTS = (
     ("numpy", r"numpy"), ("tilelang", r"tilelang"), ("vllm", r"vllm"), ("tensorrt", r"tensorrt(?:-cu1[1-3])?"),
     ("torchao", r"torchao"),
 )
-_VER = r"v?(\d+\.\d+(?:\.\d+)*(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[A-Za-z0-9.]+)?)"
-_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?\s*(?:==|=|:|\s)\s*['\"]?" + _VER +
+# every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
+_VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"
+_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
                                r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
 _CUDA_MM = r"(\d{1,2}\.\d)"
 #: (key, regex, priority): a lower priority wins over a higher one whatever the line order;
@@ -538,6 +539,16 @@ def _cuda_of_label(version: str) -> Optional[str]:
     return f"{d[:-1]}.{d[-1]}"
 
 
+def _union(patterns: Iterable["re.Pattern[str]"]) -> "re.Pattern[str]":
+    """One regex that matches where any of ``patterns`` does (each keeps its own case flag)."""
+    parts = [f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})" for p in patterns]
+    return re.compile("|".join(parts))
+
+
+_ANY_FACT = _union([rx for _, rx, _ in _LOG_KEYS] + [rx for _, rx in _DIST_RES] + [rx for _, rx in _FACT_RES]
+                   + [rx for _, rx in CONTEXT_WORDS] + [rx for row in gpu_table() for rx in row.patterns])
+
+
 class FactCollector:
     """Collects the facts of a log line by line (the scanner feeds it the lines its facts gate
     flags, in order, in bounded memory); :meth:`result` gives the :class:`LogFacts`. Each key
@@ -566,6 +577,8 @@ class FactCollector:
         if not text:
             return
         text = text[:self.LINE_CHARS]
+        if _ANY_FACT.search(text) is None:  # one search rules out every pattern at once
+            return
         where = self._where
         for key, rx, prio in _LOG_KEYS:
             m = rx.search(text)

@@ -105,8 +105,9 @@ def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
 
 def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]], strong: bool = False
            ) -> Tuple[str, Tuple[str, ...]]:
-    """(confidence, the evidenced codes accounted for)."""
-    hit = tuple(c for c in evidenced if c in own)
+    """(confidence, the evidenced codes accounted for). A guess from words (kind "guess") tells
+    only which layer failed: it never makes a finding sure."""
+    hit = tuple(c for c, (kind, _) in evidenced.items() if c in own and kind != "guess")
     if hit or strong:
         return "high", hit
     if any(layer in layers for _, layer in evidenced.values()):
@@ -117,7 +118,8 @@ def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, s
 def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
              catalogue: Mapping[str, Any]) -> List[FactFinding]:
     """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
-    the log's lines already give (signatures, clue inferences, guesses from words)."""
+    the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
+    guesses from words: kind "guess")."""
     if not facts:
         return []
     out: List[FactFinding] = []
@@ -140,6 +142,10 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
         code = e.code
         if e.covered_by:  # the live check that covers it reports its own, more specific code
             code = next((c for c in e.explains if c in catalogue and catalogue[c].kind == "root"), e.code)
+        if code == "known-bad-combination":
+            # a line of the log already names what the combination produces (torchao's "Skipping
+            # import of cpp extensions"): that specific code stays, the versions support it
+            code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"), code)
         if code not in catalogue:
             continue
         own = {e.code, code, *e.explains}

@@ -475,7 +475,7 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
     guesses: Optional[List[Candidate]] = None
     if not evidenced and (parsed.other_errors or exceptions):
         guesses = _guesses(parsed, exceptions, kb, catalogue)
-        evidenced = {g.code: (g.kind, g.layer) for g in guesses}
+        evidenced = {g.code: ("guess", g.layer) for g in guesses}
     findings = evaluate(parsed.facts, evidenced, catalogue)
     notes = []
     for f in findings:
