@@ -127,6 +127,26 @@ def test_the_cuda_a_torch_build_names():
     assert f.versions["torch"] == "2.4.0" and f.versions["cuda"] == "12.4" and "container" in f.context
 
 
+def test_real_pip_and_conda_lines_of_training_logs():
+    f = combos.facts_from_text(_body("mamba-652-selective-scan-null-data-ptr-2.log"))
+    # python=3.11 pytorch==2.3.0 torchvision==0.18.0 torchaudio==2.3.0 pytorch-cuda=12.1
+    assert (f.versions["python"], f.versions["torch"], f.versions["cuda"]) == ("3.11", "2.3.0", "12.1")
+    f = combos.facts_from_text(_body("flash-attention-1832-undefined-symbol-wheel.log"))
+    assert (f.versions["torch"], f.versions["flash-attn"], f.versions["python"]) == ("2.6.0", "2.6.3", "3.12.7")
+
+
+def test_a_prebuilt_wheel_built_for_another_torch_supports_the_undefined_symbol():
+    """mamba-308: mamba_ssm-1.0.1+cu118torch1.12cxx11abiTRUE with pytorch=1.13.1+cu117."""
+    body = _body("mamba-308-selective-scan-wheel-torch112.log")
+    f = combos.facts_from_text(body)
+    assert ("mamba-ssm", "1.0.1", "11.8", "1.12") in f.wheels and f.versions["torch"] == "1.13.1+cu117"
+    top = explain_text(body).root
+    assert top.code == "extension-torch-mismatch" and "state:wheel-built-for-other-torch" in top.facts
+    # the same wheel with the torch it was built for is no finding
+    ok = "torch==1.12.1+cu118\nmamba_ssm-1.0.1+cu118torch1.12cxx11abiTRUE-cp39-cp39-linux_x86_64.whl\n"
+    assert explain_text(ok).codes == []
+
+
 def test_arch_list_nvcc_image_and_context():
     f = combos.facts_from_text(
         "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"

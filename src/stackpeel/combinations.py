@@ -402,7 +402,13 @@ _LOG_KEYS = (
     ("cuda_driver", re.compile(r"\bCUDA Version:\s*(\d+\.\d+)"), 0),
     ("python", re.compile(r"Python version:\s*(3\.\d+\.\d+)"), 0),
     ("python", re.compile(r"^Python (3\.\d+\.\d+)\b"), 1),
+    # a conda spec or a hand-written list: python=3.11, python 3.12.7
+    ("python", re.compile(r"(?<![\w./-])python(?:\s{0,3}={1,2}\s{0,3}|\s{1,3})(3\.\d{1,2}(?:\.\d{1,3})?)(?![\d.])"), 2),
 )
+#: a prebuilt wheel of an extension, named as flash-attn's setup.py names the wheels it publishes
+#: (and mamba-ssm and causal-conv1d copy): {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{TRUE|FALSE}
+_WHEEL_RE = re.compile(r"\b(flash_attn|mamba_ssm|causal_conv1d|selective_scan)-(\d{1,4}(?:\.\d{1,4}){1,3}(?:\.post\d{1,3})?)"
+                       r"\+cu(\d{2,3})torch(\d{1,2}\.\d{1,2})cxx11abi(TRUE|FALSE)")
 #: facts that are no version of the matcher: (key, regex); the first line wins
 _FACT_RES = (
     # torch's own arch list: its warning ("supports CUDA capabilities sm_50 sm_60 ...") or a
@@ -441,7 +447,7 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.",
+    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi",
 )
 
 
@@ -518,15 +524,19 @@ class LogFacts:
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()
     lines: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
+    #: prebuilt extension wheels the log names: (distribution, version, CUDA, torch major.minor)
+    #: from their file names ("mamba_ssm-1.0.1+cu118torch1.12cxx11abiTRUE-cp39-...whl")
+    wheels: Tuple[Tuple[str, str, str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.versions or self.gpus or self.arch_list or self.cuda_available is not None
-                    or self.torch_cpu is not None or self.other or self.context)
+                    or self.torch_cpu is not None or self.other or self.context or self.wheels)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"versions": dict(self.versions), "gpus": list(self.gpus), "arch_list": list(self.arch_list),
                 "cuda_available": self.cuda_available, "torch_cpu": self.torch_cpu, "other": dict(self.other),
                 "context": list(self.context),
+                "wheels": [{"dist": d, "version": v, "cuda": c, "torch": t} for d, v, c, t in self.wheels],
                 "lines": {k: {"line": n, "text": t} for k, (n, t) in self.lines.items()}}
 
 
@@ -537,16 +547,6 @@ def _cuda_of_label(version: str) -> Optional[str]:
         return None
     d = m.group(1)
     return f"{d[:-1]}.{d[-1]}"
-
-
-def _union(patterns: Iterable["re.Pattern[str]"]) -> "re.Pattern[str]":
-    """One regex that matches where any of ``patterns`` does (each keeps its own case flag)."""
-    parts = [f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})" for p in patterns]
-    return re.compile("|".join(parts))
-
-
-_ANY_FACT = _union([rx for _, rx, _ in _LOG_KEYS] + [rx for _, rx in _DIST_RES] + [rx for _, rx in _FACT_RES]
-                   + [rx for _, rx in CONTEXT_WORDS] + [rx for row in gpu_table() for rx in row.patterns])
 
 
 class FactCollector:
@@ -567,6 +567,7 @@ class FactCollector:
         self._ccs: Dict[str, None] = {}
         self._facts: Dict[str, str] = {}
         self._context: Dict[str, None] = {}
+        self._wheels: List[Tuple[str, str, str, str]] = []
 
     def _put(self, key: str, value: str, prio: int, number: int, text: str) -> None:
         if key not in self._best or (prio, number) < self._best[key][0]:
@@ -577,8 +578,6 @@ class FactCollector:
         if not text:
             return
         text = text[:self.LINE_CHARS]
-        if _ANY_FACT.search(text) is None:  # one search rules out every pattern at once
-            return
         where = self._where
         for key, rx, prio in _LOG_KEYS:
             m = rx.search(text)
@@ -599,6 +598,11 @@ class FactCollector:
             elif key not in self._facts:
                 self._facts[key] = m.group(1).strip()
                 where.setdefault(key, (number, text.strip()[:300]))
+        for m in _WHEEL_RE.finditer(text):
+            wheel = (m.group(1).replace("_", "-"), m.group(2), _cuda_of_label("+cu" + m.group(3)) or "", m.group(4))
+            if wheel not in self._wheels:
+                self._wheels.append(wheel)
+                where.setdefault(f"wheel:{wheel[0]}", (number, text.strip()[:300]))
         for name, cc in gpus_in_line(text, self._table):
             self._gpus.setdefault(name, None)
             self._ccs.setdefault(cc, None)
@@ -633,7 +637,7 @@ class FactCollector:
             versions=versions, gpus=tuple(self._gpus),
             arch_list=tuple(re.findall(r"(?:sm|compute)_\d{2,3}a?", arch)),
             cuda_available=None if avail is None else avail in ("True", "Yes"), torch_cpu=torch_cpu,
-            other=facts, context=tuple(self._context), lines=where)
+            other=facts, context=tuple(self._context), lines=where, wheels=tuple(self._wheels))
 
 
 def facts_from_lines(lines: Iterable[Tuple[int, str]]) -> LogFacts:

@@ -237,7 +237,21 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
                 "runs a GPU only when the list has an sm_ of the GPU's major (torch/cuda/__init__.py "
                 "_check_cubins), so kernels fail with 'no kernel image is available for execution on the device'.",
                 extra=("cuda-error-unclassified", "extension-arch-missing"))
-    # 4. "Is CUDA available: False" with a GPU listed: the symptom, when no fact above explains it
+    # 4. a prebuilt extension wheel built for another torch release than the log's torch: the
+    #    wheel's name says which (flash-attn's setup.py names its wheels
+    #    {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{...}; mamba-ssm and causal-conv1d
+    #    copy it), and a C++ extension only loads into the torch it was compiled against
+    torch_mm = _combinations.parse_version(v.get("torch"))
+    for dist, version, wcuda, wtorch in facts.wheels:
+        if torch_mm is None or ".".join(map(str, torch_mm.release[:2])) == wtorch:
+            continue
+        add("extension-torch-mismatch", "wheel-built-for-other-torch", ["torch", f"wheel:{dist}"],
+            f"The {dist} {version} wheel the log names was built for torch {wtorch} (CUDA {wcuda}), but the torch "
+            f"in use is {v.get('torch')}: a C++/CUDA extension loads only into the torch release it was compiled "
+            "against, so importing it fails with an undefined symbol (flash-attn's setup.py names each prebuilt "
+            "wheel after the torch and CUDA it was built for).")
+        break
+    # 5. "Is CUDA available: False" with a GPU listed: the symptom, when no fact above explains it
     if unavailable and not any(f.code in ("torch-cpu-only-build", "driver-too-old-for-torch") for f in out) \
             and "torch-cuda-unavailable" in catalogue:
         spec = catalogue["torch-cuda-unavailable"]
