@@ -195,6 +195,8 @@ def test_cpu_torch_supports_the_line_that_names_it():
     top = explain_text(log).root
     assert top.code == "torch-cpu-only-build" and top.basis == "signature"
     assert "state:torch-cpu-build" in top.facts
+    # the log's own error line stays in the evidence, before the version lines that support it
+    assert 8 in {e.line for e in top.evidence} and len(top.evidence) <= 5
 
 
 @pytest.mark.parametrize("wrap", sorted(WRAPS))
@@ -288,6 +290,7 @@ def test_check_and_explain_agree_on_the_same_versions():
     assert from_check == from_log == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
     expl = explain_text(text)
     assert [f.rule for f in expl.fact_findings] == ["combination:fla-gated-bwd-hopper-triton-3.4-3.7.0"]
+    assert expl.to_dict()["facts"]["combinations"] == from_check
 
 
 # --------------------------------------------------------------------------- streaming, redaction, CLI

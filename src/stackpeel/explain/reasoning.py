@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..codes import all_codes
-from ..combinations import LogFacts
+from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import ParseResult
@@ -231,6 +231,8 @@ class Explanation:
             "live": self.live.to_dict() if self.live else None,
             "fingerprint": self.fingerprint,
             "facts": {**(self.facts.to_dict() if self.facts else {}),
+                      # the entries that fully hold, by the matcher check uses (partial ones are findings)
+                      "combinations": [m.id for m in match_combinations(self.facts.versions)] if self.facts else [],
                       "findings": [f.to_dict() for f in self.fact_findings]},
         }
 
@@ -622,9 +624,11 @@ def _layer(acc: _Acc, catalogue: Mapping[str, Any]) -> str:
 
 
 def _pick_evidence(evidence: List[Evidence]) -> Tuple[Evidence, ...]:
-    """Up to EVIDENCE_PER_CANDIDATE lines, one per distinct text first, in line order."""
+    """Up to EVIDENCE_PER_CANDIDATE lines, one per distinct text first, in line order; the lines
+    a signature matched before the lines of versions that support them (``combination:``,
+    ``facts:``), so a log's own error line is never pushed out by its pip list."""
     seen: Dict[str, Evidence] = {}
-    for ev in sorted(evidence, key=lambda e: e.line):
+    for ev in sorted(evidence, key=lambda e: (e.entry.startswith(("combination:", "facts:")), e.line)):
         seen.setdefault(ev.text, ev)
     picked = list(seen.values())[:EVIDENCE_PER_CANDIDATE]
     return tuple(sorted(picked, key=lambda e: e.line))
