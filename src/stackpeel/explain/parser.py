@@ -30,7 +30,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tupl
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
-from .knowledge import Entry, KnowledgeBase, _literal_alternation, load
+from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, rare_start
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -62,8 +62,9 @@ CLUE_LINES = 3
 TB_CONTEXT_CHARS = 6000
 #: lines of the first and of the last chunk read for facts (versions, GPUs, context), each
 FACT_LINES = 5000
-#: the facts gate (combinations.FACT_LITERALS): run over the first and the last chunk only
-FACT_GATE = _literal_alternation(_combinations.FACT_LITERALS)
+#: the facts gate (combinations.FACT_LITERALS, each cut to start at a rare character like the
+#: other gates' literals): run over the first and the last chunk only
+FACT_GATE = _literal_alternation([rare_start(lit, 4) for lit in _combinations.FACT_LITERALS])
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")

@@ -15,6 +15,11 @@ per code and ranks them:
 When the log holds only symptoms, the top candidate is the deepest symptom and its
 ``could_be`` lists the lower-layer causes that can produce it, deepest first; live
 confirmation (:mod:`.live`) can then tell which one it is on this machine.
+
+The versions, GPUs and driver the log prints (``ParseResult.facts``) add what they prove
+(:mod:`.facts`): a known-bad combination or a state fact of high confidence is a cause
+ranked with those the lines state (or supports the line that names it), one of medium
+confidence ranks like an inference, one the log shows no failure for is only a note.
 """
 
 from __future__ import annotations
