@@ -304,6 +304,11 @@ def test_facts_of_the_first_and_last_chunk_of_a_large_stream(tmp_path):
     parsed = scan_stream(io.BytesIO(log.encode()))
     assert parsed.facts.torch_cpu is True and parsed.facts.gpus == ("RTX 3090",)
     assert parsed.facts.lines["torch"][0] == 1
+    # the report pasted at the end of a long log (a CI job that runs collect_env after failing)
+    tail = noise * 3 + CPU_TORCH_ON_GPU
+    parsed = scan_stream(io.BytesIO(tail.encode()))
+    assert parsed.facts.torch_cpu is True and parsed.facts.lines["torch"][0] == len(noise.splitlines()) * 3 + 1
+    assert explain_text(tail).root.code == "torch-cpu-only-build"
 
 
 def test_no_secret_reaches_the_facts(monkeypatch):

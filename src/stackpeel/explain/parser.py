@@ -60,7 +60,10 @@ MAX_CLUES = 200
 CLUE_LINES = 3
 #: characters of traceback text kept as context for refinements
 TB_CONTEXT_CHARS = 6000
-#: lines of the first and of the last chunk read for facts (versions, GPUs, context), each
+#: characters at the start and at the end of a log whose lines are read for facts (versions,
+#: GPUs, context): where environment reports (collect_env, pip list, nvidia-smi) are printed;
+#: the lines the scan keeps are read wherever they are. At most FACT_LINES lines each.
+FACT_WINDOW = 256 * 1024
 FACT_LINES = 5000
 #: the facts gate (combinations.FACT_LITERALS, each cut to start at a rare character like the
 #: other gates' literals): run over the first and the last chunk only
@@ -410,7 +413,8 @@ class ParseResult:
     clues: Dict[str, List[Tuple[int, str]]] = field(default_factory=dict)
     #: what the log states about its stack: versions, GPUs, the torch build's CUDA and arch
     #: list, CUDA availability, context (combinations.LogFacts); read from the first and the
-    #: last chunk (where environment reports are printed) and from every line the scan kept
+    #: last FACT_WINDOW characters (where environment reports are printed) and from every line
+    #: the scan kept
     facts: _combinations.LogFacts = field(default_factory=_combinations.LogFacts)
 
     def traceback(self, index: Optional[int]) -> Optional[Traceback]:
@@ -538,8 +542,8 @@ class LogScanner:
         self._rejoins = 0
         self._lineno = 0
         self._closed = False
-        #: (line number, text) of the lines the facts gate flagged in the first chunk, and the
-        #: body of the latest later chunk (its lines are gated when the log ends)
+        #: (line number, text) of the lines the facts gate flagged at the start of the log, and
+        #: the latest chunk (the end of its text is gated when the log ends)
         self._fact_lines: List[Tuple[int, str]] = []
         self._last_body: Optional[Tuple[int, str]] = None
 
@@ -635,9 +639,8 @@ class LogScanner:
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
         if base == 0:
-            self._fact_lines.extend(self._gate_facts(body, lines, base))
-        else:
-            self._last_body = (base, body)
+            self._fact_lines.extend(self._gate_facts(body, lines, base, 0, FACT_WINDOW))
+        self._last_body = (base, body)
         k = 0
         i = 0
         while i < n:
@@ -674,11 +677,14 @@ class LogScanner:
                 return
 
     @staticmethod
-    def _gate_facts(body: str, lines: List[str], base: int) -> List[Tuple[int, str]]:
-        """(line number, text without prefixes) of the lines of a chunk that hold a fact literal."""
+    def _gate_facts(body: str, lines: List[str], base: int, start: int = 0, end: Optional[int] = None
+                    ) -> List[Tuple[int, str]]:
+        """(line number, text without prefixes) of the lines of ``body[start:end]`` (a chunk) that
+        hold a fact literal."""
         out: List[Tuple[int, str]] = []
-        line_of, last, prev = 0, 0, -1
-        for m in FACT_GATE.finditer(body):
+        line_of = body.count("\n", 0, start)
+        last, prev = start, -1
+        for m in FACT_GATE.finditer(body, start, len(body) if end is None else end):
             pos = m.start()
             line_of += body.count("\n", last, pos)
             last = pos
@@ -690,19 +696,24 @@ class LogScanner:
         return out
 
     def _collect_facts(self) -> None:
-        """Read the facts of the flagged lines of the first and last chunk and of every line
-        the scan kept (hits with their context, error lines, exception lines), in line order."""
+        """Read the facts of the flagged lines at the start and at the end of the log and of
+        every line the scan kept (hits with their context, error lines, exception lines), in
+        line order."""
         r = self.result
         found: Dict[int, str] = dict(self._fact_lines)
         if self._last_body is not None:
             base, body = self._last_body
-            found.update(self._gate_facts(body, body.split("\n"), base))
+            start = max(0, len(body) - FACT_WINDOW, FACT_WINDOW if base == 0 else 0)
+            if start < len(body):
+                found.update(self._gate_facts(body, body.split("\n"), base, start))
         kept: List[Line] = [ln for h in r.hits for ln in (*h.before, h.line, *h.after)] + list(r.other_errors)
         for ln in kept:
-            found.setdefault(ln.number, ln.text)
+            if ln.number not in found and FACT_GATE.search(ln.text):
+                found[ln.number] = ln.text
         for tb in (*r.tracebacks, *self._tb_tail):
-            if tb.exc_line:
-                found.setdefault(tb.exc_line, f"{tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}")
+            text = f"{tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}"
+            if tb.exc_line and tb.exc_line not in found and FACT_GATE.search(text):
+                found[tb.exc_line] = text
         if not found:
             return
         collector = _combinations.FactCollector()
