@@ -189,6 +189,57 @@ def test_cpu_torch_with_a_gpu_listed_is_the_cause(wrap):
     assert {e.line for e in top.evidence} >= {1, 3, 4}
 
 
+def _stack_py() -> str:
+    py = os.environ.get("STACKPEEL_STACK_PYTHON") or str(ROOT / ".venv-stack" / "bin" / "python")
+    if not Path(py).exists():
+        pytest.skip("no stack venv")
+    return py
+
+
+def _collect_env_as(**fields) -> str:
+    """torch's own collect_env formatter (pretty_str) on this machine's facts with some fields
+    set as collect_env sets them on another machine (the GPU fields come from nvidia-smi, not from
+    torch, so a CPU torch on a GPU host prints exactly this)."""
+    code = ("import json, sys\nfrom torch.utils import collect_env as c\n"
+            "print(c.pretty_str(c.get_env_info()._replace(**json.loads(sys.argv[1]))))")
+    p = subprocess.run([_stack_py(), "-c", code, json.dumps(fields)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "PyTorch version:" in p.stdout, p.stderr[-2000:]
+    return p.stdout
+
+
+def test_collect_env_of_a_cpu_torch_on_a_gpu_host():
+    text = _collect_env_as(nvidia_gpu_models="GPU 0: NVIDIA GeForce RTX 3090", nvidia_driver_version="535.104.05")
+    expl = explain_text(text)
+    assert expl.root.code == "torch-cpu-only-build" and expl.root.confidence == "high", expl.codes
+    assert "torch-cuda-unavailable" in expl.root.explains or "torch-cuda-unavailable" not in expl.codes
+
+
+def test_collect_env_of_a_cuda_torch_on_a_driver_too_old_for_it():
+    """torch 2.4.0+cu124 (CUDA 12.4 needs driver >= 525.60.13) on driver 470: the driver-floor
+    combination names the cause, and 'Is CUDA available: False' is the symptom it explains."""
+    text = _collect_env_as(torch_version="2.4.0+cu124", cuda_compiled_version="12.4", is_cuda_available="False",
+                           nvidia_gpu_models="GPU 0: NVIDIA A100-SXM4-80GB", nvidia_driver_version="470.182.03")
+    expl = explain_text(text)
+    top = expl.root
+    assert top.code == "driver-too-old-for-torch" and top.basis == "combination" and top.confidence == "high"
+    assert "combination:cuda-12-driver-below-525.60.13" in top.facts
+
+
+def test_torchs_own_arch_warning_names_the_arch_list():
+    """The text of torch/cuda/__init__.py _check_cubins, formatted as torch formats it."""
+    code = ("import inspect, re, torch.cuda as c\nsrc = inspect.getsource(c._check_cubins)\n"
+            "tpl = re.search(r'incompatible_device_warn = \"\"\"(.*?)\"\"\"', src, re.S).group(1)\n"
+            "print(tpl.format('NVIDIA GeForce RTX 5090', 120, ' '.join(['sm_50', 'sm_80', 'sm_86', 'sm_90']), "
+            "'NVIDIA GeForce RTX 5090'))")
+    p = subprocess.run([_stack_py(), "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    f = combos.facts_from_text(p.stdout)
+    assert f.arch_list == ("sm_50", "sm_80", "sm_86", "sm_90") and f.versions["gpu_cc"] == ["12.0"]
+    top = explain_text(p.stdout + "RuntimeError: CUDA error: no kernel image is available for execution on the "
+                                  "device\n").root
+    assert top.code == "torch-arch-not-supported" and "state:gpu-not-in-arch-list" in top.facts
+
+
 def test_cpu_torch_supports_the_line_that_names_it():
     log = CPU_TORCH_ON_GPU + ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
                               "AssertionError: Torch not compiled with CUDA enabled\n")

@@ -42,6 +42,15 @@ SPECIAL_LAYER = {"gpu_cc": "cuda", "driver": "cuda", "cuda": "torch", "cuda_driv
 #: layers a CUDA failure shows in
 CUDA_LAYERS = frozenset({"gpu", "cuda", "runtime_libs", "torch", "triton", "kernels", "multi_gpu"})
 CONFIDENCES = ("high", "medium", "context")
+#: symptoms a cause produces beyond the codes whose ``caused_by`` names it: a CUDA runtime the
+#: driver cannot run and a torch without CUDA both leave torch.cuda.is_available() False
+#: (torch/cuda/__init__.py), a driver too old fails cuInit / cudaGetDeviceCount; a GPU outside the
+#: arch list fails its first kernel with a bare CUDA error ("no kernel image is available")
+EXTRA_SYMPTOMS = {
+    "torch-cpu-only-build": ("torch-cuda-unavailable",),
+    "driver-too-old-for-torch": ("torch-cuda-unavailable", "cuda-init-failed", "driver-too-old-for-build"),
+    "torch-arch-not-supported": ("cuda-error-unclassified", "extension-arch-missing"),
+}
 
 
 @dataclass(frozen=True)
@@ -84,9 +93,9 @@ def _evidence(facts: _combinations.LogFacts, keys: Sequence[str], label: str) ->
     return tuple(out[n] for n in sorted(out))
 
 
-def _symptoms(code: str, catalogue: Mapping[str, Any], extra: Sequence[str] = ()) -> Set[str]:
+def _symptoms(code: str, catalogue: Mapping[str, Any]) -> Set[str]:
     spec = catalogue.get(code)
-    return {code, *extra, *(spec.causes if spec is not None else ())}
+    return {code, *EXTRA_SYMPTOMS.get(code, ()), *(spec.causes if spec is not None else ())}
 
 
 def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
@@ -103,12 +112,11 @@ def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
     return out
 
 
-def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]], strong: bool = False
-           ) -> Tuple[str, Tuple[str, ...]]:
+def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]]) -> Tuple[str, Tuple[str, ...]]:
     """(confidence, the evidenced codes accounted for). A guess from words (kind "guess") tells
     only which layer failed: it never makes a finding sure."""
     hit = tuple(c for c, (kind, _) in evidenced.items() if c in own and kind != "guess")
-    if hit or strong:
+    if hit:
         return "high", hit
     if any(layer in layers for _, layer in evidenced.values()):
         return "medium", ()
@@ -122,16 +130,15 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
     guesses from words: kind "guess")."""
     if not facts:
         return []
+    v = facts.versions
+    if facts.cuda_available is False and (facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver")):
+        # "Is CUDA available: False" on a machine with a GPU is a failure the log states
+        evidenced = {**evidenced, "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
     out: List[FactFinding] = []
     out.extend(_combination_findings(facts, evidenced, catalogue))
     out.extend(_state_findings(facts, evidenced, catalogue))
-    # one finding per code: the surest
-    best: Dict[str, FactFinding] = {}
-    for f in out:
-        cur = best.get(f.code)
-        if cur is None or CONFIDENCES.index(f.confidence) < CONFIDENCES.index(cur.confidence):
-            best[f.code] = f
-    return sorted(best.values(), key=lambda f: CONFIDENCES.index(f.confidence))
+    # the surest first: the first finding of a code makes its candidate, the others support it
+    return sorted(out, key=lambda f: CONFIDENCES.index(f.confidence))
 
 
 def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
@@ -148,7 +155,7 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
             code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"), code)
         if code not in catalogue:
             continue
-        own = {e.code, code, *e.explains}
+        own = {e.code, *(c for x in (code, *e.explains) for c in _symptoms(x, catalogue))}
         layers = _layers([c for c in (code, *e.explains)], catalogue)
         if not layers:
             layers = {DIST_LAYER.get(k) or SPECIAL_LAYER.get(k, "torch") for k in e.when}
@@ -192,11 +199,10 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     gpu_shown = bool(facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver"))
     unavailable = facts.cuda_available is False and gpu_shown
 
-    def add(code: str, rule: str, keys: Sequence[str], text: str, extra: Sequence[str] = (),
-            strong: bool = False) -> None:
+    def add(code: str, rule: str, keys: Sequence[str], text: str) -> None:
         if code not in catalogue:
             return
-        conf, hit = _grade(_symptoms(code, catalogue, extra), CUDA_LAYERS, evidenced, strong)
+        conf, hit = _grade(_symptoms(code, catalogue), CUDA_LAYERS, evidenced)
         spec = catalogue[code]
         out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence=conf,
                                evidence=_evidence(facts, keys, f"facts:{rule}"),
@@ -212,8 +218,7 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
         add("torch-cpu-only-build", "torch-cpu-build", ["torch_cpu", "cuda_available", "gpu", "driver"],
             f"{what} is a CPU-only build (a '+cpu' wheel, or 'CUDA used to build PyTorch: None'){seen}: it has no "
             "CUDA code, so torch.cuda.is_available() is False and every CUDA call fails "
-            "(torch/version.py: cuda = None in CPU builds).",
-            extra=("torch-cuda-unavailable",), strong=unavailable)
+            "(torch/version.py: cuda = None in CPU builds).")
     # 2. the driver's CUDA (nvidia-smi "CUDA Version") older in major than the CUDA the torch build
     #    names: within a major, CUDA minor-version compatibility lets a 12.x runtime run on any 12.x
     #    driver (NVIDIA's CUDA Compatibility guide), across majors the runtime refuses the driver
@@ -224,8 +229,7 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
             f"The driver supports CUDA {drv} (nvidia-smi's 'CUDA Version') but this torch build uses the CUDA "
             f"{cuda} runtime: a CUDA {_major(cuda)}.x runtime needs a driver of CUDA {_major(cuda)}.x or newer "
             "(NVIDIA CUDA Compatibility guide: minor-version compatibility holds only within a major), so CUDA "
-            "initialisation fails with cudaErrorInsufficientDriver ('CUDA driver version is insufficient').",
-            extra=("torch-cuda-unavailable", "cuda-init-failed", "driver-too-old-for-build"), strong=unavailable)
+            "initialisation fails with cudaErrorInsufficientDriver ('CUDA driver version is insufficient').")
     # 3. a GPU whose major capability no sm_ of the printed arch list has (torch's own rule,
     #    torch/cuda/__init__.py _check_cubins)
     if facts.arch_list and v.get("gpu_cc"):
@@ -235,8 +239,7 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
                 f"The GPU ({', '.join(facts.gpus) or 'compute capability ' + ', '.join(missing)}; compute capability "
                 f"{', '.join(missing)}) is not in this torch build's arch list ({' '.join(facts.arch_list)}): torch "
                 "runs a GPU only when the list has an sm_ of the GPU's major (torch/cuda/__init__.py "
-                "_check_cubins), so kernels fail with 'no kernel image is available for execution on the device'.",
-                extra=("cuda-error-unclassified", "extension-arch-missing"))
+                "_check_cubins), so kernels fail with 'no kernel image is available for execution on the device'.")
     # 4. a prebuilt extension wheel built for another torch release than the log's torch: the
     #    wheel's name says which (flash-attn's setup.py names its wheels
     #    {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{...}; mamba-ssm and causal-conv1d
@@ -251,7 +254,8 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
             "against, so importing it fails with an undefined symbol (flash-attn's setup.py names each prebuilt "
             "wheel after the torch and CUDA it was built for).")
         break
-    # 5. "Is CUDA available: False" with a GPU listed: the symptom, when no fact above explains it
+    # 5. "Is CUDA available: False" with a GPU listed: the symptom, when no fact explains it
+    #    (the caller adds the symptom's causes; a combination that explains it is ranked above it)
     if unavailable and not any(f.code in ("torch-cpu-only-build", "driver-too-old-for-torch") for f in out) \
             and "torch-cuda-unavailable" in catalogue:
         spec = catalogue["torch-cuda-unavailable"]

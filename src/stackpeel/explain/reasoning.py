@@ -491,9 +491,11 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
             continue
         acc = accs.get(f.code)
         evs = [Evidence(n, text, label) for n, text, label in f.evidence]
-        if acc is not None and acc.entries:  # a line states it: the facts support it
+        if acc is not None and (acc.entries or acc.fact is not None):
+            # a line states it, or a surer finding already made it a candidate: this one supports it
             acc.evidence.extend(evs)
             acc.rules.append(f.rule)
+            acc.infers.extend(c for c in f.explains if c not in acc.infers)
             continue
         spec = catalogue.get(f.code)
         if acc is None:
