@@ -418,3 +418,14 @@ print(json.dumps({"n": len(rx), "worst": worst[:5]}))
     res = json.loads(out.stdout)
     assert res["n"] > 60
     assert not [w for w in res["worst"] if w[0] > 0.25], res["worst"]
+
+
+def test_a_combination_supports_the_specific_code_a_line_names():
+    """unsloth PR 6400 (training log): torchao 0.14.0 skips its C++ ops under torch 2.10.0. The
+    line names torchao-torch-mismatch; the combination the versions match supports it (it does
+    not replace it with the generic known-bad-combination) and the note says the pairing is the cause."""
+    expl = explain_text(_body("unsloth-pr6400-torchao-skips-cpp-extensions.log"))
+    top = expl.root
+    assert top.code == "torchao-torch-mismatch" and "combination:torchao-0.14-torch-2.10-or-newer" in top.facts
+    assert "known-bad-combination" not in expl.codes
+    assert any("torchao-0.14-torch-2.10-or-newer" in n and "pairing of versions" in n for n in expl.notes)

@@ -441,6 +441,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append(f"no line names the cause: {top.code} is inferred from the symptom(s) "
                      f"{', '.join(top.explains)} and the log's context ({why}); run on the affected machine "
                      "without --no-live (or `stackpeel check`) to confirm it")
+    elif candidates and candidates[0].kind == "symptom" and any(r.startswith("combination:") for r in candidates[0].facts):
+        top = candidates[0]
+        ids = ", ".join(r.split(":", 1)[1] for r in top.facts if r.startswith("combination:"))
+        notes.append(f"the versions the log prints match a known-bad combination that produces {top.code} ({ids}): "
+                     "the cause is that pairing of versions; change one side of it")
     elif candidates and candidates[0].kind == "symptom":
         top = candidates[0]
         hinted = [c for c, _ in top.could_be_clues]
