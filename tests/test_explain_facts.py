@@ -135,6 +135,21 @@ def test_real_pip_and_conda_lines_of_training_logs():
     assert (f.versions["torch"], f.versions["flash-attn"], f.versions["python"]) == ("2.6.0", "2.6.3", "3.12.7")
 
 
+@pytest.mark.parametrize("line, key, version", [
+    # pip's own words (pip/_internal/commands/install.py "Successfully installed", the wheel file
+    # names it downloads, req_install's "Requirement already satisfied ... (version)")
+    ("Successfully installed mpmath-1.3.0 torch-2.5.1 triton-3.1.0 nvidia-cudnn-cu12-9.1.0.70", "triton", "3.1.0"),
+    ("  Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl (2200.6 MB)", "torch", "2.1.0+cu121"),
+    ("Requirement already satisfied: xformers>=0.0.20 in /venv/lib/python3.10/site-packages (0.0.28.post3)",
+     "xformers", "0.0.28.post3"),
+    ("Successfully installed pytorch-triton-3.0.0+dedb7bdf33 torch-2.4.0.dev20240501+cu121", "triton",
+     "3.0.0+dedb7bdf33"),
+])
+def test_pip_install_output(line, key, version):
+    for wrap in WRAPS.values():
+        assert combos.facts_from_text(wrap(line)).versions[key] == version
+
+
 def test_a_prebuilt_wheel_built_for_another_torch_supports_the_undefined_symbol():
     """mamba-308: mamba_ssm-1.0.1+cu118torch1.12cxx11abiTRUE with pytorch=1.13.1+cu117."""
     body = _body("mamba-308-selective-scan-wheel-torch112.log")
@@ -394,7 +409,9 @@ def test_fact_patterns_are_linear_on_adversarial_lines():
 
     shapes = {**SHAPES, "torch-spaces": "torch" + " " * 16000, "version-digits": "torch==1." + "1" * 16000 + "x",
               "nvidia": "NVIDIA " * 2300, "sm-list": "['sm_80'," * 2000, "os": "OS: x" + " " * 16000 + "y",
-              "from": "FROM " + " " * 16000 + "x", "rtx-pro": "RTX PRO 1234" + " Abc" * 4000}
+              "from": "FROM " + " " * 16000 + "x", "rtx-pro": "RTX PRO 1234" + " Abc" * 4000,
+              "satisfied": "Requirement already satisfied: torch in " + "(1.0" * 4000,
+              "installed": "Successfully installed " + "torch-1.1+a" * 1500, "wheel": "mamba_ssm-1.0+cu1" * 1000}
     probe = r'''
 import json, re, sys, time
 from stackpeel import combinations as c
@@ -402,6 +419,7 @@ from stackpeel.explain import parser
 shapes = json.loads(sys.stdin.read())
 rx = [(k, r) for k, r, _ in c._LOG_KEYS]
 rx += list(c._DIST_RES) + list(c._FACT_RES) + list(c.CONTEXT_WORDS) + [("gate", parser.FACT_GATE)]
+rx += [("pip", r) for r in c._PIP_FORMS] + [("wheel", c._WHEEL_RE)]
 rx += [(row.name, p) for row in c.gpu_table() for p in row.patterns]
 worst = []
 for name, line in shapes.items():

@@ -385,6 +385,17 @@ _LOG_DISTS = (
 _VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"
 _DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
                                r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
+#: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
+#: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
+#: "Requirement already satisfied: torch>=2 in /venv/lib/python3.10/site-packages (2.1.0)"
+_ALL_DISTS = "|".join(alts for _, alts in _LOG_DISTS)
+_PIP_FORMS = (
+    re.compile(r"(?<![\w./+-])(" + _ALL_DISTS + r")-" + _VER + r"(?=\s|,|$|-cp\d|-py\d)", re.IGNORECASE),
+    re.compile(r"Requirement already satisfied: (" + _ALL_DISTS + r")(?![\w-])[^\s]{0,40} in [^\n]{1,300}?\(" + _VER
+               + r"\)\s*$", re.IGNORECASE),
+)
+#: spelling (lower case) -> distribution key, for the pip forms
+_DIST_OF = {alt.lower(): name for name, alts in _LOG_DISTS for alt in alts.replace("(?:-cu1[1-3])?", "").split("|")}
 _CUDA_MM = r"(\d{1,2}\.\d)"
 #: (key, regex, priority): a lower priority wins over a higher one whatever the line order;
 #: among equal priorities the first line wins
@@ -447,7 +458,7 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi",
+    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied",
 )
 
 
@@ -587,6 +598,12 @@ class FactCollector:
             m = rx.search(text)
             if m:
                 self._put(name, m.group(1), 5, number, text)
+        if "-" in text or "satisfied" in text:
+            for rx in _PIP_FORMS:
+                for m in rx.finditer(text):
+                    name = _DIST_OF.get(m.group(1).lower().replace("_", "-"), _DIST_OF.get(m.group(1).lower()))
+                    if name:
+                        self._put(name, m.group(2), 4, number, text)
         for key, rx in _FACT_RES:
             m = rx.search(text)
             if not m:
