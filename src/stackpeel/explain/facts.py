@@ -19,7 +19,7 @@ symptoms it produces (or "Is CUDA available: False" for a state that makes CUDA 
 ``medium`` when only the facts hold and the log fails in the layer the finding breaks (an
 evidenced code of that layer); ``context`` when the log shows no failure there: reported as a
 note, never as a candidate. A partial combination match (a GPU, driver, CUDA or Python key the
-log does not print) is one step lower; an ``info`` entry is context only and a ``degraded``
+log does not print) counts only when more than half of its condition was observed, and is one step lower; an ``info`` entry is context only and a ``degraded``
 one at most medium. Pure: reads only its arguments and the bundled tables.
 """
 
@@ -161,8 +161,10 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
             layers = {DIST_LAYER.get(k) or SPECIAL_LAYER.get(k, "torch") for k in e.when}
         conf, hit = _grade(own, layers, evidenced)
         if m.missing:
-            if not any(k not in _combinations.SPECIAL_KEYS for k in m.observed):
-                continue  # only a driver or a GPU and nothing of the build it is bad with: no match
+            if m.strength <= 0.5:
+                # half a condition or less: torch 2.10 alone says nothing about a GPU dropped from
+                # its CUDA 12.8 builds, a driver alone nothing about the runtime it is too old for
+                continue
             conf = _lower(conf)
             if conf == "context":
                 continue  # half a combination and no failure it causes: not worth a note
