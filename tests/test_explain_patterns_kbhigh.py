@@ -389,7 +389,8 @@ def test_vllm_without_a_device_ranks_the_environment_causes_by_context():
     assert plain.root.code == "torch-cuda-unavailable" and plain.root.kind == "symptom"
     assert {"no-nvidia-driver", "container-toolkit-missing", "torch-cpu-only-build"} <= set(plain.root.could_be)
     cpu = explain_text("Successfully installed torch-2.6.0+cpu vllm-0.8.3\n" + err)
-    assert cpu.root.code == "torch-cpu-only-build" and cpu.root.confidence == "inferred"
+    # pip's line states the CPU-only build (a fact, explain/facts.py): no longer only inferred from a clue
+    assert cpu.root.code == "torch-cpu-only-build" and cpu.root.confidence == "high" and cpu.root.basis == "facts"
 
 
 # lines that come with failures but name none of these causes (c10's hints, another package's

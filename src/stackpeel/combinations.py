@@ -369,59 +369,326 @@ def entries_by_code(entries: Optional[Iterable[Combination]] = None) -> Dict[str
 
 # --------------------------------------------------------------------------- versions a log prints
 
-#: distributions whose versions logs print, with the spellings they appear under
+GPU_FILE = DATA_FILE.parent / "gpus.toml"
+
+#: distributions whose versions logs print, with the spellings they appear under (the
+#: distributions the table's conditions name are added by :func:`_dist_res`)
 _LOG_DISTS = (
     ("torch", r"torch|pytorch"), ("triton", r"triton|pytorch-triton"), ("fla-core", r"fla-core|fla_core"),
     ("flash-linear-attention", r"flash-linear-attention|flash_linear_attention"), ("transformers", r"transformers"),
     ("causal-conv1d", r"causal-conv1d|causal_conv1d"), ("mamba-ssm", r"mamba-ssm|mamba_ssm"),
     ("flash-attn", r"flash-attn|flash_attn"), ("xformers", r"xformers"), ("bitsandbytes", r"bitsandbytes"),
     ("numpy", r"numpy"), ("tilelang", r"tilelang"), ("vllm", r"vllm"), ("tensorrt", r"tensorrt(?:-cu1[1-3])?"),
+    ("torchao", r"torchao"),
 )
-_VER = r"v?(\d+\.\d+(?:\.\d+)*(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[A-Za-z0-9.]+)?)"
-_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__)?\s*(?:==|=|:|\s)\s*['\"]?" + _VER +
+# every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
+_VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"
+_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
                                r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
+#: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
+#: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
+#: "Requirement already satisfied: torch>=2 in /venv/lib/python3.10/site-packages (2.1.0)"
+_ALL_DISTS = "|".join(alts for _, alts in _LOG_DISTS)
+_PIP_FORMS = (
+    re.compile(r"(?<![\w./+-])(" + _ALL_DISTS + r")-" + _VER + r"(?=\s|,|$|-cp\d|-py\d)", re.IGNORECASE),
+    re.compile(r"Requirement already satisfied: (" + _ALL_DISTS + r")(?![\w-])[^\s]{0,40} in [^\n]{1,300}?\(" + _VER
+               + r"\)\s*$", re.IGNORECASE),
+)
+#: spelling (lower case) -> distribution key, for the pip forms
+_DIST_OF = {alt.lower(): name for name, alts in _LOG_DISTS for alt in alts.replace("(?:-cu1[1-3])?", "").split("|")}
+_CUDA_MM = r"(\d{1,2}\.\d)"
+#: (key, regex, priority): a lower priority wins over a higher one whatever the line order;
+#: among equal priorities the first line wins
 _LOG_KEYS = (
-    ("torch", re.compile(r"PyTorch version:\s*" + _VER)),
-    ("cuda", re.compile(r"CUDA used to build PyTorch:\s*(\d+\.\d+)")),
-    ("cuda", re.compile(r"torch\.version\.cuda\s*[=:]\s*['\"]?(\d+\.\d+)")),
-    ("driver", re.compile(r"(?:Nvidia driver version|Driver Version):\s*(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)),
-    ("cuda_driver", re.compile(r"\bCUDA Version:\s*(\d+\.\d+)")),
-    ("python", re.compile(r"Python version:\s*(3\.\d+\.\d+)")),
+    ("torch", re.compile(r"PyTorch version:\s*" + _VER), 0),
+    ("cuda", re.compile(r"CUDA used to build PyTorch:\s*(\d+\.\d+)"), 0),
+    ("cuda", re.compile(r"torch\.version\.cuda\s*[=:]?\s*['\"]?(\d+\.\d+)"), 1),
+    # conda's build string and package: pytorch 2.1.0 py3.10_cuda12.1_cudnn8.9.2_0, pytorch-cuda 12.1
+    ("cuda", re.compile(r"(?<![\w-])pytorch-cuda\s*(?:==|=|\s)\s*" + _CUDA_MM + r"\b"), 2),
+    ("cuda", re.compile(r"(?<![\w-])pytorch\s+\d+\.\d+(?:\.\d+)?\s+\S{0,40}?[_-]cuda" + _CUDA_MM + r"[_.]"), 2),
+    # the official images: pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime
+    ("torch", re.compile(r"pytorch/pytorch:(\d+\.\d+\.\d+)-cuda"), 3),
+    ("cuda", re.compile(r"pytorch/pytorch:\d+\.\d+\.\d+-cuda" + _CUDA_MM), 3),
+    ("driver", re.compile(r"(?:Nvidia driver version|Driver Version):\s*(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE), 0),
+    ("cuda_driver", re.compile(r"\bCUDA Version:\s*(\d+\.\d+)"), 0),
+    ("python", re.compile(r"Python version:\s*(3\.\d+\.\d+)"), 0),
+    ("python", re.compile(r"^Python (3\.\d+\.\d+)\b"), 1),
+    # a conda spec or a hand-written list: python=3.11, python 3.12.7
+    ("python", re.compile(r"(?<![\w./-])python(?:\s{0,3}={1,2}\s{0,3}|\s{1,3})(3\.\d{1,2}(?:\.\d{1,3})?)(?![\d.])"), 2),
 )
-#: GPU model names as logs print them -> compute capability (NVIDIA's CUDA GPUs list)
-GPU_CC = (
-    (r"GB10\b", "12.1"), (r"RTX (?:PRO )?50\d0|RTX PRO \d{4} Blackwell|RTX 50", "12.0"),
-    (r"\bB300|GB300", "10.3"), (r"\bB200|GB200|\bB100", "10.0"),
-    (r"\bH100|\bH200|\bH800|\bH20\b|GH200", "9.0"),
-    (r"\bL40S?\b|\bL4\b|\bL20\b|RTX 40\d0|RTX \d000 Ada|RTX 6000 Ada", "8.9"),
-    (r"\bA100|\bA800|\bA30\b", "8.0"),
-    (r"\bA10G?\b|\bA40\b|\bA16\b|\bA2\b|RTX 30\d0|RTX A\d000", "8.6"),
-    (r"\bT4\b|RTX 20\d0|GTX 16\d0|TITAN RTX|Quadro RTX", "7.5"),
-    (r"V100|TITAN V\b", "7.0"),
-    (r"P100", "6.0"), (r"P40\b|P4\b|GTX 10\d0|TITAN Xp", "6.1"),
-    (r"\bM40\b|GTX 9\d0|TITAN X\b", "5.2"),
+#: a prebuilt wheel of an extension, named as flash-attn's setup.py names the wheels it publishes
+#: (and mamba-ssm and causal-conv1d copy): {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{TRUE|FALSE}
+_WHEEL_RE = re.compile(r"\b(flash_attn|mamba_ssm|causal_conv1d|selective_scan)-(\d{1,4}(?:\.\d{1,4}){1,3}(?:\.post\d{1,3})?)"
+                       r"\+cu(\d{2,3})torch(\d{1,2}\.\d{1,2})cxx11abi(TRUE|FALSE)")
+#: facts that are no version of the matcher: (key, regex); the first line wins
+_FACT_RES = (
+    # torch's own arch list: its warning ("supports CUDA capabilities sm_50 sm_60 ...") or a
+    # printed torch.cuda.get_arch_list() (['sm_50', 'sm_60', ...]); nvcc -gencode lines are not
+    ("arch_list", re.compile(r"supports CUDA capabilities ((?:(?:sm|compute)_\d{2,3}a?\s*){1,30})")),
+    ("arch_list", re.compile(r"(?:arch_list\(\)|arch list)\W{0,10}(\[(?:\s*'(?:sm|compute)_\d{2,3}a?',?){1,30}\s*\])")),
+    ("arch_list", re.compile(r"^\s*(\[(?:\s*'sm_\d{2,3}a?',){2,30}\s*'(?:sm|compute)_\d{2,3}a?'\s*\])\s*$")),
+    ("cuda_available", re.compile(r"Is CUDA available:\s*(True|False|Yes|No)\b")),
+    ("cuda_available", re.compile(r"cuda\.is_available\(\)\s*(?:[=:]|->|returns?|is)\s*(True|False)\b")),
+    ("cuda_build", re.compile(r"CUDA used to build PyTorch:\s*(None)\b")),
+    ("cuda_build", re.compile(r"torch\.version\.cuda\s*[=:]?\s*(None)\b")),
+    ("rocm", re.compile(r"ROCM used to build PyTorch:\s*(\d+\.\d+)")),
+    ("nvcc", re.compile(r"Cuda compilation tools, release (\d+\.\d+)")),
+    ("nvcc", re.compile(r"The CUDA compiler identification is NVIDIA (\d+\.\d+)")),
+    ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
+    ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
+    # a GPU's capability in the words of torch, vLLM, deviceQuery
+    ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
+    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
+    ("gpu_cc", re.compile(r"CUDA Capability Major/Minor version number:\s*(\d{1,2}\.\d)")),
 )
-_GPU_RES = [(re.compile(p), cc) for p, cc in GPU_CC]
+#: words of the setting a log was made in (the context facts); each found anywhere in a line
+CONTEXT_WORDS = (
+    ("wsl", re.compile(r"microsoft-standard-WSL|\bWSL ?2?\b|/usr/lib/wsl/")),
+    ("colab", re.compile(r"google\.colab|\bColab\b|/content/drive")),
+    ("kubernetes", re.compile(r"\bkubectl\b|\bKubernetes\b|\bkubelet\b|\bk8s\b")),
+    ("slurm", re.compile(r"\bSLURM_\w+|\bsrun\b|\bsbatch\b|\bslurmstepd\b")),
+    ("container", re.compile(r"\bdocker (?:run|exec|compose)\b|\bFROM\s+\S{1,80}:\S|\bpodman run\b|/\.dockerenv")),
+    ("windows", re.compile(r"\b[A-Z]:\\(?:Users|Program Files|ProgramData)\\|\bwin32\b|Windows-1\d")),
+)
+#: literals, one of which every line that holds a fact contains: the scanner's facts gate
+#: (explain reads only the lines that hold one of them)
+FACT_LITERALS = (
+    "ersion", "CUDA", "Cuda", "cuda", "NVIDIA", "Tesla", "GeForce", "Quadro", "RTX", "GTX", "TITAN", "Jetson",
+    "Orin", "Xavier", "H100", "H200", "H800", "A100", "A800", "V100", "P100", "B200", "B300", "GB10", "L40", "K80",
+    "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
+    "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
+    "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
+    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied",
+)
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One row of ``knowledge/gpus.toml``: the names of a GPU family and its compute capability."""
+
+    cc: str
+    name: str
+    patterns: Tuple["re.Pattern[str]", ...]
+
+
+def gpu_table(path: Optional[Path] = None) -> List[GpuModel]:
+    """The rows of ``knowledge/gpus.toml`` (most specific first); raises SpecifierError when a
+    row lacks ``cc``, ``name`` or ``patterns`` or a pattern does not compile."""
+    p = Path(path or GPU_FILE)
+    hit = _CACHE.get(str(p))
+    if hit and hit[0] == p.stat().st_mtime:
+        return hit[1]  # type: ignore[return-value]
+    with open(p, "rb") as f:
+        data = _toml.load(f)
+    rows = []
+    for i, raw in enumerate(data.get("gpu", [])):
+        if not raw.get("cc") or not raw.get("name") or not raw.get("patterns"):
+            raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: needs cc, name and patterns")
+        if parse_version(raw["cc"]) is None:
+            raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: cc {raw['cc']!r} is no version")
+        try:
+            pats = tuple(re.compile(x) for x in raw["patterns"])
+        except re.error as exc:
+            raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: bad pattern: {exc}") from None
+        rows.append(GpuModel(raw["cc"], raw["name"], pats))
+    _CACHE[str(p)] = (p.stat().st_mtime, rows)  # type: ignore[assignment]
+    return rows
+
+
+def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[Tuple[str, str]]:
+    """(the GPU name as the line prints it, compute capability) for each GPU the line names;
+    the first row of the table that matches a span wins it."""
+    out: List[Tuple[str, str]] = []
+    taken: List[Tuple[int, int]] = []
+    for row in gpu_table() if table is None else table:
+        for rx in row.patterns:
+            for m in rx.finditer(line):
+                if any(m.start() < e and s < m.end() for s, e in taken):
+                    continue
+                taken.append(m.span())
+                out.append((m.group(0), row.cc))
+    return out
+
+
+@dataclass(frozen=True)
+class LogFacts:
+    """What a log states about the stack it ran on.
+
+    ``versions`` is the dict :func:`match_combinations` takes (distributions, ``cuda``,
+    ``driver``, ``cuda_driver``, ``python``, ``gpu_cc``); the other fields are facts no
+    combination names but that explain's state rules read. ``lines`` maps each fact's key to
+    (line number, line text) of the line it was read from (line numbers as the caller gave)."""
+
+    versions: Mapping[str, Any] = field(default_factory=dict)
+    #: GPU names the log prints, as printed ("NVIDIA H200", "Tesla T4")
+    gpus: Tuple[str, ...] = ()
+    #: the arch list a torch build prints (torch.cuda.get_arch_list(), its warning)
+    arch_list: Tuple[str, ...] = ()
+    #: "Is CUDA available": True / False / None (not printed)
+    cuda_available: Optional[bool] = None
+    #: the torch build is CPU-only: a "+cpu" version, "CUDA used to build PyTorch: None",
+    #: a conda "cpu" build; None when the log does not say
+    torch_cpu: Optional[bool] = None
+    #: other facts: nvcc (the toolkit's release), image_cuda (a FROM nvidia/cuda:X image),
+    #: os, rocm
+    other: Mapping[str, str] = field(default_factory=dict)
+    #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
+    context: Tuple[str, ...] = ()
+    lines: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
+    #: prebuilt extension wheels the log names: (distribution, version, CUDA, torch major.minor)
+    #: from their file names ("mamba_ssm-1.0.1+cu118torch1.12cxx11abiTRUE-cp39-...whl")
+    wheels: Tuple[Tuple[str, str, str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.versions or self.gpus or self.arch_list or self.cuda_available is not None
+                    or self.torch_cpu is not None or self.other or self.context or self.wheels)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"versions": dict(self.versions), "gpus": list(self.gpus), "arch_list": list(self.arch_list),
+                "cuda_available": self.cuda_available, "torch_cpu": self.torch_cpu, "other": dict(self.other),
+                "context": list(self.context),
+                "wheels": [{"dist": d, "version": v, "cuda": c, "torch": t} for d, v, c, t in self.wheels],
+                "lines": {k: {"line": n, "text": t} for k, (n, t) in self.lines.items()}}
+
+
+def _cuda_of_label(version: str) -> Optional[str]:
+    """'2.1.0+cu121' -> '12.1', '2.11.0+cu130' -> '13.0', '1.13.1+cu117' -> '11.7'."""
+    m = re.search(r"\+cu(\d{2,3})$", version)
+    if not m:
+        return None
+    d = m.group(1)
+    return f"{d[:-1]}.{d[-1]}"
+
+
+class FactCollector:
+    """Collects the facts of a log line by line (the scanner feeds it the lines its facts gate
+    flags, in order, in bounded memory); :meth:`result` gives the :class:`LogFacts`. Each key
+    keeps the value of the first line that states it (a source of lower priority number wins:
+    collect_env's "PyTorch version:" over a pip line). Every pattern is anchored on a literal
+    and bounded: linear in the text."""
+
+    #: characters of a line that are read
+    LINE_CHARS = 2000
+
+    def __init__(self) -> None:
+        self._table = gpu_table()
+        self._best: Dict[str, Tuple[Tuple[int, int], str]] = {}   # key -> ((priority, line), value)
+        self._where: Dict[str, Tuple[int, str]] = {}
+        self._gpus: Dict[str, None] = {}
+        self._ccs: Dict[str, None] = {}
+        self._facts: Dict[str, str] = {}
+        self._context: Dict[str, None] = {}
+        self._wheels: List[Tuple[str, str, str, str]] = []
+
+    def _put(self, key: str, value: str, prio: int, number: int, text: str) -> None:
+        if key not in self._best or (prio, number) < self._best[key][0]:
+            self._best[key] = ((prio, number), value)
+            self._where[key] = (number, text.strip()[:300])
+
+    def add(self, number: int, text: str) -> None:
+        if not text:
+            return
+        text = text[:self.LINE_CHARS]
+        where = self._where
+        for key, rx, prio in _LOG_KEYS:
+            m = rx.search(text)
+            if m:
+                self._put(key, m.group(1), prio, number, text)
+        for name, rx in _DIST_RES:
+            m = rx.search(text)
+            if m:
+                self._put(name, m.group(1), 5, number, text)
+        if "-" in text or "satisfied" in text:
+            for rx in _PIP_FORMS:
+                for m in rx.finditer(text):
+                    name = _DIST_OF.get(m.group(1).lower().replace("_", "-"), _DIST_OF.get(m.group(1).lower()))
+                    if name:
+                        self._put(name, m.group(2), 4, number, text)
+        for key, rx in _FACT_RES:
+            m = rx.search(text)
+            if not m:
+                continue
+            if key == "gpu_cc":
+                v = m.group(1)
+                self._ccs.setdefault(v if "." in v else f"{v[:-1]}.{v[-1]}", None)
+                where.setdefault("gpu", (number, text.strip()[:300]))
+            elif key not in self._facts:
+                self._facts[key] = m.group(1).strip()
+                where.setdefault(key, (number, text.strip()[:300]))
+        for m in _WHEEL_RE.finditer(text):
+            wheel = (m.group(1).replace("_", "-"), m.group(2), _cuda_of_label("+cu" + m.group(3)) or "", m.group(4))
+            if wheel not in self._wheels:
+                self._wheels.append(wheel)
+                where.setdefault(f"wheel:{wheel[0]}", (number, text.strip()[:300]))
+        for name, cc in gpus_in_line(text, self._table):
+            self._gpus.setdefault(name, None)
+            self._ccs.setdefault(cc, None)
+            where.setdefault("gpu", (number, text.strip()[:300]))
+        for key, rx in CONTEXT_WORDS:
+            if key not in self._context and rx.search(text):
+                self._context[key] = None
+                where.setdefault(f"context:{key}", (number, text.strip()[:300]))
+
+    def result(self) -> LogFacts:
+        where = dict(self._where)
+        facts = dict(self._facts)
+        versions: Dict[str, Any] = {k: v for k, (_, v) in self._best.items()}
+        torch_v = str(versions.get("torch") or "")
+        label_cuda = _cuda_of_label(torch_v)
+        if label_cuda and "cuda" not in versions:
+            versions["cuda"] = label_cuda
+            where["cuda"] = where.get("torch", (0, ""))
+        if self._ccs:
+            versions["gpu_cc"] = list(self._ccs)
+        torch_cpu: Optional[bool] = None
+        if torch_v.endswith("+cpu") or (facts.get("cuda_build") == "None" and "rocm" not in facts):
+            torch_cpu = True
+            where["torch_cpu"] = (where.get("torch", (0, "")) if torch_v.endswith("+cpu")
+                                  else where.get("cuda_build", (0, "")))
+        elif versions.get("cuda"):
+            torch_cpu = False
+        avail = facts.pop("cuda_available", None)
+        arch = facts.pop("arch_list", "")
+        facts.pop("cuda_build", None)
+        return LogFacts(
+            versions=versions, gpus=tuple(self._gpus),
+            arch_list=tuple(re.findall(r"(?:sm|compute)_\d{2,3}a?", arch)),
+            cuda_available=None if avail is None else avail in ("True", "Yes"), torch_cpu=torch_cpu,
+            other=facts, context=tuple(self._context), lines=where, wheels=tuple(self._wheels))
+
+
+def facts_from_lines(lines: Iterable[Tuple[int, str]]) -> LogFacts:
+    """The facts ``lines`` ((number, text) pairs, in order) state (:class:`FactCollector`)."""
+    c = FactCollector()
+    for number, text in lines:
+        c.add(number, text)
+    return c.result()
+
+
+def facts_from_text(text: str) -> LogFacts:
+    """:func:`facts_from_lines` over the lines of ``text`` (numbered from 1)."""
+    return facts_from_lines(enumerate(text.splitlines(), 1))
 
 
 def versions_from_text(text: str) -> Dict[str, Any]:
     """The versions a log prints, as a dict for :func:`match_combinations` (``partial=True``):
-    ``pip list``/``pip freeze`` lines, ``python -m torch.utils.collect_env`` fields, the
-    nvidia-smi header, ``X.__version__`` prints, and GPU model names mapped to their compute
-    capability. The first value seen for a key wins."""
-    out: Dict[str, Any] = {}
-    for key, rx in _LOG_KEYS:
-        m = rx.search(text)
-        if m and key not in out:
-            out[key] = m.group(1)
-    for name, rx in _DIST_RES:
-        m = rx.search(text)
-        if m and name not in out:
-            out[name] = m.group(1)
-    ccs: List[str] = []
-    for rx, cc in _GPU_RES:
-        if rx.search(text) and cc not in ccs:
-            ccs.append(cc)
-    if ccs:
-        out["gpu_cc"] = ccs
-    return out
+    ``pip list``/``pip freeze`` and conda lines, ``python -m torch.utils.collect_env`` fields,
+    the nvidia-smi header, ``X.__version__`` prints, the CUDA a torch build names (``+cu121``,
+    ``CUDA used to build PyTorch``, conda's ``cuda12.1`` build), official image tags, and GPU
+    model names mapped to their compute capability (``knowledge/gpus.toml``)."""
+    return dict(facts_from_text(text).versions)
+
+
+# --------------------------------------------------------------------------- state facts
+
+def supports_capability(arch_list: Sequence[str], cc: str) -> Optional[bool]:
+    """Whether a torch build whose ``get_arch_list()`` is ``arch_list`` runs on a GPU of
+    compute capability ``cc``, by torch's own rule (torch/cuda/__init__.py ``_check_cubins``:
+    "NVIDIA GPU compute architectures are backward compatible within major version", so the
+    GPU is supported when any ``sm_XY`` of the list has the GPU's major); None when the list
+    holds no ``sm_`` entry or ``cc`` is unparsable."""
+    sms = [int(re.sub(r"\D", "", a.split("_", 1)[1])) for a in arch_list if a.startswith("sm_")]
+    v = parse_version(cc)
+    if not sms or v is None:
+        return None
+    return any(sm // 10 == v.release[0] for sm in sms)

@@ -13,6 +13,7 @@ The pieces, each usable alone:
 * :mod:`.knowledge` -- the log side of the knowledge base (``stackpeel/knowledge/``: patterns -> finding codes);
 * :mod:`.parser`    -- a streaming log scanner (tracebacks, warnings, compiler, NCCL, ...);
 * :mod:`.reasoning` -- a pure function from parsed evidence to ranked root causes;
+* :mod:`.facts`     -- what the versions, GPUs and driver a log prints prove (known-bad combinations, state facts);
 * :mod:`.live`      -- confirms candidates by running the matching ``stackpeel check`` checks;
 * :mod:`.render`    -- text / JSON / Markdown renderers of an :class:`Explanation`.
 

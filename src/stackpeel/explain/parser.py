@@ -28,8 +28,9 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
+from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
-from .knowledge import Entry, KnowledgeBase, load
+from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, rare_start
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -59,6 +60,14 @@ MAX_CLUES = 200
 CLUE_LINES = 3
 #: characters of traceback text kept as context for refinements
 TB_CONTEXT_CHARS = 6000
+#: characters at the start and at the end of a log whose lines are read for facts (versions,
+#: GPUs, context): where environment reports (collect_env, pip list, nvidia-smi) are printed;
+#: the lines the scan keeps are read wherever they are. At most FACT_LINES lines each.
+FACT_WINDOW = 256 * 1024
+FACT_LINES = 5000
+#: the facts gate (combinations.FACT_LITERALS, each cut to start at a rare character like the
+#: other gates' literals): run over the first and the last chunk only
+FACT_GATE = _literal_alternation([rare_start(lit, 4) for lit in _combinations.FACT_LITERALS])
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
@@ -402,6 +411,11 @@ class ParseResult:
     #: clue literal (``stackpeel/knowledge`` ``clues``) -> (line number, line text) of its first
     #: occurrences (at most :data:`CLUE_LINES`)
     clues: Dict[str, List[Tuple[int, str]]] = field(default_factory=dict)
+    #: what the log states about its stack: versions, GPUs, the torch build's CUDA and arch
+    #: list, CUDA availability, context (combinations.LogFacts); read from the first and the
+    #: last FACT_WINDOW characters (where environment reports are printed) and from every line
+    #: the scan kept
+    facts: _combinations.LogFacts = field(default_factory=_combinations.LogFacts)
 
     def traceback(self, index: Optional[int]) -> Optional[Traceback]:
         if index is None:
@@ -442,6 +456,8 @@ def _scrub_kept(r: ParseResult) -> None:
     r.streams[:] = [s(name) for name in r.streams]
     for lit, seen in r.clues.items():
         seen[:] = [(n, s(text)) for n, text in seen]
+    if r.facts.lines:
+        r.facts = replace(r.facts, lines={k: (n, s(text)) for k, (n, text) in r.facts.lines.items()})
 
 
 class _Open:
@@ -526,6 +542,10 @@ class LogScanner:
         self._rejoins = 0
         self._lineno = 0
         self._closed = False
+        #: (line number, text) of the lines the facts gate flagged at the start of the log, and
+        #: the latest chunk (the end of its text is gated when the log ends)
+        self._fact_lines: List[Tuple[int, str]] = []
+        self._last_body: Optional[Tuple[int, str]] = None
 
     # -- input ---------------------------------------------------------------
     def feed(self, text: str) -> None:
@@ -561,6 +581,7 @@ class LogScanner:
         self._waiting = []
         r = self.result
         r.lines = self._lineno
+        self._collect_facts()
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
         r.streams = [s for s in self._streams if s]
@@ -617,6 +638,9 @@ class LogScanner:
         self._seams = seams
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
+        if base == 0:
+            self._fact_lines.extend(self._gate_facts(body, lines, base, 0, FACT_WINDOW))
+        self._last_body = (base, body)
         k = 0
         i = 0
         while i < n:
@@ -651,6 +675,52 @@ class LogScanner:
                     seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))
             if len(found) >= MAX_CLUES:
                 return
+
+    @staticmethod
+    def _gate_facts(body: str, lines: List[str], base: int, start: int = 0, end: Optional[int] = None
+                    ) -> List[Tuple[int, str]]:
+        """(line number, text without prefixes) of the lines of ``body[start:end]`` (a chunk) that
+        hold a fact literal."""
+        out: List[Tuple[int, str]] = []
+        line_of = body.count("\n", 0, start)
+        last, prev = start, -1
+        for m in FACT_GATE.finditer(body, start, len(body) if end is None else end):
+            pos = m.start()
+            line_of += body.count("\n", last, pos)
+            last = pos
+            if line_of != prev:
+                prev = line_of
+                out.append((base + line_of + 1, bare(lines[line_of][:_combinations.FactCollector.LINE_CHARS])[1]))
+                if len(out) >= FACT_LINES:
+                    break
+        return out
+
+    def _collect_facts(self) -> None:
+        """Read the facts of the flagged lines at the start and at the end of the log and of
+        every line the scan kept (hits with their context, error lines, exception lines), in
+        line order."""
+        r = self.result
+        found: Dict[int, str] = dict(self._fact_lines)
+        if self._last_body is not None:
+            base, body = self._last_body
+            start = max(0, len(body) - FACT_WINDOW, FACT_WINDOW if base == 0 else 0)
+            if start < len(body):
+                found.update(self._gate_facts(body, body.split("\n"), base, start))
+        kept: List[Line] = [ln for h in r.hits for ln in (*h.before, h.line, *h.after)] + list(r.other_errors)
+        for ln in kept:
+            if ln.number not in found and FACT_GATE.search(ln.text):
+                found[ln.number] = ln.text
+        for tb in (*r.tracebacks, *self._tb_tail):
+            text = f"{tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}"
+            if tb.exc_line and tb.exc_line not in found and FACT_GATE.search(text):
+                found[tb.exc_line] = text
+        if not found:
+            return
+        collector = _combinations.FactCollector()
+        for number in sorted(found):
+            collector.add(number, found[number])
+        r.facts = collector.result()
+        self._fact_lines, self._last_body = [], None
 
     @staticmethod
     def _segments(raw: str) -> List[str]:

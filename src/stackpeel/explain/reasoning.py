@@ -15,6 +15,11 @@ per code and ranks them:
 When the log holds only symptoms, the top candidate is the deepest symptom and its
 ``could_be`` lists the lower-layer causes that can produce it, deepest first; live
 confirmation (:mod:`.live`) can then tell which one it is on this machine.
+
+The versions, GPUs and driver the log prints (``ParseResult.facts``) add what they prove
+(:mod:`.facts`): a known-bad combination or a state fact of high confidence is a cause
+ranked with those the lines state (or supports the line that names it), one of medium
+confidence ranks like an inference, one the log shows no failure for is only a note.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..codes import all_codes
+from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import ParseResult
@@ -94,6 +100,9 @@ class Candidate:
     #: for each code in ``could_be`` that the log's context points to, the clue literals found
     #: (what ranked it first: a `docker run` line, a WSL kernel, `NCCL_SOCKET_IFNAME=` ...)
     could_be_clues: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    #: the known-bad combinations and state facts of the log's versions and GPUs that support
+    #: this candidate ("combination:<id>", "state:<rule>"; :mod:`.facts`)
+    facts: Tuple[str, ...] = ()
 
     @property
     def first_line(self) -> int:
@@ -121,6 +130,7 @@ class Candidate:
             "words": [{"word": w, "text": t} for w, t in self.words],
             "context": list(self.context),
             "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
+            "facts": list(self.facts),
         }
 
 
@@ -181,6 +191,10 @@ class Explanation:
     live: Optional[LiveSummary] = None
     #: stable id of the error lines no knowledge-base entry explains (when nothing is known)
     fingerprint: Optional[str] = None
+    #: what the log states about its stack (versions, GPUs, CUDA build, context), and the
+    #: combinations and state facts that hold for it (``.facts``)
+    facts: Optional[LogFacts] = None
+    fact_findings: Tuple[Any, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -221,6 +235,10 @@ class Explanation:
             "notes": list(self.notes),
             "live": self.live.to_dict() if self.live else None,
             "fingerprint": self.fingerprint,
+            "facts": {**(self.facts.to_dict() if self.facts else {}),
+                      # the entries that fully hold, by the matcher check uses (partial ones are findings)
+                      "combinations": [m.id for m in match_combinations(self.facts.versions)] if self.facts else [],
+                      "findings": [f.to_dict() for f in self.fact_findings]},
         }
 
 
@@ -252,6 +270,10 @@ class _Acc:
     inferred: bool = False
     #: the symptom codes an inferred cause was inferred from
     infers: List[str] = field(default_factory=list)
+    #: a combination or state fact of the log's facts that names this code (.facts.FactFinding)
+    fact: Any = None
+    #: rules of the facts that support it
+    rules: List[str] = field(default_factory=list)
 
 
 def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
@@ -305,6 +327,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         acc.count = sum(parsed.hit_counts.get(e.id, 0) for e in acc.entries) or len(acc.evidence)
 
     _infer(accs, parsed, kb, catalogue)
+    exceptions, n_exc = _exceptions(parsed, kb)
+    findings, fact_notes, early_guesses = _apply_facts(accs, parsed, exceptions, kb, catalogue)
 
     present = set(accs)
     explains: Dict[str, List[str]] = {c: [] for c in accs}
@@ -366,6 +390,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         could_be = deepest_first(acc.could_be, catalogue)
         why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
                     for hits in [_clue_hits(c, parsed, kb)] if hits) if parsed.clues else ()
+        fact = acc.fact if not acc.entries else None
+        if fact is not None:
+            explanation, fix = fact.explanation, fact.fix or fix
         candidates.append(Candidate(
             code=acc.code,
             layer=_layer(acc, catalogue),
@@ -376,20 +403,24 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             weight=acc.weight,
             explanation=explanation,
             fix=fix,
-            links=tuple(dict.fromkeys(link for e in acc.entries for link in e.links)),
+            links=tuple(dict.fromkeys([*(link for e in acc.entries for link in e.links),
+                                       *(fact.links if fact is not None else ())])),
             explains=tuple(closure[acc.code]),
             explained_by=tuple(explained_by[acc.code]),
             could_be=could_be,
             check=kb.checks.get(acc.code),
-            confidence="inferred" if acc.inferred else ("stated" if acc.root else "symptom"),
-            basis="clues" if acc.inferred else "signature",
+            confidence=(fact.confidence if fact is not None else
+                        "inferred" if acc.inferred else ("stated" if acc.root else "symptom")),
+            basis=fact.basis if fact is not None else ("clues" if acc.inferred else "signature"),
             could_be_clues=why,
+            facts=tuple(acc.rules),
         ))
 
-    exceptions, n_exc = _exceptions(parsed, kb)
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
     if not candidates:
-        candidates = _guesses(parsed, exceptions, kb, catalogue)
+        candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
+    elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
+        candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
     if parsed.cut_lines:
         notes.append(f"{parsed.cut_lines} very long line(s) were cut to their first 16384 characters")
@@ -410,6 +441,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append(f"no line names the cause: {top.code} is inferred from the symptom(s) "
                      f"{', '.join(top.explains)} and the log's context ({why}); run on the affected machine "
                      "without --no-live (or `stackpeel check`) to confirm it")
+    elif candidates and candidates[0].kind == "symptom" and any(r.startswith("combination:") for r in candidates[0].facts):
+        top = candidates[0]
+        ids = ", ".join(r.split(":", 1)[1] for r in top.facts if r.startswith("combination:"))
+        notes.append(f"the versions the log prints match a known-bad combination that produces {top.code} ({ids}): "
+                     "the cause is that pairing of versions; change one side of it")
     elif candidates and candidates[0].kind == "symptom":
         top = candidates[0]
         hinted = [c for c, _ in top.could_be_clues]
@@ -418,6 +454,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
                      f"'could be' ({how_sure}); run on the affected machine without --no-live (or `stackpeel "
                      "check`) to tell which")
+    notes.extend(fact_notes)
     fingerprint = None
     guessed = all(c.basis == "vocabulary" for c in candidates)
     if guessed and (parsed.other_errors or exceptions):
@@ -430,8 +467,56 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
         n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
-        notes=tuple(notes), fingerprint=fingerprint,
+        notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
+        fact_findings=tuple(findings),
     )
+
+
+def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequence[ExceptionInfo],
+                 kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> Tuple[List[Any], List[str], Optional[List[Candidate]]]:
+    """Known-bad combinations and state facts of the log's facts (:mod:`.facts`): a finding of
+    high or medium confidence names its code as a candidate (basis "combination" or "facts"),
+    or, when a line already states that code, supports it; one of context confidence is only
+    a note. Returns (findings, notes, the guesses from words computed to learn which layers an
+    otherwise unexplained log fails in, or None)."""
+    if not parsed.facts:
+        return [], [], None
+    from .facts import context_note, evaluate
+
+    evidenced = {c: ("root" if a.root else "symptom", _layer(a, catalogue)) for c, a in accs.items()}
+    guesses: Optional[List[Candidate]] = None
+    if not evidenced and (parsed.other_errors or exceptions):
+        guesses = _guesses(parsed, exceptions, kb, catalogue)
+        evidenced = {g.code: ("guess", g.layer) for g in guesses}
+    findings = evaluate(parsed.facts, evidenced, catalogue)
+    notes = []
+    for f in findings:
+        if f.confidence == "context":
+            notes.append(context_note(f))
+            continue
+        acc = accs.get(f.code)
+        evs = [Evidence(n, text, label) for n, text, label in f.evidence]
+        if acc is not None and (acc.entries or acc.fact is not None):
+            # a line states it, or a surer finding already made it a candidate: this one supports it
+            acc.evidence.extend(evs)
+            acc.rules.append(f.rule)
+            acc.infers.extend(c for c in f.explains if c not in acc.infers)
+            continue
+        spec = catalogue.get(f.code)
+        if acc is None:
+            acc = accs[f.code] = _Acc(f.code, root=spec is not None and spec.kind == "root")
+        acc.inferred = f.confidence != "high"
+        acc.fact = f
+        acc.rules.append(f.rule)
+        acc.weight = max(acc.weight, 2 if f.confidence == "high" else 1)
+        acc.evidence.extend(evs)
+        acc.count = max(acc.count, 1)
+        for c in f.explains:
+            if c not in acc.infers:
+                acc.infers.append(c)
+        if not acc.root and spec is not None:
+            acc.could_be.extend(c for c in spec.caused_by if c not in acc.could_be)
+    return findings, notes, guesses
 
 
 def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,
@@ -551,9 +636,11 @@ def _layer(acc: _Acc, catalogue: Mapping[str, Any]) -> str:
 
 
 def _pick_evidence(evidence: List[Evidence]) -> Tuple[Evidence, ...]:
-    """Up to EVIDENCE_PER_CANDIDATE lines, one per distinct text first, in line order."""
+    """Up to EVIDENCE_PER_CANDIDATE lines, one per distinct text first, in line order; the lines
+    a signature matched before the lines of versions that support them (``combination:``,
+    ``facts:``), so a log's own error line is never pushed out by its pip list."""
     seen: Dict[str, Evidence] = {}
-    for ev in sorted(evidence, key=lambda e: e.line):
+    for ev in sorted(evidence, key=lambda e: (e.entry.startswith(("combination:", "facts:")), e.line)):
         seen.setdefault(ev.text, ev)
     picked = list(seen.values())[:EVIDENCE_PER_CANDIDATE]
     return tuple(sorted(picked, key=lambda e: e.line))

@@ -130,6 +130,8 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     out.extend(_wrap(f"{_headline(root)}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
     out.extend(_evidence_lines(root, "  ", width))
     out.extend(_wrap(root.explanation, "  ", width))
+    if root.facts and root.basis not in ("combination", "facts"):
+        out.extend(_wrap(_facts_text(root), "  ", width))
     if root.could_be:
         label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
         out.extend(_wrap(label + _could_be_text(root), "  ", width))
@@ -263,9 +265,22 @@ def _headline(c: Candidate) -> str:
     if c.confidence == "inferred":
         return "Likely root cause (confirmed live)" if live == "confirmed" else \
             "Likely root cause (inferred from the log's context)"
+    if c.basis in ("combination", "facts") and live != "confirmed":
+        what = "a known-bad combination of the versions the log prints" if c.basis == "combination" else \
+            "the versions and GPUs the log prints"
+        if c.kind == "symptom":
+            return f"Symptom (from {what})"
+        return f"Root cause (from {what})" if c.confidence == "high" else \
+            f"Likely root cause (from {what}, medium confidence)"
     if c.kind == "symptom":
-        return "Symptom (cause not in the log)"
+        return ("Symptom (the versions the log prints match a known-bad combination that produces it)"
+                if any(r.startswith("combination:") for r in c.facts) else "Symptom (cause not in the log)")
     return "Root cause (confirmed live)" if live == "confirmed" else "Root cause"
+
+
+def _facts_text(c: Candidate) -> str:
+    """'Supported by the versions and GPUs the log prints: combination:<id>, state:<rule>'."""
+    return "Supported by the versions and GPUs the log prints: " + ", ".join(c.facts) if c.facts else ""
 
 
 def _md_escape(text: str) -> str:
@@ -300,6 +315,9 @@ def render_markdown(expl: Explanation) -> str:
         out.append("")
     out.append(root.explanation)
     out.append("")
+    if root.facts:
+        out.append(_facts_text(root).replace(": ", ": `", 1).replace(", ", "`, `") + "`")
+        out.append("")
     if root.could_be:
         label = "Could be caused by: " if root.kind == "symptom" else "The same text can also come from: "
         out.append(label + _could_be_text(root, "`"))

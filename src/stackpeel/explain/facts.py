@@ -1,0 +1,281 @@
+"""What the versions, GPUs and settings a log prints say about its failure (issue 8 items 3 and 5).
+
+The scanner reads a log's facts (:class:`stackpeel.combinations.LogFacts`: versions from pip
+lists, collect_env, conda lists, nvidia-smi's table, ``__version__`` prints, image tags; the
+CUDA a torch build names; GPU names as compute capabilities; torch's arch list; "Is CUDA
+available"; WSL/Colab/Kubernetes/Slurm/container context). :func:`evaluate` turns them into
+findings, each with the codes of the log's evidence it accounts for and an honest confidence:
+
+* **known-bad combinations** (``knowledge/combinations.toml``), evaluated by the same matcher
+  ``stackpeel check`` uses (:func:`stackpeel.combinations.match_combinations`, ``partial=True``:
+  a log prints only some versions);
+* **state facts** a log proves on its own: a CPU-only torch next to an NVIDIA GPU or a CUDA
+  failure; a driver whose CUDA major is below the one the torch build names; a GPU whose
+  major capability no ``sm_`` of the printed arch list has; "Is CUDA available: False" with a
+  GPU listed.
+
+Confidence: ``high`` when the log's evidence holds the finding's own code or one of the
+symptoms it produces (or "Is CUDA available: False" for a state that makes CUDA unusable);
+``medium`` when only the facts hold and the log fails in the layer the finding breaks (an
+evidenced code of that layer); ``context`` when the log shows no failure there: reported as a
+note, never as a candidate. A partial combination match (a GPU, driver, CUDA or Python key the
+log does not print) counts only when more than half of its condition was observed, and is one step lower; an ``info`` entry is context only and a ``degraded``
+one at most medium. Pure: reads only its arguments and the bundled tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from .. import combinations as _combinations
+from ..knowledge import render_prose
+
+#: the layer a distribution's failures show in (for combinations that name no code they explain)
+DIST_LAYER = {
+    "torch": "torch", "numpy": "torch", "triton": "triton", "pytorch-triton": "triton", "transformers": "kernels",
+    "fla-core": "kernels", "flash-linear-attention": "kernels", "causal-conv1d": "kernels", "mamba-ssm": "kernels",
+    "flash-attn": "kernels", "xformers": "kernels", "bitsandbytes": "kernels", "torchao": "kernels",
+    "tilelang": "kernels", "vllm": "kernels", "tensorrt": "runtime_libs",
+}
+SPECIAL_LAYER = {"gpu_cc": "cuda", "driver": "cuda", "cuda": "torch", "cuda_driver": "cuda", "python": "torch"}
+#: layers a CUDA failure shows in
+CUDA_LAYERS = frozenset({"gpu", "cuda", "runtime_libs", "torch", "triton", "kernels", "multi_gpu"})
+CONFIDENCES = ("high", "medium", "context")
+#: symptoms a cause produces beyond the codes whose ``caused_by`` names it: a CUDA runtime the
+#: driver cannot run and a torch without CUDA both leave torch.cuda.is_available() False
+#: (torch/cuda/__init__.py), a driver too old fails cuInit / cudaGetDeviceCount; a GPU outside the
+#: arch list fails its first kernel with a bare CUDA error ("no kernel image is available")
+EXTRA_SYMPTOMS = {
+    "torch-cpu-only-build": ("torch-cuda-unavailable",),
+    "driver-too-old-for-torch": ("torch-cuda-unavailable", "cuda-init-failed", "driver-too-old-for-build"),
+    "torch-arch-not-supported": ("cuda-error-unclassified", "extension-arch-missing"),
+}
+
+
+@dataclass(frozen=True)
+class FactFinding:
+    """One combination or state fact that holds for the log's facts."""
+
+    code: str
+    #: "combination" or "facts"
+    basis: str
+    #: "combination:<id>" or "state:<rule>"
+    rule: str
+    confidence: str
+    #: (line, text, label) of the lines that state the facts it rests on
+    evidence: Tuple[Tuple[int, str, str], ...]
+    #: codes evidenced in the log that it accounts for
+    explains: Tuple[str, ...]
+    #: one sentence: the observed values, what breaks, the source
+    explanation: str
+    fix: str = ""
+    links: Tuple[str, ...] = ()
+    #: a short form of the explanation (for a note)
+    summary: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"code": self.code, "basis": self.basis, "rule": self.rule, "confidence": self.confidence,
+                "evidence": [{"line": n, "text": t, "label": lb} for n, t, lb in self.evidence],
+                "explains": list(self.explains), "explanation": self.explanation}
+
+
+def _lower(conf: str, steps: int = 1) -> str:
+    return CONFIDENCES[min(len(CONFIDENCES) - 1, CONFIDENCES.index(conf) + steps)]
+
+
+def _evidence(facts: _combinations.LogFacts, keys: Sequence[str], label: str) -> Tuple[Tuple[int, str, str], ...]:
+    out: Dict[int, Tuple[int, str, str]] = {}
+    for key in keys:
+        where = facts.lines.get("gpu" if key == "gpu_cc" else key)
+        if where and where[0] and where[0] not in out:
+            out[where[0]] = (where[0], where[1], f"{label} [{key}]")
+    return tuple(out[n] for n in sorted(out))
+
+
+def _symptoms(code: str, catalogue: Mapping[str, Any]) -> Set[str]:
+    spec = catalogue.get(code)
+    return {code, *EXTRA_SYMPTOMS.get(code, ()), *(spec.causes if spec is not None else ())}
+
+
+def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
+    out: Set[str] = set()
+    for c in codes:
+        spec = catalogue.get(c)
+        if spec is None:
+            continue
+        if spec.layer != "config":
+            out.add(spec.layer)
+        for d in spec.causes:
+            if d in catalogue:
+                out.add(catalogue[d].layer)
+    return out
+
+
+def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]]) -> Tuple[str, Tuple[str, ...]]:
+    """(confidence, the evidenced codes accounted for). A guess from words (kind "guess") tells
+    only which layer failed: it never makes a finding sure."""
+    hit = tuple(c for c, (kind, _) in evidenced.items() if c in own and kind != "guess")
+    if hit:
+        return "high", hit
+    if any(layer in layers for _, layer in evidenced.values()):
+        return "medium", ()
+    return "context", ()
+
+
+def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
+             catalogue: Mapping[str, Any]) -> List[FactFinding]:
+    """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
+    the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
+    guesses from words: kind "guess")."""
+    if not facts:
+        return []
+    v = facts.versions
+    if facts.cuda_available is False and (facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver")):
+        # "Is CUDA available: False" on a machine with a GPU is a failure the log states
+        evidenced = {**evidenced, "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
+    out: List[FactFinding] = []
+    out.extend(_combination_findings(facts, evidenced, catalogue))
+    out.extend(_state_findings(facts, evidenced, catalogue))
+    # the surest first: the first finding of a code makes its candidate, the others support it
+    return sorted(out, key=lambda f: CONFIDENCES.index(f.confidence))
+
+
+def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
+                          catalogue: Mapping[str, Any]) -> List[FactFinding]:
+    out = []
+    for m in _combinations.match_combinations(facts.versions, partial=True):
+        e = m.combination
+        code = e.code
+        if e.covered_by:  # the live check that covers it reports its own, more specific code
+            code = next((c for c in e.explains if c in catalogue and catalogue[c].kind == "root"), e.code)
+        if code == "known-bad-combination":
+            # a line of the log already names what the combination produces (torchao's "Skipping
+            # import of cpp extensions"): that specific code stays, the versions support it
+            code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"), code)
+        if code not in catalogue:
+            continue
+        own = {e.code, *(c for x in (code, *e.explains) for c in _symptoms(x, catalogue))}
+        layers = _layers([c for c in (code, *e.explains)], catalogue)
+        if not layers:
+            layers = {DIST_LAYER.get(k) or SPECIAL_LAYER.get(k, "torch") for k in e.when}
+        conf, hit = _grade(own, layers, evidenced)
+        if m.missing:
+            if m.strength <= 0.5:
+                # half a condition or less: torch 2.10 alone says nothing about a GPU dropped from
+                # its CUDA 12.8 builds, a driver alone nothing about the runtime it is too old for
+                continue
+            conf = _lower(conf)
+            if conf == "context":
+                continue  # half a combination and no failure it causes: not worth a note
+        if e.severity == "info":
+            conf = "context"
+        elif e.severity == "degraded" and conf == "high" and not hit:
+            conf = "medium"
+        params = dict(observed=m.describe(), combination=e.id, breaks=e.breaks, gpu=e.gpu or "this GPU",
+                      consequence_text=e.consequence, fix_text=e.fix, source=e.source)
+        unknown = f" The log does not print {', '.join(m.missing)}." if m.missing else ""
+        text = (f"{m.describe()}: known-bad combination ({e.id}). It breaks {e.breaks}. {e.consequence} "
+                f"Source: {e.source}.{unknown}")
+        spec = catalogue[e.code]
+        fix = render_prose(spec.fix, params) if e.code == code else e.fix
+        cmds = [c.replace("{python}", "python") for _, c in e.commands[:2]]
+        if cmds:
+            fix += " " + " / ".join(f"`{c}`" for c in cmds)
+        out.append(FactFinding(code=code, basis="combination", rule=f"combination:{e.id}", confidence=conf,
+                               evidence=_evidence(facts, list(m.observed), f"combination:{e.id}"),
+                               explains=tuple(c for c in hit if c != code), explanation=text, fix=fix,
+                               links=e.links, summary=f"{m.describe()}: {e.id} breaks {e.breaks}"))
+    return out
+
+
+def _major(v: Any) -> Optional[int]:
+    p = _combinations.parse_version(v)
+    return p.release[0] if p is not None else None
+
+
+def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
+                    catalogue: Mapping[str, Any]) -> List[FactFinding]:
+    out: List[FactFinding] = []
+    v = facts.versions
+    gpu_shown = bool(facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver"))
+    unavailable = facts.cuda_available is False and gpu_shown
+
+    def add(code: str, rule: str, keys: Sequence[str], text: str) -> None:
+        if code not in catalogue:
+            return
+        conf, hit = _grade(_symptoms(code, catalogue), CUDA_LAYERS, evidenced)
+        spec = catalogue[code]
+        out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence=conf,
+                               evidence=_evidence(facts, keys, f"facts:{rule}"),
+                               explains=tuple(c for c in hit if c != code), explanation=text,
+                               fix=render_prose(spec.fix, {}), links=spec.links))
+
+    # 1. a CPU-only torch build (torch/version.py: cuda = None; the +cpu wheels) next to an NVIDIA
+    #    GPU or a CUDA failure: torch.cuda.is_available() is False whatever the driver
+    if facts.torch_cpu and (gpu_shown or any(layer in CUDA_LAYERS for _, layer in evidenced.values())):
+        what = f"torch {v.get('torch')}" if v.get("torch") else "this torch"
+        seen = (f" while the log shows an NVIDIA GPU or driver ({', '.join(facts.gpus) or v.get('driver') or ''})"
+                if gpu_shown else "")
+        add("torch-cpu-only-build", "torch-cpu-build", ["torch_cpu", "cuda_available", "gpu", "driver"],
+            f"{what} is a CPU-only build (a '+cpu' wheel, or 'CUDA used to build PyTorch: None'){seen}: it has no "
+            "CUDA code, so torch.cuda.is_available() is False and every CUDA call fails "
+            "(torch/version.py: cuda = None in CPU builds).")
+    # 2. the driver's CUDA (nvidia-smi "CUDA Version") older in major than the CUDA the torch build
+    #    names: within a major, CUDA minor-version compatibility lets a 12.x runtime run on any 12.x
+    #    driver (NVIDIA's CUDA Compatibility guide), across majors the runtime refuses the driver
+    cuda, drv = v.get("cuda"), v.get("cuda_driver")
+    if not facts.torch_cpu and cuda and drv and _major(drv) is not None and _major(cuda) is not None \
+            and _major(drv) < _major(cuda):
+        add("driver-too-old-for-torch", "driver-cuda-below-build", ["cuda", "cuda_driver"],
+            f"The driver supports CUDA {drv} (nvidia-smi's 'CUDA Version') but this torch build uses the CUDA "
+            f"{cuda} runtime: a CUDA {_major(cuda)}.x runtime needs a driver of CUDA {_major(cuda)}.x or newer "
+            "(NVIDIA CUDA Compatibility guide: minor-version compatibility holds only within a major), so CUDA "
+            "initialisation fails with cudaErrorInsufficientDriver ('CUDA driver version is insufficient').")
+    # 3. a GPU whose major capability no sm_ of the printed arch list has (torch's own rule,
+    #    torch/cuda/__init__.py _check_cubins)
+    if facts.arch_list and v.get("gpu_cc"):
+        missing = [cc for cc in v["gpu_cc"] if _combinations.supports_capability(facts.arch_list, cc) is False]
+        if missing:
+            add("torch-arch-not-supported", "gpu-not-in-arch-list", ["gpu_cc", "arch_list"],
+                f"The GPU ({', '.join(facts.gpus) or 'compute capability ' + ', '.join(missing)}; compute capability "
+                f"{', '.join(missing)}) is not in this torch build's arch list ({' '.join(facts.arch_list)}): torch "
+                "runs a GPU only when the list has an sm_ of the GPU's major (torch/cuda/__init__.py "
+                "_check_cubins), so kernels fail with 'no kernel image is available for execution on the device'.")
+    # 4. a prebuilt extension wheel built for another torch release than the log's torch: the
+    #    wheel's name says which (flash-attn's setup.py names its wheels
+    #    {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{...}; mamba-ssm and causal-conv1d
+    #    copy it), and a C++ extension only loads into the torch it was compiled against
+    torch_mm = _combinations.parse_version(v.get("torch"))
+    for dist, version, wcuda, wtorch in facts.wheels:
+        if torch_mm is None or ".".join(map(str, torch_mm.release[:2])) == wtorch:
+            continue
+        add("extension-torch-mismatch", "wheel-built-for-other-torch", ["torch", f"wheel:{dist}"],
+            f"The {dist} {version} wheel the log names was built for torch {wtorch} (CUDA {wcuda}), but the torch "
+            f"in use is {v.get('torch')}: a C++/CUDA extension loads only into the torch release it was compiled "
+            "against, so importing it fails with an undefined symbol (flash-attn's setup.py names each prebuilt "
+            "wheel after the torch and CUDA it was built for).")
+        break
+    # 5. "Is CUDA available: False" with a GPU listed: the symptom, when no fact explains it
+    #    (the caller adds the symptom's causes; a combination that explains it is ranked above it)
+    if unavailable and not any(f.code in ("torch-cpu-only-build", "driver-too-old-for-torch") for f in out) \
+            and "torch-cuda-unavailable" in catalogue:
+        spec = catalogue["torch-cuda-unavailable"]
+        out.append(FactFinding(
+            code="torch-cuda-unavailable", basis="facts", rule="state:cuda-unavailable-with-gpu", confidence="high",
+            evidence=_evidence(facts, ["cuda_available", "gpu", "driver"], "facts:cuda-unavailable-with-gpu"),
+            explains=(), explanation=(
+                "The log says 'Is CUDA available: False' while it lists an NVIDIA GPU or driver "
+                f"({', '.join(facts.gpus) or v.get('driver') or ''}): torch cannot use the GPU the machine has."),
+            fix=render_prose(spec.fix, {}), links=spec.links))
+    return out
+
+
+def context_note(f: FactFinding) -> str:
+    """The note for a finding that holds but is no candidate: the log shows no failure it causes."""
+    what = f.summary or f.explanation
+    return (f"the log's versions and GPUs match {f.rule} ({f.code}: {what}), but the log shows no failure in the "
+            "layer it breaks: context, not the cause of this log's error")
+
+
+__all__ = ["FactFinding", "context_note", "evaluate"]
