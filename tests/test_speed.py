@@ -253,6 +253,8 @@ def test_forked_probes_stay_isolated_from_each_other(clean_env):
     # forked from one interpreter: distinct processes with the same parent, which is not us
     assert ok1.facts["pid"] != ok2.facts["pid"] and ok1.facts["ppid"] == ok2.facts["ppid"] != os.getpid()
     assert ok1.facts["preloaded"] is True
+    # the zygote imported with the garbage collector off; each probe runs with it on, as anywhere
+    assert ok1.facts["gc_enabled"] is True and ok2.facts["gc_enabled"] is True
     crash = res["system.crash"]
     assert crash.status is Status.ERROR and crash.failure.reason == "signal" and crash.failure.signal == 11
     hang = res["system.hang"]

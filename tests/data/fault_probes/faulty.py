@@ -1,6 +1,7 @@
 """Probes that misbehave on purpose, for the runner's fault suite."""
 
 import ctypes
+import gc
 import os
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def stamp(inp):
 
 def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
-    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0),
+    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0), "gc_enabled": gc.isenabled(),
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
 
 
