@@ -500,7 +500,8 @@ def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_p
     assert engine.start_early(stack_python, env=cache_env, reuse=True) is None  # an entry is stored now
     assert engine.start_early(stack_python, env=cache_env, reuse=True, only=["toolchain"]) is None
     again = engine.check(stack_python, env=cache_env, plugins=False, reuse=True)
-    torch_checks = [c.id for c in engine.registry.load(plugins=False) if c.preload and c.probe]
+    from stackpeel import registry
+    torch_checks = [c.id for c in registry.load(plugins=False) if c.preload and c.probe]
     assert not set(torch_checks) & set(again.target["reused"]["ran"])  # every torch probe reused...
     assert "preload" not in again.target                                # ...so torch was never imported
     assert verdicts_of(again) == verdicts_of(first)

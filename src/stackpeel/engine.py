@@ -5,16 +5,21 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
-from typing import Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Type
 
-from . import __version__, registry
-from .diagnosis import diagnose
+from . import __version__
 from .host import TargetError, default_python, detect, identify, resolve_python
-from .checks.base import Check
 from .model import Report
-from .redact import redact_report_dict
-from .runner import cache, hygiene, run_checks
-from .runner.scheduler import ProgressFn, Zygotes
+from .runner import cache, hygiene
+from .runner.zygote import Zygotes
+
+if TYPE_CHECKING:
+    from .checks.base import Check
+    from .runner.scheduler import ProgressFn
+
+# check() imports the registry, the scheduler, diagnosis and redaction when it runs: the CLI
+# calls start_early() first, so that the interpreter importing torch (the critical path)
+# starts before stackpeel pays for its own imports
 
 #: what the built-in checks' probes import anyway (their ``preload``, unioned; a test keeps
 #: the two equal): the interpreter that imports it starts before the registry is even loaded
@@ -77,6 +82,11 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     Raises :class:`TargetError` if the interpreter cannot run, and
     :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
     """
+    from . import registry
+    from .diagnosis import diagnose
+    from .redact import redact_report_dict
+    from .runner.scheduler import run_checks
+
     environ = os.environ if env is None else env
     mode = "deep" if deep else "default"
     early = zygotes

@@ -37,10 +37,12 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Type
 
-from ..checks.base import Check
 from ..model import CheckResult, Status
+
+if TYPE_CHECKING:
+    from ..checks.base import Check
 
 #: environment variables that change what a check or a library does (prefixes end in _ or *)
 ENV_EXACT = ("PATH", "CC", "CXX", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "HOME",

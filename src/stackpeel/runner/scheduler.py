@@ -26,7 +26,7 @@ from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_proble
 from ..model import CheckResult, ProbeFailure, Status
 from ..plugins import PluginLoadError
 from .child import ProbeAnswer, run_probe
-from .zygote import Zygote
+from .zygote import FEW_CORES, TORCH_FREE_NICE, Zygotes  # noqa: F401 (the nice levels: read by tests here)
 
 OK_STATUSES = (Status.PASS, Status.WARN)
 
@@ -96,69 +96,6 @@ def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
     if getattr(cls, "deep_only", False) and mode != "deep":
         return _result(cls, Status.SKIP, "not run: it runs real kernels, only with `stackpeel check --deep`")
     return None
-
-
-#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
-#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
-#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
-#: for the run and only slow the probes down on a node busy with a training job.
-TORCH_FREE_NICE = 10
-FEW_CORES = 4
-
-
-def _torch_free_nice() -> int:
-    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
-
-
-class Zygotes:
-    """Two forking interpreters of the target: one that imported the preload list (torch)
-    for the probes that import it anyway, and a bare one, at a lower priority, for all
-    others, so that no probe pays for an interpreter start of its own (see :mod:`.zygote`).
-
-    The caller may start them before it knows the checks (``engine.check`` does, before
-    loading the registry, so the torch import starts first) and hand them to
-    :func:`run_checks`, which uses them when their preload is the one the checks need and
-    closes them in any case."""
-
-    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
-                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
-        """``eager``: start the preloading interpreter now; otherwise when a probe first needs
-        it (a repeat run whose torch probes are all reused never imports torch)."""
-        self.python = python
-        self.env = env
-        self.preload = tuple(preload)
-        self._lock = threading.Lock()
-        if nice is None:
-            nice = _torch_free_nice()
-        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
-        self._loaded: Optional[Zygote] = None
-        if eager:
-            self._start_loaded()
-
-    def _start_loaded(self) -> Zygote:
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = Zygote(self.python, self.preload, env=self.env) if self.preload else self.bare
-            return self._loaded
-
-    @property
-    def loaded(self) -> Optional[Zygote]:
-        """The preloading interpreter, once started (the bare one when nothing is preloaded)."""
-        return self._loaded
-
-    def for_probe(self, cls: Type[Check]) -> Zygote:
-        return self._start_loaded() if cls.preload else self.bare
-
-    def serves(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]) -> bool:
-        """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
-        return self.python == python and self.env == env and self.preload == tuple(preload)
-
-    def close(self) -> None:
-        self.bare.close()
-        with self._lock:
-            loaded, self._loaded = self._loaded, self.bare  # nothing starts after close
-        if loaded is not None and loaded is not self.bare:
-            loaded.close()
 
 
 def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] = None) -> Optional[Tuple[str, ...]]:

@@ -43,11 +43,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Type
 
-from ..model import ProbeFailure
 from . import hygiene
 from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
+
+if TYPE_CHECKING:
+    from ..checks.base import Check
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
@@ -391,3 +393,67 @@ class Zygote:
             hygiene.remove_tempdir(tmp)
 
 
+#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
+#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
+#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
+#: for the run and only slow the probes down on a node busy with a training job.
+TORCH_FREE_NICE = 10
+FEW_CORES = 4
+
+
+def _torch_free_nice() -> int:
+    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
+
+
+class Zygotes:
+    """Two forking interpreters of the target: one that imported the preload list (torch)
+    for the probes that import it anyway, and a bare one, at a lower priority, for all
+    others, so that no probe pays for an interpreter start of its own (see :mod:`.zygote`).
+
+    The caller may start them before it knows the checks (``engine.check`` does, before
+    loading the registry, so the torch import starts first) and hand them to
+    :func:`run_checks`, which uses them when their preload is the one the checks need and
+    closes them in any case."""
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
+                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
+        """``eager``: start the preloading interpreter now; otherwise when a probe first needs
+        it (a repeat run whose torch probes are all reused never imports torch)."""
+        self.python = python
+        self.env = env
+        self.preload = tuple(preload)
+        self._lock = threading.Lock()
+        if nice is None:
+            nice = _torch_free_nice()
+        self._loaded: Optional[Zygote] = None
+        self.bare: Zygote
+        if eager and self.preload:  # the critical path (import torch) starts first
+            self._loaded = Zygote(python, self.preload, env=env)
+        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
+        if eager:
+            self._start_loaded()
+
+    def _start_loaded(self) -> Zygote:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = Zygote(self.python, self.preload, env=self.env) if self.preload else self.bare
+            return self._loaded
+
+    @property
+    def loaded(self) -> Optional[Zygote]:
+        """The preloading interpreter, once started (the bare one when nothing is preloaded)."""
+        return self._loaded
+
+    def for_probe(self, cls: Type[Check]) -> Zygote:
+        return self._start_loaded() if cls.preload else self.bare
+
+    def serves(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]) -> bool:
+        """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
+        return self.python == python and self.env == env and self.preload == tuple(preload)
+
+    def close(self) -> None:
+        self.bare.close()
+        with self._lock:
+            loaded, self._loaded = self._loaded, self.bare  # nothing starts after close
+        if loaded is not None and loaded is not self.bare:
+            loaded.close()
