@@ -255,6 +255,8 @@ def test_forked_probes_stay_isolated_from_each_other(clean_env):
     assert ok1.facts["preloaded"] is True
     # the zygote imported with the garbage collector off; each probe runs with it on, as anywhere
     assert ok1.facts["gc_enabled"] is True and ok2.facts["gc_enabled"] is True
+    # the zygote's SIGCHLD wakeup (it notices a fork's exit at once) is not inherited by the probe
+    assert ok1.facts["sigchld_default"] is True and ok1.facts["wakeup_fd"] == -1
     crash = res["system.crash"]
     assert crash.status is Status.ERROR and crash.failure.reason == "signal" and crash.failure.signal == 11
     hang = res["system.hang"]
@@ -291,6 +293,27 @@ def test_a_probe_starts_on_its_gates_clean_answer_and_the_gate_still_blocks(clea
     assert res["system.after_ok"].facts["start"] < res["system.slow"].facts["end"]
     assert res["system.gate_bad"].status is Status.FAIL
     assert res["system.after_bad"].status is Status.BLOCKED and "system.gate_bad" in res["system.after_bad"].summary
+
+
+def test_the_preloading_interpreter_ends_once_its_probes_answered(clean_env):
+    """It is not kept until the run ends: once the last probe that forks from it answered, it
+    is ended in the background while the torch-free probes and the verdicts carry on."""
+    from stackpeel.runner.zygote import Zygotes
+    loaded, slow = make("loaded", "whoami"), make("slow", "sleepy", preload=(), options={"seconds": 3})
+    zygotes = Zygotes(sys.executable, ("xml.dom.minidom",), clean_env)
+    torch_like = zygotes.loaded
+    seen = {}
+
+    def progress(event, cls, result):
+        if event == "finish" and cls.id == "system.slow":
+            seen["loaded_rc"] = torch_like.proc.poll()
+
+    res = {r.id: r for r in run_checks([loaded, slow], sys.executable, HOST, {"python": sys.executable},
+                                       env=clean_env, progress=progress, zygotes=zygotes)}
+    assert res["system.loaded"].status is Status.PASS and res["system.slow"].status is Status.PASS
+    assert res["system.loaded"].facts["ppid"] == torch_like.proc.pid  # it did fork from it
+    assert seen["loaded_rc"] is not None  # already gone while the slow probe still ran
+    assert zygotes.bare.closed and torch_like.closed
 
 
 def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(clean_env):

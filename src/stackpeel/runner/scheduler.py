@@ -282,6 +282,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
     # the torch interpreter starts at once unless every check that would fork from it is reused
     eager = any(c.preload and c.probe and c.id not in reusable for c in classes)
+    preloading = {c.id for c in classes if c.preload and c.probe}
     # warming the bare interpreter pays from about three probes on (a repeat run reruns two)
     warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
     with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
@@ -347,6 +348,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                         progressed = True
             if len(done) == len(classes):
                 break
+            if zygote is not None and preloading and preloading <= set(done) | set(answered):
+                zygote.release_loaded()  # every probe that forks from it has answered
+                preloading = set()
             if not futures:  # nothing running and nothing ready: cannot happen with a validated DAG
                 for cid in list(waiting_probe) + list(answered):
                     complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",

@@ -146,8 +146,24 @@ if problem is not None:
 buf = b""
 children = set()
 codes = sys._stackpeel_code = {}
+import signal as signal_mod
+try:  # a fork's exit wakes the loop at once (it polled every 20 ms: the last probe's answer waited for it)
+    woke, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal_mod.set_wakeup_fd(wake)
+    signal_mod.signal(signal_mod.SIGCHLD, lambda *_: None)
+    watched = [0, woke]
+except (OSError, ValueError, AttributeError):
+    woke = wake = None
+    watched = [0]
 while True:
-    r, _, _ = select.select([0], [], [], 0.02 if children else 1.0)
+    r, _, _ = select.select(watched, [], [], 0.02 if children else 1.0)
+    if woke is not None and woke in r:
+        try:
+            os.read(woke, 4096)
+        except OSError:
+            pass
+        r = [x for x in r if x != woke]
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -181,6 +197,11 @@ while True:
             try:
                 os.setsid()
                 os.close(ctl)
+                if woke is not None:  # SIGCHLD and the wakeup pipe are the zygote's: the probe gets the defaults
+                    signal_mod.set_wakeup_fd(-1)
+                    signal_mod.signal(signal_mod.SIGCHLD, signal_mod.SIG_DFL)
+                    os.close(woke)
+                    os.close(wake)
                 gc.enable()  # the probe runs as in any interpreter
                 fo = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 fe = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -188,7 +209,6 @@ while True:
                 os.dup2(dn, 0); os.dup2(fo, 1); os.dup2(fe, 2)
                 os.chdir(req["cwd"])
                 sys.argv = ["-c"] + req["argv"]
-                signal_mod = __import__("signal")
                 signal_mod.signal(signal_mod.SIGINT, signal_mod.default_int_handler)
                 exec(compile(boot, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
             finally:
@@ -426,6 +446,7 @@ class Zygotes:
         if nice is None:
             nice = _torch_free_nice()
         self._loaded: Optional[Zygote] = None
+        self._closing: Optional[threading.Thread] = None
         self.bare: Zygote
         if eager and self.preload:  # the critical path (import torch) starts first
             self._loaded = Zygote(python, self.preload, env=env)
@@ -451,7 +472,20 @@ class Zygotes:
         """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
         return self.python == python and self.env == env and self.preload == tuple(preload)
 
+    def release_loaded(self) -> None:
+        """No probe will fork from the preloading interpreter again: end it in the background
+        (an interpreter holding torch takes some 30 ms to die), while the last verdicts are
+        judged and the report is rendered. :meth:`close` waits for it."""
+        with self._lock:
+            loaded = self._loaded
+            if loaded is None or loaded is self.bare or self._closing is not None:
+                return
+            self._closing = threading.Thread(target=loaded.close, name="stackpeel-zygote-close", daemon=True)
+            self._closing.start()
+
     def close(self) -> None:
+        if self._closing is not None:
+            self._closing.join(30)
         self.bare.close()
         with self._lock:
             loaded, self._loaded = self._loaded, self.bare  # nothing starts after close

@@ -101,7 +101,10 @@ def stamp(inp):
 
 def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
+    import signal
+    wakeup_fd = signal.set_wakeup_fd(-1)
     return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0), "gc_enabled": gc.isenabled(),
+            "sigchld_default": signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL, "wakeup_fd": wakeup_fd,
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
 
 
