@@ -583,3 +583,36 @@ def test_owners_are_the_same_when_dpkg_s_answers(stack_python):
     asked = owners(_probe(stack_python, ["torch"], env=dict(os.environ, DPKG_ADMINDIR="/var/lib/dpkg")))
     assert read == asked
     assert any(o.get("manager") == "dpkg" and o.get("version") for o in read.values()), read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["none", "ld_library_path"])
+def test_the_prework_read_before_the_torch_import_changes_no_fact(stack_python, shadow_dir, fault):
+    """runtime_libs.loaded's prework (pip index, directory listings, ldconfig cache, package
+    owners: read in the torch-free interpreter while torch imports) only saves the probe that
+    work: its facts are the same with it as without it, healthy and with a libgomp copy on
+    LD_LIBRARY_PATH, and the scheduler hands it over in a real run."""
+    env = dict(os.environ, LD_LIBRARY_PATH=str(shadow_dir)) if fault == "ld_library_path" else dict(os.environ)
+    pre = run_probe(stack_python, "runtime_libs.loaded_libs_prework", {"options": {}, "deps": {}}, timeout=60, env=env)
+    assert pre.failure is None and pre.facts["pip"] and pre.facts["listings"], pre.failure
+
+    def facts(prework):
+        inp = {"options": {"budget_s": 120, "imports": ["torch"]}, "deps": {}}
+        if prework is not None:
+            inp["prework"] = prework
+        ans = run_probe(stack_python, "runtime_libs.loaded_libs", inp, timeout=150, env=env)
+        assert ans.failure is None, ans.failure
+        out = {k: v for k, v in ans.facts.items() if k not in ("duration_s", "timings", "others", "others_count")}
+        out["loaded"] = sorted(out["loaded"], key=lambda r: r["realpath"])  # map order: where ASLR put them
+        return out
+
+    with_it, without = facts(pre.facts), facts(None)
+    assert with_it == without
+    if fault == "ld_library_path":
+        gomp = next(r for r in with_it["loaded"] if r["family"] == "libgomp")
+        assert gomp["via"] == "LD_LIBRARY_PATH" and gomp["expected"]["owner"]["kind"] == "pip"
+    else:
+        # the system's libstdc++ and libgcc_s: their owners came from the prework's lookups
+        assert any(r["owner"].get("kind") == "system" for r in with_it["loaded"]) or not shutil.which("dpkg")
+    report = engine.check(python=stack_python, only=["runtime_libs"], env=env, plugins=False)
+    assert report.result("runtime_libs.loaded").status is (Status.WARN if fault != "none" else Status.PASS)

@@ -316,6 +316,30 @@ def test_the_preloading_interpreter_ends_once_its_probes_answered(clean_env):
     assert zygotes.bare.closed and torch_like.closed
 
 
+@pytest.mark.parametrize("prework", ["prework_part", "prework_raises"])
+def test_a_checks_prework_runs_torch_free_and_reaches_its_probe(clean_env, prework):
+    """A check's ``prework`` runs in the torch-free interpreter while the preload imports; the
+    probe (forked from the preloading one) gets its facts as inp["prework"], or nothing when it
+    failed, and the check's result is the probe's either way."""
+    cls = make("pre", "with_prework")
+    cls.prework = prework
+    (res,) = run_checks([cls], sys.executable, HOST, {"python": sys.executable}, env=clean_env)
+    assert res.status is Status.PASS, res.summary
+    got = res.facts["prework"]
+    if prework == "prework_raises":
+        assert got is None
+    else:
+        assert got["pid"] != res.facts["pid"] and got["preloaded"] is False  # another process, no preload
+
+
+def test_a_prework_the_probe_module_lacks_is_refused():
+    from stackpeel import registry
+    cls = make("pre", "with_prework")
+    cls.prework = "no_such_function"
+    with pytest.raises(registry.RegistryError, match="prework 'no_such_function'"):
+        registry.validate([cls])
+
+
 def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(clean_env):
     from stackpeel.runner import scheduler
     loaded, bare = make("loaded", "whoami"), make("bare", "whoami", preload=(), options={"n": 1})

@@ -493,11 +493,15 @@ def _site_dirs():
 
 
 class Owners(object):
-    """Who installed a file: pip distribution, conda package, system package, or none."""
+    """Who installed a file: pip distribution, conda package, system package, or none.
+    ``pre``: the facts of :func:`loaded_libs_prework` (its pip index and the system owners
+    it looked up), so that only paths it did not see are looked up again."""
 
-    def __init__(self):
-        self._pip = None
+    def __init__(self, pre=None):
+        pre = pre or {}
+        self._pip = dict(pre["pip"]) if isinstance(pre.get("pip"), dict) else None
         self._conda = {}
+        self._system = dict(pre["system_owners"]) if isinstance(pre.get("system_owners"), dict) else {}
 
     def _pip_index(self):
         if self._pip is not None:
@@ -580,7 +584,14 @@ class Owners(object):
             else:
                 out[path] = {"kind": "none", "name": None, "version": None}
         if system:
-            out.update(_system_owners(system))
+            ask = [p for p in system if p not in self._system]
+            if ask:
+                got = _system_owners(ask)
+                for p in ask:
+                    self._system[p] = got.get(p)
+            for p in system:
+                if self._system.get(p):
+                    out[p] = dict(self._system[p])
         for path in paths:
             out.setdefault(path, {"kind": "none", "name": None, "version": None})
         return out
@@ -723,8 +734,10 @@ def search_dirs(loaded_dirs):
     return dirs
 
 
-def find_copies(families, loaded_dirs):
-    """Every file of ``families`` in the search directories and the ldconfig cache, by real path."""
+def find_copies(families, loaded_dirs, listings=None, ldconfig=None):
+    """Every file of ``families`` in the search directories and the ldconfig cache, by real path.
+    ``listings`` ({directory: names, or None when it cannot be listed}) and ``ldconfig`` (the
+    cache's paths): read already (:func:`loaded_libs_prework`); a directory not in them is read now."""
     found = {}
 
     def add(path, source):
@@ -749,16 +762,44 @@ def find_copies(families, loaded_dirs):
         if key in listed:
             continue
         listed.add(key)
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
+        if listings is not None and d in listings:
+            names = listings[d]
+            if names is None:
+                continue
+        else:
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
         for n in names:
             if ".so" in n:
                 add(os.path.join(d, n), source)
-    for path in _ldconfig_paths():
+    for path in (_ldconfig_paths() if ldconfig is None else ldconfig):
         add(path, "ldconfig cache")
     return found
+
+
+def loaded_libs_prework(inp):
+    """What :func:`loaded_libs` reads without importing anything, read at once in a torch-free
+    process while the preloading interpreter still imports torch (runtime_libs.loaded's
+    ``prework``): the pip index of shared objects, the listings of the search directories that
+    do not depend on what loads, the ldconfig cache, and the system package of every copy of a
+    stack library found there. loaded_libs gives the same facts with or without it."""
+    start = time.monotonic()
+    listings = {}
+    for d, _ in search_dirs([]):
+        if d not in listings:
+            try:
+                listings[d] = [n for n in os.listdir(d) if ".so" in n]
+            except OSError:
+                listings[d] = None
+    ldconfig = _ldconfig_paths()
+    copies = find_copies(_FAMILY_SET, [], listings, ldconfig)
+    system = sorted(p for p in copies if p.startswith(("/usr/", "/lib", "/opt/")))
+    owned = _system_owners(system) if system else {}
+    return {"pip": Owners()._pip_index(), "listings": listings, "ldconfig": ldconfig,
+            "system_owners": dict((p, owned.get(p)) for p in system),
+            "duration_s": round(time.monotonic() - start, 3)}
 
 
 # ----------------------------------------------------------------------------- the loader's choice
@@ -971,11 +1012,13 @@ def loaded_libs(inp):
         failed_names += re.findall(r"(lib[\w+.-]+\.so[\w.]*): cannot open shared object file",
                                    (err.get("message") or "") + " ".join(c.get("message") or ""
                                                                          for c in err.get("chain") or ()))
-    owners = Owners()
+    pre = inp.get("prework") if isinstance(inp.get("prework"), dict) else None
+    owners = Owners(pre)
     copies = find_copies(set(f for f in (family_of(e["path"]) for e in stack) if f) |
                          set(f for f in (family_of(n) for n in failed_names) if f) | {
         "libcudart", "libcudnn", "libnccl", "libcublas", "libcublasLt", "libstdc++", "libgomp", "libnvJitLink",
-        "libnvrtc", "libcuda"}, sorted({os.path.dirname(e["path"]) for e in stack}))
+        "libnvrtc", "libcuda"}, sorted({os.path.dirname(e["path"]) for e in stack}),
+        (pre or {}).get("listings"), (pre or {}).get("ldconfig"))
     all_paths = sorted(set(os.path.realpath(e["path"]) for e in stack) | set(copies))
     owned = owners.resolve(all_paths)
 

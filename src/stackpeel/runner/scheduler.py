@@ -59,9 +59,11 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
 
 
 def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional[Mapping[str, str]],
-           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None) -> Optional[ProbeAnswer]:
+           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None,
+           prework: Optional[Mapping[str, Any]] = None) -> Optional[ProbeAnswer]:
     """``done``: the results of the checks the probe reads, or (see :func:`_inputs_ready`)
-    their probes' clean answers; only their ``facts`` are read."""
+    their probes' clean answers; only their ``facts`` are read. ``prework``: the facts of
+    the check's ``prework`` function (:func:`_prework`), when it answered."""
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
@@ -69,11 +71,28 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional
     # probes that budget sub-steps read their effective timeout from timeout_s; "mode" is
     # "default" (fast: only the imports the verdict needs) or "deep" (full imports, real ops)
     inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    if prework is not None:
+        inp["prework"] = dict(prework)
     if zygote is not None:
         answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
         if answer is not None:
             return answer
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
+
+
+def _prework(cls: Type[Check], zygote: "Zygotes", timeout_scale: float, mode: str) -> Optional[Dict[str, Any]]:
+    """Run the check's ``prework`` function in the torch-free interpreter; its facts, or None
+    when it cannot (the probe then does that work itself: it only gets faster with them)."""
+    module = str(cls.probe).rpartition(".")[0]
+    timeout = cls.timeout * timeout_scale
+    inp = {"deps": {}, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    try:
+        answer = zygote.bare.run_probe(f"{module}.{cls.prework}", inp, timeout, probes_dir=cls.probes_dir)
+    except Exception:  # runner bug: the probe does it all
+        return None
+    if answer is None or answer.failure is not None or not isinstance(answer.facts, dict):
+        return None
+    return answer.facts
 
 
 def _gate_promising(gate: Set[str], done: Mapping[str, CheckResult],
@@ -267,9 +286,12 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     futures: Dict[cf.Future, List[str]] = {}   # a probe run -> the checks waiting for its answer
     shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
+    prework: Dict[str, cf.Future] = {}  # check id -> its prework's facts (or None), started at once
+
     def safe_probe(cls: Type[Check], snapshot: Dict[str, Any]) -> Optional[ProbeAnswer]:
         try:
-            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote)
+            pre = prework[cls.id].result() if cls.id in prework else None
+            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote, pre)
         except Exception:  # runner bug: still an answer
             return ProbeAnswer(None, ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]), 0.0)
 
@@ -279,7 +301,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
             progress("finish", by_id[cid], res)
 
     # a probe waiting for the zygote's preload holds a worker: do not let it starve the quick ones
-    pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
+    pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload) + \
+        sum(1 for c in classes if c.prework)
     # the torch interpreter starts at once unless every check that would fork from it is reused
     eager = any(c.preload and c.probe and c.id not in reusable for c in classes)
     preloading = {c.id for c in classes if c.preload and c.probe}
@@ -287,6 +310,10 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
     with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
             cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
+        if zygote is not None:  # (each probe spawning its own interpreter: no torch import to overlap)
+            for c in classes:
+                if c.prework and c.probe and c.id not in reusable and _deep_skip(c, mode) is None:
+                    prework[c.id] = pool.submit(_prework, c, zygote, timeout_scale, mode)
         while len(done) < len(classes):
             progressed = True
             while progressed:

@@ -112,3 +112,17 @@ def loaded_modules(inp):
     """Which of the named modules this process has in sys.modules (zygote preload tests)."""
     names = (inp.get("options") or {}).get("names") or []
     return {"pid": os.getpid(), "ppid": os.getppid(), "loaded": {n: n in sys.modules for n in names}}
+
+
+def prework_part(inp):
+    """A check's prework (scheduler tests): which process read it, and whether it had the preload."""
+    return {"pid": os.getpid(), "preloaded": "xml.dom.minidom" in sys.modules}
+
+
+def prework_raises(inp):
+    raise RuntimeError("prework blew up on purpose")
+
+
+def with_prework(inp):
+    """The probe of a check with a prework: what it was handed."""
+    return {"pid": os.getpid(), "ppid": os.getppid(), "prework": inp.get("prework")}
