@@ -112,27 +112,29 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         stats: dict = {}
         results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
                              timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats, zygotes=early)
+        target = dict(target, mode=mode)
+        if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
+            target["preload"] = stats["preload"]
+        if cached:
+            reused = sorted(r.id for r in results if cached.get(r.id) is r)
+            target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}
+        report = Report(
+            tool_version=__version__,
+            created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            target=target,
+            host=host,
+            results=tuple(results),
+            diagnosis=diagnose(results, registry.LAYERS),
+            duration_s=time.monotonic() - start,
+            selection=_selection(only, skip, classes),
+        )
+        # secrets never leave this function, whatever the renderer
+        report = Report.from_dict(redact_report_dict(report.to_dict(), environ))
+        if key:
+            cache.store(target["python"], mode, key, report.results, env)
+        return report
     finally:
-        if early is not None:  # run_checks closed it, or never got it
+        # run_checks began ending the interpreters when the last probe answered (or never got
+        # them): the report is built while they die, and they are gone when check() returns
+        if early is not None:
             early.close()
-    target = dict(target, mode=mode)
-    if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
-        target["preload"] = stats["preload"]
-    if cached:
-        reused = sorted(r.id for r in results if cached.get(r.id) is r)
-        target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}
-    report = Report(
-        tool_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        target=target,
-        host=host,
-        results=tuple(results),
-        diagnosis=diagnose(results, registry.LAYERS),
-        duration_s=time.monotonic() - start,
-        selection=_selection(only, skip, classes),
-    )
-    # secrets never leave this function, whatever the renderer
-    report = Report.from_dict(redact_report_dict(report.to_dict(), environ))
-    if key:
-        cache.store(target["python"], mode, key, report.results, env)
-    return report

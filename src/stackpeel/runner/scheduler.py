@@ -131,7 +131,9 @@ def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] 
 def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]],
             started: Optional[Zygotes] = None, eager: bool = True, warm: bool = True):
     """The forking interpreters of this run (``started`` when it serves it), or None when
-    STACKPEEL_NO_PRELOAD is set; closed at the end either way. ``eager``: see :class:`Zygotes`."""
+    STACKPEEL_NO_PRELOAD is set; closed at the end either way: ``started`` only begins to
+    end (its owner closes it: engine.check builds the report meanwhile), the others are
+    gone on return. ``eager``: see :class:`Zygotes`."""
     preload = preload_of(classes, env)
     if started is not None and (preload is None or not started.serves(python, preload, env)):
         started.close()
@@ -143,7 +145,10 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
     try:
         yield zygotes
     finally:
-        zygotes.close()
+        if started is not None:
+            zygotes.release()
+        else:
+            zygotes.close()
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
@@ -270,7 +275,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     of its requirements came out differently this time (status or findings).
     ``stats``, when given, receives what the preloading interpreter did (``preload``).
     ``zygotes``: forking interpreters the caller started early (see :class:`Zygotes`); this
-    function owns them from here on.
+    function ends them (in the background: the caller's ``close()`` waits until they are gone).
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)

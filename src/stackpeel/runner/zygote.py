@@ -446,7 +446,8 @@ class Zygotes:
         if nice is None:
             nice = _torch_free_nice()
         self._loaded: Optional[Zygote] = None
-        self._closing: Optional[threading.Thread] = None
+        self._released: list = []                   # interpreters being ended (each once)
+        self._closing: list = []                    # the threads ending them
         self.bare: Zygote
         if eager and self.preload:  # the critical path (import torch) starts first
             self._loaded = Zygote(python, self.preload, env=env)
@@ -472,22 +473,33 @@ class Zygotes:
         """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
         return self.python == python and self.env == env and self.preload == tuple(preload)
 
+    def _end_in_background(self, zygotes: Sequence[Zygote]) -> None:
+        for z in zygotes:  # an interpreter holding torch takes some 30-60 ms to die
+            t = threading.Thread(target=z.close, name="stackpeel-zygote-close", daemon=True)
+            t.start()
+            self._closing.append(t)
+
     def release_loaded(self) -> None:
-        """No probe will fork from the preloading interpreter again: end it in the background
-        (an interpreter holding torch takes some 30 ms to die), while the last verdicts are
-        judged and the report is rendered. :meth:`close` waits for it."""
+        """No probe will fork from the preloading interpreter again: end it in the background,
+        while the last verdicts are judged and the report is built. :meth:`close` waits for it."""
         with self._lock:
             loaded = self._loaded
-            if loaded is None or loaded is self.bare or self._closing is not None:
+            if loaded is None or loaded is self.bare or loaded in self._released:
                 return
-            self._closing = threading.Thread(target=loaded.close, name="stackpeel-zygote-close", daemon=True)
-            self._closing.start()
+            self._released.append(loaded)
+        self._end_in_background([loaded])
+
+    def release(self) -> None:
+        """The run is over: end both interpreters in the background (nothing starts after);
+        :meth:`close` waits for them."""
+        with self._lock:
+            ending = [z for z in (self._loaded, self.bare) if z is not None and z not in self._released]
+            self._released.extend(ending)
+            self._loaded = self.bare  # nothing starts after the end
+        self._end_in_background(ending)
 
     def close(self) -> None:
-        if self._closing is not None:
-            self._closing.join(30)
-        self.bare.close()
-        with self._lock:
-            loaded, self._loaded = self._loaded, self.bare  # nothing starts after close
-        if loaded is not None and loaded is not self.bare:
-            loaded.close()
+        """End both interpreters (and every fork still under them) and wait until they are gone."""
+        self.release()
+        for t in list(self._closing):
+            t.join(30)
