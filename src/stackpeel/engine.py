@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
 import time
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Type
 
@@ -98,6 +99,12 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         if early is None:
             early = _early_zygotes(target["python"], env, environ, mode, checks is None and not only,
                                    reuse and not fresh)
+        material: dict = {}
+        keyer = None
+        if reuse or fresh:  # the target describes itself for the cache key while stackpeel goes on
+            keyer = threading.Thread(target=lambda path=target["python"]: material.update(
+                target=cache.target_material(path, env)), name="stackpeel-key", daemon=True)
+            keyer.start()
         target.update(identify(target["python"], env=env))
         hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
         pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
@@ -106,7 +113,10 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         start = time.monotonic()
         key, cached = None, {}
         if reuse or fresh:
-            key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
+            if keyer is not None:
+                keyer.join()
+            key = cache.compute_key(target["python"], classes, env, mode, timeout_scale,
+                                    target=material.get("target"))
             if key and reuse and not fresh:
                 cached = cache.load(target["python"], mode, key, env)
         stats: dict = {}

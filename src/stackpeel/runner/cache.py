@@ -213,11 +213,18 @@ def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: 
         return None
 
 
+#: compute_key's ``target`` when the caller did not run target_material itself
+_RUN_IT = object()
+
+
 def compute_key(python: str, classes: Sequence[Type[Check]], environ: Optional[Mapping[str, str]], mode: str,
-                timeout_scale: float) -> Optional[str]:
-    """The digest of everything above; None when the target could not describe itself."""
+                timeout_scale: float, target: Any = _RUN_IT) -> Optional[str]:
+    """The digest of everything above; None when the target could not describe itself.
+    ``target``: what :func:`target_material` returned, when the caller ran it already (engine.check
+    starts it with the run, so that the target's start overlaps stackpeel's own)."""
     env = os.environ if environ is None else environ
-    target = target_material(python, environ)
+    if target is _RUN_IT:
+        target = target_material(python, environ)
     if target is None:
         return None
     material = {"python": python, "real": os.path.realpath(python), "python_stat": _stat(python), "mode": mode,
