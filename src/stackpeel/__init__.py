@@ -12,7 +12,7 @@ Public API::
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .engine import TargetError, check
@@ -44,14 +44,9 @@ _HOME = {"TargetError": "engine", "check": "engine", "StackError": "preflight", 
          "Remedy": "model", "Report": "model", "Severity": "model", "Status": "model"}
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+from ._lazy import exports as _exports
 
-    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _exports(__name__, _HOME, globals())
 
 
 def __dir__() -> list:

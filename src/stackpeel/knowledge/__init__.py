@@ -568,18 +568,18 @@ def _cached_documents(files: Sequence[Path]) -> Optional[List[Tuple[str, Mapping
     """The parsed documents of ``files`` stored by an earlier run, when none of them changed."""
     import json
 
-    from ..runner.cache import _private
+    from ..runner.cache import read_private
 
     key = _documents_key(files)
-    path = _documents_path()
-    if key is None or not (_private(path.parent, True) and _private(path, False)):
+    text = read_private(_documents_path()) if key is not None else None
+    if text is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
         if data.get("key") != key:
             return None
         docs = [(str(name), doc) for name, doc in data["documents"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if [name for name, _ in docs] != [f.name for f in files] or not all(isinstance(d, dict) for _, d in docs):
         return None
@@ -587,38 +587,20 @@ def _cached_documents(files: Sequence[Path]) -> Optional[List[Tuple[str, Mapping
 
 
 def _store_documents(files: Sequence[Path], docs: Sequence[Tuple[str, Mapping[str, Any]]]) -> None:
-    """Keep the documents parse() just accepted (atomically, 0600); never raises."""
+    """Keep the documents parse() just accepted; never raises."""
     import json
-    import os
-    import tempfile
 
-    from ..runner.cache import _private
+    from ..runner.cache import write_private
 
     key = _documents_key(files)
     if key is None:
         return
-    path = _documents_path()
     try:
         text = json.dumps({"key": key, "documents": [[name, doc] for name, doc in docs]})
-        if json.loads(text)["documents"] != [[name, doc] for name, doc in docs]:
-            return  # a value JSON cannot carry as it is (a TOML date): no entry
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(path.parent, True):
-            return
-        fd, tmp = tempfile.mkstemp(prefix=".knowledge-", dir=str(path.parent))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except (OSError, TypeError, ValueError):
-        return
+    except (TypeError, ValueError):
+        return  # a value JSON cannot carry (a TOML date): no entry
+    if json.loads(text)["documents"] == [[name, doc] for name, doc in docs]:
+        write_private(_documents_path(), text)
 
 
 load.cache_clear = _load.cache_clear  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ The names below are imported on first use: ``stackpeel check`` starts the interp
 imports torch (:mod:`.zygote`) before it pays for the scheduler's imports (the checks' base,
 the plugins)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .child import PROBES_DIR, ProbeAnswer, run_probe
@@ -16,11 +16,6 @@ _HOME = {"PROBES_DIR": "child", "ProbeAnswer": "child", "run_probe": "child", "r
          "run_one": "scheduler"}
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+from .._lazy import exports as _exports
 
-    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _exports(__name__, _HOME, globals())

@@ -268,12 +268,12 @@ def has_entry(python: str, mode: str, environ: Optional[Mapping[str, str]] = Non
 
 def load(python: str, mode: str, key: str, environ: Optional[Mapping[str, str]] = None) -> Dict[str, CheckResult]:
     """Results stored under ``key`` for this target and mode ({} when none may be reused)."""
-    path = _entry_path(python, mode, environ)
-    if not (_private(path.parent, True) and _private(path, False)):
+    text = read_private(_entry_path(python, mode, environ))
+    if text is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text)
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("key") != key:
         return {}
@@ -294,14 +294,32 @@ def store(python: str, mode: str, key: str, results: Sequence[CheckResult],
     """Write the reusable results atomically (0600, in a 0700 directory); never raises."""
     path = _entry_path(python, mode, environ)
     keep = [r.to_dict() for r in results if r.status is not Status.ERROR]
+    text = json.dumps({"key": key, "stored_at": time.time(), "results": keep})
+    return path if write_private(path, text) else None
+
+
+def read_private(path: Path) -> Optional[str]:
+    """The text of a file of the cache directory, or None unless it and its directory are
+    this user's alone (a file others could write is never read)."""
+    if not (_private(path.parent, True) and _private(path, False)):
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def write_private(path: Path, text: str) -> bool:
+    """Write a file of the cache directory atomically (0600, in a 0700 directory owned by this
+    user); False when it cannot. Never raises."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(path.parent, True):
-            return None
-        fd, tmp = tempfile.mkstemp(prefix=".check-", dir=str(path.parent))
+            return False
+        fd, tmp = tempfile.mkstemp(prefix="." + path.stem + "-", dir=str(path.parent))
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, "stored_at": time.time(), "results": keep}, f)
+                f.write(text)
             os.chmod(tmp, 0o600)
             os.replace(tmp, path)
         except BaseException:
@@ -311,8 +329,8 @@ def store(python: str, mode: str, key: str, results: Sequence[CheckResult],
                 pass
             raise
     except OSError:
-        return None
-    return path
+        return False
+    return True
 
 
 def reusable(classes: Sequence[Type[Check]], cached: Mapping[str, CheckResult]) -> Dict[str, CheckResult]:
