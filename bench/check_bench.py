@@ -120,7 +120,7 @@ def alone(python, report, ids, env, rounds=ALONE_ROUNDS):
 
     classes = {c.id: c for c in registry.load(plugins=False)}
     facts = {r["id"]: r["facts"] for r in report["results"]}
-    zygote = Zygote(python, (), env)
+    zygote = Zygote(os.path.abspath(python), (), env)  # it runs in a directory of its own: --python may be relative
     out = {}
     try:
         if not zygote.usable():

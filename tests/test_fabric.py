@@ -138,3 +138,29 @@ def test_weak_or_missing_links_are_named(tmp_path, replacement, expect):
 def test_single_gpu_not_supported_skips(tmp_path):
     res = run_fabric(standin(tmp_path, ["0, NVIDIA H200, GPU-1, Not Supported, Not Supported"]))
     assert res.status is Status.SKIP and "no NVLink fabric here (1 GPU(s)" in res.summary
+
+
+def test_the_three_queries_run_at_once_and_answer_as_before(tmp_path):
+    """nvidia-smi's three queries are started together (each waits for the driver to open the
+    GPUs): the stand-in answers only once all three are running (after 20 s it notes that it
+    ran alone, and answers). The facts and the verdict are those of the queries in turn."""
+    d = standin(tmp_path, eight("Completed", "Success"), topo_text=nccl933())
+    real = d / "nvidia-smi.real"
+    (d / "nvidia-smi").rename(real)
+    script = d / "nvidia-smi"
+    script.write_text(f"""#!/bin/sh
+mkdir -p "{d}/started"
+touch "{d}/started/$$"
+n=0
+while [ "$(ls "{d}/started" | wc -l)" -lt 3 ]; do
+  n=$((n + 1))
+  if [ "$n" -gt 200 ]; then echo "alone" > "{d}/alone"; break; fi
+  sleep 0.1
+done
+exec "{real}" "$@"
+""")
+    script.chmod(0o755)
+    res = run_fabric(d)
+    assert not (d / "alone").exists(), "nvidia-smi's queries ran one after the other"
+    assert len(list((d / "started").iterdir())) == 3
+    assert res.status is Status.PASS and res.summary == "8 GPU(s) registered with the NVLink fabric, every pair NV8"

@@ -429,3 +429,63 @@ def test_registry_refuses_a_check_whose_probe_does_not_exist():
 
     with pytest.raises(registry.RegistryError, match="nowhere.py, which does not exist"):
         registry.validate([NoModule])
+
+
+# -- the parsed bundled files, kept between runs ------------------------------------
+
+@pytest.fixture
+def kb_copy(tmp_path, monkeypatch):
+    """The bundled files copied to a directory of their own, loaded as the bundled ones, with a
+    cache directory of their own."""
+    import shutil
+    d = tmp_path / "kb"
+    d.mkdir()
+    for f in knowledge.default_files():
+        shutil.copy(f, d / f.name)
+    monkeypatch.setattr(knowledge, "KB_DIR", d)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    knowledge.load.cache_clear()
+    yield d
+    knowledge.load.cache_clear()
+
+
+def _fresh():
+    knowledge.load.cache_clear()
+    return knowledge.load()
+
+
+def test_the_parsed_files_are_kept_and_give_the_same_knowledge_base(kb_copy, tmp_path):
+    first = _fresh()
+    entry = tmp_path / "cache" / "stackpeel" / "knowledge-documents.json"
+    assert entry.is_file() and oct(entry.stat().st_mode & 0o777) == "0o600"
+    again = _fresh()  # from the entry
+    assert again.codes == first.codes and again.aliases == first.aliases and again.files == first.files
+
+
+def test_a_changed_file_is_parsed_again_and_a_bad_regex_still_refused(kb_copy):
+    _fresh()
+    toml = kb_copy / "gpu.toml"
+    text = toml.read_text()
+    code = next(c for c in _fresh().codes.values() if c.file == "gpu.toml" and c.logs)
+    toml.write_text(text.replace(code.title, code.title + " (edited)", 1))
+    assert _fresh().codes[code.code].title == code.title + " (edited)"
+    # a pattern that does not compile, in a file whose earlier content was kept: refused as always
+    assert "patterns = [" in text
+    bad = text.replace("patterns = [", 'patterns = ["unbalanced (group", ', 1)
+    toml.write_text(bad)
+    with pytest.raises(KnowledgeError, match="bad regex"):
+        _fresh()
+
+
+def test_an_entry_someone_else_could_write_is_ignored(kb_copy, tmp_path):
+    first = _fresh()
+    entry = tmp_path / "cache" / "stackpeel" / "knowledge-documents.json"
+    import json
+    data = json.loads(entry.read_text())
+    data["documents"][0][1] = {}  # a tampered entry: the first file's codes gone
+    entry.write_text(json.dumps(data))
+    entry.chmod(0o666)  # writable by others: never read
+    assert _fresh().codes == first.codes
+    entry.chmod(0o600)
+    entry.write_text("not json")
+    assert _fresh().codes == first.codes

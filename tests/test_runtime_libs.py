@@ -540,3 +540,79 @@ def test_h200_older_nccl_preloaded_heads_explain_when_confirmed_live():
     assert "LD_PRELOAD puts /usr/local/nccl-2.21.5/lib64/libnccl.so.2" in root.live.detail
     assert "torch-import-failed" in root.explains
     assert out.candidates[1].code in ("torch-import-failed", "cuda-library-shadowed")
+
+
+# --------------------------------------------------------------------------------------------
+# who installed a system library: dpkg's file lists read by the probe, as `dpkg -S` reads them
+
+def _dpkg_s(paths):
+    """The first package `dpkg -S` names for each path (what the probe asked it before)."""
+    res = subprocess.run(["dpkg", "-S"] + paths, capture_output=True, text=True)
+    out = {}
+    for line in res.stdout.splitlines():
+        pkg, sep, path = line.partition(": ")
+        if sep and "diversion" not in pkg:
+            out.setdefault(path.strip(), pkg.split(",")[0].strip())
+    return out
+
+
+@pytest.mark.skipif(not shutil.which("dpkg") or not os.path.isdir("/var/lib/dpkg/info"), reason="no dpkg database")
+def test_package_owners_read_from_dpkg_lists_are_what_dpkg_s_names():
+    rl = _probe_module()
+    # every shared library of the system (both sides of merged /usr), a program, and files no package owns
+    libs = sorted(p for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib") if os.path.isdir(d)
+                  for p in __import__("glob").glob(d + "/lib*.so*"))[:300]
+    paths = libs + ["/lib/" + p[len("/usr/lib/"):] for p in libs[:50]] + [os.path.realpath(shutil.which("dpkg")),
+                                                                          "/usr/lib/not-a-file.so.1", "/etc/hostname"]
+    mine = rl.dpkg_list_owners(paths)
+    assert mine == _dpkg_s(paths)
+    assert len(mine) >= min(20, len(libs) // 2), "hardly any library found: the comparison proves nothing"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("dpkg") or not os.path.isdir("/var/lib/dpkg/info"), reason="no dpkg database")
+def test_owners_are_the_same_when_dpkg_s_answers(stack_python):
+    """Where dpkg is configured to another database (DPKG_ADMINDIR here), the probe asks
+    `dpkg -S` as it did before it read the lists itself: the owners of every loaded library
+    and every copy on disk come out the same either way."""
+    def owners(facts):
+        rows = {r["realpath"]: r["owner"] for r in facts["loaded"]}
+        rows.update({c["realpath"]: c["owner"] for copies in facts["copies"].values() for c in copies})
+        return rows
+    read = owners(_probe(stack_python, ["torch"]))
+    asked = owners(_probe(stack_python, ["torch"], env=dict(os.environ, DPKG_ADMINDIR="/var/lib/dpkg")))
+    assert read == asked
+    assert any(o.get("manager") == "dpkg" and o.get("version") for o in read.values()), read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["none", "ld_library_path"])
+def test_the_prework_read_before_the_torch_import_changes_no_fact(stack_python, shadow_dir, fault):
+    """runtime_libs.loaded's prework (pip index, directory listings, ldconfig cache, package
+    owners: read in the torch-free interpreter while torch imports) only saves the probe that
+    work: its facts are the same with it as without it, healthy and with a libgomp copy on
+    LD_LIBRARY_PATH, and the scheduler hands it over in a real run."""
+    env = dict(os.environ, LD_LIBRARY_PATH=str(shadow_dir)) if fault == "ld_library_path" else dict(os.environ)
+    pre = run_probe(stack_python, "runtime_libs.loaded_libs_prework", {"options": {}, "deps": {}}, timeout=60, env=env)
+    assert pre.failure is None and pre.facts["pip"] and pre.facts["listings"], pre.failure
+
+    def facts(prework):
+        inp = {"options": {"budget_s": 120, "imports": ["torch"]}, "deps": {}}
+        if prework is not None:
+            inp["prework"] = prework
+        ans = run_probe(stack_python, "runtime_libs.loaded_libs", inp, timeout=150, env=env)
+        assert ans.failure is None, ans.failure
+        out = {k: v for k, v in ans.facts.items() if k not in ("duration_s", "timings", "others", "others_count")}
+        out["loaded"] = sorted(out["loaded"], key=lambda r: r["realpath"])  # map order: where ASLR put them
+        return out
+
+    with_it, without = facts(pre.facts), facts(None)
+    assert with_it == without
+    if fault == "ld_library_path":
+        gomp = next(r for r in with_it["loaded"] if r["family"] == "libgomp")
+        assert gomp["via"] == "LD_LIBRARY_PATH" and gomp["expected"]["owner"]["kind"] == "pip"
+    else:
+        # the system's libstdc++ and libgcc_s: their owners came from the prework's lookups
+        assert any(r["owner"].get("kind") == "system" for r in with_it["loaded"]) or not shutil.which("dpkg")
+    report = engine.check(python=stack_python, only=["runtime_libs"], env=env, plugins=False)
+    assert report.result("runtime_libs.loaded").status is (Status.WARN if fault != "none" else Status.PASS)

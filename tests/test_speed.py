@@ -253,6 +253,10 @@ def test_forked_probes_stay_isolated_from_each_other(clean_env):
     # forked from one interpreter: distinct processes with the same parent, which is not us
     assert ok1.facts["pid"] != ok2.facts["pid"] and ok1.facts["ppid"] == ok2.facts["ppid"] != os.getpid()
     assert ok1.facts["preloaded"] is True
+    # the zygote imported with the garbage collector off; each probe runs with it on, as anywhere
+    assert ok1.facts["gc_enabled"] is True and ok2.facts["gc_enabled"] is True
+    # the zygote's SIGCHLD wakeup (it notices a fork's exit at once) is not inherited by the probe
+    assert ok1.facts["sigchld_default"] is True and ok1.facts["wakeup_fd"] == -1
     crash = res["system.crash"]
     assert crash.status is Status.ERROR and crash.failure.reason == "signal" and crash.failure.signal == 11
     hang = res["system.hang"]
@@ -289,6 +293,52 @@ def test_a_probe_starts_on_its_gates_clean_answer_and_the_gate_still_blocks(clea
     assert res["system.after_ok"].facts["start"] < res["system.slow"].facts["end"]
     assert res["system.gate_bad"].status is Status.FAIL
     assert res["system.after_bad"].status is Status.BLOCKED and "system.gate_bad" in res["system.after_bad"].summary
+
+
+def test_the_preloading_interpreter_ends_once_its_probes_answered(clean_env):
+    """It is not kept until the run ends: once the last probe that forks from it answered, it
+    is ended in the background while the torch-free probes and the verdicts carry on."""
+    from stackpeel.runner.zygote import Zygotes
+    loaded, slow = make("loaded", "whoami"), make("slow", "sleepy", preload=(), options={"seconds": 3})
+    zygotes = Zygotes(sys.executable, ("xml.dom.minidom",), clean_env)
+    torch_like = zygotes.loaded
+    seen = {}
+
+    def progress(event, cls, result):
+        if event == "finish" and cls.id == "system.slow":
+            seen["loaded_rc"] = torch_like.proc.poll()
+
+    res = {r.id: r for r in run_checks([loaded, slow], sys.executable, HOST, {"python": sys.executable},
+                                       env=clean_env, progress=progress, zygotes=zygotes)}
+    assert res["system.loaded"].status is Status.PASS and res["system.slow"].status is Status.PASS
+    assert res["system.loaded"].facts["ppid"] == torch_like.proc.pid  # it did fork from it
+    assert seen["loaded_rc"] is not None  # already gone while the slow probe still ran
+    zygotes.close()  # the bare one was ended in the background at the end of the run: gone now
+    assert zygotes.bare.closed and zygotes.bare.proc.poll() is not None and torch_like.closed
+
+
+@pytest.mark.parametrize("prework", ["prework_part", "prework_raises"])
+def test_a_checks_prework_runs_torch_free_and_reaches_its_probe(clean_env, prework):
+    """A check's ``prework`` runs in the torch-free interpreter while the preload imports; the
+    probe (forked from the preloading one) gets its facts as inp["prework"], or nothing when it
+    failed, and the check's result is the probe's either way."""
+    cls = make("pre", "with_prework")
+    cls.prework = prework
+    (res,) = run_checks([cls], sys.executable, HOST, {"python": sys.executable}, env=clean_env)
+    assert res.status is Status.PASS, res.summary
+    got = res.facts["prework"]
+    if prework == "prework_raises":
+        assert got is None
+    else:
+        assert got["pid"] != res.facts["pid"] and got["preloaded"] is False  # another process, no preload
+
+
+def test_a_prework_the_probe_module_lacks_is_refused():
+    from stackpeel import registry
+    cls = make("pre", "with_prework")
+    cls.prework = "no_such_function"
+    with pytest.raises(registry.RegistryError, match="prework 'no_such_function'"):
+        registry.validate([cls])
 
 
 def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(clean_env):
@@ -498,7 +548,8 @@ def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_p
     assert engine.start_early(stack_python, env=cache_env, reuse=True) is None  # an entry is stored now
     assert engine.start_early(stack_python, env=cache_env, reuse=True, only=["toolchain"]) is None
     again = engine.check(stack_python, env=cache_env, plugins=False, reuse=True)
-    torch_checks = [c.id for c in engine.registry.load(plugins=False) if c.preload and c.probe]
+    from stackpeel import registry
+    torch_checks = [c.id for c in registry.load(plugins=False) if c.preload and c.probe]
     assert not set(torch_checks) & set(again.target["reused"]["ran"])  # every torch probe reused...
     assert "preload" not in again.target                                # ...so torch was never imported
     assert verdicts_of(again) == verdicts_of(first)

@@ -12,19 +12,13 @@ Public API::
 
 __version__ = "0.1.0"
 
-from .engine import TargetError, check  # noqa: E402
-from .model import (  # noqa: E402
-    CheckResult,
-    Diagnosis,
-    ExitCode,
-    Finding,
-    Remedy,
-    Report,
-    Severity,
-    Status,
-)
-from .preflight import StackError, require  # noqa: E402
-from .render import render  # noqa: E402
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine import TargetError, check
+    from .model import CheckResult, Diagnosis, ExitCode, Finding, Remedy, Report, Severity, Status
+    from .preflight import StackError, require
+    from .render import render
 
 __all__ = sorted([
     "CheckResult",
@@ -42,3 +36,18 @@ __all__ = sorted([
     "render",
     "require",
 ])
+
+#: where each public name lives; imported on first use, so that ``python -m stackpeel check``
+#: starts the interpreter that imports torch before it imports the registry and renderers
+_HOME = {"TargetError": "engine", "check": "engine", "StackError": "preflight", "require": "preflight",
+         "render": "render", "CheckResult": "model", "Diagnosis": "model", "ExitCode": "model", "Finding": "model",
+         "Remedy": "model", "Report": "model", "Severity": "model", "Status": "model"}
+
+
+from ._lazy import exports as _exports
+
+__getattr__ = _exports(__name__, _HOME, globals())
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

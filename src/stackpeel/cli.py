@@ -286,13 +286,9 @@ def _emit(text: str, output: Optional[str]) -> bool:
 
 
 def cmd_check(args) -> int:
-    from . import registry
     from .engine import check, start_early
     from .host import TargetError
     from .runner.hygiene import NoTempDir
-    from .model import Report
-    from .redact import redact_report_dict
-    from .render import render
 
     only, skip = _split(args.only), _split(args.skip)
     problem = output_problem(args.output) or (args.prometheus and output_problem(args.prometheus))
@@ -307,8 +303,13 @@ def cmd_check(args) -> int:
             _warn(str(exc))
             return ExitCode.USAGE
     required = _split(args.require)
-    # the torch import (the critical path) starts now, while the registry loads
+    # the torch import (the critical path) starts now, before the registry and the renderers load
     early = None if required else start_early(args.python, only, deep=args.deep, reuse=True, fresh=args.fresh)
+    from . import registry
+    from .model import Report
+    from .redact import redact_report_dict
+    from .render import render
+
     try:
         classes = registry.select(registry.load(plugins=not args.no_plugins), only + required, skip)
     except registry.RegistryError as exc:

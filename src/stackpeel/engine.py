@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
 import time
-from typing import Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Type
 
-from . import __version__, registry
-from .diagnosis import diagnose
+from . import __version__
 from .host import TargetError, default_python, detect, identify, resolve_python
-from .checks.base import Check
 from .model import Report
-from .redact import redact_report_dict
-from .runner import cache, hygiene, run_checks
-from .runner.scheduler import ProgressFn, Zygotes
+from .runner import cache, hygiene
+from .runner.zygote import Zygotes
+
+if TYPE_CHECKING:
+    from .checks.base import Check
+    from .runner.scheduler import ProgressFn
+
+# check() imports the registry, the scheduler, diagnosis and redaction when it runs: the CLI
+# calls start_early() first, so that the interpreter importing torch (the critical path)
+# starts before stackpeel pays for its own imports
 
 #: what the built-in checks' probes import anyway (their ``preload``, unioned; a test keeps
 #: the two equal): the interpreter that imports it starts before the registry is even loaded
@@ -77,6 +83,11 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
     Raises :class:`TargetError` if the interpreter cannot run, and
     :class:`registry.RegistryError` for unknown ``only``/``skip`` names.
     """
+    from . import registry
+    from .diagnosis import diagnose
+    from .redact import redact_report_dict
+    from .runner.scheduler import run_checks
+
     environ = os.environ if env is None else env
     mode = "deep" if deep else "default"
     early = zygotes
@@ -88,6 +99,12 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         if early is None:
             early = _early_zygotes(target["python"], env, environ, mode, checks is None and not only,
                                    reuse and not fresh)
+        material: dict = {}
+        keyer = None
+        if reuse or fresh:  # the target describes itself for the cache key while stackpeel goes on
+            keyer = threading.Thread(target=lambda path=target["python"]: material.update(
+                target=cache.target_material(path, env)), name="stackpeel-key", daemon=True)
+            keyer.start()
         target.update(identify(target["python"], env=env))
         hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
         pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
@@ -96,33 +113,38 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         start = time.monotonic()
         key, cached = None, {}
         if reuse or fresh:
-            key = cache.compute_key(target["python"], classes, env, mode, timeout_scale)
+            if keyer is not None:
+                keyer.join()
+            key = cache.compute_key(target["python"], classes, env, mode, timeout_scale,
+                                    target=material.get("target"))
             if key and reuse and not fresh:
                 cached = cache.load(target["python"], mode, key, env)
         stats: dict = {}
         results = run_checks(classes, target["python"], host, target, env=env, workers=workers, progress=progress,
                              timeout_scale=timeout_scale, mode=mode, cached=cached, stats=stats, zygotes=early)
+        target = dict(target, mode=mode)
+        if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
+            target["preload"] = stats["preload"]
+        if cached:
+            reused = sorted(r.id for r in results if cached.get(r.id) is r)
+            target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}
+        report = Report(
+            tool_version=__version__,
+            created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            target=target,
+            host=host,
+            results=tuple(results),
+            diagnosis=diagnose(results, registry.LAYERS),
+            duration_s=time.monotonic() - start,
+            selection=_selection(only, skip, classes),
+        )
+        # secrets never leave this function, whatever the renderer
+        report = Report.from_dict(redact_report_dict(report.to_dict(), environ))
+        if key:
+            cache.store(target["python"], mode, key, report.results, env)
+        return report
     finally:
-        if early is not None:  # run_checks closed it, or never got it
+        # run_checks began ending the interpreters when the last probe answered (or never got
+        # them): the report is built while they die, and they are gone when check() returns
+        if early is not None:
             early.close()
-    target = dict(target, mode=mode)
-    if stats.get("preload"):  # the interpreter torch probes forked from: what it imported, in how long
-        target["preload"] = stats["preload"]
-    if cached:
-        reused = sorted(r.id for r in results if cached.get(r.id) is r)
-        target["reused"] = {"results": len(reused), "ran": sorted(r.id for r in results if r.id not in reused)}
-    report = Report(
-        tool_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        target=target,
-        host=host,
-        results=tuple(results),
-        diagnosis=diagnose(results, registry.LAYERS),
-        duration_s=time.monotonic() - start,
-        selection=_selection(only, skip, classes),
-    )
-    # secrets never leave this function, whatever the renderer
-    report = Report.from_dict(redact_report_dict(report.to_dict(), environ))
-    if key:
-        cache.store(target["python"], mode, key, report.results, env)
-    return report

@@ -71,6 +71,11 @@ def validate(classes: Sequence[Type[Check]]) -> List[Type[Check]]:
             problem = _probe_problem(cls)
             if problem:
                 raise RegistryError(f"{cls.id}: probe {cls.probe!r} {problem}")
+        if cls.prework:
+            module = str(cls.probe or "").rpartition(".")[0]
+            problem = _probe_problem(cls, f"{module}.{cls.prework}") if module else "needs a probe"
+            if problem:
+                raise RegistryError(f"{cls.id}: prework {cls.prework!r} {problem}")
         unknown_codes = [c for c in cls.codes if c not in kb]
         if unknown_codes:
             raise RegistryError(f"{cls.id}: declares finding code(s) {', '.join(unknown_codes)} that the knowledge "
@@ -123,14 +128,14 @@ def _defined_functions(path: str) -> FrozenSet[str]:
     return frozenset(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
-def _probe_problem(cls: Type[Check]) -> Optional[str]:
-    """Why ``cls.probe`` ("module.function") cannot run, or None. Reads the probe's source
-    (never imports it: probes belong to the target interpreter)."""
+def _probe_problem(cls: Type[Check], probe: Optional[str] = None) -> Optional[str]:
+    """Why ``cls.probe`` (or ``probe``: "module.function") cannot run, or None. Reads the
+    probe's source (never imports it: probes belong to the target interpreter)."""
     from pathlib import Path
 
     from .runner.child import PROBES_DIR
 
-    module, _, function = str(cls.probe).rpartition(".")
+    module, _, function = str(probe or cls.probe).rpartition(".")
     if not module or not function:
         return "is not 'module.function'"
     path = Path(cls.probes_dir or PROBES_DIR) / (module.replace(".", "/") + ".py")

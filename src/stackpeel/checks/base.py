@@ -206,6 +206,11 @@ class Check:
     #: modules the probe imports anyway (``("torch",)``): such probes are forked from one
     #: interpreter that imported them once (runner/zygote.py) and are started first
     preload: ClassVar[Tuple[str, ...]] = ()
+    #: a function of the probe's module that needs none of ``preload`` (``"loaded_libs_prework"``):
+    #: it runs at once in the torch-free interpreter and its facts reach the probe as
+    #: ``inp["prework"]`` (absent when it failed: the probe then does that work itself), so a
+    #: probe that waits for the torch import only does, after it, what needs torch
+    prework: ClassVar[Optional[str]] = None
     #: runs only under ``stackpeel check --deep`` (real kernels); otherwise skipped unprobed
     deep_only: ClassVar[bool] = False
     #: its facts change without any change of the machine (free space): a repeat run never

@@ -100,6 +100,8 @@ class LoadedLibraries(Check):
     # forked from the interpreter that imported torch (and triton) once (runner/zygote.py): the
     # probe's own children then start with them loaded, as a training script has them
     preload = ("torch", "triton")
+    # the pip index, directory listings and package owners need no import: read while torch imports
+    prework = "loaded_libs_prework"
     codes = ("library-loaded-twice", "library-version-mismatch", "library-shadowed", "library-missing",
              "libstdcxx-too-old")
 

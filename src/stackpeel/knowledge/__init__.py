@@ -299,8 +299,9 @@ def _check_template(text: str, where: str, key: str) -> None:
         raise KnowledgeError(f"{where}: {key}: bad template {text!r}: {exc}") from None
 
 
-def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> CodeEntry:
-    """One ``[code]`` table of ``file``."""
+def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes: bool = True) -> CodeEntry:
+    """One ``[code]`` table of ``file``. ``regexes``: compile its patterns to validate them
+    (False only for documents this very parser accepted before: see :func:`_cached_documents`)."""
     where = f"{file} [{code}]"
     if not _CODE_RE.match(code):
         raise KnowledgeError(f"{where}: a code is lower-case words joined by '-'")
@@ -373,7 +374,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         if layer not in LAYERS:
             raise KnowledgeError(f"{lwhere}: unknown layer {layer!r}")
         patterns = _strs(lraw["patterns"], lwhere, "patterns")
-        for p in patterns:
+        for p in patterns if regexes else ():
             try:
                 re.compile(p)
             except re.error as exc:
@@ -383,7 +384,8 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
             if not isinstance(r, dict) or set(r) != {"context", "code"}:
                 raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code}}")
             try:
-                re.compile(r["context"])
+                if regexes:
+                    re.compile(r["context"])
             except re.error as exc:
                 raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
             refine.append(Refine(r["context"], r["code"]))
@@ -400,7 +402,8 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int) -> Code
         if not isinstance(eraw, dict) or set(eraw) - _EXC_KEYS or not eraw.get("type"):
             raise KnowledgeError(f"{ewhere}: needs type (and optional message), nothing else")
         try:
-            re.compile(eraw.get("message", ""))
+            if regexes:
+                re.compile(eraw.get("message", ""))
         except re.error as exc:
             raise KnowledgeError(f"{ewhere}: bad message regex: {exc}") from None
         exceptions.append(ExceptionShape(code, eraw["type"], eraw.get("message", "")))
@@ -442,15 +445,17 @@ def default_files() -> List[Path]:
     return sorted((p for p in KB_DIR.glob("*.toml") if p.name not in DATA_FILES), key=_file_order)
 
 
-def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]]) -> KnowledgeBase:
-    """A knowledge base from ``(file name, parsed TOML)`` pairs; validates references."""
+def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0) -> KnowledgeBase:
+    """A knowledge base from ``(file name, parsed TOML)`` pairs; validates references.
+    ``accepted``: how many leading documents this parser accepted before, unchanged (their
+    regexes are not compiled again; everything else is validated as always)."""
     codes: Dict[str, CodeEntry] = {}
     order = 0
-    for file, data in documents:
+    for i, (file, data) in enumerate(documents):
         for code, raw in data.items():
             if code in codes:
                 raise KnowledgeError(f"{file} [{code}]: declared twice (also in {codes[code].file})")
-            codes[code] = parse_code(code, raw, file, order)
+            codes[code] = parse_code(code, raw, file, order, regexes=i >= accepted)
             order += 1
     sig_ids: Dict[str, str] = {}
     aliases: Dict[str, str] = {}
@@ -514,12 +519,88 @@ def load(paths: Optional[Tuple[str, ...]] = None) -> KnowledgeBase:
 @functools.lru_cache(maxsize=None)
 def _load(paths: Optional[Tuple[str, ...]], with_plugins: bool) -> KnowledgeBase:
     files = [Path(p) for p in paths] if paths else default_files()
-    docs = read_files(files)
+    cached = None if paths else _cached_documents(files)
+    docs = list(cached) if cached is not None else read_files(files)
+    bundled = len(docs)
     if with_plugins:
         from .. import plugins
 
         docs += plugins.knowledge_documents()
-    return parse(docs)
+    kb = parse(docs, accepted=bundled if cached is not None else 0)
+    if cached is None and not paths:
+        _store_documents(files, docs[:bundled])
+    return kb
+
+
+# -- the bundled files, parsed once per change ----------------------------------------------------
+# Every command reads the knowledge base: parsing its TOML and compiling its 600 log patterns
+# to validate them cost 0.1 s of CPU, a third of a repeat `stackpeel check` (issue 9). The
+# bundled files' parsed documents are kept as JSON in stackpeel's private cache directory
+# (runner/cache.py: owned by the user, 0600 in 0700), keyed on this parser's version and each
+# file's stat; an entry is written only after parse() accepted those documents, so a hit skips
+# the TOML parse and the regex compiles, never the other validation. Plugins' files are read and
+# validated every time.
+
+
+def _documents_key(files: Sequence[Path]) -> Optional[str]:
+    import hashlib
+    import json
+    import os
+
+    from .. import __version__
+
+    try:
+        stats = [(str(f), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                 for f in [*files, Path(__file__)] for st in [os.stat(f)]]
+    except OSError:
+        return None
+    material = [__version__, sys.version, sys.implementation.name, stats]
+    return hashlib.sha256(json.dumps(material).encode()).hexdigest()
+
+
+def _documents_path() -> Path:
+    from ..runner.cache import cache_dir
+
+    return cache_dir() / "knowledge-documents.json"
+
+
+def _cached_documents(files: Sequence[Path]) -> Optional[List[Tuple[str, Mapping[str, Any]]]]:
+    """The parsed documents of ``files`` stored by an earlier run, when none of them changed."""
+    import json
+
+    from ..runner.cache import read_private
+
+    key = _documents_key(files)
+    text = read_private(_documents_path()) if key is not None else None
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+        if data.get("key") != key:
+            return None
+        docs = [(str(name), doc) for name, doc in data["documents"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if [name for name, _ in docs] != [f.name for f in files] or not all(isinstance(d, dict) for _, d in docs):
+        return None
+    return docs
+
+
+def _store_documents(files: Sequence[Path], docs: Sequence[Tuple[str, Mapping[str, Any]]]) -> None:
+    """Keep the documents parse() just accepted; never raises."""
+    import json
+
+    from ..runner.cache import write_private
+
+    key = _documents_key(files)
+    if key is None:
+        return
+    try:
+        text = json.dumps({"key": key, "documents": [[name, doc] for name, doc in docs]})
+    except (TypeError, ValueError):
+        return  # a value JSON cannot carry (a TOML date): no entry
+    if json.loads(text)["documents"] == [[name, doc] for name, doc in docs]:
+        write_private(_documents_path(), text)
 
 
 load.cache_clear = _load.cache_clear  # type: ignore[attr-defined]

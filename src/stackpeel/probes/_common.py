@@ -47,6 +47,26 @@ def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True)
         return {"argv": list(argv), "rc": None, "stdout": "", "stderr": "", "error": "%s: %s" % (type(exc).__name__, exc)}
 
 
+def run_together(calls):
+    """Run independent programs at the same time, each as :func:`run` (``calls``: a list of
+    ``(argv, keyword arguments)``); their results in the same order. Three queries of
+    ``nvidia-smi`` each wait for the driver to open the GPUs: together they take the time of
+    the slowest, not the sum."""
+    import threading
+
+    out = [None] * len(calls)
+
+    def one(i, argv, kwargs):
+        out[i] = run(argv, **kwargs)
+
+    threads = [threading.Thread(target=one, args=(i, argv, dict(kwargs))) for i, (argv, kwargs) in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
 def exc_facts(exc):
     """An exception as facts: type, message, traceback (clipped), and its chain."""
     chain = []

@@ -37,10 +37,12 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Type
 
-from ..checks.base import Check
 from ..model import CheckResult, Status
+
+if TYPE_CHECKING:
+    from ..checks.base import Check
 
 #: environment variables that change what a check or a library does (prefixes end in _ or *)
 ENV_EXACT = ("PATH", "CC", "CXX", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "HOME",
@@ -211,11 +213,18 @@ def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: 
         return None
 
 
+#: compute_key's ``target`` when the caller did not run target_material itself
+_RUN_IT = object()
+
+
 def compute_key(python: str, classes: Sequence[Type[Check]], environ: Optional[Mapping[str, str]], mode: str,
-                timeout_scale: float) -> Optional[str]:
-    """The digest of everything above; None when the target could not describe itself."""
+                timeout_scale: float, target: Any = _RUN_IT) -> Optional[str]:
+    """The digest of everything above; None when the target could not describe itself.
+    ``target``: what :func:`target_material` returned, when the caller ran it already (engine.check
+    starts it with the run, so that the target's start overlaps stackpeel's own)."""
     env = os.environ if environ is None else environ
-    target = target_material(python, environ)
+    if target is _RUN_IT:
+        target = target_material(python, environ)
     if target is None:
         return None
     material = {"python": python, "real": os.path.realpath(python), "python_stat": _stat(python), "mode": mode,
@@ -259,12 +268,12 @@ def has_entry(python: str, mode: str, environ: Optional[Mapping[str, str]] = Non
 
 def load(python: str, mode: str, key: str, environ: Optional[Mapping[str, str]] = None) -> Dict[str, CheckResult]:
     """Results stored under ``key`` for this target and mode ({} when none may be reused)."""
-    path = _entry_path(python, mode, environ)
-    if not (_private(path.parent, True) and _private(path, False)):
+    text = read_private(_entry_path(python, mode, environ))
+    if text is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text)
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("key") != key:
         return {}
@@ -285,14 +294,32 @@ def store(python: str, mode: str, key: str, results: Sequence[CheckResult],
     """Write the reusable results atomically (0600, in a 0700 directory); never raises."""
     path = _entry_path(python, mode, environ)
     keep = [r.to_dict() for r in results if r.status is not Status.ERROR]
+    text = json.dumps({"key": key, "stored_at": time.time(), "results": keep})
+    return path if write_private(path, text) else None
+
+
+def read_private(path: Path) -> Optional[str]:
+    """The text of a file of the cache directory, or None unless it and its directory are
+    this user's alone (a file others could write is never read)."""
+    if not (_private(path.parent, True) and _private(path, False)):
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def write_private(path: Path, text: str) -> bool:
+    """Write a file of the cache directory atomically (0600, in a 0700 directory owned by this
+    user); False when it cannot. Never raises."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(path.parent, True):
-            return None
-        fd, tmp = tempfile.mkstemp(prefix=".check-", dir=str(path.parent))
+            return False
+        fd, tmp = tempfile.mkstemp(prefix="." + path.stem + "-", dir=str(path.parent))
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, "stored_at": time.time(), "results": keep}, f)
+                f.write(text)
             os.chmod(tmp, 0o600)
             os.replace(tmp, path)
         except BaseException:
@@ -302,8 +329,8 @@ def store(python: str, mode: str, key: str, results: Sequence[CheckResult],
                 pass
             raise
     except OSError:
-        return None
-    return path
+        return False
+    return True
 
 
 def reusable(classes: Sequence[Type[Check]], cached: Mapping[str, CheckResult]) -> Dict[str, CheckResult]:

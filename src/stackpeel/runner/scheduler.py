@@ -26,7 +26,7 @@ from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_proble
 from ..model import CheckResult, ProbeFailure, Status
 from ..plugins import PluginLoadError
 from .child import ProbeAnswer, run_probe
-from .zygote import Zygote
+from .zygote import FEW_CORES, TORCH_FREE_NICE, Zygotes  # noqa: F401 (the nice levels: read by tests here)
 
 OK_STATUSES = (Status.PASS, Status.WARN)
 
@@ -59,9 +59,11 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
 
 
 def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional[Mapping[str, str]],
-           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None) -> Optional[ProbeAnswer]:
+           timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None,
+           prework: Optional[Mapping[str, Any]] = None) -> Optional[ProbeAnswer]:
     """``done``: the results of the checks the probe reads, or (see :func:`_inputs_ready`)
-    their probes' clean answers; only their ``facts`` are read."""
+    their probes' clean answers; only their ``facts`` are read. ``prework``: the facts of
+    the check's ``prework`` function (:func:`_prework`), when it answered."""
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
@@ -69,11 +71,28 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional
     # probes that budget sub-steps read their effective timeout from timeout_s; "mode" is
     # "default" (fast: only the imports the verdict needs) or "deep" (full imports, real ops)
     inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    if prework is not None:
+        inp["prework"] = dict(prework)
     if zygote is not None:
         answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
         if answer is not None:
             return answer
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
+
+
+def _prework(cls: Type[Check], zygote: "Zygotes", timeout_scale: float, mode: str) -> Optional[Dict[str, Any]]:
+    """Run the check's ``prework`` function in the torch-free interpreter; its facts, or None
+    when it cannot (the probe then does that work itself: it only gets faster with them)."""
+    module = str(cls.probe).rpartition(".")[0]
+    timeout = cls.timeout * timeout_scale
+    inp = {"deps": {}, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    try:
+        answer = zygote.bare.run_probe(f"{module}.{cls.prework}", inp, timeout, probes_dir=cls.probes_dir)
+    except Exception:  # runner bug: the probe does it all
+        return None
+    if answer is None or answer.failure is not None or not isinstance(answer.facts, dict):
+        return None
+    return answer.facts
 
 
 def _gate_promising(gate: Set[str], done: Mapping[str, CheckResult],
@@ -98,69 +117,6 @@ def _deep_skip(cls: Type[Check], mode: str) -> Optional[CheckResult]:
     return None
 
 
-#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
-#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
-#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
-#: for the run and only slow the probes down on a node busy with a training job.
-TORCH_FREE_NICE = 10
-FEW_CORES = 4
-
-
-def _torch_free_nice() -> int:
-    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
-
-
-class Zygotes:
-    """Two forking interpreters of the target: one that imported the preload list (torch)
-    for the probes that import it anyway, and a bare one, at a lower priority, for all
-    others, so that no probe pays for an interpreter start of its own (see :mod:`.zygote`).
-
-    The caller may start them before it knows the checks (``engine.check`` does, before
-    loading the registry, so the torch import starts first) and hand them to
-    :func:`run_checks`, which uses them when their preload is the one the checks need and
-    closes them in any case."""
-
-    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
-                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
-        """``eager``: start the preloading interpreter now; otherwise when a probe first needs
-        it (a repeat run whose torch probes are all reused never imports torch)."""
-        self.python = python
-        self.env = env
-        self.preload = tuple(preload)
-        self._lock = threading.Lock()
-        if nice is None:
-            nice = _torch_free_nice()
-        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
-        self._loaded: Optional[Zygote] = None
-        if eager:
-            self._start_loaded()
-
-    def _start_loaded(self) -> Zygote:
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = Zygote(self.python, self.preload, env=self.env) if self.preload else self.bare
-            return self._loaded
-
-    @property
-    def loaded(self) -> Optional[Zygote]:
-        """The preloading interpreter, once started (the bare one when nothing is preloaded)."""
-        return self._loaded
-
-    def for_probe(self, cls: Type[Check]) -> Zygote:
-        return self._start_loaded() if cls.preload else self.bare
-
-    def serves(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]) -> bool:
-        """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
-        return self.python == python and self.env == env and self.preload == tuple(preload)
-
-    def close(self) -> None:
-        self.bare.close()
-        with self._lock:
-            loaded, self._loaded = self._loaded, self.bare  # nothing starts after close
-        if loaded is not None and loaded is not self.bare:
-            loaded.close()
-
-
 def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] = None) -> Optional[Tuple[str, ...]]:
     """The modules the preloading interpreter imports for ``classes`` (``()``: a bare one
     only), or None when no zygote is used (no probes, or STACKPEEL_NO_PRELOAD is set)."""
@@ -175,7 +131,9 @@ def preload_of(classes: Sequence[Type[Check]], env: Optional[Mapping[str, str]] 
 def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[str, str]],
             started: Optional[Zygotes] = None, eager: bool = True, warm: bool = True):
     """The forking interpreters of this run (``started`` when it serves it), or None when
-    STACKPEEL_NO_PRELOAD is set; closed at the end either way. ``eager``: see :class:`Zygotes`."""
+    STACKPEEL_NO_PRELOAD is set; closed at the end either way: ``started`` only begins to
+    end (its owner closes it: engine.check builds the report meanwhile), the others are
+    gone on return. ``eager``: see :class:`Zygotes`."""
     preload = preload_of(classes, env)
     if started is not None and (preload is None or not started.serves(python, preload, env)):
         started.close()
@@ -187,7 +145,10 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
     try:
         yield zygotes
     finally:
-        zygotes.close()
+        if started is not None:
+            zygotes.release()
+        else:
+            zygotes.close()
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
@@ -314,7 +275,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     of its requirements came out differently this time (status or findings).
     ``stats``, when given, receives what the preloading interpreter did (``preload``).
     ``zygotes``: forking interpreters the caller started early (see :class:`Zygotes`); this
-    function owns them from here on.
+    function ends them (in the background: the caller's ``close()`` waits until they are gone).
     """
     by_id = {c.id: c for c in classes}
     present = set(by_id)
@@ -330,9 +291,12 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     futures: Dict[cf.Future, List[str]] = {}   # a probe run -> the checks waiting for its answer
     shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
+    prework: Dict[str, cf.Future] = {}  # check id -> its prework's facts (or None), started at once
+
     def safe_probe(cls: Type[Check], snapshot: Dict[str, Any]) -> Optional[ProbeAnswer]:
         try:
-            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote)
+            pre = prework[cls.id].result() if cls.id in prework else None
+            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote, pre)
         except Exception:  # runner bug: still an answer
             return ProbeAnswer(None, ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]), 0.0)
 
@@ -342,13 +306,19 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
             progress("finish", by_id[cid], res)
 
     # a probe waiting for the zygote's preload holds a worker: do not let it starve the quick ones
-    pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload)
+    pool_size = workers or _default_workers() + sum(1 for c in classes if c.preload) + \
+        sum(1 for c in classes if c.prework)
     # the torch interpreter starts at once unless every check that would fork from it is reused
     eager = any(c.preload and c.probe and c.id not in reusable for c in classes)
+    preloading = {c.id for c in classes if c.preload and c.probe}
     # warming the bare interpreter pays from about three probes on (a repeat run reruns two)
     warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
     with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
             cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
+        if zygote is not None:  # (each probe spawning its own interpreter: no torch import to overlap)
+            for c in classes:
+                if c.prework and c.probe and c.id not in reusable and _deep_skip(c, mode) is None:
+                    prework[c.id] = pool.submit(_prework, c, zygote, timeout_scale, mode)
         while len(done) < len(classes):
             progressed = True
             while progressed:
@@ -410,6 +380,9 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                         progressed = True
             if len(done) == len(classes):
                 break
+            if zygote is not None and preloading and preloading <= set(done) | set(answered):
+                zygote.release_loaded()  # every probe that forks from it has answered
+                preloading = set()
             if not futures:  # nothing running and nothing ready: cannot happen with a validated DAG
                 for cid in list(waiting_probe) + list(answered):
                     complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",

@@ -19,6 +19,11 @@ Isolation is kept where it matters:
 - the probe's input, answer file and bootstrap are those of :mod:`.child`, so a forked
   probe's answer is read exactly like a spawned one's.
 
+The zygote imports with the cyclic garbage collector off (a collection every few thousand
+allocations costs about a tenth of ``import torch``: 0.15-0.25 s on the 2-core CI machine),
+then freezes what it imported (``gc.freeze``) and turns collection on again in each fork
+before the probe runs, so a probe sees an interpreter like any other.
+
 What a fork no longer pays for: the standard modules probes import (:data:`STDLIB_WARM`,
 imported once by the zygote) and compiling its probe module (compiled once per zygote:
 under PYTHONDONTWRITEBYTECODE there is no .pyc). The bare zygote of the torch-free probes
@@ -38,15 +43,18 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Type
 
-from ..model import ProbeFailure
 from . import hygiene
 from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
 
+if TYPE_CHECKING:
+    from ..checks.base import Check
+
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
-import sys, os, json, select, warnings, tempfile
+import sys, os, json, select, warnings, tempfile, gc
+gc.disable()  # no collections while importing (about a tenth of `import torch`); on again in every fork
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
 if int(sys.argv[4]):  # lower priority, inherited by every fork (the torch-free probes: see Zygote)
     try:
@@ -130,14 +138,32 @@ for i, name in enumerate(preload):
     loaded.append(name)
 if preload and problem is None:
     warm(sys.argv[5])
+if hasattr(gc, "freeze"):  # 3.7+: what is imported now is never scanned (nor its pages copied) by a fork's collections
+    gc.freeze()
 say({"event": "ready", "clean": problem is None, "problem": problem, "preloaded": loaded})
 if problem is not None:
     sys.exit(0)
 buf = b""
 children = set()
 codes = sys._stackpeel_code = {}
+import signal as signal_mod
+try:  # a fork's exit wakes the loop at once (it polled every 20 ms: the last probe's answer waited for it)
+    woke, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal_mod.set_wakeup_fd(wake)
+    signal_mod.signal(signal_mod.SIGCHLD, lambda *_: None)
+    watched = [0, woke]
+except (OSError, ValueError, AttributeError):
+    woke = wake = None
+    watched = [0]
 while True:
-    r, _, _ = select.select([0], [], [], 0.02 if children else 1.0)
+    r, _, _ = select.select(watched, [], [], 0.02 if children else 1.0)
+    if woke is not None and woke in r:
+        try:
+            os.read(woke, 4096)
+        except OSError:
+            pass
+        r = [x for x in r if x != woke]
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -171,13 +197,18 @@ while True:
             try:
                 os.setsid()
                 os.close(ctl)
+                if woke is not None:  # SIGCHLD and the wakeup pipe are the zygote's: the probe gets the defaults
+                    signal_mod.set_wakeup_fd(-1)
+                    signal_mod.signal(signal_mod.SIGCHLD, signal_mod.SIG_DFL)
+                    os.close(woke)
+                    os.close(wake)
+                gc.enable()  # the probe runs as in any interpreter
                 fo = os.open(req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 fe = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 dn = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(dn, 0); os.dup2(fo, 1); os.dup2(fe, 2)
                 os.chdir(req["cwd"])
                 sys.argv = ["-c"] + req["argv"]
-                signal_mod = __import__("signal")
                 signal_mod.signal(signal_mod.SIGINT, signal_mod.default_int_handler)
                 exec(compile(boot, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
             finally:
@@ -382,3 +413,93 @@ class Zygote:
             hygiene.remove_tempdir(tmp)
 
 
+#: niceness increment of the interpreter the torch-free probes fork from, on a machine with
+#: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
+#: waits for (``import torch`` in the other zygote). With more cores it would change nothing
+#: for the run and only slow the probes down on a node busy with a training job.
+TORCH_FREE_NICE = 10
+FEW_CORES = 4
+
+
+def _torch_free_nice() -> int:
+    return TORCH_FREE_NICE if (os.cpu_count() or 1) <= FEW_CORES else 0
+
+
+class Zygotes:
+    """Two forking interpreters of the target: one that imported the preload list (torch)
+    for the probes that import it anyway, and a bare one, at a lower priority, for all
+    others, so that no probe pays for an interpreter start of its own (see :mod:`.zygote`).
+
+    The caller may start them before it knows the checks (``engine.check`` does, before
+    loading the registry, so the torch import starts first) and hand them to
+    :func:`run_checks`, which uses them when their preload is the one the checks need and
+    closes them in any case."""
+
+    def __init__(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]],
+                 nice: Optional[int] = None, eager: bool = True, warm: bool = True):
+        """``eager``: start the preloading interpreter now; otherwise when a probe first needs
+        it (a repeat run whose torch probes are all reused never imports torch)."""
+        self.python = python
+        self.env = env
+        self.preload = tuple(preload)
+        self._lock = threading.Lock()
+        if nice is None:
+            nice = _torch_free_nice()
+        self._loaded: Optional[Zygote] = None
+        self._released: list = []                   # interpreters being ended (each once)
+        self._closing: list = []                    # the threads ending them
+        self.bare: Zygote
+        if eager and self.preload:  # the critical path (import torch) starts first
+            self._loaded = Zygote(python, self.preload, env=env)
+        self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
+        if eager:
+            self._start_loaded()
+
+    def _start_loaded(self) -> Zygote:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = Zygote(self.python, self.preload, env=self.env) if self.preload else self.bare
+            return self._loaded
+
+    @property
+    def loaded(self) -> Optional[Zygote]:
+        """The preloading interpreter, once started (the bare one when nothing is preloaded)."""
+        return self._loaded
+
+    def for_probe(self, cls: Type[Check]) -> Zygote:
+        return self._start_loaded() if cls.preload else self.bare
+
+    def serves(self, python: str, preload: Sequence[str], env: Optional[Mapping[str, str]]) -> bool:
+        """True when these interpreters are the ones a run of ``python`` with ``preload`` needs."""
+        return self.python == python and self.env == env and self.preload == tuple(preload)
+
+    def _end_in_background(self, zygotes: Sequence[Zygote]) -> None:
+        for z in zygotes:  # an interpreter holding torch takes some 30-60 ms to die
+            t = threading.Thread(target=z.close, name="stackpeel-zygote-close", daemon=True)
+            t.start()
+            self._closing.append(t)
+
+    def release_loaded(self) -> None:
+        """No probe will fork from the preloading interpreter again: end it in the background,
+        while the last verdicts are judged and the report is built. :meth:`close` waits for it."""
+        with self._lock:
+            loaded = self._loaded
+            if loaded is None or loaded is self.bare or loaded in self._released:
+                return
+            self._released.append(loaded)
+        self._end_in_background([loaded])
+
+    def release(self) -> None:
+        """The run is over: end both interpreters in the background (nothing starts after);
+        :meth:`close` waits for them."""
+        with self._lock:
+            ending = [z for z in (self._loaded, self.bare) if z is not None and z not in self._released]
+            self._released.extend(ending)
+            self._loaded = self.bare  # nothing starts after the end
+        self._end_in_background(ending)
+
+    def close(self) -> None:
+        """End both interpreters (and every fork still under them) and wait until they are gone."""
+        self.release()
+        for t in list(self._closing):
+            t.join(30)

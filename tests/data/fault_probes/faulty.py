@@ -1,6 +1,7 @@
 """Probes that misbehave on purpose, for the runner's fault suite."""
 
 import ctypes
+import gc
 import os
 import subprocess
 import sys
@@ -100,7 +101,10 @@ def stamp(inp):
 
 def whoami(inp):
     """Which process answered, and whether it started with a preloaded module (zygote tests)."""
-    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0),
+    import signal
+    wakeup_fd = signal.set_wakeup_fd(-1)
+    return {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.nice(0), "gc_enabled": gc.isenabled(),
+            "sigchld_default": signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL, "wakeup_fd": wakeup_fd,
             "preloaded": any(m in sys.modules for m in ("xml.dom.minidom", "noisy_preload"))}
 
 
@@ -108,3 +112,17 @@ def loaded_modules(inp):
     """Which of the named modules this process has in sys.modules (zygote preload tests)."""
     names = (inp.get("options") or {}).get("names") or []
     return {"pid": os.getpid(), "ppid": os.getppid(), "loaded": {n: n in sys.modules for n in names}}
+
+
+def prework_part(inp):
+    """A check's prework (scheduler tests): which process read it, and whether it had the preload."""
+    return {"pid": os.getpid(), "preloaded": "xml.dom.minidom" in sys.modules}
+
+
+def prework_raises(inp):
+    raise RuntimeError("prework blew up on purpose")
+
+
+def with_prework(inp):
+    """The probe of a check with a prework: what it was handed."""
+    return {"pid": os.getpid(), "ppid": os.getppid(), "prework": inp.get("prework")}
