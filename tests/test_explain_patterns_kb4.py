@@ -161,6 +161,8 @@ FAMILIES = {
         "WARNING[XFORMERS]: xFormers was built for a different version of PyTorch or Python.",
     ],
     "container-toolkit-missing": [
+        # Docker 28+ resolving --gpus through CDI without the toolkit
+        "docker: Error response from daemon: failed to discover GPU vendor from CDI: no known GPU vendor found",
         "E1119 17:44:43.345466       1 factory.go:112] Incompatible strategy detected auto",
         "E1119 17:44:43.345479       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA "
         "Container Toolkit?",
@@ -171,6 +173,29 @@ FAMILIES = {
     ],
     "triton-cache-unusable": [
         "OSError: [Errno 28] No space left on device: '/root/.triton/cache/2b3c/cuda_utils.so'",
+    ],
+    # nccl src/os/linux.cc, src/misc/socket.cc: the address a rank advertised is not reachable
+    "nccl-socket-ifname-wrong": [
+        "node2:4242:4300 [0] misc/socket.cc:484 NCCL WARN ncclSocketConnect: connect to 172.17.0.1<43127> "
+        "returned Connection refused, exceeded error retry count after 35 attempts",
+        "node2:4242:4300 [0] misc/socket.cc:538 NCCL WARN Call to connect returned Connection refused, retrying",
+        "node2:4242:4300 [0] NCCL WARN no device found matching eth9, verify NCCL_OOB_NET_IFNAME",
+    ],
+    "collective-mismatch-across-ranks": [  # nccl src/init.cc
+        "node3:5151:5200 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 8 version 22105 "
+        "rank 0 version 21903",
+    ],
+    "cuda-library-shadowed": [  # nccl src/dev_runtime.cc
+        "NCCL WARN NCCL library is too old. This application was compiled with NCCL version 2.21.5, but is "
+        "running with NCCL library version 2.18.1.",
+    ],
+    "nccl-duplicate-gpu": [  # nccl src/init.cc
+        "node1:123:456 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set "
+        "NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+    ],
+    "nccl-ib-hca-wrong": [  # nccl src/transport/net_ib/connect.cc
+        "NCCL WARN NET/IB : Remote ETH device is incompatible with the local [0]mlx5_0:1/IB. Try selecting "
+        "NICs of only one link type using NCCL_IB_HCA",
     ],
 }
 
