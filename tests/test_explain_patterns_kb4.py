@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from stackpeel.explain import explain_text, match_codes
-from stackpeel.explain.knowledge import load
+from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import WRAPPERS
+from test_explain_patterns import family_tests, healthy_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -199,31 +198,23 @@ FAMILIES = {
     ],
 }
 
-CASES = [(code, i, msg) for code, msgs in FAMILIES.items() for i, msg in enumerate(msgs)]
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
              "ptx-jit-compiler-missing", "container-device-cgroup-denied"]
 
 
-@pytest.mark.parametrize("wrapper", list(WRAPPERS))
-@pytest.mark.parametrize("code,i,msg", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
-def test_library_message_in_every_wrapper(code, i, msg, wrapper):
+def _runc_line_cut(msg, wrapper):
     if msg.startswith("error setting cgroup config") and wrapper == "terminal-cut-80":
-        pytest.skip("cut at 80 columns the cut falls inside 'bpf_prog_query(BPF_CGROUP_DEVICE)', and explain "
-                    "re-joins a cut line only where it looks like one message; runc prints it on one line")
-    log = "step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n"
-    ranked = [c.code for c in explain_text(log).candidates]
-    assert ranked[:1] == [code], ranked
+        return ("cut at 80 columns the cut falls inside 'bpf_prog_query(BPF_CGROUP_DEVICE)', and explain re-joins "
+                "a cut line only where it looks like one message; runc prints it on one line")
+    return None
 
 
-def test_every_message_matches_a_signature_of_its_code():
-    kb = load()
-    for code, msgs in FAMILIES.items():
-        for msg in msgs:
-            assert code in match_codes(msg) or any(code in e.codes_for(msg) for e in kb.match_line(msg)), (code, msg)
+test_library_message_in_every_wrapper, test_every_message_matches_a_signature_of_its_code = \
+    family_tests(FAMILIES, skip=_runc_line_cut)
 
+HEALTHY = [
 
-@pytest.mark.parametrize("line", [
     # healthy lines of the same programs: notices printed on runs that work
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.105.08  Wed Oct 29 23:15:11 UTC 2025",
     "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build",
@@ -249,10 +240,9 @@ def test_every_message_matches_a_signature_of_its_code():
     "Guessing wheel URL:  https://github.com/Dao-AILab/causal-conv1d/releases/download/v1.5.0/causal_conv1d.whl",
     "nvrtc version: 12.8; torch.cuda.get_arch_list(): ['sm_80', 'sm_90', 'sm_100', 'sm_120']",
     "modinfo -F license nvidia: Dual MIT/GPL",
-])
-def test_healthy_lines_of_the_harvested_programs_name_nothing(line):
-    expl = explain_text(line + "\n")
-    assert expl.candidates == () and expl.exit_code == 0, (line, [c.code for c in expl.candidates])
+]
+
+test_healthy_lines_of_the_harvested_programs_name_nothing = healthy_test(HEALTHY)
 
 
 @pytest.mark.parametrize("code", NEW_CODES)
@@ -266,7 +256,10 @@ def test_new_code_is_sourced_and_says_what_to_do(code):
 
 def test_proposed_names_now_have_entries():
     """The names SPLIT.toml proposed for causes without an entry are codes now, and the list is empty."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
     split = tomllib.loads((ROOT / "tests" / "corpus" / "explain" / "SPLIT.toml").read_text(encoding="utf-8"))
     assert split["codes"]["proposed"] == []
     kb = load_kb()
