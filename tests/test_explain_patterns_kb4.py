@@ -88,7 +88,18 @@ FAMILIES = {
         "error setting cgroup config for procHooks process: bpf_prog_query(BPF_CGROUP_DEVICE) failed: "
         "function not implemented",
     ],
+    "kernel-library-not-installed": [
+        # Python's import system where model code, vLLM or SGLang import the kernel library
+        "ModuleNotFoundError: No module named 'fla'",
+        "ModuleNotFoundError: No module named 'causal_conv1d'",
+        "ModuleNotFoundError: No module named 'mamba_ssm'",
+        "ModuleNotFoundError: No module named 'sgl_kernel'",
+    ],
     # -- signatures added to existing codes
+    "kernel-extension-not-built": [  # vllm/_custom_ops.py
+        "WARNING 05-01 12:00:00 [_custom_ops.py:21] Failed to import from vllm._moe_C with "
+        "ModuleNotFoundError(\"No module named 'vllm._moe_C'\")",
+    ],
     "libcuda-missing": [
         "RuntimeError: Failed to open libcuda.so.1",  # triton driver.c
         "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are on a cluster, "
@@ -200,7 +211,7 @@ FAMILIES = {
 
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
-             "ptx-jit-compiler-missing", "container-device-cgroup-denied"]
+             "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed"]
 
 
 def _runc_line_cut(msg, wrapper):
@@ -321,3 +332,11 @@ def test_transformers_torch_too_old_from_the_real_library(stack_python, tmp_path
     assert first["evidence"][0]["entry"] == "transformers-disables-torch"
     assert "Disabling PyTorch because PyTorch >= " in first["evidence"][0]["text"]
     assert "torch>=2.6" in first["fix"]
+
+
+def test_a_missing_submodule_is_not_a_missing_library():
+    """'No module named fla' is FLA not installed; 'No module named fla.layers.x' is FLA of another
+    release than the code expects: not the same fix."""
+    assert explain_text("ModuleNotFoundError: No module named 'fla'\n").root.code == "kernel-library-not-installed"
+    ranked = [c.code for c in explain_text("ModuleNotFoundError: No module named 'fla.layers.gdn'\n").candidates]
+    assert "kernel-library-not-installed" not in ranked
