@@ -95,6 +95,11 @@ FAMILIES = {
         "ModuleNotFoundError: No module named 'mamba_ssm'",
         "ModuleNotFoundError: No module named 'sgl_kernel'",
     ],
+    "msvc-runtime-missing": [  # torch/__init__.py _load_dll_libraries (Windows)
+        "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.",
+        "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "
+        "\"C:\\Users\\me\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+    ],
     # -- signatures added to existing codes
     "kernel-extension-not-built": [  # vllm/_custom_ops.py
         "WARNING 05-01 12:00:00 [_custom_ops.py:21] Failed to import from vllm._moe_C with "
@@ -211,7 +216,8 @@ FAMILIES = {
 
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
-             "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed"]
+             "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed",
+             "msvc-runtime-missing"]
 
 
 def _runc_line_cut(msg, wrapper):
