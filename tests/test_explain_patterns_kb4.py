@@ -100,7 +100,20 @@ FAMILIES = {
         "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "
         "\"C:\\Users\\me\\venv\\Lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
     ],
+    "page-size-unsupported": [
+        # glibc's loader; jemalloc pages_boot()
+        "ImportError: /opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so: ELF load command "
+        "address/offset not page-aligned",
+        "<jemalloc>: Unsupported system page size",
+    ],
     # -- signatures added to existing codes
+    "cuda-error-unclassified": [  # cudaErrorOperatingSystem's string: no more specific entry, never silence
+        "RuntimeError: CUDA error: OS call failed or operation not supported on this OS",
+    ],
+    "extension-build-failed": [  # deepspeed op_builder/builder.py jit_load, when no reason follows
+        "RuntimeError: Unable to JIT load the evoformer_attn op due to it not being compatible due to "
+        "hardware/software issue.",
+    ],
     "kernel-extension-not-built": [  # vllm/_custom_ops.py
         "WARNING 05-01 12:00:00 [_custom_ops.py:21] Failed to import from vllm._moe_C with "
         "ModuleNotFoundError(\"No module named 'vllm._moe_C'\")",
@@ -217,7 +230,7 @@ FAMILIES = {
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
              "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed",
-             "msvc-runtime-missing"]
+             "msvc-runtime-missing", "page-size-unsupported"]
 
 
 def _runc_line_cut(msg, wrapper):
@@ -346,3 +359,10 @@ def test_a_missing_submodule_is_not_a_missing_library():
     assert explain_text("ModuleNotFoundError: No module named 'fla'\n").root.code == "kernel-library-not-installed"
     ranked = [c.code for c in explain_text("ModuleNotFoundError: No module named 'fla.layers.gdn'\n").candidates]
     assert "kernel-library-not-installed" not in ranked
+
+
+def test_deepspeed_names_the_reason_an_op_is_not_compatible():
+    """DeepSpeed appends the op's own complaint to 'not being compatible': that complaint names the cause."""
+    log = ("RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
+           "issue. async_io requires the dev libaio .so object and headers but these were not found.\n")
+    assert explain_text(log).root.code == "libaio-missing"
