@@ -144,7 +144,13 @@ FAMILIES = {
         "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.12.1.  Make sure that "
         "libnvrtc-builtins.so.12.1 is installed correctly.",
     ],
-    "gpu-hardware-fault": ["pynvml.NVMLError_InsufficientPower: Insufficient External Power"],
+    "gpu-hardware-fault": [
+        "pynvml.NVMLError_InsufficientPower: Insufficient External Power",  # nvml.h nvmlErrorString
+        # cuda.h CUresult 220 and 226, as torch and the driver API print them
+        "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+        "cuLaunchKernel failed: CUDA_ERROR_CONTAINED",
+    ],
+    "nccl-p2p-blocked": ["cuCtxEnablePeerAccess returned CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"],
     "library-shadowed": [
         "/bin/bash: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_PRIVATE' not found (required by "
         "/opt/conda/lib/libtinfo.so.6)",
