@@ -94,6 +94,12 @@ FAMILIES = {
         "ModuleNotFoundError: No module named 'causal_conv1d'",
         "ModuleNotFoundError: No module named 'mamba_ssm'",
         "ModuleNotFoundError: No module named 'sgl_kernel'",
+        "ImportError: CUDA CP requires the causal-conv1d package",  # fla/modules/causal_conv1d/backends/cuda/cp.py
+        "ImportError: Mamba-3 SISO kernels are unavailable. Install `mamba_ssm` with Mamba-3 support.",  # fla/layers/mamba3.py
+    ],
+    "transformers-fast-path-unavailable": [  # fla/modules/causal_conv1d/ops.py: a notice, the answer only when alone
+        "UserWarning: The `backend` parameter is set to `cuda`, but `causal_conv1d_fn` is not available. Switching to "
+        "the Triton implementation instead. Consider installing `causal_conv1d` to enable the CUDA backend.",
     ],
     "msvc-runtime-missing": [  # torch/__init__.py _load_dll_libraries (Windows)
         "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.",
@@ -188,6 +194,9 @@ FAMILIES = {
     ],
     "flash-attn-not-installed": [
         "ImportError: Please install Flash Attention via `pip install flash-attn --no-build-isolation` first",
+        # fla/layers/attn.py: the ImportWarning at import, alone in the log
+        "ImportWarning: Flash Attention is not installed. Please install it via `pip install flash-attn "
+        "--no-build-isolation`",
     ],
     "xformers-no-cuda-ops": [
         "NotImplementedError: No operator found: operator wasn't built - see `python -m xformers.info` for more "
@@ -372,3 +381,15 @@ def test_deepspeed_names_the_reason_an_op_is_not_compatible():
     log = ("RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
            "issue. async_io requires the dev libaio .so object and headers but these were not found.\n")
     assert explain_text(log).root.code == "libaio-missing"
+
+
+def test_fla_import_notices_give_way_to_the_failure():
+    """FLA's notices (flash-attn absent, conv backend falling back) name a cause only when the log has no
+    other: next to a real failure the failure heads the answer."""
+    log = ("ImportWarning: Flash Attention is not installed. Please install it via `pip install flash-attn "
+           "--no-build-isolation`\n"
+           "UserWarning: The `backend` parameter is set to `cuda`, but `causal_conv1d_fn` is not available. "
+           "Switching to the Triton implementation instead.\n"
+           "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set "
+           "triton.knobs.build.impl.\n")
+    assert explain_text(log).root.code == "no-c-compiler"
