@@ -112,6 +112,20 @@ FAMILIES = {
         "address/offset not page-aligned",
         "<jemalloc>: Unsupported system page size",
     ],
+    "model-architecture-unsupported": [
+        # transformers/models/auto/configuration_auto.py
+        "ValueError: The checkpoint you are trying to load has model type `qwen3_next` but Transformers does not "
+        "recognize this architecture. This could be because of an issue with the checkpoint, or because your "
+        "version of Transformers is out of date.",
+        "ImportError: cannot import name 'Qwen3NextForCausalLM' from 'transformers' "
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)",
+        # vllm/model_executor/models/registry.py
+        "ValueError: Model architectures ['Qwen3NextForCausalLM'] are not supported for now. Supported "
+        "architectures: dict_keys(['AquilaModel', 'LlamaForCausalLM'])",
+        # llama.cpp llama-model-loader.cpp
+        "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+        "'gemma4'",
+    ],
     # -- signatures added to existing codes
     "cuda-error-unclassified": [  # cudaErrorOperatingSystem's string: no more specific entry, never silence
         "RuntimeError: CUDA error: OS call failed or operation not supported on this OS",
@@ -245,7 +259,7 @@ FAMILIES = {
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
              "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed",
-             "msvc-runtime-missing", "page-size-unsupported"]
+             "msvc-runtime-missing", "page-size-unsupported", "model-architecture-unsupported"]
 
 
 def _runc_line_cut(msg, wrapper):
@@ -393,3 +407,20 @@ def test_fla_import_notices_give_way_to_the_failure():
            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set "
            "triton.knobs.build.impl.\n")
     assert explain_text(log).root.code == "no-c-compiler"
+
+
+def test_unknown_architecture_from_the_real_library(stack_python, tmp_path):
+    """Real transformers refusing a checkpoint whose model_type it does not know (a model newer than the
+    installed release): explain on the traceback names the framework's age, not the GPU stack."""
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text('{"model_type": "qwen99_next", "architectures": ["Qwen99NextForCausalLM"]}',
+                                      encoding="utf-8")
+    proc = subprocess.run(
+        [stack_python, "-c", f"from transformers import AutoConfig\nAutoConfig.from_pretrained({str(ckpt)!r})"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+    assert proc.returncode != 0 and "does not recognize this architecture" in proc.stderr, proc.stderr[-2000:]
+    expl = explain_text(proc.stderr)
+    assert expl.root.code == "model-architecture-unsupported", [c.code for c in expl.candidates]
