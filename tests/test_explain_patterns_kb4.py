@@ -126,6 +126,38 @@ FAMILIES = {
         "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
         "'gemma4'",
     ],
+    "numpy-abi-mismatch": [
+        # numpy/core/_multiarray_umath.py (first line of its dedented notice), __multiarray_api.h
+        "A module that was compiled using NumPy 1.x cannot be run in",
+        "ImportError: numpy.core.multiarray failed to import",
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
+        # torch/csrc/utils/tensor_numpy.cpp
+        "UserWarning: Failed to initialize NumPy: _ARRAY_API not found (Triggered internally at "
+        "/pytorch/torch/csrc/utils/tensor_numpy.cpp:84.)",
+        "ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got "
+        "88 from PyObject",
+    ],
+    "torch-too-old-for-package": [
+        "AttributeError: module 'torch' has no attribute 'float8_e4m3fn'",
+        "AttributeError: module 'torch.library' has no attribute 'custom_op'",
+        "AttributeError: module 'torch.utils._pytree' has no attribute 'register_pytree_node'. Did you mean: "
+        "'_register_pytree_node'?",
+        "TypeError: scaled_dot_product_attention() got an unexpected keyword argument 'enable_gqa'",
+    ],
+    "package-no-matching-wheel": [
+        # pip's resolver; uv's
+        "ERROR: Could not find a version that satisfies the requirement torch==2.1.0 (from versions: 2.6.0, "
+        "2.7.0, 2.7.1)",
+        "ERROR: No matching distribution found for triton",
+        "  ╰─▶ Because torch==2.1.0 has no wheels with a matching Python ABI tag (e.g., `cp313`), we can conclude "
+        "that torch==2.1.0 cannot be used.",
+    ],
+    "nccl-not-built-in": ["RuntimeError: Distributed package doesn't have NCCL built in"],
+    "disk-full": [
+        "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+        "docker: failed to register layer: write /usr/local/lib/python3.10/dist-packages/torch/lib/"
+        "libtorch_cuda.so: no space left on device.",
+    ],
     # -- signatures added to existing codes
     "cuda-error-unclassified": [  # cudaErrorOperatingSystem's string: no more specific entry, never silence
         "RuntimeError: CUDA error: OS call failed or operation not supported on this OS",
@@ -259,7 +291,9 @@ FAMILIES = {
 NEW_CODES = ["framework-cpu-only-build", "nvrtc-arch-unsupported", "proprietary-kernel-module-unsupported-gpu",
              "tensorrt-engine-file-corrupt", "torch-build-too-old-for-fast-path", "transformers-torch-too-old",
              "ptx-jit-compiler-missing", "container-device-cgroup-denied", "kernel-library-not-installed",
-             "msvc-runtime-missing", "page-size-unsupported", "model-architecture-unsupported"]
+             "msvc-runtime-missing", "page-size-unsupported", "model-architecture-unsupported",
+             "numpy-abi-mismatch", "torch-too-old-for-package", "package-no-matching-wheel", "nccl-not-built-in",
+             "disk-full"]
 
 
 def _runc_line_cut(msg, wrapper):
@@ -424,3 +458,15 @@ def test_unknown_architecture_from_the_real_library(stack_python, tmp_path):
     assert proc.returncode != 0 and "does not recognize this architecture" in proc.stderr, proc.stderr[-2000:]
     expl = explain_text(proc.stderr)
     assert expl.root.code == "model-architecture-unsupported", [c.code for c in expl.candidates]
+
+
+@pytest.mark.parametrize("line,code", [
+    ("OSError: [Errno 28] No space left on device: '/dev/shm/nccl-Xh3k2'", "nccl-shm-too-small"),
+    ("RuntimeError: unable to write to file </torch_4242_123_0>: No space left on device (28)",
+     "dataloader-shm-too-small"),
+    ("OSError: [Errno 28] No space left on device: '/root/.triton/cache/2b3c/cuda_utils.so'", "triton-cache-unusable"),
+])
+def test_a_full_disk_with_an_entry_of_its_own_keeps_it(line, code):
+    """/dev/shm and the Triton cache running full have their own causes and fixes; the generic disk-full
+    entry gives way to them."""
+    assert explain_text(line + "\n").root.code == code
