@@ -94,6 +94,7 @@ FAMILIES = {
         "ModuleNotFoundError: No module named 'causal_conv1d'",
         "ModuleNotFoundError: No module named 'mamba_ssm'",
         "ModuleNotFoundError: No module named 'sgl_kernel'",
+        "ModuleNotFoundError: No module named 'apex'",
         "ImportError: CUDA CP requires the causal-conv1d package",  # fla/modules/causal_conv1d/backends/cuda/cp.py
         "ImportError: Mamba-3 SISO kernels are unavailable. Install `mamba_ssm` with Mamba-3 support.",  # fla/layers/mamba3.py
     ],
@@ -159,6 +160,11 @@ FAMILIES = {
         "libtorch_cuda.so: no space left on device.",
     ],
     # -- signatures added to existing codes
+    "triton-not-installed": [  # torch/_inductor/exc.py TritonMissing
+        "torch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either the package is not "
+        "installed or it is too old. More information on installing Triton can be found at: "
+        "https://github.com/triton-lang/triton",
+    ],
     "cuda-error-unclassified": [  # cudaErrorOperatingSystem's string: no more specific entry, never silence
         "RuntimeError: CUDA error: OS call failed or operation not supported on this OS",
     ],
