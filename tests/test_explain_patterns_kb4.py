@@ -161,6 +161,9 @@ FAMILIES = {
     ],
     # -- signatures added to existing codes
     "triton-not-installed": [  # torch/_inductor/exc.py TritonMissing
+        # vllm/triton_utils/importing.py: a notice, the answer only when alone
+        "INFO 05-01 12:00:00 [importing.py:53] Triton not installed or not compatible; certain GPU-related "
+        "functions will not be available.",
         "torch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either the package is not "
         "installed or it is too old. More information on installing Triton can be found at: "
         "https://github.com/triton-lang/triton",
