@@ -479,3 +479,18 @@ def test_a_full_disk_with_an_entry_of_its_own_keeps_it(line, code):
     """/dev/shm and the Triton cache running full have their own causes and fixes; the generic disk-full
     entry gives way to them."""
     assert explain_text(line + "\n").root.code == code
+
+
+def test_nccl_backend_on_a_torch_without_nccl_from_the_real_library(stack_python, tmp_path):
+    """The stack venv's CPU torch has no NCCL: asking it for the nccl backend, as most launch scripts
+    do, raises torch's own refusal, and explain names the build, not NCCL's network or shm."""
+    proc = subprocess.run(
+        [stack_python, "-c",
+         "import torch.distributed as d\n"
+         f"d.init_process_group(backend='nccl', init_method='file://{tmp_path / 'pg'}', world_size=1, rank=0)"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode != 0 and "doesn't have NCCL built in" in proc.stderr, proc.stderr[-2000:]
+    expl = explain_text(proc.stderr)
+    assert expl.root.code == "nccl-not-built-in", [c.code for c in expl.candidates]
+    assert "gloo" in load_kb().get("nccl-not-built-in").fix
