@@ -494,3 +494,23 @@ def test_nccl_backend_on_a_torch_without_nccl_from_the_real_library(stack_python
     expl = explain_text(proc.stderr)
     assert expl.root.code == "nccl-not-built-in", [c.code for c in expl.candidates]
     assert "gloo" in load_kb().get("nccl-not-built-in").fix
+
+
+@pytest.mark.parametrize("etype,message,code", [
+    ("OSError", "[Errno 28] No space left on device", "disk-full"),
+    ("ValueError", "The checkpoint you are trying to load has model type `qwen99` but Transformers does not "
+                   "recognize this architecture.", "model-architecture-unsupported"),
+    ("ImportError", "numpy.core.multiarray failed to import", "numpy-abi-mismatch"),
+    ("AttributeError", "module 'torch' has no attribute 'float8_e4m3fn'", "torch-too-old-for-package"),
+    ("ModuleNotFoundError", "No module named 'causal_conv1d'", "kernel-library-not-installed"),
+    ("RuntimeError", "Distributed package doesn't have NCCL built in", "nccl-not-built-in"),
+    ("RuntimeError", "nvrtc: error: invalid value for --gpu-architecture (-arch)", "nvrtc-arch-unsupported"),
+    ("RuntimeError", "Triton Error [CUDA]: PTX JIT compiler library not found", "ptx-jit-compiler-missing"),
+])
+def test_exception_shapes_for_run(etype, message, code):
+    """`stackpeel run` maps a swallowed exception to the same code explain gives its message."""
+    assert load_kb().exception_codes(etype, message) == [code]
+
+
+def test_a_full_shm_is_not_the_generic_disk_full_for_run():
+    assert "disk-full" not in load_kb().exception_codes("OSError", "[Errno 28] No space left on device: '/dev/shm/x'")
