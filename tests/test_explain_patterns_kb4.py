@@ -514,3 +514,12 @@ def test_exception_shapes_for_run(etype, message, code):
 
 def test_a_full_shm_is_not_the_generic_disk_full_for_run():
     assert "disk-full" not in load_kb().exception_codes("OSError", "[Errno 28] No space left on device: '/dev/shm/x'")
+
+
+def test_a_refused_cuda_build_followed_by_torchs_cuda_assertion_is_a_cpu_torch():
+    """pip could not find the CUDA build, the install went on without it, and torch then reports no CUDA:
+    the torch that got installed is a CPU build (the refusal alone names the missing wheel)."""
+    refused = "ERROR: No matching distribution found for torch==2.0.1+cu118\n"
+    assert explain_text(refused).root.code == "package-no-matching-wheel"
+    later = refused + "python demo.py\ntorch.cuda.is_available() returns False\n"
+    assert explain_text(later).root.code == "torch-cpu-only-build"
