@@ -270,7 +270,7 @@ FAMILIES = {
         "or directory: unknown",
     ],
     "triton-cache-unusable": [
-        "OSError: [Errno 28] No space left on device: '/root/.triton/cache/2b3c/cuda_utils.so'",
+        "OSError: [Errno 28] No space left on device: '/home/user/.triton/cache/2b3c/cuda_utils.so'",
     ],
     # nccl src/os/linux.cc, src/misc/socket.cc: the address a rank advertised is not reachable
     "nccl-socket-ifname-wrong": [
@@ -473,7 +473,7 @@ def test_unknown_architecture_from_the_real_library(stack_python, tmp_path):
     ("OSError: [Errno 28] No space left on device: '/dev/shm/nccl-Xh3k2'", "nccl-shm-too-small"),
     ("RuntimeError: unable to write to file </torch_4242_123_0>: No space left on device (28)",
      "dataloader-shm-too-small"),
-    ("OSError: [Errno 28] No space left on device: '/root/.triton/cache/2b3c/cuda_utils.so'", "triton-cache-unusable"),
+    ("OSError: [Errno 28] No space left on device: '/home/user/.triton/cache/2b3c/cuda_utils.so'", "triton-cache-unusable"),
 ])
 def test_a_full_disk_with_an_entry_of_its_own_keeps_it(line, code):
     """/dev/shm and the Triton cache running full have their own causes and fixes; the generic disk-full
