@@ -139,6 +139,8 @@ FAMILIES = {
         "88 from PyObject",
     ],
     "torch-too-old-for-package": [
+        "ImportError: cannot import name 'sdpa_kernel' from 'torch.nn.attention' "
+        "(/usr/local/lib/python3.10/dist-packages/torch/nn/attention/__init__.py)",
         "AttributeError: module 'torch' has no attribute 'float8_e4m3fn'",
         "AttributeError: module 'torch.library' has no attribute 'custom_op'",
         "AttributeError: module 'torch.utils._pytree' has no attribute 'register_pytree_node'. Did you mean: "
@@ -227,6 +229,12 @@ FAMILIES = {
     ],
     "ninja-missing": ["RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed."],
     "extension-torch-mismatch": [
+        # torchvision/extension.py; torch/_ops.py load_library; pip's resolver notice (alone in the log)
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+        "incompatible, or if you had errors while compiling torchvision from source.",
+        "OSError: Could not load this library: /usr/local/lib/python3.10/dist-packages/torchaudio/lib/"
+        "libtorchaudio.so",
+        "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
         "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different "
         "version than what is being used at runtime. Please re-install DeepSpeed or switch torch versions. "
         "Install torch version=2.1, Runtime torch version=2.3",
@@ -523,3 +531,10 @@ def test_a_refused_cuda_build_followed_by_torchs_cuda_assertion_is_a_cpu_torch()
     assert explain_text(refused).root.code == "package-no-matching-wheel"
     later = refused + "python demo.py\ntorch.cuda.is_available() returns False\n"
     assert explain_text(later).root.code == "torch-cpu-only-build"
+
+
+def test_pips_pin_notice_gives_way_to_the_failure():
+    log = ("xformers 0.0.28.post1 requires torch==2.4.1, but you have torch 2.5.1+cu124 which is incompatible.\n"
+           "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set "
+           "triton.knobs.build.impl.\n")
+    assert explain_text(log).root.code == "no-c-compiler"
