@@ -202,6 +202,7 @@ FAMILIES = {
         "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
         "UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
         "RuntimeError: No GPU found. A GPU is needed for quantization.",
+        "ValueError: fp16 mixed precision requires a GPU (not 'cpu').",  # accelerate/accelerator.py
     ],
     "library-missing": [
         "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.12.1.  Make sure that "
