@@ -109,7 +109,6 @@ KNOWN_MISSES: Dict[str, str] = {}
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
-    "ask-anything-57-not-compiled-cuda-manual-torch": "an AssertionError and a pip conflict over torch==X+cu117",
     "nccl-799-ib-no-such-device-hca": "'No such device' next to NCCL, and NCCL_IB_DISABLE in the maintainer's hint",
     "triton-2110-libcuda-not-found-typo": "the retyped 'lidcuda.so not found', and ldconfig in the reporter's prose",
     "triton-pr1123-python310-headers-layout": "a PR's prose ('Triton seems to break ...') naming /usr/include/python3.X",
