@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from .engine import TargetError, check
     from .model import CheckResult, Diagnosis, ExitCode, Finding, Remedy, Report, Severity, Status
     from .preflight import StackError, require
-    from .render import render
 
 __all__ = sorted([
     "CheckResult",
@@ -40,11 +39,17 @@ __all__ = sorted([
 #: where each public name lives; imported on first use, so that ``python -m stackpeel check``
 #: starts the interpreter that imports torch before it imports the registry and renderers
 _HOME = {"TargetError": "engine", "check": "engine", "StackError": "preflight", "require": "preflight",
-         "render": "render", "CheckResult": "model", "Diagnosis": "model", "ExitCode": "model", "Finding": "model",
+         "CheckResult": "model", "Diagnosis": "model", "ExitCode": "model", "Finding": "model",
          "Remedy": "model", "Report": "model", "Severity": "model", "Status": "model"}
 
 
 from ._lazy import exports as _exports
+
+# ``render`` is bound now, not on first use: the function shares its name with the subpackage
+# ``stackpeel.render``, and importing any module of that subpackage (``stackpeel.render.text``)
+# sets the package attribute to the subpackage, so a lazy ``render`` would turn into a module.
+# The import costs only stackpeel.model, which every command imports anyway.
+from .render import render  # noqa: E402
 
 __getattr__ = _exports(__name__, _HOME, globals())
 
