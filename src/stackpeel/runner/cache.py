@@ -196,15 +196,23 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
 
 
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:
-    """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused)."""
-    cwd = tempfile.mkdtemp(prefix="stackpeel-key-")  # empty: "-c" puts it first on sys.path
+    """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused). It runs
+    in a thread while stackpeel loads its registry, so it never raises: no writable temporary
+    directory is the caller's one-line error, not a traceback of this thread."""
+    try:
+        cwd = tempfile.mkdtemp(prefix="stackpeel-key-")  # empty: "-c" puts it first on sys.path
+    except OSError:
+        return None
     try:
         proc = subprocess.run([python, "-c", KEY_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=timeout, env=dict(environ) if environ is not None else None, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired):
         return None
     finally:
-        os.rmdir(cwd)
+        try:
+            os.rmdir(cwd)
+        except OSError:
+            pass
     if proc.returncode != 0:
         return None
     try:
