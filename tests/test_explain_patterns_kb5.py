@@ -118,6 +118,9 @@ FAMILIES = {
         "/llama.cpp/ggml/src/ggml-cuda/mmv.cu:51: ERROR: CUDA kernel mul_mat_vec has no device code compatible with "
         "CUDA arch 520. ggml-cuda.cu was compiled for: 520",
     ],
+    "flash-attn-arch-unsupported": [  # flash-attn's ROCm (composable_kernel) build on a GPU before MI200
+        "RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.",
+    ],
     "gpu-out-of-memory": [
         # TensorRT defaultAllocator.cpp; onnxruntime's CUDA_CALL with cudaErrorMemoryAllocation
         "[12/01/2025-10:12:13] [TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime "
