@@ -83,6 +83,19 @@ FAMILIES = {
         "csrc/cuda/roi_align_kernel.cu(280): error: identifier \"THCState\" is undefined",
         "csrc/ext.cpp:40:5: error: use of undeclared identifier 'THCudaMalloc'",
     ],
+    "framework-gpu-arch-unsupported": [
+        # tensorflow/core/common_runtime/gpu/gpu_device.cc (glog INFO line)
+        "2020-07-07 15:35:48.520179: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1721] Ignoring visible gpu "
+        "device (device: 0, name: GeForce GTX 670MX, pci bus id: 0000:01:00.0, compute capability: 3.0) with Cuda "
+        "compute capability 3.0. The minimum required Cuda capability is 3.5.",
+        # paddle/phi/backends/gpu/gpu_resources.cc InitGpuProperties
+        "W0601 12:00:00.000000  1234 gpu_resources.cc:96] The GPU architecture in your current machine is Pascal, "
+        "which is not compatible with Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
+        "corresponding wheel package according to the installation information on the official Paddle website.",
+        "The GPU compute capability in your current machine is 120, which is not supported by Paddle, it is "
+        "recommended to install the corresponding wheel package according to the installation information on the "
+        "official Paddle website.",
+    ],
     # -- signatures added to existing codes
     "cudnn-unusable": [
         # tensorflow/core/kernels/conv_ops*.cc
@@ -131,7 +144,8 @@ FAMILIES = {
 }
 
 NEW_CODES = ["xla-cuda-toolkit-missing", "rocm-gpu-arch-unsupported", "cuda-extension-on-rocm",
-             "apple-mps-op-unsupported", "nccl-too-old-for-gpu", "extension-source-torch-api-removed"]
+             "apple-mps-op-unsupported", "nccl-too-old-for-gpu", "extension-source-torch-api-removed",
+             "framework-gpu-arch-unsupported"]
 
 
 test_library_message_in_every_wrapper, test_every_message_matches_a_signature_of_its_code = \
@@ -148,6 +162,10 @@ HEALTHY = [
     "I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU "
     "instructions in performance-critical operations.",
     "[CudaDevice(id=0), CudaDevice(id=1)]",
+    "W external/xla/xla/service/gpu/nvptx_compiler.cc:742] The NVIDIA driver's CUDA version is 12.0 which is older "
+    "than the ptxas CUDA version (12.3.107). Because the driver is older than the ptxas version, XLA is disabling "
+    "parallel compilation, which may slow down compilation.",
+    "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT",
     "ggml_cuda_init: found 1 CUDA devices:",
     "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes",
     "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no",
@@ -158,6 +176,10 @@ HEALTHY = [
     "['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']",
     "Processing audio with duration 00:16.114",
     "ctranslate2.get_cuda_device_count(): 1",
+    # paddle gpu_resources.cc on a supported GPU
+    "W0601 12:00:00.000000  1234 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.6, Driver "
+    "API Version: 12.2, Runtime API Version: 11.8",
+    "W0601 12:00:00.000000  1234 gpu_resources.cc:164] device: 0, cuDNN Version: 8.9.",
     "torch 2.5.1+rocm6.2, torch.version.hip 6.2.41133",
     "  Name:                    gfx1100",
     "PYTORCH_ENABLE_MPS_FALLBACK=1 python train.py --device mps",
