@@ -94,6 +94,18 @@ def family_tests(families, skip=None):
     return in_every_wrapper, own_signature
 
 
+def assert_sourced_root(code):
+    """A new root-cause code of a family file: its wording, fix, source, links and layer are
+    filled, and every log signature names where its message comes from. Returns the entry for
+    the family's own further asserts."""
+    from stackpeel.knowledge import load as load_kb
+
+    entry = load_kb().get(code)
+    assert entry.fix and entry.source and entry.links and entry.layer and entry.kind == "root"
+    assert entry.logs and all(sig.source for sig in entry.logs)
+    return entry
+
+
 def healthy_test(lines):
     """A test that each healthy line names nothing and exits 0 (a family's negative controls)."""
     @pytest.mark.parametrize("line", lines)

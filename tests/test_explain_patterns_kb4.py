@@ -20,7 +20,7 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import assert_sourced_root, family_tests, healthy_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -358,9 +358,7 @@ test_healthy_lines_of_the_harvested_programs_name_nothing = healthy_test(HEALTHY
 
 @pytest.mark.parametrize("code", NEW_CODES)
 def test_new_code_is_sourced_and_says_what_to_do(code):
-    entry = load_kb().get(code)
-    assert entry.fix and entry.source and entry.links and entry.layer and entry.kind == "root"
-    assert entry.logs and all(sig.source for sig in entry.logs)
+    entry = assert_sourced_root(code)
     if entry.commands:
         assert entry.remedy is not None
 
