@@ -188,3 +188,38 @@ def test_probe_never_starts_on_a_failed_answer_of_what_it_reads():
     res = run(slow, broken, reader)
     assert res["system.broken"].status is Status.ERROR
     assert res["system.reader"].facts["start"] >= res["system.slow"].facts["end"]
+
+
+def _exclusive(check_id, fn, seconds=None, timeout=20.0):
+    cls = make(check_id, fn, timeout=timeout)
+    cls.exclusive = "test-device"
+    if seconds is not None:
+        cls.probe_options = {"seconds": seconds}
+    return cls
+
+
+def test_probes_naming_one_exclusive_resource_run_one_after_another():
+    """cuInit, nvmlInit and nvidia-smi each initialise the driver: run together they wait on
+    each other, so the checks that use it say so (``exclusive``) and take turns, in dependency
+    order, while everything else runs beside them."""
+    first, second = _exclusive("first", "sleepy", 0.6), _exclusive("second", "sleepy", 0.3)
+    beside = make("beside", "sleepy")
+    beside.probe_options = {"seconds": 0.6}
+    res = run(first, second, beside)
+    f, s, b = (res[f"system.{n}"].facts for n in ("first", "second", "beside"))
+    assert s["start"] >= f["end"]  # took turns
+    assert b["start"] < f["end"] and b["start"] < s["end"]  # the others did not wait
+    # each one's time is its own run, not the wait for its turn
+    assert res["system.second"].duration_s < s["end"] - f["start"]
+
+
+def test_a_hung_holder_of_an_exclusive_resource_does_not_queue_the_others_behind_its_timeout():
+    from stackpeel.runner.scheduler import EXCLUSIVE_LEASE_S
+    hung = _exclusive("hung", "hang", timeout=EXCLUSIVE_LEASE_S + 4)
+    after = _exclusive("after", "stamp")
+    t0 = time.time()
+    res = run(hung, after)
+    assert res["system.hung"].status is Status.ERROR and res["system.hung"].failure.reason == "timeout"
+    assert res["system.after"].status is Status.PASS
+    # ordering: it waited for the lease, then started, not at the hung probe's timeout (4 s later)
+    assert t0 + EXCLUSIVE_LEASE_S - 0.1 <= res["system.after"].facts["start"] < t0 + hung.timeout

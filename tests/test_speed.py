@@ -317,6 +317,31 @@ def test_the_preloading_interpreter_ends_once_its_probes_answered(clean_env):
     assert zygotes.bare.closed and zygotes.bare.proc.poll() is not None and torch_like.closed
 
 
+def test_a_probe_forked_from_a_starting_interpreter_is_timed_from_when_it_was_asked_for(clean_env, tmp_path):
+    """The CLI starts both interpreters before its own steps (engine.start_early). A probe of
+    the torch interpreter pays all of its start (it would have imported torch itself); a
+    torch-free probe pays what is left of the bare one's start, as its own interpreter would
+    have, but not the CLI's steps before it was asked for. Both interpreters start slowly
+    here (a sitecustomize that sleeps), and both probes are asked for before they are ready."""
+    from stackpeel.runner.zygote import Zygotes
+    slow_start = 1.5
+    (tmp_path / "sitecustomize.py").write_text(f"import time\ntime.sleep({slow_start})\n")
+    env = dict(clean_env, PYTHONPATH=str(tmp_path))
+    bare, loaded = make("bare", "stamp", preload=()), make("loaded", "stamp")
+    zygotes = Zygotes(sys.executable, ("xml.dom.minidom",), env)
+    zygotes.loaded  # noqa: B018 (starts it now, as start_early does)
+    cli_steps = 0.8
+    time.sleep(cli_steps)
+    assert not zygotes.bare.ready.is_set()
+    res = {r.id: r for r in run_checks([bare, loaded], sys.executable, HOST, {"python": sys.executable},
+                                       env=env, zygotes=zygotes)}
+    zygotes.close()
+    assert res["system.bare"].status is Status.PASS and res["system.loaded"].status is Status.PASS
+    assert res["system.loaded"].duration_s >= slow_start  # the whole start, from before it was asked
+    # the bare probe's time left the CLI's steps out; both interpreters took about as long to start
+    assert res["system.bare"].duration_s <= res["system.loaded"].duration_s - cli_steps / 2
+
+
 @pytest.mark.parametrize("prework", ["prework_part", "prework_raises"])
 def test_a_checks_prework_runs_torch_free_and_reaches_its_probe(clean_env, prework):
     """A check's ``prework`` runs in the torch-free interpreter while the preload imports; the

@@ -211,6 +211,12 @@ class Check:
     #: ``inp["prework"]`` (absent when it failed: the probe then does that work itself), so a
     #: probe that waits for the torch import only does, after it, what needs torch
     prework: ClassVar[Optional[str]] = None
+    #: a resource the probe uses that serves one client at a time, or serves several each
+    #: slower (``"nvidia-driver"``: cuInit, nvmlInit and nvidia-smi each initialise the driver's
+    #: view of every GPU, and run together they wait on each other). Probes naming the same
+    #: one run one after another, in dependency order; one that runs longer than
+    #: ``runner.scheduler.EXCLUSIVE_LEASE_S`` no longer holds the others back.
+    exclusive: ClassVar[Optional[str]] = None
     #: runs only under ``stackpeel check --deep`` (real kernels); otherwise skipped unprobed
     deep_only: ClassVar[bool] = False
     #: its facts change without any change of the machine (free space): a repeat run never

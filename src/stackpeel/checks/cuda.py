@@ -42,6 +42,7 @@ class DriverApi(Check):
     facts = _facts.CudaDriverApiFacts
     requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
     probe = "cuda_driver.driver_api"
+    exclusive = "nvidia-driver"  # cuInit, nvmlInit, nvidia-smi: one after another
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 30.0
 

@@ -228,6 +228,7 @@ class Nvml(Check):
     facts = _facts.GpuNvmlFacts
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
+    exclusive = "nvidia-driver"  # cuInit, nvmlInit, nvidia-smi: one after another
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 20.0
 
@@ -416,6 +417,7 @@ class NvlinkFabric(Check):
     codes = ("fabric-not-ready", "fabric-registration-failed", "fabric-unhealthy", "nvlink-degraded")
     facts = _facts.GpuNvlinkFabricFacts
     probe = "fabric.nvlink_fabric"
+    exclusive = "nvidia-driver"  # cuInit, nvmlInit, nvidia-smi: one after another
     timeout = 45.0
 
     def evaluate(self, facts, ctx):

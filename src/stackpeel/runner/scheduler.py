@@ -247,6 +247,20 @@ def _inputs_ready(cls: Type[Check], needs: Set[str], done: Mapping[str, CheckRes
     return inputs
 
 
+#: seconds a probe holds its ``Check.exclusive`` resource before the others that name it start
+#: anyway: one driver client that hangs must not queue the rest behind its whole timeout
+EXCLUSIVE_LEASE_S = 2.0
+
+
+def _resource_free(cls: Type[Check], holders: Mapping[str, Tuple[cf.Future, float]]) -> bool:
+    """Whether the probe of ``cls`` may start now as far as its ``exclusive`` resource goes."""
+    held = holders.get(cls.exclusive) if cls.exclusive else None
+    if held is None:
+        return True
+    fut, since = held
+    return fut.done() or time.monotonic() - since > EXCLUSIVE_LEASE_S
+
+
 def run_one(cls: Type[Check], python: str, host: Mapping[str, Any], target: Mapping[str, Any],
             done: Mapping[str, CheckResult], env: Optional[Mapping[str, str]] = None,
             timeout_scale: float = 1.0, mode: str = "default") -> CheckResult:
@@ -292,6 +306,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
     prework: Dict[str, cf.Future] = {}  # check id -> its prework's facts (or None), started at once
+    holders: Dict[str, Tuple[cf.Future, float]] = {}  # Check.exclusive -> the probe run holding it, since when
 
     def safe_probe(cls: Type[Check], snapshot: Dict[str, Any]) -> Optional[ProbeAnswer]:
         try:
@@ -340,8 +355,10 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                             progressed = True
                             continue
                         del reusable[cid]
-                    waiting_probe.remove(cid)
                     gated = (None if early else _gate(cls, done)) or _deep_skip(cls, mode)
+                    if gated is None and cls.probe and not _resource_free(cls, holders):
+                        continue
+                    waiting_probe.remove(cid)
                     if gated is not None:
                         complete(cid, gated)
                         progressed = True
@@ -358,6 +375,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                             futures[fut] = []
                             if key:
                                 shared[key] = fut
+                            if cls.exclusive:
+                                holders[cls.exclusive] = (fut, time.monotonic())
                         if fut in futures:
                             futures[fut].append(cid)
                         else:

@@ -345,10 +345,12 @@ class Zygote:
                   probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
         """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns)."""
         start = time.monotonic()
-        if not self.ready.is_set():
+        if self.preload and not self.ready.is_set():
             # the preload is part of the probe's time, all of it: had the probe imported torch
             # itself, it would have paid the whole import (the zygote may have started before
-            # the probe was asked for: engine.start_early)
+            # the probe was asked for: engine.start_early). A bare zygote still starting costs
+            # the probe only what is left of its start, as its own interpreter would have: the
+            # time before the probe was asked for is the CLI's own (measured as the whole run)
             start = min(start, self.started)
         if not self.usable():
             return None
