@@ -262,6 +262,12 @@ def main() -> int:
     for r in last_default["results"]:
         if r["id"] == crit_id:
             say(f"  its summary: {r['summary'][:160]}")
+            fresh = (r.get("facts") or {}).get("fresh") or {}
+            if fresh.get("stage_s"):  # triton.kernel_launch's own work, stage by stage
+                launch = (fresh.get("launches") or [{}])[0]
+                parts = [f"{k} {v:.2f}" for k, v in fresh["stage_s"].items()]
+                parts += [f"{k[:-2]} {launch[k]:.2f}" for k in ("tensors_s", "kernel_s") if k in launch]
+                say(f"  its launch in a fork of that interpreter, {fresh.get('seconds')} s: " + ", ".join(parts))
     say("")
     say("per-check wall in the last default run (and, for the torch-free ones, alone):")
     for d, cid in durations:

@@ -427,18 +427,22 @@ def _build_attempt(standin):
 # --------------------------------------------------------------------------- triton.kernel_launch
 
 def _launch_once(torch, kernel, n, block, device):
-    x = torch.arange(n, dtype=torch.float32, device=device)
+    t0 = time.monotonic()
+    x = torch.arange(n, dtype=torch.float32, device=device)  # the first one creates the CUDA context
     y = torch.full((n,), 0.5, dtype=torch.float32, device=device)
     out = torch.full((n,), -1.0, dtype=torch.float32, device=device)
+    t1 = time.monotonic()
     grid = ((n + block - 1) // block,)
-    kernel[grid](x, y, out, n, BLOCK=block)
+    kernel[grid](x, y, out, n, BLOCK=block)  # compile (empty cache: ptxas, the launcher's build), launch
     torch.cuda.synchronize()
+    t2 = time.monotonic()
     got = out.cpu()
     expected = torch.arange(n, dtype=torch.float32) + 0.5  # exact in float32
     bad = (got != expected)
     nbad = int(bad.sum().item())
     res = {"n": n, "block": block, "checked": n, "mismatches": nbad,
-           "max_abs_err": float((got - expected).abs().max().item()), "ok": nbad == 0}
+           "max_abs_err": float((got - expected).abs().max().item()), "ok": nbad == 0,
+           "tensors_s": round(t1 - t0, 3), "kernel_s": round(t2 - t1, 3)}
     if nbad:
         idx = int(bad.nonzero()[0].item())
         res["first_bad"] = {"index": idx, "got": float(got[idx].item()), "expected": float(expected[idx].item())}
@@ -468,13 +472,50 @@ def _launch_phase(opts):
     return facts
 
 
+def _driver_beside_context(triton, torch, cuda_available):
+    """Triton's active driver and target, as the first launch gets them: the driver's creation
+    builds the ``cuda_utils`` helper with the C compiler (0.4 s on an H200). While that compiler
+    runs, this thread creates the CUDA context the launch needs anyway (0.1-0.2 s there), so the
+    two overlap. Returns {"driver", "target"} or {"error": the driver's exception}; a context
+    that fails is left for the launch to report, where it always was."""
+    import threading
+    built = {}
+
+    def build():
+        try:
+            built["driver"] = triton.runtime.driver.active
+            built["target"] = built["driver"].get_current_target()
+        except BaseException as exc:  # reported by the caller, as the stage's error
+            built["error"] = exc
+
+    worker = threading.Thread(target=build, name="stackpeel-triton-driver", daemon=True)
+    worker.start()
+    if cuda_available:
+        try:
+            torch.zeros(1, device="cuda")
+        except Exception:
+            pass
+    worker.join()
+    return built
+
+
 def _launch_steps(opts, facts, tmp):
-    facts["stage"] = "import-torch"
+    times = facts["stage_s"] = {}  # each stage's seconds: what the critical path spends its time on
+    clock = [time.monotonic()]
+
+    def stage(name):
+        now = time.monotonic()
+        if facts["stage"] is not None:
+            times[facts["stage"]] = round(now - clock[0], 3)
+        clock[0] = now
+        facts["stage"] = name
+
+    stage("import-torch")
     torch = common.torch_facts(facts, import_error_key="error", cuda_error_key="torch_cuda_error")
     if torch is None:
         return
 
-    facts["stage"] = "import-triton"
+    stage("import-triton")
     try:
         import triton
         import triton.runtime.build as build_mod
@@ -488,16 +529,15 @@ def _launch_steps(opts, facts, tmp):
         facts["platform_key"] = None
         facts["platform_key_error"] = "%s: %s" % (type(exc).__name__, exc)
 
-    facts["stage"] = "driver"
-    try:
-        drv = triton.runtime.driver.active
-        target = drv.get_current_target()
-        facts["driver"] = type(drv).__module__ + "." + type(drv).__name__
-        facts["target"] = {"backend": getattr(target, "backend", None), "arch": getattr(target, "arch", None),
-                           "warp_size": getattr(target, "warp_size", None)}
-    except Exception as exc:
-        facts["error"] = common.exc_facts(exc)
+    stage("driver")
+    built = _driver_beside_context(triton, torch, facts.get("cuda_available"))
+    if "error" in built:
+        facts["error"] = common.exc_facts(built["error"])
         return
+    drv, target = built["driver"], built["target"]
+    facts["driver"] = type(drv).__module__ + "." + type(drv).__name__
+    facts["target"] = {"backend": getattr(target, "backend", None), "arch": getattr(target, "arch", None),
+                       "warp_size": getattr(target, "warp_size", None)}
     if facts.get("cuda_available"):
         try:
             idx = torch.cuda.current_device()
@@ -506,7 +546,7 @@ def _launch_steps(opts, facts, tmp):
         except Exception as exc:
             facts["device_error"] = common.exc_facts(exc)
 
-    facts["stage"] = "kernel-source"
+    stage("kernel-source")
     try:
         import importlib.util
         path = os.path.join(tmp, "stackpeel_triton_kernel.py")
@@ -523,7 +563,7 @@ def _launch_steps(opts, facts, tmp):
 
     device = "cuda"
     for label, n in (("main", 1000),) + ((("int-arg-1", 1),) if opts.get("int1") else ()):
-        facts["stage"] = "launch" if label == "main" else "launch-int-arg-1"
+        stage("launch" if label == "main" else "launch-int-arg-1")
         entry = {"label": label, "n": n, "block": 256}
         facts["launches"].append(entry)
         try:
@@ -540,9 +580,9 @@ def _launch_steps(opts, facts, tmp):
                 return
             continue
         if label == "main" and not entry["ok"]:
-            facts["stage"] = "result"
+            stage("result")
             return
-    facts["stage"] = "done"
+    stage("done")
     facts["ok"] = all(e.get("ok") for e in facts["launches"][:1])
 
 

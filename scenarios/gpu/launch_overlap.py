@@ -1,0 +1,116 @@
+"""Where triton.kernel_launch's own time goes on a GPU, and whether creating the CUDA context
+while Triton builds its cuda_utils helper (a gcc run) shortens it.
+
+Run with the stack's interpreter on a GPU machine:  python scenarios/gpu/launch_overlap.py [rounds]
+Each variant runs in a fork of one interpreter that imported torch and triton (as stackpeel's
+torch interpreter does), with its own empty TRITON_CACHE_DIR, rounds times, interleaved:
+  sequential  as the probe does: is_available, driver (cuda_utils build), tensors (context), kernel
+  ctx-thread  the context is created in a thread while the main thread builds the driver
+  drv-thread  the driver is built in a thread while the main thread creates the context
+Prints each stage's median seconds and the total per variant.
+"""
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "stackpeel",
+                                "probes"))
+import torch  # noqa: E402
+import triton  # noqa: E402,F401
+import triton.runtime  # noqa: E402
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+'''
+
+
+def child(variant, out):
+    import importlib.util
+    t = {}
+    t0 = time.monotonic()
+    torch.cuda.is_available()
+    t["is_available"] = time.monotonic() - t0
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "k.py")
+    with open(path, "w") as f:
+        f.write(KERNEL)
+    spec = importlib.util.spec_from_file_location("k", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def driver():
+        s = time.monotonic()
+        triton.runtime.driver.active.get_current_target()
+        t["driver"] = time.monotonic() - s
+
+    def context():
+        s = time.monotonic()
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
+        t["context"] = time.monotonic() - s
+
+    s = time.monotonic()
+    if variant == "sequential":
+        driver()
+        context()
+    else:
+        first, second = (context, driver) if variant == "ctx-thread" else (driver, context)
+        th = threading.Thread(target=first)
+        th.start()
+        second()
+        th.join()
+    t["driver+context"] = time.monotonic() - s
+    s = time.monotonic()
+    n = 1000
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    y = torch.full((n,), 0.5, dtype=torch.float32, device="cuda")
+    o = torch.empty(n, dtype=torch.float32, device="cuda")
+    mod.add[(4,)](x, y, o, n, BLOCK=256)
+    torch.cuda.synchronize()
+    t["kernel"] = time.monotonic() - s
+    t["ok"] = bool((o.cpu() == torch.arange(n, dtype=torch.float32) + 0.5).all())
+    t["total"] = time.monotonic() - t0
+    with open(out, "w") as f:
+        json.dump(t, f)
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    variants = ("sequential", "ctx-thread", "drv-thread")
+    got = {v: [] for v in variants}
+    for r in range(rounds):
+        for v in variants[r % 3:] + variants[:r % 3]:
+            cache = tempfile.mkdtemp(prefix="overlap-cache-")
+            out = os.path.join(cache, "out.json")
+            pid = os.fork()
+            if pid == 0:
+                os.environ["TRITON_CACHE_DIR"] = cache
+                try:
+                    child(v, out)
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+            with open(out) as f:
+                got[v].append(json.load(f))
+    for v in variants:
+        keys = [k for k in got[v][0] if k != "ok"]
+        med = {k: round(statistics.median(x[k] for x in got[v]), 3) for k in keys}
+        print(f"{v:<11} ok={all(x['ok'] for x in got[v])} " + " ".join(f"{k}={s}" for k, s in med.items())
+              + "   totals " + " ".join(f"{x['total']:.2f}" for x in got[v]))
+
+
+if __name__ == "__main__":
+    main()
