@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 9 on an NVIDIA GPU machine, in ONE command of under 8 minutes:
-#   1. bench/check_bench.py (5 rounds: 3 left the ratio to collect_env within about 20 % noise): collect_env vs the fast default check, the repeat run,
+#   1. bench/check_bench.py (5 rounds; with 3 the ratio to collect_env moved by about 20 % between runs):
+#      collect_env vs the fast default check, the repeat run,
 #      the critical path;
 #   2. `stackpeel check --deep` on the machine's Triton (3.6.0 on the lent H200) with FLA 0.6.0:
 #      must report FLA's backward guard as kernel-backward-failed (blocking for training) with
