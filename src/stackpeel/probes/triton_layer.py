@@ -472,11 +472,12 @@ def _launch_phase(opts):
     return facts
 
 
-def _driver_beside_context(triton, torch, cuda_available):
+def _driver_beside_context(triton, torch, facts):
     """Triton's active driver and target, as the first launch gets them: the driver's creation
     builds the ``cuda_utils`` helper with the C compiler (0.4 s on an H200). While that compiler
-    runs, this thread creates the CUDA context the launch needs anyway (0.1-0.2 s there), so the
-    two overlap. Returns {"driver", "target"} or {"error": the driver's exception}; a context
+    runs, this thread asks torch about CUDA (``is_available``, the device count: 0.1-0.2 s
+    there, into ``facts``) and creates the CUDA context the launch needs anyway (0.1 s), so
+    they overlap. Returns {"driver", "target"} or {"error": the driver's exception}; a context
     that fails is left for the launch to report, where it always was."""
     import threading
     built = {}
@@ -490,7 +491,8 @@ def _driver_beside_context(triton, torch, cuda_available):
 
     worker = threading.Thread(target=build, name="stackpeel-triton-driver", daemon=True)
     worker.start()
-    if cuda_available:
+    common.torch_facts(facts, import_error_key="error", cuda_error_key="torch_cuda_error")
+    if facts.get("cuda_available"):
         try:
             torch.zeros(1, device="cuda")
         except Exception:
@@ -510,9 +512,19 @@ def _launch_steps(opts, facts, tmp):
         clock[0] = now
         facts["stage"] = name
 
-    stage("import-torch")
-    torch = common.torch_facts(facts, import_error_key="error", cuda_error_key="torch_cuda_error")
-    if torch is None:
+    try:
+        _launch_stages(opts, facts, tmp, stage)
+    finally:  # the stage an error ended it in
+        if facts["stage"] not in ("done", None):
+            times.setdefault(facts["stage"], round(time.monotonic() - clock[0], 3))
+
+
+def _launch_stages(opts, facts, tmp, stage):
+    stage("import-torch")  # what it says about CUDA is asked while Triton's driver builds
+    try:
+        import torch
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
         return
 
     stage("import-triton")
@@ -530,7 +542,7 @@ def _launch_steps(opts, facts, tmp):
         facts["platform_key_error"] = "%s: %s" % (type(exc).__name__, exc)
 
     stage("driver")
-    built = _driver_beside_context(triton, torch, facts.get("cuda_available"))
+    built = _driver_beside_context(triton, torch, facts)
     if "error" in built:
         facts["error"] = common.exc_facts(built["error"])
         return
