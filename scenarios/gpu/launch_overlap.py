@@ -10,6 +10,7 @@ torch interpreter does), with its own empty TRITON_CACHE_DIR, rounds times, inte
 Prints each stage's median seconds and the total per variant.
 """
 
+import ast
 import json
 import os
 import statistics
@@ -18,23 +19,15 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "stackpeel",
-                                "probes"))
-import torch  # noqa: E402
-import triton  # noqa: E402,F401
-import triton.runtime  # noqa: E402
+import torch
+import triton  # noqa: F401
+import triton.runtime
 
-KERNEL = '''
-import triton
-import triton.language as tl
-
-@triton.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-'''
+PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "stackpeel", "probes",
+                     "triton_layer.py")
+#: the probe's own kernel (KERNEL_SRC of triton_layer.py), read without importing the probe module
+KERNEL = next(node.value.value for node in ast.parse(open(PROBE).read()).body
+              if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "KERNEL_SRC")
 
 
 def child(variant, out):
@@ -78,7 +71,7 @@ def child(variant, out):
     x = torch.arange(n, dtype=torch.float32, device="cuda")
     y = torch.full((n,), 0.5, dtype=torch.float32, device="cuda")
     o = torch.empty(n, dtype=torch.float32, device="cuda")
-    mod.add[(4,)](x, y, o, n, BLOCK=256)
+    mod.stackpeel_add[(4,)](x, y, o, n, BLOCK=256)
     torch.cuda.synchronize()
     t["kernel"] = time.monotonic() - s
     t["ok"] = bool((o.cpu() == torch.arange(n, dtype=torch.float32) + 0.5).all())
