@@ -113,6 +113,8 @@ FAMILIES = {
         "ROCm MI300+",
         "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
         "ValueError: FP8 quantized models is only supported on GPUs with compute capability >= 9.0 (e.g H100)",
+        "ValueError: MXFP4 quantization is only supported on GPUs with compute capability >= 7.5 (e.g T4, A100, L4, "
+        "H100, or B200) or XPUs (e.g Intel\u00ae Data Center GPU Max Series) or CPU",
     ],
     "env-nccl-socket-ifname-no-match": [
         # gloo/transport/tcp/device.cc lookupAddrForIface
@@ -146,6 +148,10 @@ def _wrap_limit(msg, wrapper):
     if wrapper == "word-wrapped-80" and "exits with return code" in msg \
             and textwrap.wrap(msg, 80, break_long_words=False, break_on_hyphens=False)[-1].lstrip("-").isdigit():
         return "the exit code is wrapped onto a line of its own"
+    if wrapper in ("word-wrapped-80", "terminal-cut-80") and msg.startswith("ValueError: MXFP4"):
+        # the raise and transformers' warning (which dequantizes and goes on) differ only in their
+        # last words ('or CPU' / 'We will default to dequantizing'): a cut line cannot tell them apart
+        return "the words that tell the error from the warning are on another line"
     return None
 
 
@@ -168,6 +174,8 @@ HEALTHY = [
     "RAY_SCHEDULER_EVENTS=0.",
     "srun: job 53054263 queued and waiting for resources",
     "#SBATCH --gres=gpu:a100:4",
+    "MXFP4 quantization is only supported on GPUs with compute capability >= 7.5 (e.g T4, A100, L4, H100, or B200) "
+    "or XPUs (e.g Intel\u00ae Data Center GPU Max Series). We will default to dequantizing the model to bf16.",
     "FP8 quantized models is only supported on GPUs with compute capability >= 8.9 (e.g 4090/H100), actual = `8.6`. "
     "We will default to dequantizing the model to bf16. Feel free to use a different quantization method like "
     "bitsandbytes or torchao",
@@ -308,6 +316,14 @@ _DIST = textwrap.dedent("""
         for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
             os.environ.pop(k, None)
         dist.init_process_group("gloo", init_method="env://")
+    elif sys.argv[1] in ("timeout", "inuse"):
+        import datetime
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+        if sys.argv[1] == "timeout":
+            s.close()  # nobody serves the store: the client times out
+        else:
+            s.listen()  # somebody holds the port: the server cannot listen
+        dist.TCPStore("127.0.0.1", port, 2, sys.argv[1] == "inuse", timeout=datetime.timedelta(seconds=3))
     else:
         os.environ["GLOO_SOCKET_IFNAME"] = "stackpeel-no-such-if0"
         s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
@@ -316,10 +332,13 @@ _DIST = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("case,code", [("env", "distributed-launch-env-missing"),
-                                       ("ifname", "env-nccl-socket-ifname-no-match")])
+                                       ("ifname", "env-nccl-socket-ifname-no-match"),
+                                       ("timeout", "collective-rendezvous-unreachable"),
+                                       ("inuse", "rendezvous-port-in-use")])
 def test_real_process_group_init_failures(stack_python, tmp_path, case, code):
-    """init_process_group for real: started without a launcher (no RANK), and gloo told to use an
-    interface this machine does not have (GLOO_SOCKET_IFNAME)."""
+    """init_process_group and the c10d store for real: started without a launcher (no RANK), gloo
+    told to use an interface this machine does not have (GLOO_SOCKET_IFNAME), a store client with
+    no server (a 3 s timeout), a store server on a port another socket holds (EADDRINUSE)."""
     script = tmp_path / "dist.py"
     script.write_text(_DIST, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
