@@ -72,12 +72,21 @@ FAMILIES = {
         "[2024-03-01 10:00:34,590] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
         "'--local_rank=0'] exits with return code = 1",
         "[ERROR] [launch.py:341:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with return code = -7",
+        # accelerate 1.15 commands/launch.py simple_launcher (subprocess.CalledProcessError of the python child)
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py', '--bf16']' returned non-zero exit "
+        "status 1.",
     ],
     "scheduler-gpu-request-unsatisfiable": [
         # Slurm src/common/slurm_errno.c ESLURM_INVALID_GRES
         "srun: error: Unable to create step for job 53054263: Invalid generic resource (gres) specification",
         "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification",
-        # Ray's autoscaler event
+        # Ray: the autoscaler's event as logs print it; ray 2.58 autoscaler (v1, v2) and raylet
+        "Error: No available node types can fulfill resource request {'GPU': 1.0}. Add suitable node types to this "
+        "cluster to resolve this issue.",
+        "No available node types can fulfill resource requests {'CPU': 1.0, 'GPU': 8.0}*1. Add suitable node types "
+        "to this cluster to resolve this issue.",
+        "The lease 0a1b2c cannot be scheduled right now. It requires {GPU: 1.000000} for placement, however the "
+        "cluster currently cannot provide the requested resources.",
         "(autoscaler +9m40s) Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0, "
         "'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. Consider creating fewer "
         "actors or adding more nodes to this Ray cluster.",
@@ -100,6 +109,15 @@ FAMILIES = {
         "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
         "docker: Error response from daemon: Unknown runtime specified nvidia.",
         "Error response from daemon: unknown or invalid runtime name: nvidia",
+    ],
+    "cuda-graph-capture-unsupported": [
+        # CUDA runtime error strings (cudaErrorStreamCaptureUnsupported / Invalidated / CapturedEvent)
+        # through torch, SGLang, NCCL's CUDACHECK and HIP
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        "Capture cuda graph failed: CUDA error: operation failed due to a previous error during capture",
+        "10-64-29-12:20967:20967 [1] dev_runtime.cc:591 NCCL WARN Cuda failure 'operation not permitted when stream "
+        "is capturing'",
+        "HIP error: operation not permitted on an event last recorded in a capturing stream",
     ],
     "flash-attn-head-dim-unsupported": [
         # flash-attention csrc/flash_attn/flash_api.cpp and its CK (ROCm) build
@@ -124,6 +142,18 @@ FAMILIES = {
     "host-oom-killed": [
         "[2023-11-28 10:00:34,590] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', "
         "'finetune.py', '--local_rank=0'] exits with return code = -9",
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py']' died with <Signals.SIGKILL: 9>.",
+    ],
+    "torch-cuda-unavailable": [
+        # lightning 2.6 trainer/connectors/accelerator_connector.py with accelerator="cuda"
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your "
+        "system since the accelerator is not available. The following accelerator(s) is available and can be "
+        "passed into `accelerator` argument of `Trainer`: ['cpu'].",
+    ],
+    "kernel-library-not-installed": [
+        # accelerate 1.15 utils/launch.py with --mixed_precision fp8
+        "RuntimeError: FP8 is not available on this machine. Please ensure that either Transformer Engine, MSAMP or "
+        "torchao is installed.",
     ],
     "package-no-matching-wheel": [
         # uv's resolver
@@ -138,7 +168,7 @@ FAMILIES = {
 
 NEW_ROOTS = ["openmp-missing", "torch-compile-python-unsupported", "distributed-launch-env-missing",
              "scheduler-gpu-request-unsatisfiable", "cuda-link-library-missing", "cuda-math-library-too-old-for-gpu",
-             "docker-nvidia-runtime-not-registered", "flash-attn-head-dim-unsupported"]
+             "docker-nvidia-runtime-not-registered", "flash-attn-head-dim-unsupported", "cuda-graph-capture-unsupported"]
 
 
 
@@ -186,6 +216,8 @@ HEALTHY = [
     "Runtimes: io.containerd.runc.v2 nvidia runc",
     "g++ -shared -fopenmp build/x.o -L/usr/local/cuda/lib64 -lcudart -o x.so",
     "tensor(66.8233)",
+    "skipping cudagraphs due to mutated inputs (1 instances). Found from :",
+    "INFO 05-01 12:00:00 [gpu_model_runner.py:2000] Graph capturing finished in 12 secs, took 0.45 GiB",
 ]
 
 test_healthy_lines_of_the_harvested_programs_name_nothing = healthy_test(HEALTHY)
