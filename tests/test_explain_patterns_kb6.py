@@ -149,6 +149,10 @@ FAMILIES = {
         "lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your "
         "system since the accelerator is not available. The following accelerator(s) is available and can be "
         "passed into `accelerator` argument of `Trainer`: ['cpu'].",
+        # ATen/Dispatch.h for a CPU kernel without float16: a float16 model left on the CPU
+        "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'",
+        "NotImplementedError: \"cholesky_cpu\" not implemented for 'Half'",
+        "RuntimeError: \"LayerNormKernelImpl\" not implemented for 'Half'",
     ],
     "kernel-library-not-installed": [
         # accelerate 1.15 utils/launch.py with --mixed_precision fp8
@@ -432,3 +436,16 @@ def test_real_torch_compile_without_omp_h(stack_python, tmp_path):
     report = _explain_json(log)
     codes = [c["code"] for c in report["candidates"]]
     assert codes[:2] == ["openmp-missing", "torch-compile-failed"], codes
+
+
+def test_real_float16_op_on_the_cpu(stack_python):
+    """A float16 tensor through a CPU kernel that has no float16 (torch 2.13, the stack venv's CPU
+    torch): the model was meant for the GPU and runs on the CPU; explain reads it as CUDA not in use
+    and ranks why CUDA can be unavailable."""
+    proc = subprocess.run([stack_python, "-c", "import torch; torch.linalg.cholesky(torch.eye(3).half())"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "not implemented for 'Half'" in proc.stderr, proc.stderr[-1000:]
+    report = _explain_json(proc.stderr)
+    first = report["candidates"][0]
+    assert first["code"] == "torch-cuda-unavailable" and first["kind"] == "symptom", report["candidates"][:2]
+    assert "torch-cpu-only-build" in first["could_be"]
