@@ -172,7 +172,8 @@ FAMILIES = {
 
 NEW_ROOTS = ["openmp-missing", "torch-compile-python-unsupported", "distributed-launch-env-missing",
              "scheduler-gpu-request-unsatisfiable", "cuda-link-library-missing", "cuda-math-library-too-old-for-gpu",
-             "docker-nvidia-runtime-not-registered", "flash-attn-head-dim-unsupported", "cuda-graph-capture-unsupported"]
+             "docker-nvidia-runtime-not-registered", "flash-attn-head-dim-unsupported",
+             "cuda-graph-capture-unsupported"]
 
 
 
