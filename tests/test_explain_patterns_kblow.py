@@ -202,7 +202,7 @@ FAMILIES = {
         "Unable to determine the device handle for GPU0000:41:00.0: Unknown Error",
     ],
     "container-toolkit-missing": [
-        "docker: Error response from daemon: Unknown runtime specified nvidia.",
+        # (Docker's 'Unknown runtime specified nvidia.' is docker-nvidia-runtime-not-registered now: kb6)
         'OCI runtime create failed: container_linux.go:349: starting container process caused "exec: '
         '\\"nvidia-container-runtime-hook\\": executable file not found in $PATH": unknown',
         # enroot's hook as pyxis prints it under Slurm
