@@ -342,6 +342,34 @@ def test_a_probe_forked_from_a_starting_interpreter_is_timed_from_when_it_was_as
     assert res["system.bare"].duration_s <= res["system.loaded"].duration_s - cli_steps / 2
 
 
+@pytest.mark.parametrize("source_changed", [False, True])
+def test_a_zygote_loads_a_probe_module_as_the_import_system_would(clean_env, tmp_path, source_changed):
+    """The interpreters probes fork from load each probe module once: from its .pyc when
+    that is current (magic number, the source's mtime and size: what the import system checks),
+    else from the source. The answer is the one a plain ``import`` gives in the same state:
+    here the .pyc of an older source of the same size and mtime stands in for a current one,
+    so that which of the two was used shows in the answer."""
+    import py_compile
+    from stackpeel.runner.zygote import Zygote
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    mod = probes / "pycprobe.py"
+    mod.write_text("def which(inp):\n    return {'v': 'old'}\n")
+    py_compile.compile(str(mod), doraise=True)
+    st = mod.stat()
+    mod.write_text("def which(inp):\n    return {'v': 'new'}\n" + ("# longer\n" if source_changed else ""))
+    os.utime(mod, ns=(st.st_atime_ns, st.st_mtime_ns))
+    plain = subprocess.run([sys.executable, "-c", "import pycprobe; print(pycprobe.which(None)['v'])"],
+                           cwd=probes, env=clean_env, capture_output=True, text=True, check=True).stdout.strip()
+    assert plain == ("new" if source_changed else "old")
+    z = Zygote(sys.executable, (), env=clean_env)
+    try:
+        answer = z.run_probe("pycprobe.which", {"deps": {}, "options": {}}, 30, probes_dir=probes)
+    finally:
+        z.close()
+    assert answer is not None and answer.facts == {"v": plain}
+
+
 @pytest.mark.parametrize("prework", ["prework_part", "prework_raises"])
 def test_a_checks_prework_runs_torch_free_and_reaches_its_probe(clean_env, prework):
     """A check's ``prework`` runs in the torch-free interpreter while the preload imports; the

@@ -25,8 +25,9 @@ then freezes what it imported (``gc.freeze``) and turns collection on again in e
 before the probe runs, so a probe sees an interpreter like any other.
 
 What a fork no longer pays for: the standard modules probes import (:data:`STDLIB_WARM`,
-imported once by the zygote) and compiling its probe module (compiled once per zygote:
-under PYTHONDONTWRITEBYTECODE there is no .pyc). The bare zygote of the torch-free probes
+imported once by the zygote) and loading its probe module (once per zygote: from the .pyc
+the target's import system would use when it is current, else compiled from the source, as
+under PYTHONDONTWRITEBYTECODE or for another Python version). The bare zygote of the torch-free probes
 may run at a lower priority (``nice``), so that on a machine with few cores they leave the
 one import everything waits for its own core.
 
@@ -111,6 +112,29 @@ def restart_with(names):
         os.execv(sys.executable, argv)
     except Exception:
         return False
+def code_of(path):
+    # the module's code: from the .pyc this interpreter's import system would use when it is
+    # current (as importlib checks it: magic, timestamp flags, the source's mtime and size),
+    # else compiled from the source (none under PYTHONDONTWRITEBYTECODE, or another Python's)
+    import importlib.util, marshal
+    st = os.stat(path)
+    try:
+        with open(importlib.util.cache_from_source(path), "rb") as f:
+            data = f.read()
+        if (data[:4] == importlib.util.MAGIC_NUMBER and data[4:8] == b"\0\0\0\0"
+                and int.from_bytes(data[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF
+                and int.from_bytes(data[12:16], "little") == st.st_size & 0xFFFFFFFF):
+            code = marshal.loads(data[16:])
+            try:  # as the import system does: the path of the file now, not the one it was compiled at
+                import _imp
+                _imp._fix_co_filename(code, path)
+            except Exception:
+                pass
+            return code
+    except Exception:
+        pass
+    with open(path, "rb") as f:
+        return compile(importlib.util.decode_source(f.read()), path, "exec", dont_inherit=True)
 def importable(name):
     import importlib.util
     try:
@@ -184,11 +208,9 @@ while True:
         line, buf = buf.split(b"\n", 1)
         req = json.loads(line)
         for path in (os.path.join(req["argv"][0], "_common.py"), os.path.join(req["argv"][1], req["argv"][2] + ".py")):
-            if path not in codes:  # compiled here once for every fork (no .pyc under PYTHONDONTWRITEBYTECODE)
+            if path not in codes:  # loaded here once for every fork
                 try:
-                    import importlib.util
-                    with open(path, "rb") as f:
-                        codes[path] = compile(importlib.util.decode_source(f.read()), path, "exec", dont_inherit=True)
+                    codes[path] = code_of(path)
                 except Exception:
                     codes[path] = None  # the fork's own import meets the problem and reports it
         sys.stdout.flush(); sys.stderr.flush()
