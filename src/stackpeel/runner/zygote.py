@@ -27,9 +27,9 @@ before the probe runs, so a probe sees an interpreter like any other.
 What a fork no longer pays for: the standard modules probes import (:data:`STDLIB_WARM`,
 imported once by the zygote) and loading its probe module (once per zygote: from the .pyc
 the target's import system would use when it is current, else compiled from the source, as
-under PYTHONDONTWRITEBYTECODE or for another Python version). The bare zygote of the torch-free probes
-may run at a lower priority (``nice``), so that on a machine with few cores they leave the
-one import everything waits for its own core.
+under PYTHONDONTWRITEBYTECODE or for another Python version). The bare zygote of the
+torch-free probes may run at a lower priority (``nice``), so that on a machine with few cores
+they leave the one import everything waits for its own core.
 
 ``STACKPEEL_NO_PRELOAD=1`` turns the zygote off (every probe spawns its own interpreter).
 """
