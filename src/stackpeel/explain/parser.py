@@ -177,7 +177,9 @@ WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warnin
 #: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
 #: healthy runs talking.
 HARD_ERROR_RE = re.compile(
-    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:)"
+    # (not a metric a trainer prints: "mean absolute error: 1.9604 |", "top-1 error: 23.1%")
+    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:"
+    r"(?!\s{0,3}-?\d{1,9}(?:\.\d{1,12}(?:e-?\d{1,3})?%?|%)(?:\s|,|;|\||$)))"
     # MSVC and its tools put a code between the word and the colon: "error C2065:",
     # "fatal error C1083:", "error LNK2019:", "NMAKE : fatal error U1077:"
     r"|(?P<msvc>\b(?:fatal error|error) [A-Z]{1,4}\d{3,5}\s?:)"
