@@ -112,6 +112,27 @@ ERROR_LINES = {
         "RuntimeError: NCCL communicator was aborted on rank 1. Original reason for failure was: "
         "ncclInvalidArgument",
     ],
+    "word": [
+        # an error word itself, in lines of training logs no logger marked below ERROR
+        "I receive error like",                                         # nccl-286-unhandled-system-error-loopback.log
+        "Device=0 CANNOT Access Peer Device=3",                          # nccl-257-allreduce-hangs-iommu.log
+        "-> unknown error",                                             # nvbio-gpl-7-uvm-module.log
+        "But I still get nccl error. BTW, I have 4 A100 GPU.",          # easyr1-228-nccl-shm-ray-runner.log
+        "[16:10:43] stdout/ERROR  [2026-08-28|16:10:43|FrontendAPI] ERROR    Backend worker is gone and cannot be "
+        "restarted; stopping the API server",                          # freetoken-246-rtx2080ti-shared-memory.log
+    ],
+    "msvc": [
+        # MSVC's tools put a code between the word and the colon (pantheios-4-cl-without-developer-prompt.log;
+        # link.exe's LNK2019 in the form Microsoft's error reference gives it)
+        "NMAKE : fatal error U1077: 'cl.exe' : return code '0x2'",
+        "main.obj : error LNK2019: unresolved external symbol cudaMalloc referenced in function main",
+    ],
+    "level": [
+        # logrus records of docker and the container toolkit (nvidia-docker-1137-driver-error-failed-request.log)
+        "ERRO[0001] error waiting for container: context canceled",
+        # containerd's logrus text format (the same record shape as the toolkit's runtime hooks)
+        'time="2024-05-01T12:00:00Z" level=error msg="failed to create shim task"',
+    ],
 }
 
 # shape -> the group error_shape names (the soft and hard shapes have their own names)
@@ -119,7 +140,7 @@ SHAPE_NAMES = {
     "exception": {"exception", "label"}, "failed": {"failed", "label", "build"}, "missing": {"missing", "label"},
     "exit": {"exit", "build", "exception"}, "crash": {"crash", "label"}, "timeout": {"timeout"},
     "hang": {"hang"}, "oom": {"oom", "exception"}, "cuda": {"cuda"}, "symbol": {"symbol"}, "errno": {"errno"},
-    "nccl": {"nccl", "exception"},
+    "nccl": {"nccl", "exception"}, "word": {"word", "level"}, "msvc": {"msvc"}, "level": {"level"},
 }
 
 # output of tools that worked: must not read as errors
@@ -158,6 +179,13 @@ HEALTHY = [
     "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
     "2021-03-01 12:00:00.123456: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Could not "
     "load dynamic library 'libcudart.so.11.0'",
+    # error words that name something (tests/corpus/negative: cmake-ninja-ctest-with-warnings,
+    # cpu-train-error-metrics, pip-install-c-extension-verbose-warnings)
+    "[1/4] /usr/bin/cc -Dfastsum_EXPORTS  -Wall -Wextra -Wno-error=unused-variable "
+    "-Werror=implicit-function-declaration -fPIC -c fastsum.c",
+    "epoch 1/3 loss 8.7948 | mean absolute error: 1.9604 | root mean squared error 2.4345 | val error rate 0.0703 "
+    "| top-1 error = 7.03%",
+    "final: train error 0.0293, no errors during training",
     # a warning record with a soft word (pip, WARNING level)
     "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
     "broken by 'ReadTimeoutError'",

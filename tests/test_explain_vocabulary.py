@@ -100,6 +100,10 @@ REAL_LINES = {
     "collective-timeout": "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
                           "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600071 ms",
     "memlock": "NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory",           # net_ib.cc
+    # training log nccl-210-socket-address-family.log (a user's words: no library prints a hang)
+    "hang": "but I find rank 0 will hang when I call ncclcommInitRank and all ranks report the following warning.",
+    # torch/multiprocessing/spawn.py ProcessExitedException
+    "process-died": "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1",
 }
 
 

@@ -89,6 +89,9 @@ TB_START = "Traceback (most recent call last)"
 CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
 CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
+#: a frame line with no "Traceback" line above it (a paste that starts inside the traceback, or
+#: the last lines of a log): it opens a traceback marked truncated; its function is required
+HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<line>\d{1,9}), in (?P<func>\S.*)')
 #: ``Type: message`` of an exception line. One greedy run of name characters followed by
 #: ":" or the end: linear on any line (the old one-regex form nested ``\w*`` inside
 #: alternatives and took seconds on a 16 KB line of ``ErrorErrorError...``); the type's
@@ -174,7 +177,12 @@ WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warnin
 #: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
 #: healthy runs talking.
 HARD_ERROR_RE = re.compile(
-    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:)"
+    # (not a metric a trainer prints: "mean absolute error: 1.9604 |", "top-1 error: 23.1%")
+    r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:"
+    r"(?!\s{0,3}-?\d{1,9}(?:\.\d{1,12}(?:e-?\d{1,3})?%?|%)(?:\s|,|;|\||$)))"
+    # MSVC and its tools put a code between the word and the colon: "error C2065:",
+    # "fatal error C1083:", "error LNK2019:", "NMAKE : fatal error U1077:"
+    r"|(?P<msvc>\b(?:fatal error|error) [A-Z]{1,4}\d{3,5}\s?:)"
     r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
     r"|subprocess-exited-with-error|returned non-zero exit status)"
     r"|(?P<nccl>NCCL WARN|\bnccl[A-Z]\w{0,30}Error\b)"
@@ -191,7 +199,8 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<killed>\bKilled$)"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]")
-    r"|(?P<level>^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
+    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
     # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
@@ -229,6 +238,17 @@ SOFT_ERROR_RE = re.compile(
     r"|(?:get|gets|got|getting|throws?|raises?|seeing)(?: (?:an|the|this|a|same|following)){0,2}"
     r" (?:error|exception|crash|segfault)s?)\b)"
 )
+#: The last soft shape: an error word itself, in a line no logger marked below ERROR ("I am
+#: getting the error", "Backend worker is gone and cannot be restarted", "Device=0 CANNOT Access
+#: Peer Device=3", "-> unknown error"). Not a part of a name (-Wno-error, error_msgs,
+#: errors.py, on_failure), a quoted name (JSON's "error": null), an argument or a call in code
+#: (set_verbosity(ERROR), on_error=...) nor a metric ("val error rate 0.0312":
+#: HEALTHY_ERROR_WORDS_RE).
+#: Searched apart from SOFT_ERROR_RE so that a prose or hang match that does not count
+#: (no quoted message, no word of the stack) still leaves the word to be judged.
+WORD_ERROR_RE = re.compile(
+    r"(?<![-\w./\"'(=\[{<])(?:[Ee]rrors?|ERRORS?|[Ff]atal|FATAL|[Cc]annot|CANNOT|[Ff]ailures?|FAILURES?)(?![-\w/\"'(=]|\.\w)"
+)
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
 #: debconf's "unable to initialize frontend: Dialog" (it falls back to the next frontend; every
@@ -240,6 +260,9 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\b[Ff]alling back to\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
+    # a metric named error, with its value: "val error rate 0.0312", "error = 0.12", "top-1 error: 23.1"
+    r"|\b[Ee]rrors?\s{0,3}(?:rate\s{0,3})?[=:]?\s{0,3}\.?\d[\d.]{0,11}%?(?:\s|,|$)|\b[Nn]o (?:errors?|failures?)\b"
+    r"|\bwithout (?:any )?errors?\b|\b(?:errors?|failures?) (?:were |was )?(?:found|detected|reported)?:? ?(?:none|0)\b"
     # "no error(s)" in Chinese and Japanese
     r"|\u6ca1\u6709\u9519\u8bef|\u65e0\u9519\u8bef|\u30a8\u30e9\u30fc\u306a\u3057"
     # docker run's note before it pulls an image it does not have yet
@@ -299,13 +322,14 @@ def error_shape(text: str) -> Optional[str]:
     if leveled:
         return None
     m = SOFT_ERROR_RE.search(text)
-    if m is None or HEALTHY_ERROR_WORDS_RE.search(text):
+    if m is not None and HEALTHY_ERROR_WORDS_RE.search(text):
         return None
-    if m.lastgroup == "hang" and not HANG_CONTEXT_RE.search(text):
-        return None
-    if m.lastgroup == "prose" and not (_QUOTE_MARKS & set(text) or text.rstrip().endswith(":")):
-        return None
-    return m.lastgroup
+    if m is not None and not (m.lastgroup == "hang" and not HANG_CONTEXT_RE.search(text)) \
+            and not (m.lastgroup == "prose" and not (_QUOTE_MARKS & set(text) or text.rstrip().endswith(":"))):
+        return m.lastgroup
+    if WORD_ERROR_RE.search(text) and (m is not None or not HEALTHY_ERROR_WORDS_RE.search(text)):
+        return "word"
+    return None
 
 
 #: marks that quote a message in prose (an issue's "it crashes with `...`")
@@ -822,7 +846,8 @@ class LogScanner:
             # the frames and source lines of a traceback are not error lines of their own
             # (`    raise ValueError(...)`): the traceback's exception line speaks for them
             op = self._open.get(key)
-            in_frames = op is not None and op.state == "frames" and rest[:1] in (" ", "\t")
+            in_frames = op is not None and op.state == "frames" and (rest[:1] in (" ", "\t")
+                                                                    or rest.startswith('File "'))
             shape = None if entries or in_frames else error_shape(rest)
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined
@@ -892,7 +917,7 @@ class LogScanner:
             lit = text[:pos] if pos and not key else ""
             old = self._open.pop(key, None)
             if old is not None:
-                old.tb.truncated = old.state == "frames"
+                old.tb.truncated = old.tb.truncated or old.state == "frames"
                 self._finish(old.tb)
             r = self.result
             tb = Traceback(index=r.n_tracebacks, start=lineno, stream=key)
@@ -912,6 +937,8 @@ class LogScanner:
             return None
         op = self._open.get(key)
         if op is None:
+            if '", line ' in text:
+                self._headless(key, text, lineno)
             return None
         tb = op.tb
         if op.state == "frames":
@@ -948,6 +975,22 @@ class LogScanner:
         tb.message += "\n" + text.rstrip()
         tb.end = lineno
         return tb.index
+
+    def _headless(self, key: str, text: str, lineno: int) -> None:
+        """Open a traceback at a frame line that no "Traceback" line announced: its head was cut
+        (the paste starts inside it, or only the log's last lines were kept). It is marked
+        truncated; the frames and the exception line that follow are read as usual."""
+        m = HEADLESS_FRAME_RE.match(text)
+        if m is None:
+            return
+        r = self.result
+        tb = Traceback(index=r.n_tracebacks, start=lineno, stream=key, truncated=True)
+        r.n_tracebacks += 1
+        fr = Frame(m.group("file"), int(m.group("line")), m.group("func").strip())
+        tb.frames.append(fr)
+        tb.n_frames = 1
+        tb.files_text = fr.file + "\n"
+        self._open[key] = _Open(tb, "")
 
     def _close(self, key: str) -> None:
         op = self._open.pop(key, None)
