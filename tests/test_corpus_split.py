@@ -116,11 +116,11 @@ def test_validation_part_size_and_spread():
     # collection holdout-2026-12-01b (63 logs, 63 threads) plus the third,
     # holdout-2026-12-01c (12 logs, 12 threads), the fourth, holdout-2026-12-01d
     # (40 logs), the fifth, holdout-2026-12-01e (30 logs, 30 threads), and the
-    # seventh, holdout-2026-12-01g (9 logs, 9 threads):
-    # 288 logs, 287 threads, 183 categories. The issue 8 targets were 85 logs,
+    # seventh, holdout-2026-12-01g (10 logs, 10 threads):
+    # 289 logs, 288 threads, 184 categories. The issue 8 targets were 85 logs,
     # 45 threads, 35 categories. Raise them, never lower.
-    assert c["logs"] >= 288, c
-    assert c["threads"] >= 287, c
-    assert c["categories"] >= 183, c
+    assert c["logs"] >= 289, c
+    assert c["threads"] >= 288, c
+    assert c["categories"] >= 184, c
     # A validation part worth the name: at least a quarter of the whole corpus.
     assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
