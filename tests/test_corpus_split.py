@@ -116,11 +116,12 @@ def test_validation_part_size_and_spread():
     # collection holdout-2026-12-01b (63 logs, 63 threads) plus the third,
     # holdout-2026-12-01c (12 logs, 12 threads), the fourth, holdout-2026-12-01d
     # (40 logs), the fifth, holdout-2026-12-01e (30 logs, 30 threads), and the
-    # sixth, holdout-2026-12-01f (39 logs, 38 threads): 318 logs, 316 threads,
-    # 210 categories. The issue 8 targets were 85 logs, 45 threads, 35
-    # categories. Raise them, never lower.
-    assert c["logs"] >= 318, c
-    assert c["threads"] >= 316, c
-    assert c["categories"] >= 210, c
+    # sixth, holdout-2026-12-01f (39 logs, 38 threads), and the seventh,
+    # holdout-2026-12-01g (10 logs, 10 threads): 328 logs, 326 threads, 220
+    # categories. The issue 8 targets were 85 logs, 45 threads, 35 categories.
+    # Raise them, never lower.
+    assert c["logs"] >= 328, c
+    assert c["threads"] >= 326, c
+    assert c["categories"] >= 220, c
     # A validation part worth the name: at least a quarter of the whole corpus.
     assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
