@@ -115,7 +115,7 @@ def test_validation_part_size_and_spread():
     # collection of 2026-12-01 (61 logs, 61 threads) plus the second held-out
     # collection holdout-2026-12-01b (63 logs, 63 threads) plus the third,
     # holdout-2026-12-01c (12 logs, 12 threads), the fourth, holdout-2026-12-01d
-    # (40 logs), the fifth, holdout-2026-12-01e (30 logs, 30 threads), and the
+    # (40 logs), the fifth, holdout-2026-12-01e (30 logs, 30 threads), the
     # sixth, holdout-2026-12-01f (39 logs, 38 threads), and the seventh,
     # holdout-2026-12-01g (10 logs, 10 threads): 328 logs, 326 threads, 220
     # categories. The issue 8 targets were 85 logs, 45 threads, 35 categories.
