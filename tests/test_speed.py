@@ -585,8 +585,9 @@ def test_builtin_preload_is_what_the_builtin_checks_preload():
 def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_pay(stack_python, cache_env):
     """start_early (what the CLI calls before it loads the registry) starts the interpreter
     that imports torch; check() forks the torch probes from that very one, and closes it.
-    A repeat run that may reuse stored results does not start it early, and when every
-    torch probe is reused it never starts at all; --only never starts it early."""
+    A repeat run that may reuse stored results starts only the bare interpreter early (for
+    the checks that always run again), and when every torch probe is reused the torch one
+    never starts at all; --only starts neither early."""
     early = engine.start_early(stack_python, env=cache_env, reuse=True)
     assert early is not None and early.preload == engine.BUILTIN_PRELOAD and early.loaded is not None
     pid = early.loaded.proc.pid
@@ -598,9 +599,12 @@ def test_the_torch_interpreter_starts_before_the_registry_and_only_when_it_can_p
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 
-    assert engine.start_early(stack_python, env=cache_env, reuse=True) is None  # an entry is stored now
+    early = engine.start_early(stack_python, env=cache_env, reuse=True)  # an entry is stored now
+    assert early is not None and early.bare.proc.poll() is None and early.loaded is None
     assert engine.start_early(stack_python, env=cache_env, reuse=True, only=["toolchain"]) is None
-    again = engine.check(stack_python, env=cache_env, plugins=False, reuse=True)
+    again = engine.check(stack_python, env=cache_env, plugins=False, reuse=True, zygotes=early)
+    assert set(again.target["reused"]["ran"]) and early.bare.next_id > 0  # the volatile checks forked from it
+    assert early.loaded is None or early.loaded is early.bare
     from stackpeel import registry
     torch_checks = [c.id for c in registry.load(plugins=False) if c.preload and c.probe]
     assert not set(torch_checks) & set(again.target["reused"]["ran"])  # every torch probe reused...

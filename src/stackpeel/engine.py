@@ -43,13 +43,14 @@ def _early_zygotes(python: str, env: Optional[Mapping[str, str]], environ: Mappi
     """The interpreters probes fork from, started before anything else, so that ``import
     torch`` (the critical path of a full check) runs while stackpeel loads its registry and
     computes the cache key. Only for a run of the built-in checks without ``--only`` (their
-    preload is known: BUILTIN_PRELOAD), and not when a repeat run may reuse the results
-    (an entry stored for this interpreter): it would import torch for nothing; there the
-    scheduler starts it when a probe needs it."""
+    preload is known: BUILTIN_PRELOAD). When a repeat run may reuse the results (an entry
+    stored for this interpreter) only the bare interpreter starts, for the checks that always
+    run again (``volatile``): torch would be imported for nothing, and the scheduler starts
+    that interpreter when a probe needs it."""
     if not builtin_selection or environ.get("STACKPEEL_NO_PRELOAD") or os.environ.get("STACKPEEL_NO_PRELOAD"):
         return None
     if may_reuse and cache.has_entry(python, mode, env):
-        return None
+        return Zygotes(python, BUILTIN_PRELOAD, env, eager=False)
     return Zygotes(python, BUILTIN_PRELOAD, env)
 
 
