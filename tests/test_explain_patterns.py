@@ -106,6 +106,17 @@ def assert_sourced_root(code):
     return entry
 
 
+def sourced_roots_test(codes):
+    """A test that each new root-cause code is sourced (:func:`assert_sourced_root`) and says
+    what to do by hand: commands, and a remedy marked not automatic."""
+    @pytest.mark.parametrize("code", codes)
+    def sourced_root(code):
+        entry = assert_sourced_root(code)
+        assert entry.commands and entry.remedy.get("automatic") is False
+
+    return sourced_root
+
+
 def healthy_test(lines):
     """A test that each healthy line names nothing and exits 0 (a family's negative controls)."""
     @pytest.mark.parametrize("line", lines)

@@ -23,7 +23,7 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
-from test_explain_patterns import assert_sourced_root, family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -193,10 +193,7 @@ HEALTHY = [
 test_healthy_lines_of_the_harvested_programs_name_nothing = healthy_test(HEALTHY)
 
 
-@pytest.mark.parametrize("code", NEW_CODES)
-def test_new_code_is_sourced_and_says_what_to_do(code):
-    entry = assert_sourced_root(code)
-    assert entry.commands and entry.remedy.get("automatic") is False
+test_new_code_is_sourced_and_says_what_to_do = sourced_roots_test(NEW_CODES)
 
 
 def test_proposed_names_now_have_entries():
