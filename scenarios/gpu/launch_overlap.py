@@ -13,6 +13,7 @@ Prints each stage's median seconds and the total per variant.
 import ast
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -36,8 +37,7 @@ def child(variant, out):
     t0 = time.monotonic()
     torch.cuda.is_available()
     t["is_available"] = time.monotonic() - t0
-    tmp = tempfile.mkdtemp()
-    path = os.path.join(tmp, "k.py")
+    path = os.path.join(os.path.dirname(out), "k.py")
     with open(path, "w") as f:
         f.write(KERNEL)
     spec = importlib.util.spec_from_file_location("k", path)
@@ -86,18 +86,21 @@ def main():
     got = {v: [] for v in variants}
     for r in range(rounds):
         for v in variants[r % 3:] + variants[:r % 3]:
-            cache = tempfile.mkdtemp(prefix="overlap-cache-")
-            out = os.path.join(cache, "out.json")
-            pid = os.fork()
-            if pid == 0:
-                os.environ["TRITON_CACHE_DIR"] = cache
-                try:
-                    child(v, out)
-                finally:
-                    os._exit(0)
-            os.waitpid(pid, 0)
-            with open(out) as f:
-                got[v].append(json.load(f))
+            work = tempfile.mkdtemp(prefix="overlap-")  # the kernel's file, the answer, the empty cache
+            out = os.path.join(work, "out.json")
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    os.environ["TRITON_CACHE_DIR"] = os.path.join(work, "cache")
+                    try:
+                        child(v, out)
+                    finally:
+                        os._exit(0)
+                os.waitpid(pid, 0)
+                with open(out) as f:
+                    got[v].append(json.load(f))
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
     for v in variants:
         keys = [k for k in got[v][0] if k != "ok"]
         med = {k: round(statistics.median(x[k] for x in got[v]), 3) for k in keys}
