@@ -405,6 +405,87 @@ def test_torch_free_probes_yield_the_cores_to_the_preload_on_a_small_machine(cle
     assert res["system.bare"].facts["nice"] == want
 
 
+def test_torch_free_probes_take_turns_on_a_small_machine(clean_env, monkeypatch):
+    """With few cores, the torch-free probes run at most ``cores - 1`` at once (the import of
+    the preloading interpreter has the other core), each timed from when it got its turn;
+    with more cores they all start at once."""
+    from stackpeel.runner import scheduler, zygote
+    monkeypatch.setattr(zygote, "SLOT_LEASE_S", 30.0)  # a slow machine must not end a turn early here
+    classes = [make("loaded", "whoami")] + [make(f"bare{i}", "sleepy", preload=(), options={"seconds": 0.3, "i": i})
+                                            for i in range(4)]
+    res = {r.id: r for r in run_checks(classes, sys.executable, HOST, {"python": sys.executable}, env=clean_env)}
+    spans = sorted((r.facts["start"], r.facts["end"]) for cid, r in res.items() if cid != "system.loaded")
+    assert len(spans) == 4 and all(r.status is Status.PASS for r in res.values())
+    most = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
+    cores = os.cpu_count() or 1
+    if cores <= scheduler.FEW_CORES:
+        assert most <= max(1, cores - 1), spans
+        # the last one's time is its own turn, not the turns it waited for before it
+        last = max((r for cid, r in res.items() if cid != "system.loaded"), key=lambda r: r.facts["start"])
+        assert last.duration_s < last.facts["end"] - spans[0][0] - 0.3, (last.duration_s, spans)
+    else:
+        assert most == 4, spans
+
+
+def test_a_slot_held_past_its_lease_lets_the_next_probe_start():
+    """A probe that hangs in its slot (a driver call, a compiler) delays the others by the
+    lease at most: the next one gets a slot while the first still holds its own."""
+    import threading
+    from stackpeel.runner.zygote import Slots
+    slots, holding, release, order = Slots(1, lease_s=0.05), threading.Event(), threading.Event(), []
+
+    def hold():
+        with slots.take():
+            holding.set()
+            release.wait(30)
+            order.append("first ends")
+
+    first = threading.Thread(target=hold)
+    first.start()
+    assert holding.wait(10)
+    with slots.take() as waited:
+        order.append("second starts")
+        assert waited >= 0.0
+    release.set()
+    first.join(30)
+    assert order == ["second starts", "first ends"]
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_slots_serve_in_the_order_asked_and_never_more_than_n(n):
+    import threading
+    from stackpeel.runner.zygote import Slots
+    slots, lock, state, served = Slots(n, lease_s=30.0), threading.Lock(), {"now": 0, "most": 0}, []
+    holders = [slots.take() for _ in range(n)]
+    for h in holders:  # both slots taken: whoever asks now queues
+        h.__enter__()
+
+    def use(i):
+        with slots.take():
+            with lock:
+                served.append(i)
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.02)
+            with lock:
+                state["now"] -= 1
+
+    threads = []
+    for i in range(5):  # each one queued before the next asks
+        threads.append(threading.Thread(target=use, args=(i,)))
+        threads[-1].start()
+        end = time.monotonic() + 10
+        while len(slots._queue) < i + 1 and time.monotonic() < end:
+            time.sleep(0.005)
+    for h in holders:
+        h.__exit__(None, None, None)
+    for t in threads:
+        t.join(30)
+    assert 1 <= state["most"] <= n and sorted(served) == [0, 1, 2, 3, 4]
+    if n == 1:  # one at a time: the order they were served in is the order they asked in
+        assert served == [0, 1, 2, 3, 4]
+
+
 def test_a_noisy_preload_falls_back_to_fresh_interpreters(clean_env, tmp_path):
     (tmp_path / "noisy_preload.py").write_text("import warnings\nwarnings.warn('preload says something')\n")
     env = dict(clean_env, PYTHONPATH=str(tmp_path))

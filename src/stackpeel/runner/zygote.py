@@ -29,13 +29,17 @@ imported once by the zygote) and loading its probe module (once per zygote: from
 the target's import system would use when it is current, else compiled from the source, as
 under PYTHONDONTWRITEBYTECODE or for another Python version). The bare zygote of the
 torch-free probes may run at a lower priority (``nice``), so that on a machine with few cores
-they leave the one import everything waits for its own core.
+they leave the one import everything waits for its own core; there they also take turns on
+the cores that import leaves (:class:`Slots`), each timed from its turn, instead of twenty
+forks sharing one core at once.
 
 ``STACKPEEL_NO_PRELOAD=1`` turns the zygote off (every probe spawns its own interpreter).
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import signal
@@ -44,7 +48,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Type
 
 from . import hygiene
 from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
@@ -255,6 +259,51 @@ STDLIB_WARM = ("ctypes", "traceback", "importlib.util", "importlib.metadata", "j
                "select", "struct", "pwd", "grp", "types", "inspect")
 
 
+class Slots:
+    """At most ``n`` probes at once, taken in the order they asked (first come, first served).
+
+    On a machine with few cores the torch-free probes share what ``import torch`` leaves
+    free: twenty of them forked at once each take three times as long as alone and finish no
+    sooner as a group. A probe that holds its slot longer than ``lease_s`` no longer counts,
+    so one that hangs (a driver call, a compiler) delays the others by ``lease_s`` at most,
+    never by its timeout."""
+
+    def __init__(self, n: int, lease_s: float):
+        self.n = max(1, int(n))
+        self.lease_s = lease_s
+        self._cond = threading.Condition()
+        self._running: Dict[int, float] = {}   # ticket -> when it took its slot
+        self._tickets = itertools.count()
+        self._queue: list = []                 # tickets waiting, in the order they asked
+
+    def _busy(self, now: float) -> list:
+        return [t for t in self._running.values() if now - t < self.lease_s]
+
+    @contextlib.contextmanager
+    def take(self) -> Iterator[float]:
+        """Wait for a slot; yields the seconds waited."""
+        asked = time.monotonic()
+        with self._cond:
+            ticket = next(self._tickets)
+            self._queue.append(ticket)
+            while True:
+                now = time.monotonic()
+                busy = self._busy(now)
+                if self._queue[0] == ticket and len(busy) < self.n:
+                    break
+                # woken by a probe that ends, or when the oldest running one outlives its lease
+                self._cond.wait(max(0.005, min(busy) + self.lease_s - now) if busy else 0.05)
+            self._queue.pop(0)
+            self._running[ticket] = time.monotonic()
+            self._cond.notify_all()  # the next in the queue may fit too
+        try:
+            yield self._running[ticket] - asked
+        finally:
+            with self._cond:
+                del self._running[ticket]
+                self._cond.notify_all()
+
+
 class Zygote:
     """The stackpeel side of one zygote: start it, send requests, wait for forks."""
 
@@ -280,6 +329,8 @@ class Zygote:
         self.dead = False
         self.closed = False
         self.next_id = 0
+        #: when set, each probe waits for one of these before it starts (and its time starts)
+        self.slots: Optional[Slots] = None
         rfd, wfd = os.pipe()
         self.err = tempfile.TemporaryFile()
         # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
@@ -365,7 +416,13 @@ class Zygote:
     # -- one probe ------------------------------------------------------------------------------
     def run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
                   probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
-        """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns)."""
+        """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns).
+        With :attr:`slots`, the probe first waits for a slot; its time starts when it has one."""
+        with (self.slots.take() if self.slots is not None else contextlib.nullcontext()):
+            return self._run_probe(probe, inp, timeout, probes_dir)
+
+    def _run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
+                   probes_dir: Optional[Path]) -> Optional[ProbeAnswer]:
         start = time.monotonic()
         if self.preload and not self.ready.is_set():
             # the preload is part of the probe's time, all of it: had the probe imported torch
@@ -443,6 +500,8 @@ class Zygote:
 #: for the run and only slow the probes down on a node busy with a training job.
 TORCH_FREE_NICE = 10
 FEW_CORES = 4
+#: seconds a torch-free probe holds its slot (:class:`Slots`) before the next one starts anyway
+SLOT_LEASE_S = 0.5
 
 
 def _torch_free_nice() -> int:
@@ -476,6 +535,8 @@ class Zygotes:
         if eager and self.preload:  # the critical path (import torch) starts first
             self._loaded = Zygote(python, self.preload, env=env)
         self.bare = Zygote(python, (), env=env, nice=nice if preload else 0, warm=warm)
+        if nice and preload:  # few cores: the torch-free probes take turns on what the import leaves
+            self.bare.slots = Slots((os.cpu_count() or 1) - 1, SLOT_LEASE_S)
         if eager:
             self._start_loaded()
 
