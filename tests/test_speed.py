@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -384,6 +385,28 @@ def test_a_checks_prework_runs_torch_free_and_reaches_its_probe(clean_env, prewo
         assert got is None
     else:
         assert got["pid"] != res.facts["pid"] and got["preloaded"] is False  # another process, no preload
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_a_prework_and_its_probe_share_a_folder_the_runner_removes(clean_env, blocked):
+    """What the prework leaves in ``inp["scratch"]`` the probe finds (triton.kernel_launch's
+    prework builds Triton's helper into the empty cache the launch uses); the folder is gone
+    when the run is, also when the probe never ran because its gate failed."""
+    gate = make("gate", "raises", preload=())
+    cls = make("pre", "with_prework", requires=("system.gate",) if blocked else (),
+               gate=("system.gate",) if blocked else ())
+    cls.prework = "prework_leaves_a_file"
+    res = {r.id: r for r in run_checks([gate, cls], sys.executable, HOST, {"python": sys.executable}, env=clean_env)}
+    pre = res["system.pre"]
+    if blocked:
+        assert pre.status is Status.BLOCKED
+        leftovers = [p for p in Path(tempfile.gettempdir()).glob("stackpeel-scratch-*")
+                     if (p / "left-by-prework").exists()]
+        assert not leftovers
+        return
+    assert pre.status is Status.PASS, pre.summary
+    assert pre.facts["in_scratch"] == ["left-by-prework"] and pre.facts["prework"]["scratch"] == pre.facts["scratch"]
+    assert not os.path.exists(pre.facts["scratch"])
 
 
 def test_a_prework_the_probe_module_lacks_is_refused():

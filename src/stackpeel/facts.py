@@ -146,7 +146,10 @@ class CudaDeviceFacts(TypedDict):
 class _CudaDriverApiFactsOptional(TypedDict, total=False):
     device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
+    seconds: Dict[str, float]
     uvm_node_after_init: bool
+
+
 class CudaDriverApiFacts(_CudaDriverApiFactsOptional):
     """Facts of ``cuda_driver.driver_api`` (check ``cuda.driver_api``)."""
 
@@ -441,6 +444,7 @@ class TritonBuildFacts(_TritonBuildFactsOptional):
 
 class _TritonKernelLaunchFactsOptional(TypedDict, total=False):
     cache_used: Optional[str]
+    prebuilt: Optional[Dict[str, Any]]
 
 
 class TritonKernelLaunchFacts(_TritonKernelLaunchFactsOptional):

@@ -192,6 +192,7 @@ class TritonKernelLaunch(Check):
     probe = "triton_layer.kernel_launch"
     preload = ("torch", "triton")  # its launch phases fork from the interpreter that imported torch (runner/zygote.py)
     probe_needs = ("toolchain.triton_cache", "triton.build")  # the cache dir and whether Triton can build
+    prework = "launch_prework"  # builds Triton's cuda_utils into the empty cache while torch imports
     timeout = 240.0
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
 

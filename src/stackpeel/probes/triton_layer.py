@@ -426,6 +426,45 @@ def _build_attempt(standin):
 
 # --------------------------------------------------------------------------- triton.kernel_launch
 
+#: where Triton keeps the class that builds and loads its ``cuda_utils`` helper (3.0 and later)
+CUDA_UTILS_MODULE = "triton.backends.nvidia.driver"
+
+
+def launch_prework(inp):
+    """Torch-free, while the other interpreter imports torch (``Check.prework``): build
+    Triton's own ``cuda_utils`` helper, which creating its CUDA driver compiles with the C
+    compiler (0.4 s on an H200), into the empty cache the launch will use (``inp["scratch"]``).
+    The launch then loads it from there instead of building it on the critical path: its
+    cache is still one nobody else wrote, and a failure here changes nothing, since the launch
+    builds whatever it does not find and reports its own error."""
+    facts = {"ok": False, "skipped": None, "error": None, "seconds": None}
+    scratch = (inp or {}).get("scratch")
+    if not scratch:
+        facts["skipped"] = "no folder shared with the launch"
+        return facts
+    if not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg")):
+        facts["skipped"] = "no NVIDIA device node: the launch stops before it needs the helper"
+        return facts
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(scratch, "fresh-cache")
+    start = time.monotonic()
+    try:
+        with common.recorded():
+            with fd_capture():
+                import importlib
+                mod = importlib.import_module(CUDA_UTILS_MODULE)
+                utils = getattr(mod, "CudaUtils", None)
+                if utils is None:
+                    facts["skipped"] = "this Triton has no %s.CudaUtils" % CUDA_UTILS_MODULE
+                else:
+                    utils()
+                    facts["ok"] = True
+    except Exception as exc:
+        facts["error"] = common.exc_facts(exc)
+    facts["seconds"] = round(time.monotonic() - start, 3)
+    facts["torch_imported"] = "torch" in sys.modules  # it must not be: it would defeat the point
+    return facts
+
+
 def _launch_once(torch, kernel, n, block, device):
     t0 = time.monotonic()
     x = torch.arange(n, dtype=torch.float32, device=device)  # the first one creates the CUDA context
@@ -654,10 +693,13 @@ def kernel_launch(inp):
     facts["user_cache"]["source"] = cache_source
     helper_dirs = facts["user_cache"].pop("so_dirs_this_python", [])
 
+    facts["prebuilt"] = inp.get("prework")  # what launch_prework built into the empty cache, if it ran
     tmp = tempfile.mkdtemp(prefix="stackpeel-launch-")
     try:
         env = dict(os.environ)
-        env["TRITON_CACHE_DIR"] = os.path.join(tmp, "fresh-cache")
+        # the empty cache: the one launch_prework filled with Triton's helper when it ran
+        scratch = inp.get("scratch") if isinstance(inp.get("scratch"), str) else None
+        env["TRITON_CACHE_DIR"] = os.path.join(scratch or tmp, "fresh-cache")
         fresh_timeout = max(10.0, min(float(options.get("fresh_timeout_s", 150)), deadline - time.monotonic() - 5))
         facts["fresh"] = _run_phase({"cache": "fresh", "int1": False}, env, fresh_timeout)
 

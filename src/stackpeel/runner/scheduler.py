@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_problems, strict_facts
 from ..model import CheckResult, ProbeFailure, Status
 from ..plugins import PluginLoadError
+from . import hygiene
 from .child import ProbeAnswer, run_probe
 from .zygote import FEW_CORES, TORCH_FREE_NICE, Zygotes  # noqa: F401 (the nice levels: read by tests here)
 
@@ -60,10 +61,11 @@ def _gate(cls: Type[Check], done: Mapping[str, CheckResult]) -> Optional[CheckRe
 
 def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional[Mapping[str, str]],
            timeout_scale: float, mode: str = "default", zygote: Optional["Zygotes"] = None,
-           prework: Optional[Mapping[str, Any]] = None) -> Optional[ProbeAnswer]:
+           prework: Optional[Mapping[str, Any]] = None, scratch: Optional[str] = None) -> Optional[ProbeAnswer]:
     """``done``: the results of the checks the probe reads, or (see :func:`_inputs_ready`)
     their probes' clean answers; only their ``facts`` are read. ``prework``: the facts of
-    the check's ``prework`` function (:func:`_prework`), when it answered."""
+    the check's ``prework`` function (:func:`_prework`), when it answered; ``scratch``: the
+    folder it shared with that function (:func:`_prework`)."""
     if not cls.probe:
         return None
     deps = {req: done[req].facts for req in probe_inputs(cls) if req in done}
@@ -73,6 +75,8 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional
     inp = {"deps": deps, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
     if prework is not None:
         inp["prework"] = dict(prework)
+    if scratch is not None:
+        inp["scratch"] = scratch
     if zygote is not None:
         answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
         if answer is not None:
@@ -80,12 +84,18 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)
 
 
-def _prework(cls: Type[Check], zygote: "Zygotes", timeout_scale: float, mode: str) -> Optional[Dict[str, Any]]:
+def _prework(cls: Type[Check], zygote: "Zygotes", timeout_scale: float, mode: str,
+             scratch: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """Run the check's ``prework`` function in the torch-free interpreter; its facts, or None
-    when it cannot (the probe then does that work itself: it only gets faster with them)."""
+    when it cannot (the probe then does that work itself: it only gets faster with them).
+    ``scratch``: a folder the runner made for this check, handed to the prework function and
+    then to the probe (``inp["scratch"]``), so what one leaves there the other finds; the
+    runner removes it once the probe has answered."""
     module = str(cls.probe).rpartition(".")[0]
     timeout = cls.timeout * timeout_scale
     inp = {"deps": {}, "options": dict(cls.probe_options), "check": cls.id, "timeout_s": timeout, "mode": mode}
+    if scratch is not None:
+        inp["scratch"] = scratch
     try:
         answer = zygote.bare.run_probe(f"{module}.{cls.prework}", inp, timeout, probes_dir=cls.probes_dir)
     except Exception:  # runner bug: the probe does it all
@@ -306,14 +316,18 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     shared: Dict[Tuple[Any, ...], cf.Future] = {}
 
     prework: Dict[str, cf.Future] = {}  # check id -> its prework's facts (or None), started at once
+    scratch: Dict[str, str] = {}        # check id -> the folder its prework and probe share
     holders: Dict[str, Tuple[cf.Future, float]] = {}  # Check.exclusive -> the probe run holding it, since when
 
     def safe_probe(cls: Type[Check], snapshot: Dict[str, Any]) -> Optional[ProbeAnswer]:
         try:
             pre = prework[cls.id].result() if cls.id in prework else None
-            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote, pre)
+            return _probe(cls, python, snapshot, env, timeout_scale, mode, zygote, pre, scratch.get(cls.id))
         except Exception:  # runner bug: still an answer
             return ProbeAnswer(None, ProbeFailure("runner-exception", detail=traceback.format_exc()[-6000:]), 0.0)
+        finally:
+            if cls.id in scratch:
+                hygiene.remove_tempdir(scratch.pop(cls.id))
 
     def complete(cid: str, res: CheckResult) -> None:
         done[cid] = res
@@ -328,93 +342,101 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     preloading = {c.id for c in classes if c.preload and c.probe}
     # warming the bare interpreter pays from about three probes on (a repeat run reruns two)
     warm = sum(1 for c in classes if c.probe and not c.preload and c.id not in reusable) > 3
-    with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
-            cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
-        if zygote is not None:  # (each probe spawning its own interpreter: no torch import to overlap)
-            for c in classes:
-                if c.prework and c.probe and c.id not in reusable and _deep_skip(c, mode) is None:
-                    prework[c.id] = pool.submit(_prework, c, zygote, timeout_scale, mode)
-        while len(done) < len(classes):
-            progressed = True
-            while progressed:
-                progressed = False
-                for cid in list(waiting_probe):
-                    inputs = _inputs_ready(by_id[cid], needs[cid], done, answered)
-                    if inputs is None:
-                        continue
-                    early = not gates[cid] <= set(done)
-                    if early and (cid in reusable or not _gate_promising(gates[cid], done, answered)):
-                        continue
-                    cls = by_id[cid]
-                    if cid in reusable:
-                        if not set(cls.requires) & present <= set(done):
+    try:
+        with _zygote(classes, python, env, zygotes, eager, warm) as zygote, \
+                cf.ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="stackpeel") as pool:
+            if zygote is not None:  # (each probe spawning its own interpreter: no torch import to overlap)
+                for c in classes:
+                    if c.prework and c.probe and c.id not in reusable and _deep_skip(c, mode) is None:
+                        try:
+                            scratch[c.id] = hygiene.make_tempdir("stackpeel-scratch-")
+                        except (hygiene.Closing, hygiene.NoTempDir):
+                            pass  # the probe works in a folder of its own
+                        prework[c.id] = pool.submit(_prework, c, zygote, timeout_scale, mode, scratch.get(c.id))
+            while len(done) < len(classes):
+                progressed = True
+                while progressed:
+                    progressed = False
+                    for cid in list(waiting_probe):
+                        inputs = _inputs_ready(by_id[cid], needs[cid], done, answered)
+                        if inputs is None:
                             continue
-                        if all(_same(done[r], cached[r]) for r in cls.requires if r in present and r in cached):
-                            waiting_probe.remove(cid)
-                            complete(cid, reusable[cid])
+                        early = not gates[cid] <= set(done)
+                        if early and (cid in reusable or not _gate_promising(gates[cid], done, answered)):
+                            continue
+                        cls = by_id[cid]
+                        if cid in reusable:
+                            if not set(cls.requires) & present <= set(done):
+                                continue
+                            if all(_same(done[r], cached[r]) for r in cls.requires if r in present and r in cached):
+                                waiting_probe.remove(cid)
+                                complete(cid, reusable[cid])
+                                progressed = True
+                                continue
+                            del reusable[cid]
+                        gated = (None if early else _gate(cls, done)) or _deep_skip(cls, mode)
+                        if gated is None and cls.probe and not _resource_free(cls, holders):
+                            continue
+                        waiting_probe.remove(cid)
+                        if gated is not None:
+                            complete(cid, gated)
                             progressed = True
                             continue
-                        del reusable[cid]
-                    gated = (None if early else _gate(cls, done)) or _deep_skip(cls, mode)
-                    if gated is None and cls.probe and not _resource_free(cls, holders):
-                        continue
-                    waiting_probe.remove(cid)
-                    if gated is not None:
-                        complete(cid, gated)
-                        progressed = True
-                        continue
-                    if early:
-                        speculative.add(cid)
-                    if progress:
-                        progress("start", cls, None)
-                    if cls.probe:
-                        key = _share_key(cls, inputs)
-                        fut = shared.get(key) if key else None
-                        if fut is None:
-                            fut = pool.submit(safe_probe, cls, inputs)
-                            futures[fut] = []
-                            if key:
-                                shared[key] = fut
-                            if cls.exclusive:
-                                holders[cls.exclusive] = (fut, time.monotonic())
-                        if fut in futures:
-                            futures[fut].append(cid)
+                        if early:
+                            speculative.add(cid)
+                        if progress:
+                            progress("start", cls, None)
+                        if cls.probe:
+                            key = _share_key(cls, inputs)
+                            fut = shared.get(key) if key else None
+                            if fut is None:
+                                fut = pool.submit(safe_probe, cls, inputs)
+                                futures[fut] = []
+                                if key:
+                                    shared[key] = fut
+                                if cls.exclusive:
+                                    holders[cls.exclusive] = (fut, time.monotonic())
+                            if fut in futures:
+                                futures[fut].append(cid)
+                            else:
+                                answered[cid] = fut.result()
                         else:
-                            answered[cid] = fut.result()
-                    else:
-                        answered[cid] = None
-                for cid in list(answered):
-                    if set(by_id[cid].requires) & present <= set(done):
-                        answer = answered.pop(cid)
-                        try:
-                            gated = _gate(by_id[cid], done) if cid in speculative else None
-                            res = gated or _finish(by_id[cid], answer, host, target, done)
-                        except FactsShapeError:  # strict mode (tests): a probe/shape mismatch fails loudly
-                            raise
-                        except Exception as exc:  # runner bug: still a result
-                            res = _result(by_id[cid], Status.ERROR, f"stackpeel failed to run this check: {exc}",
-                                          failure=ProbeFailure("runner-exception",
-                                                               detail=traceback.format_exc()[-6000:]))
-                        complete(cid, res)
-                        progressed = True
-            if len(done) == len(classes):
-                break
-            if zygote is not None and preloading and preloading <= set(done) | set(answered):
-                zygote.release_loaded()  # every probe that forks from it has answered
-                preloading = set()
-            if not futures:  # nothing running and nothing ready: cannot happen with a validated DAG
-                for cid in list(waiting_probe) + list(answered):
-                    complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",
-                                          failure=ProbeFailure("runner-exception", detail="unsatisfiable order")))
-                break
-            # with a timeout: a signal another thread received runs its handler here within it
-            finished, _ = cf.wait(list(futures), timeout=0.25, return_when=cf.FIRST_COMPLETED)
-            for fut in finished:
-                for cid in futures.pop(fut):
-                    answered[cid] = fut.result()
-        if stats is not None and zygote is not None and zygote.loaded not in (None, zygote.bare):
-            z = zygote.loaded
-            stats["preload"] = {"wanted": list(z.preload), "imported": list(z.preloaded),
-                                "forked": bool(z.ready.is_set() and z.clean), "problem": z.problem,
-                                "import_s": z.import_s}
+                            answered[cid] = None
+                    for cid in list(answered):
+                        if set(by_id[cid].requires) & present <= set(done):
+                            answer = answered.pop(cid)
+                            try:
+                                gated = _gate(by_id[cid], done) if cid in speculative else None
+                                res = gated or _finish(by_id[cid], answer, host, target, done)
+                            except FactsShapeError:  # strict mode (tests): a probe/shape mismatch fails loudly
+                                raise
+                            except Exception as exc:  # runner bug: still a result
+                                res = _result(by_id[cid], Status.ERROR, f"stackpeel failed to run this check: {exc}",
+                                              failure=ProbeFailure("runner-exception",
+                                                                   detail=traceback.format_exc()[-6000:]))
+                            complete(cid, res)
+                            progressed = True
+                if len(done) == len(classes):
+                    break
+                if zygote is not None and preloading and preloading <= set(done) | set(answered):
+                    zygote.release_loaded()  # every probe that forks from it has answered
+                    preloading = set()
+                if not futures:  # nothing running and nothing ready: cannot happen with a validated DAG
+                    for cid in list(waiting_probe) + list(answered):
+                        complete(cid, _result(by_id[cid], Status.ERROR, "stackpeel could not schedule this check",
+                                              failure=ProbeFailure("runner-exception", detail="unsatisfiable order")))
+                    break
+                # with a timeout: a signal another thread received runs its handler here within it
+                finished, _ = cf.wait(list(futures), timeout=0.25, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    for cid in futures.pop(fut):
+                        answered[cid] = fut.result()
+            if stats is not None and zygote is not None and zygote.loaded not in (None, zygote.bare):
+                z = zygote.loaded
+                stats["preload"] = {"wanted": list(z.preload), "imported": list(z.preloaded),
+                                    "forked": bool(z.ready.is_set() and z.clean), "problem": z.problem,
+                                    "import_s": z.import_s}
+    finally:  # a probe that never ran (blocked, skipped): its prework has ended with the pool
+        for path in list(scratch.values()):
+            hygiene.remove_tempdir(path)
     return [done[c.id] for c in classes]

@@ -125,4 +125,13 @@ def prework_raises(inp):
 
 def with_prework(inp):
     """The probe of a check with a prework: what it was handed."""
-    return {"pid": os.getpid(), "ppid": os.getppid(), "prework": inp.get("prework")}
+    scratch = inp.get("scratch")
+    return {"pid": os.getpid(), "ppid": os.getppid(), "prework": inp.get("prework"), "scratch": scratch,
+            "in_scratch": sorted(os.listdir(scratch)) if scratch and os.path.isdir(scratch) else None}
+
+
+def prework_leaves_a_file(inp):
+    """A prework that leaves something in the folder it shares with the probe."""
+    with open(os.path.join(inp["scratch"], "left-by-prework"), "w") as f:
+        f.write(str(os.getpid()))
+    return {"pid": os.getpid(), "scratch": inp["scratch"]}
