@@ -268,10 +268,19 @@ def main() -> int:
                 parts = [f"{k} {v:.2f}" for k, v in fresh["stage_s"].items()]
                 parts += [f"{k[:-2]} {launch[k]:.2f}" for k in ("tensors_s", "kernel_s") if k in launch]
                 say(f"  its launch in a fork of that interpreter, {fresh.get('seconds')} s: " + ", ".join(parts))
+            pre_built = (r.get("facts") or {}).get("prebuilt") or {}
+            if pre_built:  # launch_prework: Triton's cuda_utils built torch-free while torch imported
+                say(f"  Triton's cuda_utils built beforehand, torch-free: {pre_built.get('ok')} "
+                    f"({pre_built.get('seconds')} s" + (f"; {pre_built['skipped']}" if pre_built.get("skipped") else "")
+                    + (f"; {(pre_built.get('error') or {}).get('type')}" if pre_built.get("error") else "") + ")")
     say("")
     say("per-check wall in the last default run (and, for the torch-free ones, alone):")
     for d, cid in durations:
         say(f"  {cid:<36} {d:6.2f} s" + (f"   alone {own[cid]:.2f} s" if cid in own else ""))
+        steps = next(((r.get("facts") or {}).get("seconds") for r in last_default["results"] if r["id"] == cid), None)
+        if isinstance(steps, dict) and steps:  # a probe that times its own steps (cuda.driver_api)
+            say(f"  {'':<36} its steps: " + ", ".join(f"{k} {v:.2f}" for k, v in steps.items()
+                                                      if isinstance(v, (int, float))))
     if last_deep:
         say("")
         say("--deep: the real ops and what each step took (last --deep run):")

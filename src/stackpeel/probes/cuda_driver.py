@@ -8,6 +8,7 @@ initialisation fails.
 
 import ctypes
 import os
+import time
 
 import _stackpeel_probe__common as common  # loaded by the runner
 
@@ -54,6 +55,7 @@ class _Cuda(common.GuardedLib):
 
 def driver_api_facts(library="libcuda.so.1", root="/", env=None):
     env = os.environ if env is None else env
+    clock = time.monotonic()
     gpu = _gpu()
     kernel_version, _ = gpu.parse_nvrm_version(gpu._read(root, "/proc/driver/nvidia/version"))
     modules = gpu.loaded_modules(root)
@@ -71,7 +73,11 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
         "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"),
         "ld_library_path": env.get("LD_LIBRARY_PATH"),
     }
+    # where its time goes: reading the host, loading libcuda, cuInit, the device queries
+    out["seconds"] = seconds = {"host": round(time.monotonic() - clock, 4)}
+    clock = time.monotonic()
     lib, err = gpu.load_library(library)
+    seconds["load"] = round(time.monotonic() - clock, 4)
     if lib is None:
         out["load_error"] = err
         return out
@@ -97,7 +103,10 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
         out["init_error"] = {"code": None, "name": "symbol missing", "message": "libcuda has no cuInit"}
         out["missing_symbols"] = cu.missing
         return out
+    clock = time.monotonic()
     rc = init(0)
+    seconds["init"] = round(time.monotonic() - clock, 4)
+    clock = time.monotonic()
     out["init_result"] = rc
     # libcuda creates a missing /dev/nvidia-uvm itself when it can (root, or setuid nvidia-modprobe)
     out["uvm_node_after_init"] = os.path.exists(gpu._path(root, "/dev/nvidia-uvm"))
@@ -148,6 +157,7 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
             if mem(ctypes.byref(size), handle.value) == 0:
                 dev["total_memory"] = size.value
         out["devices"].append(dev)
+    seconds["devices"] = round(time.monotonic() - clock, 4)
     out["missing_symbols"] = cu.missing
     return out
 
