@@ -161,7 +161,7 @@ RECORD_RE = re.compile(
 SEAM_MIN, SEAM_MAX = 40, 2000
 #: a numbered source line of a traceback (IPython ``----> 170``/``    168``, rich ``│ ❱ 170 │``)
 #: whose code is a comment: the echoed library source, not the user's words
-ECHOED_COMMENT_RE = re.compile(r"[ \t│|]*(?:-+>|❱)?[ \t]*\d{1,6}[ \t│|]+#")
+ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#")
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
 #: inside a word or right after a space); the character before the break is checked in
 #: Python (SEAM_END): a regex
@@ -847,7 +847,9 @@ class LogScanner:
                     rest = joined
                     line = Line(lineno, rest, key)
                     break
-        if self._gate(rest) is not None:
+        # a comment of the library's source that a traceback echoes (``168  # ... error ...``)
+        # is neither an error line nor a signature's message
+        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
             partial = self._entry_gate(rest) is not None
