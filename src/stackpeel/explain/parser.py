@@ -159,6 +159,9 @@ RECORD_RE = re.compile(
 #: than SEAM_MIN or longer than SEAM_MAX are not joined with the next (keeps the cost of
 #: joining bounded on logs of long or very short lines)
 SEAM_MIN, SEAM_MAX = 40, 2000
+#: a numbered source line of a traceback (IPython ``----> 170``/``    168``, rich ``│ ❱ 170 │``)
+#: whose code is a comment: the echoed library source, not the user's words
+ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#")
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
 #: inside a word or right after a space); the character before the break is checked in
 #: Python (SEAM_END): a regex
@@ -686,13 +689,19 @@ class LogScanner:
         self._lineno = base + n
 
     def _find_clues(self, body: str, lines: List[str], base: int) -> None:
-        """Record where each clue literal first occurs (one more C-speed pass over the chunk)."""
+        """Record where each clue literal first occurs (one more C-speed pass over the chunk).
+
+        A comment of a library's source that a traceback echoes (IPython's and rich's
+        numbered source lines: ``    168  # ... driver initialization error, no GPUs ...``)
+        is the library's words, not the user's situation: its clues do not count."""
         found = self.result.clues
         line_of, last = 0, 0
         for m in self.kb.clue_gate.finditer(body):
             pos = m.start()
             line_of += body.count("\n", last, pos)
             last = pos
+            if ECHOED_COMMENT_RE.match(lines[line_of]):
+                continue
             for lit in self.kb.clues_at(body, pos):
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
@@ -838,7 +847,9 @@ class LogScanner:
                     rest = joined
                     line = Line(lineno, rest, key)
                     break
-        if self._gate(rest) is not None:
+        # a comment of the library's source that a traceback echoes (``168  # ... error ...``)
+        # is neither an error line nor a signature's message
+        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
             partial = self._entry_gate(rest) is not None
