@@ -248,6 +248,18 @@ WORDINGS = [
      'UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.'),
     ('dataloader-shm-too-small', 'torch 1.4.0-2.13.0', 'torch/csrc/DataLoader.cpp',
      "RuntimeError: DataLoader worker (pid 4821) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit."),
+    ('cuda-init-failed', 'torch 1.0-1.10 (THC)', 'aten/src/THC/THCGeneral.cpp THCudaCheck',
+     'THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=30 : unknown error'),
+    ('cuda-init-failed', 'torch 1.0-1.10 (THC)', 'aten/src/THC/THCGeneral.cpp THCudaCheck',
+     'RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50'),
+    ('extension-torch-mismatch', 'macOS dyld (torch wheels for macOS)', 'dyld dlerror',
+     'ImportError: dlopen(/Users/me/venv/lib/python3.11/site-packages/torchvision/_C.so, 0x0002): Symbol not found: '
+     '__ZN3c1017RegisterOperatorsD1Ev'),
+    ('extension-torch-mismatch', 'glibc 2.17-2.41', 'dlerror (elf/dl-lookup.c)',
+     'ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined '
+     'symbol: _ZN3c104cuda9SetDeviceEi'),
+    ('extension-torch-mismatch', 'CPython 3.8+ on Windows', 'Python/dynload_win.c',
+     'ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be found.'),
     ('dataloader-shm-too-small', 'torch 1.8.1-2.13.0', 'torch/csrc/DataLoader.cpp',
      'ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).'),
 ]
@@ -284,6 +296,11 @@ EXTRA_WRAPPERS = {
     # torchrun 2.x prefixes every line of a rank's traceback
     "rank-every-line": _per_line("[rank3]: "),
     "reraised-other-type": _reraised,
+    # older releases' prefixes: vLLM <= 0.6's worker processes, Ray's bare (pid=..), torchrun
+    # --tee's [default0]:
+    "vllm-0.6-worker": _per_line("(VllmWorkerProcess pid=4821) ERROR 05-01 12:00:00 multiproc_worker_utils.py:120] "),
+    "ray-pid": _per_line("(pid=4821) "),
+    "torchrun-tee": _per_line("[default0]:"),
     # a terminal cuts each line of a multi-line message at its width (WRAPPERS' terminal-cut-80
     # cuts the text as one line)
     "terminal-cut-80-per-line": lambda m: "\n".join(line[i:i + 80] for line in m.split("\n")
