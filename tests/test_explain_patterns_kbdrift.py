@@ -260,6 +260,43 @@ WORDINGS = [
      'symbol: _ZN3c104cuda9SetDeviceEi'),
     ('extension-torch-mismatch', 'CPython 3.8+ on Windows', 'Python/dynload_win.c',
      'ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be found.'),
+    ('causal-conv1d-torch-mismatch', 'causal-conv1d 1.0.0-1.6.1', 'setup.py CUDAExtension(name="causal_conv1d_cuda")',
+     'ImportError: /venv/lib/python3.10/site-packages/causal_conv1d_cuda.cpython-310-x86_64-linux-gnu.so: undefined '
+     'symbol: _ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18DeprecationWarningEEERKNS_14SourceLocationENSt7'
+     '__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEb'),
+    ('nvcc-missing', 'causal-conv1d 1.0.0-1.6.1', 'setup.py get_cuda_bare_metal_version',
+     'RuntimeError: causal_conv1d is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported '
+     'version by running nvcc -V.'),
+    ('cuda-library-shadowed', 'torch 2.1-2.13 + CUDA 12 wheels', 'the loader (libcusparse.so.12 -> libnvJitLink.so.12)',
+     'ImportError: /venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: '
+     'undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12'),
+    ('cuda-library-shadowed', 'NCCL before 2.29 under a newer torch', 'the loader (libtorch_cuda.so -> libnccl.so.2)',
+     'OSError: /venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister'),
+    ('cuda-library-shadowed', 'NCCL 2.29-2.30', 'src/init.cc',
+     'NCCL WARN NCCL library is too old. This application was compiled with NCCL version 22703, but is running with '
+     'NCCL version 21903'),
+    ('fla-cpu-fallback', 'fla 0.1.0-0.6.0', 'fla/utils.py _cpu_device_warning (0.1-0.5), fla/utils/_device.py (0.6)',
+     '/venv/lib/python3.12/site-packages/fla/utils.py:62: UserWarning: Triton is not supported on current platform, '
+     'roll back to CPU.'),
+    ('fla-cpu-fallback', 'fla 0.1.0-0.6.0 (torch 2.1-2.13: torch.cpu has no device)',
+     'fla/utils.py device_torch_lib = getattr(torch, device)',
+     "AttributeError: module 'torch.cpu' has no attribute 'device'"),
+    ('triton-gpu-too-old', 'torch 2.1.0-2.4.1', 'torch/_inductor/scheduler.py',
+     'RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is '
+     'used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA '
+     'capability 6.0'),
+    ('triton-gpu-too-old', 'torch 2.13.0', 'torch/_inductor/exc.py GPUTooOldForTriton',
+     'torch._inductor.exc.GPUTooOldForTriton: Found Tesla P100-PCIE-16GB which is too old to be supported by the '
+     'triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but '
+     'your device is of CUDA capability 6.0'),
+    ('gpu-arch-lacks-dtype', 'vLLM 0.2-0.6', 'vllm/worker/worker.py _check_if_gpu_supports_dtype',
+     'ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has '
+     'compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: '
+     '--dtype=half.'),
+    ('gpu-arch-lacks-dtype', 'vLLM 0.6-0.7', 'vllm/worker/worker.py (compute_str)',
+     'ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-PCIE-'
+     '32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the `dtype` flag in CLI, '
+     'for example: --dtype=half.'),
     ('dataloader-shm-too-small', 'torch 1.8.1-2.13.0', 'torch/csrc/DataLoader.cpp',
      'ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).'),
 ]
