@@ -363,7 +363,7 @@ HEALTHY = [
     # DeepSpeed op_builder/builder.py assert_no_cuda_mismatch: a minor mismatch it accepts
     "Installed CUDA version 11.8 does not match the version torch was compiled with 11.7 but since the APIs are "
     "compatible, accepting this combination",
-    # bitsandbytes 0.35-0.42 cuda_setup/main.py on every start that works
+    # bitsandbytes cuda_setup/main.py on every start that works (0.35-0.42; the runtime path line 0.39-0.42)
     "CUDA SETUP: Loading binary /venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda118.so...",
     "CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so",
     # bitsandbytes 0.43+ cextension.py (logger.debug)
@@ -373,15 +373,14 @@ HEALTHY = [
     "node1:123:456 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with "
     "NCCL_IGNORE_DISABLED_P2P=1.",
     "node1:123:456 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct",
-    # Triton 1.x-3.x: a kernel that fits
-    "autotuning: BLOCK_M=64 BLOCK_N=64 num_stages=3 num_warps=4 shared memory 49152 bytes",
-    # xformers 0.0.16+ python -m xformers.info on a working install
-    "memory_efficient_attention.cutlassF:               available",
-    "memory_efficient_attention.flshattF@v2.5.6:        available",
+    # Triton 3.x's autotuner with TRITON_PRINT_AUTOTUNING=1 (runtime/autotuner.py, Config.__str__)
+    "best config selected: BLOCK_M: 64, BLOCK_N: 64, num_warps: 4, num_ctas: 1, num_stages: 3, maxnreg: None, "
+    "ir_override: None;",
+    # `python -m xformers.info` on a working install (xformers/info.py: "{:<50} {}")
+    "{:<50} {}".format("memory_efficient_attention.cutlassF:", "available"),
+    "{:<50} {}".format("pytorch.cuda:", "available"),
     # torch 1.x cpp_extension on a working build
     "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
-    # the container toolkit's CSV mode when the requirement holds
-    "level=info msg=\"Requirements satisfied: cuda>=11.4\"",
 ]
 
 test_healthy_lines_of_these_releases_name_nothing = healthy_test(HEALTHY)
