@@ -5,8 +5,8 @@ transformers 5.24, ...). Real logs come from every release: Triton 1.x's ``CUDA:
 its ``OutOfResources`` without separators, Triton 2.3's ``Failed to open libcuda.so``, torch 1.x's
 ``cuda runtime error (N) :`` and multi-line ``_check_driver`` assertions, flash-attn 0.2-1.0's bare
 ``TORCH_CHECK``s, bitsandbytes 0.35 to 0.50's five generations of setup errors, xformers 0.0.13 to
-0.0.33, DeepSpeed 0.3 to 0.17, NCCL 2.7 to 2.30, the container toolkit's legacy and CSV modes, and
-the CUDA runtime's error strings from libcudart 11.7, 12.1, 12.8 and 13.0.
+0.0.33, DeepSpeed 0.3 to 0.17, NCCL 2.4 to 2.30, the container toolkit's legacy and CSV modes, and
+the CUDA runtime's error strings from libcudart 10.2 (bundled with torch 1.8.1), 11.7, 12.1, 12.8 and 13.0.
 
 Each row is (code, releases, where the release raises or prints it, the message as that release
 words it, variable parts filled in as the program fills them). docs/dev/coverage-audit.md,
@@ -102,13 +102,13 @@ WORDINGS = [
      'THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=48 : no kernel image is available for execution on the device'),
     ('torch-arch-not-supported', 'torch 2.8+ AcceleratorError', 'c10/cuda/CUDAException',
      'torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device'),
-    ('cuda-forward-compat-unsupported', 'libcudart 11.7-13.0', 'cudaGetErrorString(804)',
+    ('cuda-forward-compat-unsupported', 'libcudart 10.2-13.0', 'cudaGetErrorString(804)',
      'RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW'),
-    ('driver-library-mismatch', 'libcudart 11.7-13.0', 'cudaGetErrorString(803)',
+    ('driver-library-mismatch', 'libcudart 10.2-13.0', 'cudaGetErrorString(803)',
      'RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination'),
-    ('libcuda-missing', 'libcudart 11.1-13.0', 'cudaGetErrorString(34)',
+    ('libcuda-missing', 'libcudart 11.7-13.0 (not in 10.2)', 'cudaGetErrorString(34)',
      'RuntimeError: CUDA error: CUDA driver is a stub library'),
-    ('driver-too-old-for-torch', 'libcudart 11.1-13.0', 'cudaGetErrorString(222)',
+    ('driver-too-old-for-torch', 'libcudart 11.7-13.0 (not in 10.2)', 'cudaGetErrorString(222)',
      'RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.'),
     ('no-nvidia-driver', 'torch 1.4.0', 'torch/cuda/__init__.py _check_driver',
      'AssertionError: \nFound no NVIDIA driver on your system. Please check that you\nhave an NVIDIA GPU and installed a driver from\nhttp://www.nvidia.com/Download/index.aspx'),
@@ -297,6 +297,14 @@ WORDINGS = [
      'ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-PCIE-'
      '32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the `dtype` flag in CLI, '
      'for example: --dtype=half.'),
+    ('gpu-arch-lacks-dtype', 'transformers 4.26.1-4.46.3', 'training_args.py TrainingArguments.__post_init__',
+     "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0"),
+    ('gpu-arch-lacks-dtype', 'transformers 5.24.0 (CUDA available)', 'training_args.py TrainingArguments.__post_init__',
+     "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the model on "
+     "CPU. You need Ampere+ GPU with cuda>=11.0."),
+    ('torch-cuda-unavailable', 'transformers 5.24.0 (no CUDA)', 'training_args.py TrainingArguments.__post_init__',
+     "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the model on "
+     "CPU."),
     ('dataloader-shm-too-small', 'torch 1.8.1-2.13.0', 'torch/csrc/DataLoader.cpp',
      'ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).'),
 ]
