@@ -305,6 +305,15 @@ WORDINGS = [
     ('torch-cuda-unavailable', 'transformers 5.24.0 (no CUDA)', 'training_args.py TrainingArguments.__post_init__',
      "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the model on "
      "CPU."),
+    ('torch-cuda-unavailable', 'accelerate 0.15.0-0.25.0', 'accelerator.py Accelerator.__init__',
+     'ValueError: fp16 mixed precision requires a GPU'),
+    ('torch-cuda-unavailable', 'accelerate 1.0.1', 'accelerator.py Accelerator.__init__',
+     "ValueError: fp16 mixed precision requires a GPU (not 'mps')."),
+    ('torch-cuda-unavailable', 'accelerate 1.15.0', 'accelerator.py Accelerator.__init__',
+     "ValueError: fp16 mixed precision requires a device in ('xpu', 'cuda', 'npu', 'xla', 'mlu', 'musa', 'hpu', "
+     "'sdaa', 'mps') (not 'meta')."),
+    ('gpu-arch-lacks-dtype', 'accelerate 0.15.0-1.15.0', 'accelerator.py Accelerator.__init__',
+     'ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.'),
     ('dataloader-shm-too-small', 'torch 1.8.1-2.13.0', 'torch/csrc/DataLoader.cpp',
      'ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).'),
 ]
