@@ -416,7 +416,7 @@ def test_new_signatures_name_the_release_they_come_from():
     ids = ["triton-libcuda-possible-files", "triton1-cuda-invalid-image", "torch-binary-needs-newer-cuda",
            "triton1-cuda-no-binary-for-gpu", "nccl-shm-attach", "triton1-cuda-peer-access-unsupported",
            "triton1-cuda-no-device", "triton1-cuda-invalid-device", "flash-attn-bf16-needs-ampere",
-           "transformers-flash-attn-too-old"]
+           "transformers-flash-attn-too-old", "transformers-bf16-gpu-unsupported"]
     sigs = {sig.id: sig for entry in kb.codes.values() for sig in entry.logs}
     for sig_id in ids:
         assert re.search(r"\b\d+\.(?:\d+|x)\b", sigs[sig_id].source), (sig_id, sigs[sig_id].source)
