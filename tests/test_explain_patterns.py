@@ -64,23 +64,25 @@ WRAPPERS = {
 }
 
 
-def family_tests(families, skip=None):
+def family_tests(families, skip=None, wrappers=None):
     """The two tests every family of messages gets, shared by the family files
     (test_explain_families.py, test_explain_patterns_*.py): each message, in every wrapper of
     :data:`WRAPPERS`, heads explain's answer with its code (and exit 1); and each message is
     matched by a signature of its code on its own, as one line too. ``skip(msg, wrapper)``
     returns a reason to skip a case that a mechanism's known limit cannot reach, or None.
+    ``wrappers`` adds a family's own wrappers (name -> function) to :data:`WRAPPERS`.
     Assign the result in the family's module: ``test_in_every_wrapper, test_own_signature =
     family_tests(FAMILIES)``."""
     cases = [(code, i, msg) for code, msgs in families.items() for i, msg in enumerate(msgs)]
+    every = dict(WRAPPERS, **(wrappers or {}))
 
-    @pytest.mark.parametrize("wrapper", list(WRAPPERS))
+    @pytest.mark.parametrize("wrapper", list(every))
     @pytest.mark.parametrize("code,i,msg", cases, ids=[f"{c}-{i}" for c, i, _ in cases])
     def in_every_wrapper(code, i, msg, wrapper):
         why = skip(msg, wrapper) if skip else None
         if why:
             pytest.skip(why)
-        expl = explain_text("step 1/10\n" + WRAPPERS[wrapper](msg) + "\nexiting\n")
+        expl = explain_text("step 1/10\n" + every[wrapper](msg) + "\nexiting\n")
         assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
         assert expl.exit_code == 1
 
