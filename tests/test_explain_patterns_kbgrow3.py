@@ -9,6 +9,11 @@ the way users who do not know the cause search (tests/corpus/explain/*.log with
   ``gpu-not-used``); the same for "the process was killed" (``slain``, word ``killed``).
 - A setup.py that spawns nvcc itself fails in distutils' words ("unable to execute 'nvcc': No
   such file or directory"): that is nvcc missing, not a C compiler ("nvcc" ends in "cc").
+- AlphaFold 3 words a GPU too old for its Triton attention in its own way
+  (``implementation='triton' is unsupported on this GPU generation``).
+- transformers 5.17+ names the package it did not import (``because `flash-linear-attention` is
+  not installed``): when nothing else in the log names a cause, the package not installed is
+  inferred (its clue); the legacy wording, which names no package, stays the symptom.
 - The log's context: the driver words of a log that speaks of DKMS, an OS upgrade or
   /var/run/reboot-required implicate the module not built for the running kernel; a Triton
   launch failing on a 100 KB-shared-memory GPU (A40, A6000, RTX 30/40) is shared memory; a bare
@@ -33,6 +38,11 @@ FAMILIES = {
         "unable to execute 'nvcc': No such file or directory",
         # setuptools/_distutils spawn.py (newer releases)
         "error: command '/usr/local/cuda/bin/nvcc' failed: No such file or directory",
+    ],
+    "triton-gpu-too-old": [
+        # AlphaFold 3's flash-attention dispatch (google-deepmind/alphafold3#90), and as HPC guides quote it
+        "ValueError: implementation='triton' is unsupported on this GPU generation.",
+        "implementation='triton' for FlashAttention is unsupported on this GPU generation.",
     ],
     "no-c-compiler": [
         # the same spawn, for the C compiler: still the compiler (a cross or versioned name)
@@ -168,3 +178,32 @@ def test_a_connect_errno_next_to_ncclS_socket_words_is_ncclS_socket():
     assert [g.code for g in guesses][:1] == ["nccl-socket-ifname-wrong"], [g.code for g in guesses]
     bare = vocabulary.guess([(1, "RuntimeError: No route to host", "", 1.0)], {}, {}, vocabulary.load())
     assert [g.code for g in bare][:1] == ["collective-rendezvous-unreachable"], [g.code for g in bare]
+
+
+# transformers 5.17+ (iapp-technology/openthai-systemone#2) and the legacy wording (RobTand/prismaquant#4)
+REFERENCE_PATH = ("[transformers] `chunk_gated_delta_rule` is falling back to its reference PyTorch implementation "
+                  "because `flash-linear-attention` is not installed. This is correct but much slower ...")
+LEGACY = ("[transformers] The fast path is not available because one of the required library is not installed. "
+          "Falling back to torch implementation.")
+
+
+def test_transformers_naming_a_package_not_installed_infers_it():
+    expl = explain_text(REFERENCE_PATH + "\n")
+    codes = [c.code for c in expl.candidates]
+    assert codes[:2] == ["kernel-library-not-installed", "transformers-fast-path-unavailable"], codes
+    assert expl.candidates[0].confidence == "inferred"
+
+
+def test_the_legacy_wording_stays_the_symptom():
+    expl = explain_text(LEGACY + "\n")
+    assert [c.code for c in expl.candidates][:1] == ["transformers-fast-path-unavailable"], [c.code for c in expl.candidates]
+
+
+def test_a_named_import_failure_outranks_the_not_installed_claim():
+    # causal-conv1d built for another torch: transformers 5.17+ still says 'is not installed'
+    log = ("ImportError: /venv/lib/python3.12/site-packages/causal_conv1d_cuda.cpython-312-x86_64-linux-gnu.so: "
+           "undefined symbol: _ZN3c104cuda9SetDeviceEa\n"
+           + REFERENCE_PATH.replace("chunk_gated_delta_rule", "causal_conv1d_fn").replace("flash-linear-attention", "causal-conv1d")
+           + "\n")
+    codes = [c.code for c in explain_text(log).candidates]
+    assert codes and codes[0] != "kernel-library-not-installed", codes
