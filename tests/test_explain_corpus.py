@@ -238,6 +238,11 @@ def test_corpus_match_codes_agrees(path):
     meta, body = read_corpus(path)
     expl = explain_text(body, source=path.name)
     codes = match_codes(body)
+    if expl.root.basis == "facts":
+        # a root read from the versions and GPUs the log prints (explain/facts.py, e.g. a
+        # '2.0.1+cpu' torch): no signature names it, so there is nothing for match_codes to agree with
+        assert expl.root.facts and meta["expected"] == expl.root.code, (expl.root.basis, expl.root.facts)
+        return
     if expl.root.confidence == "inferred":
         assert set(expl.root.explains) & set(codes), (expl.root.explains, codes)
     else:
