@@ -44,7 +44,17 @@ def _repository(path: Path) -> str:
     return m.group(1).lower() if m else ""
 
 
-LOGS = sorted(p for p in CORPUS.glob("*.log") if _repository(p) not in _validation_repos())
+# Training logs collected but not yet worked on (measured once as they are, bench/results/
+# explain_accuracy-*-before.txt): exempt until the patterns for them are written.
+PENDING_COLLECTIONS: set = set()
+
+
+def _pending(path: Path) -> bool:
+    m = re.search(r"^# collected: (\S+)", path.read_text(encoding="utf-8"), re.M)
+    return bool(m) and m.group(1) in PENDING_COLLECTIONS
+
+
+LOGS = sorted(p for p in CORPUS.glob("*.log") if _repository(p) not in _validation_repos() and not _pending(p))
 
 
 def read_corpus(path: Path) -> Tuple[Dict[str, str], str]:
@@ -119,6 +129,19 @@ KNOWN_MISSES: Dict[str, str] = {
     "nccl-473-unhandled-system-error-ipc": "NCCL's bare 'unhandled system error': nothing says container or /dev/shm",
     "cudarc-255-wsl-libcuda-ld-library-path": "cudarc cannot load libcuda (libcuda-missing): nothing in the paste says WSL",
     "llmdet-32-libcudart101-mmcv": "libcudart.so.10.1 missing (library-missing): that mmcv was built for CUDA 10.1 is the thread's finding",
+    # training-2026-12-01i (kbgrow3): pastes found by symptom searches whose text does not hold
+    # the thread's cause (a title, prose, or a symptom whose cause the thread found elsewhere)
+    "bitsandbytes-pr337-wsl-gpu-not-detected": "a PR's title ('GPU not detected in Windows WSL'): no error line; the WSL libcuda directory is the PR's text",
+    "colabtools-4950-causal-conv1d-build-colab-torch": "'Failed building wheel for causal-conv1d' (extension-build-failed): that no prebuilt wheel fit Colab's new torch is the thread's finding",
+    "comfyui-7484-sage-attention-flag-no-triton": "the title only ('Unable to use normally --use-sage-attention'): Triton missing is a commenter's finding",
+    "dcnv2-25-cuda-home-wrong-nvcc-path": "'.../bin/nvcc': No such file or directory reads as nvcc-missing; that CUDA_HOME was set wrong is the reporter's fix",
+    "insightface-1905-nccl-virbr0-timeout": "prose ('NCCL was creating a socket for this branch ... would eventually time out'): no error line",
+    "nas-without-training-2-driver-too-old-env-yml": "'torch.cuda.is_available() returning False' only: the driver too old for environment.yml's build is the reporter's later finding",
+    "nvidia-docker-910-gpu-unavailable-after-wake": "a bulleted list ('cuda on the host stops working' after suspension): no error line",
+    "sd-webui-forge-3113-rtx5090-kernel-problem": "'getting errors as a kernel' on an RTX 5090: the error itself is not in the paste",
+    "transformers-48718-qwen35-fp32-chunk-loop-fla-missing": "a profile's prose ('because flash-linear-attention was not installed'): no error line",
+    "unsloth-1998-gtx1070-gpu-too-old": "Unsloth's banner and a cut traceback: its 'Your GPU is too old' line is not in the paste",
+    "vllm-17939-engine-core-gpu-mem-util-1": "vLLM's 'Engine core initialization failed. See root cause above.' with the root cause cut off: --gpu-memory-utilization=1 is the reporter's fix",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -128,6 +151,21 @@ GUESSED = {
     "nccl-799-ib-no-such-device-hca": "'No such device' next to NCCL, and NCCL_IB_DISABLE in the maintainer's hint",
     "triton-2110-libcuda-not-found-typo": "the retyped 'lidcuda.so not found', and ldconfig in the reporter's prose",
     "triton-pr1123-python310-headers-layout": "a PR's prose ('Triton seems to break ...') naming /usr/include/python3.X",
+    # training-2026-12-01i (kbgrow3)
+    "alignment-handbook-85-flash-attn-undefined-symbol": "'flash_attn_2_cuda...so: undefined symbol' in an issue's sentence",
+    "simpletir-29-flash-attn-torch-swapped-by-vllm": "'flash_attn_2_cuda...so: undefined symbol:' with the symbol cut off",
+    "codeformer-307-runs-on-cpu": "users' words: 'I use the CPU ... rather than the GPU'",
+    "csnakes-750-requirements-cpu-torch": "users' words: 'torch cpu version installed'",
+    "langchain-chatchat-294-requirements-cpu-torch": "users' words: 'PyTorch\u5b89\u88c5\u7684\u662fCPU\u7248\u672c'",
+    "pinokio-978-wsl-installer-cpu-index": "users' words: 'it automatically install the cpu version of torch'",
+    "pinokio-1027-jetson-orin-generic-wheel": "'installs a CPU-only version of Torch' in a bug report's prose",
+    "pytorch-168065-aarch64-pip-cpu-wheel": "users' words: 'resulted in the CPU version of torch'",
+    "pytranscriber-56-whisper-pulled-cpu-torch": "users' words: 'it uses the CPU instead', 'Torch without the CUDA version'",
+    "tplinker-78-process-killed-ram-full": "users' words: 'at the time of loading model process will be killed'",
+    "nvidia-docker-804-os-upgrade-reboot-driver-lost": "nvidia-smi named in a list item, the OS upgrade and reboot-required as context",
+    "pop-690-updates-dkms-driver-not-loaded": "nvidia-settings' 'NVIDIA driver is not loaded' with DKMS in the prose",
+    "pytorch-58431-init-process-group-stuck": "'stuck in init_process_group' and 'instance connectivity' in the title and prose",
+    "pytorch-biggraph-99-slurm-no-route-to-host": "a bare 'RuntimeError: No route to host' in an issue title",
 }
 TOP1_FLOOR = 0.95  # measured 215/219 (98.2%) when this was written
 
@@ -200,6 +238,11 @@ def test_corpus_match_codes_agrees(path):
     meta, body = read_corpus(path)
     expl = explain_text(body, source=path.name)
     codes = match_codes(body)
+    if expl.root.basis == "facts":
+        # a root read from the versions and GPUs the log prints (explain/facts.py, e.g. a
+        # '2.0.1+cpu' torch): no signature names it, so there is nothing for match_codes to agree with
+        assert expl.root.facts and meta["expected"] == expl.root.code, (expl.root.basis, expl.root.facts)
+        return
     if expl.root.confidence == "inferred":
         assert set(expl.root.explains) & set(codes), (expl.root.explains, codes)
     else:

@@ -104,6 +104,11 @@ REAL_LINES = {
     "hang": "but I find rank 0 will hang when I call ncclcommInitRank and all ranks report the following warning.",
     # torch/multiprocessing/spawn.py ProcessExitedException
     "process-died": "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1",
+    # training logs of training-2026-12-01i (kbgrow3): a bare errno (pytorch-biggraph-99), users'
+    # words for the +cpu build (pytorch-168065) and for a run on the CPU (pytranscriber-56)
+    "connect-errno": 'Distributed job on slurm cluster fails with "RuntimeError: No route to host"',
+    "cpu-build-named": "Hi, noticing that trying to `pip install torch` resulted in the CPU version of torch stable.",
+    "gpu-not-used": "Whisper does not invoke the GPU; it uses the CPU instead",
 }
 
 

@@ -180,6 +180,10 @@ ERROR_WORDS = (
     "what():", "Configuring incomplete", "No rule to make", "not recognized as", "zsh: ", "Terminated", "Hangup",
     "to break", "breaks ", "broke", ".exc.", ".exceptions.",
     "refused", "crashe", "segfaults", "n't work", "not work", "stopped working",
+    # parser.SOFT_ERROR_RE "cpu" and "slain": users' words for a run on the CPU, a killed process
+    # (few needles: each one more made the 10 MB bench log's scan slower)
+    "the GPU", "CPU instead", "my GPU", "version of", "CPU version", "cpu version", "to the cpu", "to the CPU",
+    "without the CUDA", "without CUDA", "CPU\u7248\u672c", "killed",
     # parser.WORD_ERROR_RE beyond "error"/"Error"/"ERROR"/"fatal" (STRUCTURAL) and "annot ": the
     # upper-case spellings and "Fatal". Not "annot" alone nor "ailure": each made the scan of the
     # 10 MB bench log 2-3 % slower (their first characters), for a "cannot" at the end of a line

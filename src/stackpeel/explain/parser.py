@@ -231,6 +231,17 @@ SOFT_ERROR_RE = re.compile(
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
     r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
+    # a run that works, but on the CPU, in users' words: the GPU not used, the CPU build of
+    # torch named ("it uses the CPU instead", "installed the cpu version of torch", "Torch
+    # changed to the cpu", Chinese "CPU\u7248\u672c"); and a process the kernel killed ("the
+    # process was killed"): issues that paste no error line still say what went wrong
+    r"|(?P<cpu>\b(?:instead of|rather than) (?:the |my |a )?GPU\b|\bCPU instead\b"
+    r"|\bnot (?:using|use|utilizing|detecting|invoke|invoking) (?:the |my |any )?GPU\b"
+    r"|\b(?:install(?:s|ed)?|got|gets|is|was|resulted in|gave|pulled|pulls|downloaded) (?:the |a )?(?:CPU|cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
+    r"|\b(?:torch|pytorch|PyTorch|Torch) (?:cpu|CPU) version (?:is |was |got |gets )?installed\b"
+    r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
+    r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
+    r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
     r"|(?P<foreign>\u9519\u8bef|\u62a5\u9519|\u5931\u8d25|\u5931\u6557|\u30a8\u30e9\u30fc|\uc624\ub958"
