@@ -197,3 +197,39 @@ def test_a_daemon_left_by_the_target_does_not_outlive_a_normal_run(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode in (0, 1), err
     assert_nothing_left(mark, tmpdir)
+
+
+def test_a_stackpeel_killed_outright_has_its_directories_swept_by_the_next_run(tmp_path):
+    """SIGKILL (the OOM killer, `kill -9`, a container stopped hard) leaves stackpeel no moment
+    to clean up: its temporary directories stay. The next stackpeel removes them, and only
+    them: a directory of a stackpeel still running and one without an owner stamp stay."""
+    mark = uuid.uuid4().hex
+    proc, tmpdir = start(["check", "--python", hanging_python(tmp_path), "--only", "system,toolchain"],
+                         tmp_path, mark)
+    assert wait_for(lambda: len([p for p in marked(mark) if "sleep" in cmdline(p)]) >= 6, 60), \
+        proc.stderr.read1().decode() if proc.poll() is not None else "probes never started"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    for p in marked(mark):  # the hanging "probes" are sleep(1), not probes: no parent-death signal
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    orphans = sorted(x.name for x in tmpdir.iterdir())
+    assert orphans and all((tmpdir / n / ".owner").is_file() for n in orphans), orphans
+
+    from stackpeel.runner.hygiene import _start_time
+
+    alive = tmpdir / "stackpeel-alive"  # a stackpeel that still runs: this test's process
+    alive.mkdir()
+    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+    unstamped = tmpdir / "stackpeel-unstamped"
+    unstamped.mkdir()
+    other = tmpdir / "not-ours"
+    other.mkdir()
+
+    mark2 = uuid.uuid4().hex
+    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, mark2)
+    out, err = proc2.communicate(timeout=120)
+    assert proc2.returncode in (0, 1), err
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["not-ours", "stackpeel-alive", "stackpeel-unstamped"]

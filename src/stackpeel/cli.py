@@ -497,3 +497,5 @@ def _end_with_stackpeel() -> None:
     hygiene.become_subreaper()
     if "SIGHUP" not in ignored:
         hygiene.watch_parent(lambda: os.kill(os.getpid(), signal.SIGHUP))
+    # what an earlier stackpeel killed outright (SIGKILL, the OOM killer) could not remove
+    hygiene.sweep_orphans()

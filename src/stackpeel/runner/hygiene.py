@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat as stat_mod
 import subprocess
 import tempfile
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Set
 
 __all__ = ["Closing", "NoTempDir", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
-           "terminate_all", "watch_parent"]
+           "sweep_orphans", "terminate_all", "watch_parent"]
 
 _LOCK = threading.RLock()
 _LIVE: Dict[int, subprocess.Popen] = {}
@@ -52,7 +53,67 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
             raise NoTempDir(exc.errno, f"no writable temporary directory ({where}: {exc.strerror or exc}); "
                                        "set TMPDIR to a writable directory") from None
         _DIRS.add(path)
-        return path
+    _stamp(path)
+    return path
+
+
+#: the file in each of stackpeel's temporary directories that names the process that made it
+OWNER = ".owner"
+
+
+def _start_time(pid: int) -> Optional[str]:
+    """The start time of process ``pid`` in clock ticks since boot (Linux), or None: with the
+    pid it names one process even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        return stat[stat.rindex(")") + 2:].split()[19]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stamp(path: str) -> None:
+    start = _start_time(os.getpid())
+    if start is None:
+        return
+    try:
+        with open(os.path.join(path, OWNER), "w") as f:
+            f.write(f"{os.getpid()} {start}\n")
+    except OSError:
+        pass
+
+
+def sweep_orphans(root: Optional[str] = None) -> List[str]:
+    """Remove the temporary directories that a stackpeel killed outright (SIGKILL, the OOM
+    killer, a power cut of its container) could not remove: those of this user whose
+    :data:`OWNER` names a process that no longer runs. A directory without the stamp, of
+    another user, or of a stackpeel still running is left alone. Returns what was removed."""
+    removed: List[str] = []
+    try:
+        root = root or tempfile.gettempdir()
+        names = [n for n in os.listdir(root) if n.startswith("stackpeel-")]
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+            if not stat_mod.S_ISDIR(st.st_mode) or st.st_uid != uid:
+                continue
+            with open(os.path.join(path, OWNER)) as f:
+                pid_text, start = f.read(64).split()
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid() or _start_time(pid) == start:
+            continue  # its maker still runs
+        with _LOCK:
+            if path in _DIRS:
+                continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 def remove_tempdir(path: str) -> None:

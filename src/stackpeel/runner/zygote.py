@@ -234,6 +234,9 @@ while True:
                 dn = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(dn, 0); os.dup2(fo, 1); os.dup2(fe, 2)
                 os.chdir(req["cwd"])
+                if req.get("tmp"):  # the probe's own temporary files go where its directory goes
+                    os.environ["TMPDIR"] = req["tmp"]
+                    tempfile.tempdir = None  # forget the default the zygote may have cached
                 sys.argv = ["-c"] + req["argv"]
                 signal_mod.signal(signal_mod.SIGINT, signal_mod.default_int_handler)
                 exec(compile(boot, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
@@ -442,13 +445,15 @@ class Zygote:
             tmpdir = Path(tmp)
             inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
             out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
-            workdir = tmpdir / "cwd"
+            workdir, probe_tmp = tmpdir / "cwd", tmpdir / "tmp"
             workdir.mkdir()
+            probe_tmp.mkdir()
             inp_path.write_text(json.dumps(inp))
             with self.changed:
                 rid = self.next_id
                 self.next_id += 1
             req = {"id": rid, "stdout": str(out_file), "stderr": str(err_file), "cwd": str(workdir),
+                   "tmp": str(probe_tmp),
                    "argv": [str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function, str(inp_path),
                             str(out_path)]}
             try:
