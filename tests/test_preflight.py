@@ -204,8 +204,9 @@ def test_real_torchrun_launches(stack_python, tmp_path, clean_env):
     and one verdict for all (its job script: scenarios/gpu/preflight_job.py)."""
     from conftest import ROOT
 
+    (tmp_path / "tmp").mkdir()  # torchrun's agent leaves its torchelastic_* folders there, not in /tmp
     env = dict(clean_env, NPROC="3", OUT=str(tmp_path / "out"), PREFLIGHT_CHECKS="toolchain.extension_build",
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
+               XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"))
     p = subprocess.run([str(ROOT / "scenarios" / "gpu" / "preflight.sh"), stack_python], capture_output=True,
                        text=True, env=env, timeout=600)
     summary = (tmp_path / "out" / "summary.txt").read_text().splitlines()
