@@ -233,3 +233,38 @@ def test_a_stackpeel_killed_outright_has_its_directories_swept_by_the_next_run(t
     out, err = proc2.communicate(timeout=120)
     assert proc2.returncode in (0, 1), err
     assert sorted(x.name for x in tmpdir.iterdir()) == ["not-ours", "stackpeel-alive", "stackpeel-unstamped"]
+
+
+def test_a_zygote_importing_when_stackpeel_is_killed_outright_ends_at_once(tmp_path):
+    """The interpreter that preloads torch reads stackpeel's requests only once its import is
+    done (seconds on a real stack). When stackpeel is SIGKILLed before that, the zygote must not
+    live on until the import ends: it checks its parent while it imports."""
+    (tmp_path / "slow_preload.py").write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n")
+    runner = textwrap.dedent(f"""\
+        import os, sys, time
+        sys.path.insert(0, {REPO_SRC!r})
+        from stackpeel.runner.zygote import Zygote
+        z = Zygote(sys.executable, ("slow_preload",), env=dict(os.environ, PYTHONPATH={str(tmp_path)!r}))
+        print(z.proc.pid, flush=True)
+        time.sleep(1000)
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    zpid = int(proc.stdout.readline())
+    time.sleep(0.5)  # well inside the 60-second import
+    assert Path(f"/proc/{zpid}").exists()
+    proc.kill()
+    proc.wait(timeout=30)
+
+    def gone() -> bool:
+        try:
+            return Path(f"/proc/{zpid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+    try:
+        assert wait_for(gone, GRACE_S), "the importing zygote outlived stackpeel"
+    finally:
+        try:
+            os.kill(zpid, signal.SIGKILL)
+        except OSError:
+            pass

@@ -113,6 +113,10 @@ def restart_with(names):
         head = len(argv) - len(sys.argv)  # argv[head] is the code, argv[head + 1:] == sys.argv[1:]
         argv[head + 2] = ",".join(names)
         argv[head + 4] = "0"  # the niceness is inherited already
+        try:  # an interval timer outlives exec: its signal would end the new image before its handler
+            signal_mod.setitimer(signal_mod.ITIMER_REAL, 0, 0)
+        except (NameError, AttributeError, OSError, ValueError):
+            pass
         os.execv(sys.executable, argv)
     except Exception:
         return False
@@ -145,6 +149,19 @@ def importable(name):
         return importlib.util.find_spec(name) is not None
     except Exception:
         return False
+parent = os.getppid()
+def orphaned(*_):
+    # stackpeel died without a word (SIGKILL): it cannot end this interpreter while it
+    # imports, and no fork of it is running yet to be ended with it
+    if os.getppid() != parent:
+        os._exit(70)
+try:  # checked 5 times a second while the preload imports (system calls restart)
+    import signal as signal_mod
+    signal_mod.signal(signal_mod.SIGALRM, orphaned)
+    signal_mod.siginterrupt(signal_mod.SIGALRM, False)
+    signal_mod.setitimer(signal_mod.ITIMER_REAL, 0.2, 0.2)
+except (ImportError, AttributeError, OSError, ValueError):
+    pass
 problem = None
 loaded = []
 can_restart = os.path.exists("/proc/self/cmdline")
@@ -166,6 +183,11 @@ for i, name in enumerate(preload):
     loaded.append(name)
 if preload and problem is None:
     warm(sys.argv[5])
+try:  # from here an orphaned zygote reads the end of its input and ends with its forks
+    signal_mod.setitimer(signal_mod.ITIMER_REAL, 0, 0)
+    signal_mod.signal(signal_mod.SIGALRM, signal_mod.SIG_DFL)
+except (NameError, AttributeError, OSError, ValueError):
+    pass
 if hasattr(gc, "freeze"):  # 3.7+: what is imported now is never scanned (nor its pages copied) by a fork's collections
     gc.freeze()
 say({"event": "ready", "clean": problem is None, "problem": problem, "preloaded": loaded})

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# "Nothing outlives stackpeel" when stackpeel itself is killed outright, on a GPU machine.
+# A `stackpeel check --deep` (real Triton compiles and launches, torch preloaded in the zygote)
+# is killed with SIGKILL part-way through, at several moments. SIGKILL gives it no moment to
+# clean up: this prints what it left (processes, folders in its private TMPDIR), then runs one
+# more `stackpeel check --only system.platform` with the same TMPDIR and prints what is left
+# after it: the folders of the killed run must be gone, and no probe process may remain.
+# Usage (repository root): PY=/path/to/python3 bash scenarios/gpu/sigkill_sweep.sh
+set -u
+cd "$(dirname "$0")/../.."
+PY=${PY:-$(command -v python3)}
+export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+fail=0
+for delay in 1 2 4 7; do
+  T=$(mktemp -d /tmp/sweep-XXXXXX)
+  MARK=sweep-$delay-$$
+  STACKPEEL_TEST_MARK=$MARK TMPDIR=$T setsid "$PY" -m stackpeel check --python "$PY" --deep --fresh \
+    >/dev/null 2>&1 &
+  pid=$!
+  sleep "$delay"
+  kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  sleep 1  # the probes' parent-death signal
+  left_procs=0
+  for f in $(grep -l "STACKPEEL_TEST_MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null); do
+    left_procs=$((left_procs + 1))
+    echo "  left running: $(tr '\0' ' ' < "${f%/environ}/cmdline" | cut -c1-160)"
+  done
+  left_dirs=$(ls -A "$T" | tr '\n' ' ')
+  TMPDIR=$T "$PY" -m stackpeel check --python "$PY" --only system.platform >/dev/null 2>&1
+  after=$(ls -A "$T" | tr '\n' ' ')
+  verdict=PASS
+  if [ -n "$after" ] || [ "$left_procs" != 0 ]; then verdict=FAIL; fail=1; fi
+  echo "$verdict killed after ${delay}s: probes left running: $left_procs; folders left: [${left_dirs}]; after the next run: [${after}]"
+  rm -rf "$T"
+done
+exit $fail
