@@ -211,3 +211,61 @@ def test_a_traceback_cut_above_its_frames_is_an_error():
     assert int(expl.exit_code) == 1
     assert expl.exceptions and expl.exceptions[0].truncated
     assert expl.exceptions[0].frames[-1].endswith("deepseek_v2.py:642 in forward")
+
+
+# -- lines the detector holds back: "Possible failure", never "No known problem" ---------------
+
+#: Lines that state a failure by the rule but that the error-line detector does not count (a
+#: WARNING record's words, a hang with no word of the GPU stack, a signal it does not name). In
+#: a log with an error line they stay out of the report; in a log with none they are reported
+#: as a possible failure (exit 1). Real text: the library's own words (the file is named) or a
+#: user's words.
+SUSPECTS = [
+    # pip/_internal/self_outdated_check.py: logger.warning (pip's version check failed)
+    "WARNING: There was an error checking the latest version of pip.",
+    # torch/distributed/elastic/multiprocessing/api.py: logger.warning before it ends the workers
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 5147 closing signal SIGTERM",
+    # a user's words: the hang with no word of the GPU stack
+    "The program just hangs after printing the first line and never returns.",
+    # transformers/utils/logging: a warning that a step failed
+    "[WARNING|modeling_utils.py:4170] 2024-04-01 10:00:00,000 >> Could not load the custom kernel, failed to import it",
+]
+
+
+@pytest.mark.parametrize("line", SUSPECTS)
+def test_a_log_whose_only_failure_the_detector_holds_back_is_a_possible_failure(line):
+    from stackpeel.explain.parser import error_shape, suspect_shape
+
+    assert failure_lines(line), "the rule counts it"
+    assert error_shape(line) is None and suspect_shape(line) == "suspect"
+    log = "Loading checkpoint shards: 100%|##########| 2/2\n" + line + "\n"
+    expl = explain_text(log)
+    assert expl.suspect_only and expl.has_errors and int(expl.exit_code) == 1
+    assert [ev.text for ev in expl.unexplained] == [line] or expl.candidates
+    text = render_text(expl)
+    assert SILENT not in text and "Possible failure" in text and line[:40] in text
+    assert expl.to_dict()["suspect_only"] is True
+
+
+def test_a_held_back_line_stays_out_when_the_log_has_a_real_error():
+    log = SUSPECTS[0] + "\nRuntimeError: frobnicator exploded\n"
+    expl = explain_text(log)
+    assert not expl.suspect_only
+    assert [ev.text for ev in expl.unexplained] == ["RuntimeError: frobnicator exploded"]
+    assert "Possible failure" not in render_text(expl)
+
+
+@pytest.mark.parametrize("line", [
+    "2024-05-01 12:00:00,123 INFO trainer: connection failed once, retrying",
+    "  timeout: 1800",
+    "  --timeout TIMEOUT     seconds to wait for the server",
+    "NCCL_TIMEOUT=1800 torchrun --nproc-per-node 2 train.py",
+    "val_error 0.031 train_error 0.027",
+    "from .errors import CompileFailure",
+])
+def test_settings_names_and_info_records_stay_quiet(line):
+    from stackpeel.explain.parser import suspect_shape
+
+    assert suspect_shape(line) is None
+    expl = explain_text("epoch 1 done\n" + line + "\n")
+    assert not expl.has_errors and SILENT in render_text(expl)

@@ -346,6 +346,41 @@ def error_shape(text: str) -> Optional[str]:
     return None
 
 
+#: The words of the documented rule (docs/explain.md, *Never silence on an error*) that
+#: :func:`error_shape` holds back for precision: a failure stated in a WARNING record (a library
+#: that swallowed a failure says so in a warning: "Triton is not supported on current platform,
+#: roll back to CPU"), a hang or a timeout with no word of the GPU stack on its line, any signal.
+SUSPECT_RE = re.compile(
+    # each word as a statement, not a part of a name or an option (the guards of WORD_ERROR_RE:
+    # error_msgs, -Werror, on_failure, errors.py, "error": null)
+    r"(?<![-\w./\"'(=\[{<])(?:[Ff]atal|FATAL|[Ee]rrors?|ERRORS?|[Ff]ailed|FAILED|[Ff]ailures?|FAILURES?|[Cc]annot"
+    r"|CANNOT|[Uu]nable|not found|hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?|timed out"
+    # a timeout, not the setting of one ("timeout=1800", "Timeout: 30 s", "timeout of 600")
+    r"|[Tt]imeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
+    r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|core dumped|Segmentation fault"
+)
+#: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
+#: ... P2P test failed. To silence this warning, ..."): no failure of the run
+SUSPECT_GOES_ON_RE = re.compile(
+    r"\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
+    r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b"
+)
+
+
+def suspect_shape(text: str) -> Optional[str]:
+    """"suspect" when ``text`` states a failure by the documented rule though
+    :func:`error_shape` does not count it (see :data:`SUSPECT_RE`), else None. Never for a
+    record at INFO or DEBUG level, a healthy count, a fallback notice or a notice that the run
+    goes on without something (:data:`SUSPECT_GOES_ON_RE`)."""
+    if not text:
+        return None
+    text = text[:ERROR_SHAPE_CHARS]
+    if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or not SUSPECT_RE.search(text) \
+            or SUSPECT_GOES_ON_RE.search(text):
+        return None
+    return "suspect"
+
+
 #: marks that quote a message in prose (an issue's "it crashes with `...`")
 _QUOTE_MARKS = frozenset("`\"\u201c")
 
@@ -437,6 +472,12 @@ class ParseResult:
     n_tracebacks: int = 0
     other_errors: List[Line] = field(default_factory=list)
     n_other_errors: int = 0
+    #: lines that state a failure only in a warning, a hang or timeout without a word of the GPU
+    #: stack, or a signal (:func:`suspect_shape`); they stand in for ``other_errors`` when the
+    #: log holds no error at all (``suspect_only``)
+    suspects: List[Line] = field(default_factory=list)
+    n_suspects: int = 0
+    suspect_only: bool = False
     n_warnings: int = 0
     lines: int = 0
     bytes: int = 0
@@ -623,6 +664,11 @@ class LogScanner:
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
         r.streams = [s for s in self._streams if s]
+        if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
+            # no error line at all: the lines that still say something went wrong are the
+            # errors to report (never "No known problem" on them), marked as such
+            r.other_errors, r.n_other_errors, r.suspect_only = list(r.suspects), r.n_suspects, True
+        r.suspects = []
         _scrub_kept(r)
         return r
 
@@ -922,11 +968,15 @@ class LogScanner:
         r = self.result
         if WARNING_RE.match(text):
             r.n_warnings += 1
-            return
-        if shape or error_shape(text):
+        elif shape or error_shape(text):
             r.n_other_errors += 1
             if len(r.other_errors) < OTHER_ERRORS:
                 r.other_errors.append(line)
+            return
+        if not r.n_other_errors and suspect_shape(text):
+            r.n_suspects += 1
+            if len(r.suspects) < OTHER_ERRORS:
+                r.suspects.append(line)
 
     # -- tracebacks ----------------------------------------------------------
     def _traceback_step(self, key: str, text: str, lineno: int) -> Optional[int]:

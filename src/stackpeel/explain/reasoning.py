@@ -185,6 +185,9 @@ class Explanation:
     n_exceptions: int = 0
     unexplained: Tuple[Evidence, ...] = ()
     n_unexplained: int = 0
+    #: no error line: ``unexplained`` holds lines that say something went wrong only in a
+    #: warning, a hang or timeout in words, or a signal (parser.suspect_shape)
+    suspect_only: bool = False
     n_warnings: int = 0
     streams: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = ()
@@ -230,6 +233,7 @@ class Explanation:
             "n_exceptions": self.n_exceptions,
             "unexplained": [e.to_dict() for e in self.unexplained],
             "n_unexplained": self.n_unexplained,
+            "suspect_only": self.suspect_only,
             "n_warnings": self.n_warnings,
             "streams": list(self.streams),
             "notes": list(self.notes),
@@ -419,6 +423,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
     if not candidates:
         candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
+        if parsed.suspect_only:
+            # lines that only may show a failure guess no cause from their words: they are listed
+            candidates = [c for c in candidates if c.basis != "vocabulary"]
     elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
         candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
@@ -461,12 +468,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         fingerprint = error_fingerprint([e.text for e in unexplained] +
                                         [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
         if not candidates:
-            notes.append(f"no knowledge-base entry explains these errors; fingerprint {fingerprint} identifies "
-                         "them (the same failure elsewhere gets the same fingerprint)")
+            notes.append(f"no knowledge-base entry explains these {'lines' if parsed.suspect_only else 'errors'}; "
+                         f"fingerprint {fingerprint} identifies them (the same failure elsewhere gets the same "
+                         "fingerprint)")
     return Explanation(
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
-        n_unexplained=parsed.n_other_errors, n_warnings=parsed.n_warnings, streams=tuple(parsed.streams),
+        n_unexplained=parsed.n_other_errors, suspect_only=parsed.suspect_only, n_warnings=parsed.n_warnings,
+        streams=tuple(parsed.streams),
         notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
         fact_findings=tuple(findings),
     )

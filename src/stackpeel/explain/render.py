@@ -107,7 +107,11 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     ``width``; commands are never cut."""
     out: List[str] = _wrap(f"stackpeel explain: {expl.source} ({_size(expl)})", "  ", width, first="") + [""]
     if not expl.candidates:
-        if expl.has_errors:
+        if expl.suspect_only:
+            out.extend(_wrap(f"Possible failure: no error line, but the lines below say something went wrong, "
+                             f"and no knowledge-base entry explains them (fingerprint {expl.fingerprint}).",
+                             "  ", width, first=""))
+        elif expl.has_errors:
             out.append(f"Unknown error: no knowledge-base entry explains it (fingerprint {expl.fingerprint}).")
         else:
             out.append("No error in this log. No known problem found.")
@@ -116,7 +120,8 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
             out.extend(_wrap(f"Last exception (line {last.line}): {last.type}: {last.message}", "  ", width,
                              first="", max_lines=3))
         if expl.unexplained:
-            out.append("Error lines stackpeel does not recognise:")
+            out.append("Lines that say something went wrong:" if expl.suspect_only else
+                       "Error lines stackpeel does not recognise:")
             for ev in expl.unexplained[:5]:
                 out.extend(_wrap(f"line {ev.line}: {ev.text}", "    ", width, first="  ", max_lines=2))
         out.append("")
@@ -213,7 +218,9 @@ def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
     """No signature matched, but error lines were found: the codes their words implicate,
     marked as a guess, with the lines used and what to run to know."""
     guesses = [c for c in expl.candidates if c.basis == "vocabulary"]
-    out.extend(_wrap(f"Unknown error: no known message matches it (fingerprint {expl.fingerprint}).", "  ", width,
+    head = ("Possible failure: no error line, and no known message matches the lines that say something went wrong"
+            if expl.suspect_only else "Unknown error: no known message matches it")
+    out.extend(_wrap(f"{head} (fingerprint {expl.fingerprint}).", "  ", width,
                      first=""))
     out.extend(_wrap("Possible causes, guessed from the words of the error lines (low confidence):", "  ", width,
                      first=""))
@@ -231,7 +238,7 @@ def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
                 used.append(ev)
     if used:
         out.append("")
-        out.append("Error lines the guess is made from:")
+        out.append("Lines the guess is made from:" if expl.suspect_only else "Error lines the guess is made from:")
         for ev in sorted(used, key=lambda e: e.line)[:6]:
             stream = f"{ev.stream} " if ev.stream else ""
             out.extend(_wrap(f"line {ev.line}: {stream}{ev.text}", "    ", width, first="  ", max_lines=2))
@@ -290,7 +297,9 @@ def _md_escape(text: str) -> str:
 def render_markdown(expl: Explanation) -> str:
     out: List[str] = [f"## stackpeel explain: `{_md_escape(expl.source)}`", "", f"{_size(expl)}.", ""]
     if not expl.candidates:
-        out.append(f"**Unknown error** (fingerprint `{expl.fingerprint}`): no knowledge-base entry explains it."
+        out.append(f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, but some lines say "
+                   "something went wrong, and no knowledge-base entry explains them." if expl.suspect_only else
+                   f"**Unknown error** (fingerprint `{expl.fingerprint}`): no knowledge-base entry explains it."
                    if expl.has_errors else "**No error in this log. No known problem found.**")
         if expl.exceptions:
             last = expl.exceptions[-1]
@@ -299,7 +308,9 @@ def render_markdown(expl: Explanation) -> str:
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
     if root.basis == "vocabulary":
-        out.append(f"**Unknown error** (fingerprint `{expl.fingerprint}`): no known message matches it.")
+        out.append(f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, and no known message "
+                   "matches the lines that say something went wrong." if expl.suspect_only else
+                   f"**Unknown error** (fingerprint `{expl.fingerprint}`): no known message matches it.")
         out.append("")
     out.append(f"### {_headline(root)}: `{root.code}` ({root.layer}): {root.title}")
     out.append("")

@@ -185,7 +185,9 @@ def render_explanation_html(expl: Explanation) -> str:
     present = {c.code for c in cands}
     body: List[str] = []
     if not cands:
-        verdict = (f"Unknown error: no knowledge-base entry explains it (fingerprint {expl.fingerprint})"
+        verdict = (f"Possible failure: no error line, but some lines say something went wrong, and no "
+                   f"knowledge-base entry explains them (fingerprint {expl.fingerprint})" if expl.suspect_only else
+                   f"Unknown error: no knowledge-base entry explains it (fingerprint {expl.fingerprint})"
                    if expl.has_errors else "No error in this log. No known problem found.")
     else:
         top = cands[0]
@@ -218,7 +220,8 @@ def render_explanation_html(expl: Explanation) -> str:
             body.extend(_candidate_section(c, top, present) for c in cands[1:])
     body.extend(_exceptions(expl, present))
     if expl.unexplained:
-        body.append(f"<h2>Error lines no entry explains ({expl.n_unexplained})</h2>"
+        heading = "Lines that say something went wrong" if expl.suspect_only else "Error lines no entry explains"
+        body.append(f"<h2>{heading} ({expl.n_unexplained})</h2>"
                     '<ol class="evidence">' + "".join(f"<li>line {ev.line}: {_e(ev.text)}</li>"
                                                       for ev in expl.unexplained) + "</ol>")
     if expl.live is not None:
