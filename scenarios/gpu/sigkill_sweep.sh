@@ -20,11 +20,19 @@ for delay in 1 2 4 7; do
   sleep "$delay"
   kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid"
   wait "$pid" 2>/dev/null
-  sleep 1  # the probes' parent-death signal
+  # the probes' parent-death signal and the zygotes' parent check take effect within 2 s
+  # (the bound of tests/test_hygiene.py); a zombie waiting for its new parent is no process
+  live() {
+    for f in $(grep -l "STACKPEEL_TEST_MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null); do
+      st=$(sed 's/.*) //' "${f%/environ}/stat" 2>/dev/null | cut -d' ' -f1)
+      [ -n "$st" ] && [ "$st" != Z ] && echo "${f%/environ}"
+    done
+  }
+  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -z "$(live)" ] && break; sleep 0.2; done
   left_procs=0
-  for f in $(grep -l "STACKPEEL_TEST_MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null); do
+  for d in $(live); do
     left_procs=$((left_procs + 1))
-    echo "  left running: $(tr '\0' ' ' < "${f%/environ}/cmdline" | cut -c1-160)"
+    echo "  left running: $(tr '\0' ' ' < "$d/cmdline" | cut -c1-160) (state $(sed 's/.*) //' "$d/stat" | cut -d' ' -f1))"
   done
   left_dirs=$(ls -A "$T" | tr '\n' ' ')
   TMPDIR=$T "$PY" -m stackpeel check --python "$PY" --only system.platform >/dev/null 2>&1

@@ -33,13 +33,13 @@ import hashlib
 import json
 import os
 import stat
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Type
 
 from ..model import CheckResult, Status
+from . import hygiene
 
 if TYPE_CHECKING:
     from ..checks.base import Check
@@ -199,24 +199,21 @@ def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: 
     """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused). It runs
     in a thread while stackpeel loads its registry, so it never raises: no writable temporary
     directory is the caller's one-line error, not a traceback of this thread."""
-    try:
-        cwd = tempfile.mkdtemp(prefix="stackpeel-key-")  # empty: "-c" puts it first on sys.path
-    except OSError:
+    try:  # its temporary folder and its process are hygiene's, as every probe's
+        cwd = hygiene.make_tempdir("stackpeel-key-")  # empty: "-c" puts it first on sys.path
+    except (OSError, hygiene.Closing):
         return None
     try:
-        proc = subprocess.run([python, "-c", KEY_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, env=dict(environ) if environ is not None else None, cwd=cwd)
-    except (OSError, subprocess.TimeoutExpired):
+        rc, out, _ = hygiene.run_captured([python, "-c", KEY_SCRIPT], timeout,
+                                          env=dict(environ) if environ is not None else None, cwd=cwd)
+    except (OSError, hygiene.Closing):
         return None
     finally:
-        try:
-            os.rmdir(cwd)
-        except OSError:
-            pass
-    if proc.returncode != 0:
+        hygiene.remove_tempdir(cwd)
+    if rc != 0:
         return None
     try:
-        return json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        return json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
 
