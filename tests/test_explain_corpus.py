@@ -146,7 +146,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "aici-87-cuda-server-dies-needs-sm80": "a Rust backtrace of rllm-cuda's loader: the GPU's compute capability (below 8.0) is only in the maintainer's answer",
     "autoawq-398-no-kernel-image-old-gpu": "'no kernel image' with the GPU unnamed: torch's arch list and AutoAWQ's sm_75 minimum read alike",
     "autogptq-203-cuda-extension-torch-cu117": "'CUDA extension not installed' quoted in prose: the CUDA 11.8 toolkit against torch's cu117 is the reporter's later finding",
-    "h2ogpt-1624-no-gpu-detected-torch-false": "'no GPU detected' and lspci's 'NVIDIA Corporation GA102GL' read as no driver; the torch build is not printed",
+    "h2ogpt-1624-no-gpu-detected-torch-false": "prose only ('it still says no GPU detected', is_available() 'says False' on another line): the torch build is not printed",
     "jan-3355-gpu-acceleration-without-cuda-runtime": "'model fails to start' with the CUDA toolkit missing in prose: Jan's engine error is not in the paste",
     "ktransformers-1367-stuck-loading-layers-host-ram": "'stuck at loading model.layers.12' with no error: 128 GB of RAM for a 400 GB model is the maintainer's arithmetic",
     "ollama-7031-runner-0xc0000409-old-ollama": "'llama runner process has terminated: exit status 0xc0000409' only: the runner's reason (a model newer than Ollama 0.1.42) is not printed",

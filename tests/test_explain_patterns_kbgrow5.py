@@ -121,8 +121,9 @@ FAMILIES = {
     "torch-cuda-unavailable": [
         "The installed PyTorch (2.7.0+cu128) is built for CUDA 12.8 but found no usable GPU. Check that an "
         "NVIDIA GPU with a current driver is present",
-        # the start-up check of serving scripts (h2oai/h2ogpt#1624)
+        # the start-up check of serving scripts (h2oai/h2ogpt#1624 quotes it)
         "No GPUs detected",
+        "WARNING: No GPU detected.",
     ],
 }
 
@@ -215,5 +216,7 @@ HEALTHY = [
     "Benchmark mode uses the CPU for tokenization",
     "GPU 0: NVIDIA GeForce RTX 4090, the GPU is 97% busy",
     "Building exllamav2_ext (this may take a while) ...",
+    # a library's own sentence that holds the words (sgl-kernel's variant notice)
+    "- Expected variant: CPU/No GPU detected (using precise math)",
 ]
 test_healthy_lines_name_nothing = healthy_test(HEALTHY)
