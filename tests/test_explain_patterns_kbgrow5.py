@@ -113,6 +113,14 @@ FAMILIES = {
         # the same, when the kernel's OOM killer ended the runner (Go's exec: 'signal: killed')
         "Error: llama runner process has terminated: signal: killed",
     ],
+    "model-load-hang": [
+        # users' words for a server that stops at a loading step (vllm-project/vllm#7303,
+        # kvcache-ai/ktransformers#1367, Chen-zexi/vllm-cli#8)
+        "hangs after above logs",
+        "[Bug]: vllm hangs after model download / load",
+        "\u6267\u884c\u4e0b\u9762\u7684\u547d\u4ee4\u65f6\u6ca1\u6709\u62a5\u9519\uff0c\u4f46\u662f\u4f1a\u5361\u5728loading model.layers.12\u4e0a",
+        "The server gets stuck at Loading model weights... This may take a while",
+    ],
     "torch-cpu-only-build": [
         # tabbyAPI common/hardware.py torch_gpu_problem
         "The installed PyTorch (2.7.0+cpu) is a CPU-only build, with neither CUDA nor ROCm support, so "
@@ -197,6 +205,17 @@ def test_the_runners_own_reason_outranks_its_exit():
     assert _codes(line + "\n")[:1] == ["model-architecture-unsupported"]
 
 
+def test_a_load_that_stops_ranks_host_memory_first():
+    expl = explain_text("INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\nhangs after above logs\n")
+    top = expl.candidates[0]
+    assert top.code == "model-load-hang" and list(top.could_be)[:1] == ["host-oom-killed"], (top.code, top.could_be)
+    assert expl.exit_code == 1
+
+
+def test_a_training_hang_stays_a_collectives_hang():
+    assert _codes("the training hangs at step 100 on 8 GPUs\n")[:1] == ["collective-hang"]
+
+
 def test_zero_layers_next_to_a_cpu_only_build_is_the_build():
     log = ("warning: no usable GPU found, --gpu-layers option will be ignored\n"
            "llm_load_tensors: offloaded 0/33 layers to GPU\n")
@@ -216,6 +235,8 @@ HEALTHY = [
     "Benchmark mode uses the CPU for tokenization",
     "GPU 0: NVIDIA GeForce RTX 4090, the GPU is 97% busy",
     "Building exllamav2_ext (this may take a while) ...",
+    # a load that finishes, and a hang that is not a load's
+    "INFO 08-12 14:54:50 model_runner.py:732] Loading model weights took 4.9 GB",
     # a library's own sentence that holds the words (sgl-kernel's variant notice)
     "- Expected variant: CPU/No GPU detected (using precise math)",
 ]
