@@ -164,6 +164,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "jetson-inference-622-libcudart-wrong-jetpack-wheel": "a title ('install-pytorch.sh ImportError: libcudart.so.10.0'): nothing in it says Jetson",
     "nvidia-auto-installer-64-kernel-module-missing": "a title and prose ('Nvidia kernel module missing' after installation): Secure Boot is the maintainer's question, not the log's",
     "nvidia-auto-installer-75-secure-boot-driver-not-loading": "nvidia-smi's 'couldn't communicate' after installing and rebooting: Secure Boot is the reporter's later finding",
+    "transformerlab-1330-dgx-spark-torch-cpu": "a summary naming 'PyTorch `2.9.1+cpu`' and an install log, no error line: a +cpu version alone is no failure (healthy CPU runs print it too)",
     "pytorch-geometric-8948-conda-cpu-build": "'cpu version instead of cu121' only: that the package is pyg (not torch) is the thread's title and repository",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
@@ -180,6 +181,9 @@ GUESSED = {
     "codeformer-307-runs-on-cpu": "users' words: 'I use the CPU ... rather than the GPU'",
     "csnakes-750-requirements-cpu-torch": "users' words: 'torch cpu version installed'",
     "langchain-chatchat-294-requirements-cpu-torch": "users' words: 'PyTorch\u5b89\u88c5\u7684\u662fCPU\u7248\u672c'",
+    "pinokio-978-wsl-installer-cpu-index": "users' words: 'it automatically install the cpu version of torch'",
+    "pinokio-1027-jetson-orin-generic-wheel": "'installs a CPU-only version of Torch' in a bug report's prose",
+    "pytorch-168065-aarch64-pip-cpu-wheel": "users' words: 'resulted in the CPU version of torch'",
     "pytranscriber-56-whisper-pulled-cpu-torch": "users' words: 'it uses the CPU instead', 'Torch without the CUDA version'",
     "tplinker-78-process-killed-ram-full": "users' words: 'at the time of loading model process will be killed'",
     "nvidia-docker-804-os-upgrade-reboot-driver-lost": "nvidia-smi named in a list item, the OS upgrade and reboot-required as context",
