@@ -124,6 +124,9 @@ FAMILIES = {
     ],
     "no-nvidia-driver": [
         "bash: nvidia-smi: command not found",
+    ],
+    # the container runtime's own words: the container got no GPU, so no driver utilities
+    "device-nodes-missing": [
         'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable '
         "file not found in $PATH: unknown",
     ],

@@ -312,11 +312,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     accs: Dict[str, _Acc] = {}
     # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched
     specific = any(not e.fallback for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
+    clue_lines = "\n".join(dict.fromkeys(text for seen in parsed.clues.values() for _, text in seen))
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific):
             continue
-        for code in e.codes_for(hit.context):
+        for code in _refined(e, hit.context, clue_lines, kb):
             acc = accs.setdefault(code, _Acc(code))
             if e not in acc.entries:
                 acc.entries.append(e)
@@ -576,6 +577,19 @@ def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: Knowl
             check=kb.checks.get(g.code), confidence="low", basis="vocabulary", words=g.words, context=g.context,
         ))
     return out
+
+
+def _refined(e: Entry, context: str, clue_lines: str, kb: KnowledgeBase) -> Tuple[str, ...]:
+    """The codes a hit stands for: a refinement reads the lines around the hit; one whose code has
+    clues (the code of a place the log runs in: a Jetson, WSL, a container) also reads the lines
+    of the log that hold clue literals, wherever they are."""
+    codes = e.codes_for(context)
+    if codes != e.codes or not clue_lines:
+        return codes
+    for rule in e.refine:
+        if any(kb.clues.get(c) for c in rule.codes) and rule.context.search(clue_lines):
+            return rule.codes
+    return codes
 
 
 def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = ()) -> List[Tuple[str, Tuple[int, str]]]:
