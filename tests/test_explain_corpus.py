@@ -172,6 +172,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "apex-214-multiple-cuda-versions": "pip's 'setup.py ... --cuda_ext install ... failed with error code 1' only: several CUDA toolkits on the server is the reporter's finding",
     "flash-attention-389-max-jobs-ram": "prose ('it will raise errors ... MAX_JOBS=16'): the error log is not pasted; RAM running out is the maintainer's answer",
     "flash-attention-1811-build-exhausts-ram": "prose ('it exaust the RAM and the PC crashes'): no error line",
+    "nerfstudio-1642-tcnn-no-arch-windows": "torch's 'No CUDA runtime is found, using CUDA_HOME=...' only, a notice every GPU-less build prints (healthy in kbdrift): the missing TCNN_CUDA_ARCHITECTURES is the answer in the thread",
     "jax-7118-cublas-not-initialized-preallocation": "the title 'CUBLAS_STATUS_NOT_INITIALIZED' (cublas-call-failed): that JAX's preallocation starved cuBLAS is the maintainer's answer",
     "rl-mpc-locomotion-19-libpython-not-found": "libpython3.8.so.1.0 not found reads as an OS package (system-library-missing); the thread's fixes are that or the conda environment's lib directory on LD_LIBRARY_PATH",
     "wan2.1-38-flash-attn-always-building": "prose ('flash_attn is always building'): no error line, no pip output",
