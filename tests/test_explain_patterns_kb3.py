@@ -56,12 +56,15 @@ FAMILIES = {
     ],
     # xla/stream_executor/cuda/cuda_dnn.cc, JAX's CUDA plugin
     "cudnn-unusable": [
-        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.6.0 but source "
-        "was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor "
-        "version.",
         "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the "
         "errors above for more details.",
         "Invalid handle. Cannot load symbol cudnnCreateConvolutionDescriptor",
+    ],
+    # the same sources' version checks: a cuDNN older than the build is a version mismatch (kbgrow8)
+    "library-version-mismatch": [
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.6.0 but source "
+        "was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor "
+        "version.",
         "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8907, which "
         "is newer. The copy of cuDNN that is installed must be at least as new as the version against which JAX "
         "was built.",
