@@ -166,6 +166,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "nvidia-auto-installer-75-secure-boot-driver-not-loading": "nvidia-smi's 'couldn't communicate' after installing and rebooting: Secure Boot is the reporter's later finding",
     "transformerlab-1330-dgx-spark-torch-cpu": "a summary naming 'PyTorch `2.9.1+cpu`' and an install log, no error line: a +cpu version alone is no failure (healthy CPU runs print it too)",
     "pytorch-geometric-8948-conda-cpu-build": "'cpu version instead of cu121' only: that the package is pyg (not torch) is the thread's title and repository",
+    # training-2026-12-01l (kbgrow6)
+    "colossalai-774-no-cuda-ext": "ColossalAI 0.1's 'please install with cuda_ext' notice, quoted in prose; no ColossalAI 0.1 source was at hand to harvest its messages from",
+    "pytorch-23363-docker-network-isolation": "NCCL's 'unhandled system error' with 'two docker container' in prose: /dev/shm's container clues outrank the network, nothing in the log names the bridge",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -192,6 +195,16 @@ GUESSED = {
     "pytorch-biggraph-99-slurm-no-route-to-host": "a bare 'RuntimeError: No route to host' in an issue title",
     # training-2026-12-01m (kbgrow7)
     "arjunausers-52-interactive-killed": "a bare 'Killed' after the epoch lines: the shell's report of a SIGKILL",
+    # training-2026-12-01l (kbgrow6)
+    "deepspeed-607-nvcc-compute-86-cuda-11-0": "'nvcc fatal unsupported gpu architecture' without the colon nvcc prints",
+    "llamafactory-7315-bus-error-shm": "the title's 'bus error, insufficient shared memery (shm)' retyped from the DataLoader message",
+    "openrlhf-187-actor-killed-container-memory": "Ray's 'killed by SIGKILL by OOM killer due to high memory usage' among its list of possible causes",
+    "pytorch-lightning-5651-node-rank-set-hang": "'hang at initializing ddp' with NODE_RANK named in the title",
+    "pytorch-lightning-9851-ddp-stuck-uneven-batches": "'training stuck' and a progress bar that 'keeps the same forever'",
+    "torchx-540-ray-ports-limited": "'exposed ports on nodes are limited' in an issue title",
+    "transformers-28280-nccl-hang-p2p": "'stuck with backend nccl, but works with gloo'",
+    "trl-3436-fsdp-oom-rtx3080": "'OOM on 8*RTX3080' in an issue title",
+    "xtuner-819-flash-attn-undefined-symbol-after-torch-upgrade": "'flash_attn_2_cuda...so: undefined symbol:' with the symbol cut off",
 }
 TOP1_FLOOR = 0.91  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES)
 
