@@ -200,7 +200,6 @@ GUESSED = {
     "llamafactory-7315-bus-error-shm": "the title's 'bus error, insufficient shared memery (shm)' retyped from the DataLoader message",
     "openrlhf-187-actor-killed-container-memory": "Ray's 'killed by SIGKILL by OOM killer due to high memory usage' among its list of possible causes",
     "pytorch-lightning-5651-node-rank-set-hang": "'hang at initializing ddp' with NODE_RANK named in the title",
-    "pytorch-lightning-9851-ddp-stuck-uneven-batches": "'training stuck' and a progress bar that 'keeps the same forever'",
     "torchx-540-ray-ports-limited": "'exposed ports on nodes are limited' in an issue title",
     "transformers-28280-nccl-hang-p2p": "'stuck with backend nccl, but works with gloo'",
     "trl-3436-fsdp-oom-rtx3080": "'OOM on 8*RTX3080' in an issue title",
