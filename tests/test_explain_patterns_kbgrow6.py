@@ -135,8 +135,6 @@ def test_roots_reached_through_context_are_sourced_and_say_what_to_do(code):
 HEALTHY = [
     "Using FlashAttention-2 for faster training and inference.",
     "Using torch SDPA for faster training and inference.",
-    "[2022-08-03 13:01:29,475] [WARNING] [runner.py:178:fetch_hostfile] Unable to find hostfile, will proceed "
-    "with training with local resources only.",
     "[INFO] [launch.py:351:main] Process 4242 exits successfully.",
     "node1:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0> [1]ib0:10.1.0.2<0>",
     ">>> done with compiling and loading fused kernels. Compilation time: 2.345 seconds",
