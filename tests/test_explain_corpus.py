@@ -178,6 +178,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "wan2.1-38-flash-attn-always-building": "prose ('flash_attn is always building'): no error line, no pip output",
     "wsl-1788-no-cuda-in-wsl1": "prose ('it always says no graphic driver found'): nothing in the paste says WSL",
     "xformers-1240-triton-not-available-cc75": "the title 'Triton is not available' and a compute capability: that xFormers disables Triton below 8.0 is the maintainer's answer",
+    # training-2026-12-01l (kbgrow6)
+    "colossalai-774-no-cuda-ext": "ColossalAI 0.1's 'please install with cuda_ext' notice, quoted in prose; no ColossalAI 0.1 source was at hand to harvest its messages from",
+    "pytorch-23363-docker-network-isolation": "NCCL's 'unhandled system error' with 'two docker container' in prose: /dev/shm's container clues outrank the network, nothing in the log names the bridge",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -209,6 +212,15 @@ GUESSED = {
     "isaacgymenvs-52-segfault-no-vulkan": "'Segmentation fault (core dumped)' with an Isaac Gym example's name (a clue)",
     "open3d-922-sigabrt-import-after-torch": "a crash that goes away when the imports swap order (clues)",
     "open3d-5597-segv-open3d-before-torch": "SIGSEGV that goes away with 'the imports order' swapped (clues)",
+    # training-2026-12-01l (kbgrow6)
+    "deepspeed-607-nvcc-compute-86-cuda-11-0": "'nvcc fatal unsupported gpu architecture' without the colon nvcc prints",
+    "llamafactory-7315-bus-error-shm": "the title's 'bus error, insufficient shared memery (shm)' retyped from the DataLoader message",
+    "openrlhf-187-actor-killed-container-memory": "Ray's 'killed by SIGKILL by OOM killer due to high memory usage' among its list of possible causes",
+    "pytorch-lightning-5651-node-rank-set-hang": "'hang at initializing ddp' with NODE_RANK named in the title",
+    "torchx-540-ray-ports-limited": "'exposed ports on nodes are limited' in an issue title",
+    "transformers-28280-nccl-hang-p2p": "'stuck with backend nccl, but works with gloo'",
+    "trl-3436-fsdp-oom-rtx3080": "'OOM on 8*RTX3080' in an issue title",
+    "xtuner-819-flash-attn-undefined-symbol-after-torch-upgrade": "'flash_attn_2_cuda...so: undefined symbol:' with the symbol cut off",
 }
 TOP1_FLOOR = 0.90  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES)
 

@@ -109,6 +109,12 @@ REAL_LINES = {
     "connect-errno": 'Distributed job on slurm cluster fails with "RuntimeError: No route to host"',
     "cpu-build-named": "Hi, noticing that trying to `pip install torch` resulted in the CPU version of torch stable.",
     "gpu-not-used": "Whisper does not invoke the GPU; it uses the CPU instead",
+    # training threads of training-2026-12-01l (kbgrow6): users' words for hangs, OOM, ports
+    "hang-late-in-epoch": "When training llama2-7B, it gets stuck at the end of the first epoch without any bugs.",  # DeepSpeed#4367
+    "hang-at-init": "NODE_RANK causes DDP jobs to hang at `initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8`",  # Lightning#5651
+    "nccl-hangs-gloo-works": "tried to run the following code, stuck with backend `nccl`, but works with `gloo`:",  # transformers#28280
+    "gpu-oom-word": "FSDP SFT deepseekv2-prover7B OOM on 8*RTX3080",  # trl#3436
+    "ports-blocked": "Failed to launch PyTorch DDP script on ray clusters when exposed ports on nodes are limited",  # torchx#540
 }
 
 
