@@ -262,6 +262,9 @@ def test_a_held_back_line_stays_out_when_the_log_has_a_real_error():
     "NCCL_TIMEOUT=1800 torchrun --nproc-per-node 2 train.py",
     "val_error 0.031 train_error 0.027",
     "from .errors import CompileFailure",
+    # deepspeed/launcher/runner.py: logger.warning on every single-node run
+    "[2024-05-01 12:00:00,000] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, will proceed "
+    "with training with local resources only.",
 ])
 def test_settings_names_and_info_records_stay_quiet(line):
     from stackpeel.explain.parser import suspect_shape

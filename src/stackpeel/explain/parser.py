@@ -363,7 +363,7 @@ SUSPECT_RE = re.compile(
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
 SUSPECT_GOES_ON_RE = re.compile(
     r"\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
-    r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b"
+    r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b|\bwill (?:proceed|continue)\b"
 )
 
 
