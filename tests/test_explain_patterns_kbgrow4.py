@@ -14,8 +14,7 @@ tests/corpus/explain/*.log with ``# collected: training-2026-12-01j``), fixed by
 - Library drift outside the GPU stack that users of these apps hit: huggingface_hub's removed
   ``cached_download`` / ``HfFolder`` / ``Repository``; NumPy's NaN cast under fp16 overflow
   (black images) and A1111's ``NansException``; phonemizer's missing eSpeak; ffmpeg missing.
-- Known causes worded differently: cuDNN sub-libraries that cannot be opened are cuDNN's
-  (CTranslate2/faster-whisper), the code line Python prints under torch's arch warning, bark's
+- Known causes worded differently: the code line Python prints under torch's arch warning, bark's
   "No GPU being used" (a CPU build of torch, unless the log says otherwise).
 
 Messages are the programs' own wording (each signature's ``source`` names the file); users'
@@ -84,12 +83,6 @@ FAMILIES = {
         # pydub/utils.py
         "RuntimeWarning: Couldn't find ffmpeg or avconv - defaulting to ffmpeg, but may not work",
         "'ffmpeg' is not recognized as an internal or external command,",
-    ],
-    "cudnn-unusable": [
-        # cuDNN 8's loader under CTranslate2 / faster-whisper (jhj0517/Whisper-WebUI#140, m-bain/whisperX#967)
-        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
-        "object file: No such file or directory",
-        "ImportError: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
     ],
     "torch-arch-not-supported": [
         # the source line Python prints under torch's _check_cubins warning (RVC-Project/...-WebUI#2507)
