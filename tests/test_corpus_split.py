@@ -129,6 +129,15 @@ def test_validation_part_size_and_spread():
     assert c["logs"] * 4 >= c["logs"] + SPLIT.counts("training")["logs"], c
 
 
+def test_training_part_keeps_kbgrow4_logs():
+    # kbgrow4's training-2026-12-01j: 37 logs from 37 threads in 24 repositories of image,
+    # video, audio and speech users (ComfyUI, Forge, Fooocus, kohya_ss, whisper, TTS, ...),
+    # collected before explain was run on them. Raise them, never lower.
+    fresh = [h for h in SPLIT.training if h.meta.get("collected") == "training-2026-12-01j"]
+    assert len(fresh) >= 37 and len({h.thread for h in fresh}) >= 37, len(fresh)
+    assert len({h.repository.lower() for h in fresh}) >= 24
+
+
 def test_training_part_keeps_its_size():
     # 269 logs before kbgrow2, plus the 44 fresh threads of training-2026-12-01h (44 threads,
     # 40 repositories): 313 logs, 311 threads; plus kbgrow3's training-2026-12-01i (44 logs,

@@ -70,6 +70,8 @@ REAL_LINES = {
     "triton-driver": "RuntimeError: 0 active drivers ([]). There should only be one.",             # Triton driver.py
     "triton-cache": "PermissionError: [Errno 13] Permission denied: '/home/user/.triton/cache/abc'",
     "triton": "ImportError: cannot import name 'AttrsDescriptor' from 'triton.compiler.compiler'",
+    # kijai/ComfyUI-WanVideoWrapper#875 (training-2026-12-01j)
+    "triton-not-present": "the process cannot be initiated because some of the packages are not loaded (Triton)",
     "shared-memory-kernel": "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: "
                             "262144, Hardware limit: 101376.",                                       # Triton errors.py
     "fla": "ImportError: cannot import name 'chunk_gated_delta_rule' from 'fla.ops.gated_delta_rule'",
