@@ -229,6 +229,11 @@ SUSPECTS = [
     "The program just hangs after printing the first line and never returns.",
     # transformers/utils/logging: a warning that a step failed
     "[WARNING|modeling_utils.py:4170] 2024-04-01 10:00:00,000 >> Could not load the custom kernel, failed to import it",
+    # users' words at the start of a sentence, in words the line gate does not look for (it is
+    # case-sensitive): the log with no error line is read again, every line
+    "Stuck at loading the model, nothing happens after that.",
+    "Training Hangs forever after the first epoch.",
+    "Not found: the checkpoint the script asks for.",
 ]
 
 
@@ -272,3 +277,9 @@ def test_settings_names_and_info_records_stay_quiet(line):
     assert suspect_shape(line) is None
     expl = explain_text("epoch 1 done\n" + line + "\n")
     assert not expl.has_errors and SILENT in render_text(expl)
+
+
+def test_a_cut_traceback_names_what_is_known_of_it():
+    log = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
+    text = render_text(explain_text(log))
+    assert "None:" not in text and "cut before its exception line" in text and "train.py:3" in text

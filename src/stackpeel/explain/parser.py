@@ -46,6 +46,10 @@ TRACEBACKS_HEAD = 20
 TRACEBACKS_TAIL = 20
 #: unexplained error lines kept
 OTHER_ERRORS = 40
+#: a log that has shown no error yet is kept up to this many characters, so that a log with no
+#: error at all can be read again, every line, for what the rule calls a failure (the line gate
+#: is case-sensitive and leaves out words whose needles slow every scan: "Stuck", "failure")
+QUIET_RESCAN_CHARS = 1 << 20
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
 #: characters of a line the error-line detector reads (what makes a line an error is near its
@@ -351,18 +355,24 @@ def error_shape(text: str) -> Optional[str]:
 #: that swallowed a failure says so in a warning: "Triton is not supported on current platform,
 #: roll back to CPU"), a hang or a timeout with no word of the GPU stack on its line, any signal.
 SUSPECT_RE = re.compile(
-    # each word as a statement, not a part of a name or an option (the guards of WORD_ERROR_RE:
-    # error_msgs, -Werror, on_failure, errors.py, "error": null)
-    r"(?<![-\w./\"'(=\[{<])(?:[Ff]atal|FATAL|[Ee]rrors?|ERRORS?|[Ff]ailed|FAILED|[Ff]ailures?|FAILURES?|[Cc]annot"
-    r"|CANNOT|[Uu]nable|not found|hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?|timed out"
+    # each word as a statement, in any case (a sentence starts "Stuck at ..."), not a part of a
+    # name or an option (the guards of WORD_ERROR_RE: error_msgs, -Werror, on_failure,
+    # errors.py, "error": null)
+    r"(?<![-\w./\"'(=\[{<])(?:fatal|errors?|failed|failures?|cannot|unable|not found|hangs?|hanging|hung|stuck"
+    r"|freez(?:es|ing)|froze|frozen|deadlock(?:s|ed)?|timed out"
     # a timeout, not the setting of one ("timeout=1800", "Timeout: 30 s", "timeout of 600")
-    r"|[Tt]imeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
-    r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|core dumped|Segmentation fault"
+    r"|timeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
+    # a signal; bash's "Killed", not a count ("Killed 0 stale workers") nor prose ("is not killed")
+    r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault",
+    re.I,
 )
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
 SUSPECT_GOES_ON_RE = re.compile(
-    r"\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
+    # (and a command's help: "  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
+    # the first error or failed test")
+    r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S"
+    r"|\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
     r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b|\bwill (?:proceed|continue)\b"
 )
 
@@ -617,6 +627,9 @@ class LogScanner:
         self._tb_tail: Deque[Traceback] = collections.deque(maxlen=TRACEBACKS_TAIL)
         self._streams: Dict[str, None] = {}
         self._carry = ""
+        #: the chunks read while the log has shown no error (None: too long, or an error came)
+        self._quiet: Optional[List[str]] = []
+        self._quiet_chars = 0
         self._seams: Set[int] = set()
         self._rejoins = 0
         self._lineno = 0
@@ -664,6 +677,9 @@ class LogScanner:
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
         r.streams = [s for s in self._streams if s]
+        if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
+            self._rescan_quiet(r)
+        self._quiet = None
         if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
@@ -671,6 +687,24 @@ class LogScanner:
         r.suspects = []
         _scrub_kept(r)
         return r
+
+    def _rescan_quiet(self, r: ParseResult) -> None:
+        """A log with no error line, read again line by line (at most QUIET_RESCAN_CHARS): the
+        lines the gate did not flag that state a failure by the rule are suspects too."""
+        seen = {ln.number for ln in r.suspects}
+        found: List[Line] = []
+        n = 0
+        for number, raw in enumerate("\n".join(self._quiet).split("\n"), 1):
+            if number in seen or not SUSPECT_RE.search(raw) or INFO_LEVEL_RE.match(raw):
+                continue
+            text = strip_log_prefix(undecorate(raw)).strip()
+            if suspect_shape(text) and not ECHOED_COMMENT_RE.match(text):
+                n += 1
+                if len(found) < OTHER_ERRORS:
+                    found.append(Line(number, text, ""))
+        if found:
+            r.suspects = sorted(r.suspects + found, key=lambda ln: ln.number)[:OTHER_ERRORS]
+            r.n_suspects += n
 
     # -- per chunk -----------------------------------------------------------
     def _lines(self, raw_lines: List[str]) -> None:
@@ -685,6 +719,12 @@ class LogScanner:
             body = body.replace("\r\n", "\n")
         body, junk = clean(body)
         r.junk_chars += junk
+        if self._quiet is not None:
+            if r.hits or r.n_tracebacks or r.n_other_errors or self._quiet_chars + len(body) > QUIET_RESCAN_CHARS:
+                self._quiet = None
+            else:
+                self._quiet.append(body)
+                self._quiet_chars += len(body) + 1
         lines = body.split("\n")
         base = self._lineno
         n = len(lines)

@@ -149,6 +149,14 @@ class ExceptionInfo:
     frames: Tuple[str, ...] = ()    # innermost last: "file:line in func"
     codes: Tuple[str, ...] = ()
 
+    @property
+    def shown(self) -> str:
+        """'Type: message', or what is known of a traceback cut before its exception line."""
+        if self.type:
+            return f"{self.type}: {self.message}"
+        where = f", last frame {self.frames[-1]}" if self.frames else ""
+        return f"(a traceback cut before its exception line{where})"
+
     def to_dict(self) -> Dict[str, Any]:
         return {
             "line": self.line, "type": self.type, "message": self.message, "stream": self.stream,

@@ -117,7 +117,7 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
             out.append("No error in this log. No known problem found.")
         if expl.exceptions:
             last = expl.exceptions[-1]
-            out.extend(_wrap(f"Last exception (line {last.line}): {last.type}: {last.message}", "  ", width,
+            out.extend(_wrap(f"Last exception (line {last.line}): {last.shown}", "  ", width,
                              first="", max_lines=3))
         if expl.unexplained:
             out.append("Lines that say something went wrong:" if expl.suspect_only else
@@ -255,7 +255,7 @@ def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
         out.append("")
         last = expl.exceptions[-1]
         trunc = " [truncated]" if last.truncated else ""
-        out.extend(_wrap(f"Last exception (line {last.line}): {_short(f'{last.type}: {last.message}', 200)}{trunc}",
+        out.extend(_wrap(f"Last exception (line {last.line}): {_short(last.shown, 200)}{trunc}",
                          "  ", width, first="", max_lines=3))
     for note in expl.notes:
         out.append("")
@@ -304,7 +304,7 @@ def render_markdown(expl: Explanation) -> str:
         if expl.exceptions:
             last = expl.exceptions[-1]
             out += ["", f"Last exception (line {last.line}):", "", "```",
-                    _short(f"{last.type}: {last.message}", 400), "```"]
+                    _short(last.shown, 400), "```"]
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
     if root.basis == "vocabulary":
