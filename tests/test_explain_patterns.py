@@ -119,6 +119,16 @@ def sourced_roots_test(codes):
     return sourced_root
 
 
+#: how issues and chats carry a sentence in a user's words (the users'-words families)
+PROSE_WRAPPERS = {
+    "plain": lambda s: s,
+    "markdown-quote": lambda s: "> " + s,
+    "list-item": lambda s: "- " + s,
+    "bold-title": lambda s: "**" + s + "**",
+    "issue-heading": lambda s: "### Describe the bug\n\n" + s + "\n\n### Environment\n- OS: Ubuntu 22.04",
+}
+
+
 def healthy_test(lines):
     """A test that each healthy line names nothing and exits 0 (a family's negative controls)."""
     @pytest.mark.parametrize("line", lines)

@@ -29,7 +29,7 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.explain.parser import error_shape
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import PROSE_WRAPPERS, family_tests, healthy_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -80,14 +80,6 @@ USERS_WORDS = {
     "it was killed": "host-oom-killed",
 }
 
-# how issues and chats carry such a sentence
-PROSE_WRAPPERS = {
-    "plain": lambda s: s,
-    "markdown-quote": lambda s: "> " + s,
-    "list-item": lambda s: "- " + s,
-    "bold-title": lambda s: "**" + s + "**",
-    "issue-heading": lambda s: "### Describe the bug\n\n" + s + "\n\n### Environment\n- OS: Ubuntu 22.04",
-}
 
 
 @pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))

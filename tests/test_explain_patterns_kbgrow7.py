@@ -28,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
+from test_explain_patterns import PROSE_WRAPPERS, family_tests, healthy_test, sourced_roots_test
 
 # code -> messages (each must rank the code first, whatever wraps it), as the programs print them
 FAMILIES = {
@@ -116,12 +116,6 @@ USERS_WORDS = {
     "But WSL just failed to identify both NVIDIA driver and CUDA.": "wsl-gpu-unavailable",
 }
 
-PROSE_WRAPPERS = {
-    "plain": lambda s: s,
-    "markdown-quote": lambda s: "> " + s,
-    "list-item": lambda s: "- " + s,
-    "issue-heading": lambda s: "### Describe the bug\n\n" + s + "\n\n### Environment\n- OS: Ubuntu 22.04",
-}
 
 
 @pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))
