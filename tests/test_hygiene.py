@@ -218,11 +218,18 @@ def test_a_stackpeel_killed_outright_has_its_directories_swept_by_the_next_run(t
     orphans = sorted(x.name for x in tmpdir.iterdir())
     assert orphans and all((tmpdir / n / ".owner").is_file() for n in orphans), orphans
 
-    from stackpeel.runner.hygiene import _start_time
+    from stackpeel.runner.hygiene import _start_time, _where
 
+    ns, boot = _where()
     alive = tmpdir / "stackpeel-alive"  # a stackpeel that still runs: this test's process
     alive.mkdir()
-    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} {boot}\n")
+    elsewhere = tmpdir / "stackpeel-other-pid-namespace"  # pid 1 of a container sharing /tmp
+    elsewhere.mkdir()
+    (elsewhere / ".owner").write_text(f"999999 1 pid:[1] {boot}\n")
+    rebooted = tmpdir / "stackpeel-before-reboot"  # this pid namespace, an earlier boot: gone
+    rebooted.mkdir()
+    (rebooted / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} an-earlier-boot\n")
     unstamped = tmpdir / "stackpeel-unstamped"
     unstamped.mkdir()
     other = tmpdir / "not-ours"
@@ -232,7 +239,8 @@ def test_a_stackpeel_killed_outright_has_its_directories_swept_by_the_next_run(t
     proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, mark2)
     out, err = proc2.communicate(timeout=120)
     assert proc2.returncode in (0, 1), err
-    assert sorted(x.name for x in tmpdir.iterdir()) == ["not-ours", "stackpeel-alive", "stackpeel-unstamped"]
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["not-ours", "stackpeel-alive",
+                                                        "stackpeel-other-pid-namespace", "stackpeel-unstamped"]
 
 
 def test_a_zygote_importing_when_stackpeel_is_killed_outright_ends_at_once(tmp_path):

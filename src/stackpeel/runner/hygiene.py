@@ -23,7 +23,7 @@ import stat as stat_mod
 import subprocess
 import tempfile
 import threading
-from typing import Callable, Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["Closing", "NoTempDir", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
            "sweep_orphans", "terminate_all", "watch_parent"]
@@ -72,13 +72,28 @@ def _start_time(pid: int) -> Optional[str]:
         return None
 
 
+def _where() -> Tuple[str, str]:
+    """(this process's pid namespace, this boot): a pid means something only inside both."""
+    try:
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        ns = ""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return ns.replace(" ", ""), boot
+
+
 def _stamp(path: str) -> None:
     start = _start_time(os.getpid())
-    if start is None:
+    ns, boot = _where()
+    if start is None or not ns or not boot:
         return
     try:
         with open(os.path.join(path, OWNER), "w") as f:
-            f.write(f"{os.getpid()} {start}\n")
+            f.write(f"{os.getpid()} {start} {ns} {boot}\n")
     except OSError:
         pass
 
@@ -87,7 +102,9 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
     """Remove the temporary directories that a stackpeel killed outright (SIGKILL, the OOM
     killer, a power cut of its container) could not remove: those of this user whose
     :data:`OWNER` names a process that no longer runs. A directory without the stamp, of
-    another user, or of a stackpeel still running is left alone. Returns what was removed."""
+    another user, or of a stackpeel still running is left alone, and so is one made in another
+    pid namespace of this boot (a container sharing this /tmp: its pids are not ours to read).
+    Returns what was removed."""
     removed: List[str] = []
     try:
         root = root or tempfile.gettempdir()
@@ -95,6 +112,7 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
     except OSError:
         return removed
     uid = os.getuid()
+    here_ns, here_boot = _where()
     for name in names:
         path = os.path.join(root, name)
         try:
@@ -102,12 +120,12 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
             if not stat_mod.S_ISDIR(st.st_mode) or st.st_uid != uid:
                 continue
             with open(os.path.join(path, OWNER)) as f:
-                pid_text, start = f.read(64).split()
+                pid_text, start, ns, boot = f.read(256).split()
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
-        if pid == os.getpid() or _start_time(pid) == start:
-            continue  # its maker still runs
+        if boot == here_boot and (ns != here_ns or pid == os.getpid() or _start_time(pid) == start):
+            continue  # its maker still runs, or may (another pid namespace); another boot: gone
         with _LOCK:
             if path in _DIRS:
                 continue
