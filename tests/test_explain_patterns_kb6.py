@@ -316,8 +316,10 @@ _DIE = textwrap.dedent("""
 def _torchrun(stack_python: str, tmp_path: Path, how: str) -> str:
     script = tmp_path / "worker.py"
     script.write_text(_DIE, encoding="utf-8")
+    # (TMPDIR: torchrun's agent leaves its torchelastic_* folders there, not in /tmp)
     proc = subprocess.run([stack_python, "-m", "torch.distributed.run", "--nproc-per-node", "1", str(script), how],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert proc.returncode != 0
     return proc.stdout + proc.stderr
 
