@@ -243,6 +243,29 @@ def test_a_stackpeel_killed_outright_has_its_directories_swept_by_the_next_run(t
                                                         "stackpeel-other-pid-namespace", "stackpeel-unstamped"]
 
 
+def test_a_stackpeel_run_killed_outright_has_its_directory_swept_by_the_next_run(tmp_path):
+    """`stackpeel run` keeps the monitor's bootstrap and the records in a directory of its own
+    while the program runs. SIGKILLed, it cannot remove it: the stamp lets the next stackpeel."""
+    mark = uuid.uuid4().hex
+    proc, tmpdir = start(["run", "--", sys.executable, "-c", "import time; time.sleep(1000)"], tmp_path, mark)
+    program = wait_for(lambda: [p for p in marked(mark) if p != proc.pid and "time.sleep" in cmdline(p)], 60)
+    assert program, proc.stderr.read1().decode() if proc.poll() is not None else "the program never started"
+    folders = sorted(x.name for x in tmpdir.iterdir())
+    assert [n for n in folders if n.startswith("stackpeel-run-")], folders
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    for p in marked(mark):
+        os.kill(p, signal.SIGKILL)
+    wait_for(lambda: marked(mark) == [], 10)
+    left = sorted(x.name for x in tmpdir.iterdir())
+    assert left == folders and all((tmpdir / n / ".owner").is_file() for n in left), left
+
+    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, uuid.uuid4().hex)
+    out, err = proc2.communicate(timeout=120)
+    assert proc2.returncode in (0, 1), err
+    assert sorted(x.name for x in tmpdir.iterdir()) == []
+
+
 def test_a_zygote_importing_when_stackpeel_is_killed_outright_ends_at_once(tmp_path):
     """The interpreter that preloads torch reads stackpeel's requests only once its import is
     done (seconds on a real stack). When stackpeel is SIGKILLed before that, the zygote must not

@@ -25,13 +25,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..redact import scrub, scrub_text, secret_values
+from ..runner import hygiene
 from . import monitor as _monitor
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
@@ -282,12 +282,13 @@ def launch(argv: Sequence[str], options: Optional[Dict[str, Any]] = None,
     if target.kind == "missing":
         raise LaunchError(target.note or f"{argv[0]}: command not found")
     try:
-        workdir = Path(tempfile.mkdtemp(prefix="stackpeel-run-"))
+        # stamped with our pid: when stackpeel itself is killed outright, the next one removes it
+        workdir = Path(hygiene.make_tempdir(prefix="stackpeel-run-"))
     except OSError as exc:
         # the program runs all the same: a doctor must never be the reason it did not
-        where = base_env.get("TMPDIR") or "/tmp"
-        why = (f"no writable temporary directory ({where}: {exc.strerror or exc}); "
-               "the program ran unmonitored (set TMPDIR to a writable directory)")
+        why = (f"{exc.strerror or exc}; the program ran unmonitored" if isinstance(exc, hygiene.NoTempDir)
+               else f"no writable temporary directory ({exc.strerror or exc}); the program ran unmonitored "
+                    "(set TMPDIR to a writable directory)")
         rc, duration, pid = _run(argv, base_env, cwd)
         return Launch(argv, target, rc, duration, [], {}, pid, unmonitored=why)
     try:
@@ -299,7 +300,7 @@ def launch(argv: Sequence[str], options: Optional[Dict[str, Any]] = None,
         recs, crashes = read_records(records)
         return Launch(argv, target, rc, duration, recs, crashes, pid)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        hygiene.remove_tempdir(str(workdir))
 
 
 def _run(argv: List[str], env: Dict[str, str], cwd: Optional[str]) -> Tuple[int, float, int]:
