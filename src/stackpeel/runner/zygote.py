@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
 import sys, os, json, select, warnings, tempfile, gc
+import signal as signal_mod
 gc.disable()  # no collections while importing (about a tenth of `import torch`); on again in every fork
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
 if int(sys.argv[4]):  # lower priority, inherited by every fork (the torch-free probes: see Zygote)
@@ -115,7 +116,7 @@ def restart_with(names):
         argv[head + 4] = "0"  # the niceness is inherited already
         try:  # an interval timer outlives exec: its signal would end the new image before its handler
             signal_mod.setitimer(signal_mod.ITIMER_REAL, 0, 0)
-        except (NameError, AttributeError, OSError, ValueError):
+        except (AttributeError, OSError, ValueError):
             pass
         os.execv(sys.executable, argv)
     except Exception:
@@ -156,11 +157,10 @@ def orphaned(*_):
     if os.getppid() != parent:
         os._exit(70)
 try:  # checked 5 times a second while the preload imports (system calls restart)
-    import signal as signal_mod
     signal_mod.signal(signal_mod.SIGALRM, orphaned)
     signal_mod.siginterrupt(signal_mod.SIGALRM, False)
     signal_mod.setitimer(signal_mod.ITIMER_REAL, 0.2, 0.2)
-except (ImportError, AttributeError, OSError, ValueError):
+except (AttributeError, OSError, ValueError):
     pass
 problem = None
 loaded = []
@@ -186,7 +186,7 @@ if preload and problem is None:
 try:  # from here an orphaned zygote reads the end of its input and ends with its forks
     signal_mod.setitimer(signal_mod.ITIMER_REAL, 0, 0)
     signal_mod.signal(signal_mod.SIGALRM, signal_mod.SIG_DFL)
-except (NameError, AttributeError, OSError, ValueError):
+except (AttributeError, OSError, ValueError):
     pass
 if hasattr(gc, "freeze"):  # 3.7+: what is imported now is never scanned (nor its pages copied) by a fork's collections
     gc.freeze()
@@ -196,7 +196,6 @@ if problem is not None:
 buf = b""
 children = set()
 codes = sys._stackpeel_code = {}
-import signal as signal_mod
 try:  # a fork's exit wakes the loop at once (it polled every 20 ms: the last probe's answer waited for it)
     woke, wake = os.pipe()
     os.set_blocking(wake, False)
