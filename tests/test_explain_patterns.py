@@ -207,7 +207,7 @@ regexes += [("kb.gate", kb.gate), ("kb.entry_gate", kb.entry_gate), ("kb.clue_ga
 worst = []
 for name, line in shapes.items():
     for rid, rx in regexes:
-        t = time.perf_counter(); rx.search(line); dt = time.perf_counter() - t
+        t = time.process_time(); rx.search(line); dt = time.process_time() - t
         worst.append((dt, name, rid))
 worst.sort(reverse=True)
 print(json.dumps({"n": len(regexes), "worst": worst[:5]}))
@@ -223,7 +223,8 @@ def _run(code: str, stdin: str, timeout: float) -> subprocess.CompletedProcess:
 def test_every_regex_is_linear_on_adversarial_lines():
     """Every knowledge-base pattern, gate and parser regex on 25 adversarial 16 KB lines.
     Measured: the slowest search 0.02 s (a quadratic pattern took 2.5 s on the 'dot-so'
-    line before it was bounded); the budget is 10x that, the subprocess is killed at 60 s."""
+    line before it was bounded); the budget is 10x that in CPU time (a loaded machine stretches
+    the wall clock, not the CPU a search takes), the subprocess is killed at 60 s."""
     out = _run(_PROBE, json.dumps(SHAPES), timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout)
@@ -234,14 +235,15 @@ def test_every_regex_is_linear_on_adversarial_lines():
 
 def test_explain_on_a_megabyte_of_adversarial_lines_in_bounded_time():
     """64 lines of the AError shape (1 MB), then the same megabyte cycling through every
-    shape, through the whole of explain: measured 0.2 s and 0.1 s of CPU; killed at 10 s."""
+    shape, through the whole of explain: measured 0.2 s and 0.1 s of CPU; the bound is 10 s of
+    CPU (not of the wall clock, which a loaded machine stretches); killed at 120 s."""
     code = ("import sys, time\nfrom stackpeel.explain import explain_text\n"
-            "t = time.perf_counter(); e = explain_text(sys.stdin.read()); print(time.perf_counter() - t)\n")
+            "t = time.process_time(); e = explain_text(sys.stdin.read()); print(time.process_time() - t)\n")
     aerror = (SHAPES["AError"] + "\n") * 64
     mixed = "".join(list(SHAPES.values())[i % len(SHAPES)] + "\n" for i in range(64))
     for text in (aerror, mixed):
         assert len(text) >= 1_000_000
-        out = _run(code, text, timeout=10)
+        out = _run(code, text, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         assert float(out.stdout.strip()) < 10
 
