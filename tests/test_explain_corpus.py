@@ -189,9 +189,6 @@ KNOWN_MISSES: Dict[str, str] = {
     # CTranslate2's missing cuDNN 8 sub-library: explain answers library-missing first, as
     # faster-whisper-885 (training-2026-12-01h) labels the same cause; these threads were labeled
     # cudnn-unusable (explain's fourth candidate). One label for both is the lead's call.
-    "whisper-webui-140-libcudnn-ops-infer-missing": "'Could not load library libcudnn_ops_infer.so.8': library-missing first, cudnn-unusable fourth (label disagrees with faster-whisper-885)",
-    "whisperx-967-libcudnn-ops-infer-ctranslate2": "'Could not load library libcudnn_ops_infer.so.8': library-missing first, cudnn-unusable fourth (label disagrees with faster-whisper-885)",
-    "tldw-24-faster-whisper-cudnn8-cuda12": "'Could not load library libcudnn_ops_infer.so.8': library-missing first, cudnn-unusable fourth (label disagrees with faster-whisper-885)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
