@@ -20,7 +20,11 @@ it "could be caused by" (a symptom's ranked causes), without repeats. A log coun
 
 A top-1 whose first candidate is a guess from the words of the error lines (``"basis":
 "vocabulary"``, low confidence: no signature matched) is counted as top-1 and also shown
-apart ("top-1 by a guess from words"), so signature matches and guesses can be told apart.
+apart ("top-1 by a guess from words"), so signature matches and guesses can be told apart;
+likewise a first candidate guessed from the threads the error lines resemble (``"basis":
+"similar"``, ``knowledge/exemplars.json``), shown as "by resemblance". Each log is explained
+without its own thread among the exemplars (``STACKPEEL_EXEMPLARS_LEAVE_OUT``), so a training
+log never counts as recognising itself.
 
 Prints the figures and the misses per category, and writes the raw per-log answers with
 the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
@@ -94,9 +98,12 @@ def log_body(path: Path) -> str:
     return body if sep else text
 
 
-def explain(cmd: List[str], path: Path) -> Dict:
+def explain(cmd: List[str], path: Path, source: str = "") -> Dict:
+    # the log's own thread is left out of the exemplars (leave-one-out): a training log that
+    # resembles itself says nothing about logs nobody collected
+    env = dict(os.environ, STACKPEEL_EXEMPLARS_LEAVE_OUT=source)
     proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"], input=log_body(path),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     result = {"exit": proc.returncode, "ranked": [], "error": "", "basis": ""}
     try:
         report = json.loads(proc.stdout)
@@ -116,8 +123,10 @@ def score(rows: List[Dict]) -> Dict:
     unknown = sum(r["unknown"] for r in rows)
     silent = sum(r["silent"] for r in rows)
     guessed = sum(r["top1"] and r["basis"] == "vocabulary" for r in rows)
+    resembled = sum(r["top1"] and r["basis"] == "similar" for r in rows)
     pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
     return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent, "guessed": guessed,
+            "resembled": resembled,
             "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
 
 
@@ -187,7 +196,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 2
     alias = aliases()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        answers = list(pool.map(lambda item: explain(cmd, item[1].path), logs))
+        answers = list(pool.map(lambda item: explain(cmd, item[1].path, item[1].meta.get("source", "")), logs))
 
     rows = []
     for (part, h), ans in zip(logs, answers):
@@ -216,7 +225,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
                      f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}  "
-                     f"top-1 by a guess from words {s['guessed']:3d}")
+                     f"top-1 by a guess from words {s['guessed']:3d}, by resemblance {s['resembled']:3d}")
     lines.append("")
     for part in parts:
         misses = defaultdict(list)

@@ -37,6 +37,9 @@ from .parser import ParseResult
 
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
+#: what a guess rests on (no line states the cause): the words of the error lines, or their
+#: resemblance to threads whose cause was established
+GUESS_BASES = ("vocabulary", "similar")
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,8 @@ class Candidate:
     confidence: str = "stated"
     #: what the candidate rests on: "signature" (a knowledge-base pattern matched a line),
     #: "clues" (inferred from a symptom and context clues), "vocabulary" (words of unexplained
-    #: error lines, knowledge/vocabulary.toml)
+    #: error lines, knowledge/vocabulary.toml), "similar" (unexplained error lines resemble
+    #: those of a thread whose cause was established, knowledge/exemplars.json)
     basis: str = "signature"
     #: for a guess from words: (word id, the text it matched) that implicated the code, and the
     #: context entries or clue literals that re-ranked it
@@ -103,6 +107,9 @@ class Candidate:
     #: the known-bad combinations and state facts of the log's versions and GPUs that support
     #: this candidate ("combination:<id>", "state:<rule>"; :mod:`.facts`)
     facts: Tuple[str, ...] = ()
+    #: for a guess by resemblance (basis "similar"): (thread URL, similarity) of the training
+    #: logs with an established cause that the log's error lines resemble (:mod:`.similar`)
+    resembles: Tuple[Tuple[str, float], ...] = ()
 
     @property
     def first_line(self) -> int:
@@ -131,6 +138,7 @@ class Candidate:
             "context": list(self.context),
             "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
             "facts": list(self.facts),
+            "resembles": [{"source": u, "similarity": x} for u, x in self.resembles],
         }
 
 
@@ -435,6 +443,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if parsed.suspect_only:
             # lines that only may show a failure guess no cause from their words: they are listed
             candidates = [c for c in candidates if c.basis != "vocabulary"]
+        elif not candidates:
+            candidates = _similar_guesses(parsed, exceptions, kb, catalogue)
     elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
         candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
@@ -447,7 +457,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
-    if candidates and candidates[0].basis == "vocabulary":
+    if candidates and candidates[0].basis == "similar":
+        notes.append("no knowledge-base message or word matches these error lines: the causes listed are those of "
+                     "earlier threads whose error lines resemble them (low confidence; open the threads to compare); "
+                     "run `stackpeel check` on the affected machine to tell which, if any, it is")
+    elif candidates and candidates[0].basis == "vocabulary":
         notes.append("no knowledge-base message matches these error lines: the causes listed are guessed from "
                      "their words (low confidence); run `stackpeel check` on the affected machine (or explain "
                      "without --no-live there) to tell which, if any, it is")
@@ -472,7 +486,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      "check`) to tell which")
     notes.extend(fact_notes)
     fingerprint = None
-    guessed = all(c.basis == "vocabulary" for c in candidates)
+    guessed = all(c.basis in GUESS_BASES for c in candidates)
     if guessed and (parsed.other_errors or exceptions):
         fingerprint = error_fingerprint([e.text for e in unexplained] +
                                         [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
@@ -583,6 +597,36 @@ def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: Knowl
             explanation=spec.meaning, fix=fix_text(spec), links=tuple(spec.links),
             could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
             check=kb.checks.get(g.code), confidence="low", basis="vocabulary", words=g.words, context=g.context,
+        ))
+    return out
+
+
+def _similar_guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,
+                     catalogue: Mapping[str, Any]) -> List[Candidate]:
+    """Candidates for error lines that neither a signature nor a word explains: the codes of
+    the training threads whose error lines they resemble most (:mod:`.similar`); confidence
+    "low", basis "similar", evidence the error lines, the threads in ``resembles``."""
+    from . import similar
+
+    if not (parsed.other_errors or exceptions):
+        return []
+    index = similar.load()
+    if index is None:
+        return []
+    lines = [Evidence(ln.number, ln.text.strip()[:2000], "similar", ln.stream) for ln in parsed.other_errors]
+    lines += [Evidence(x.line, f"{x.type or 'Traceback'}: {x.message.splitlines()[0] if x.message else ''}"[:2000],
+                       "similar", x.stream) for x in exceptions]
+    lines.sort(key=lambda e: e.line)
+    out = []
+    for g in index.nearest(similar.material(parsed), known=catalogue):
+        spec = catalogue[g.code]
+        kind = spec.kind if spec.kind in ("root", "symptom") else "root"
+        out.append(Candidate(
+            code=g.code, layer=spec.layer, kind=kind, title=spec.title, evidence=tuple(lines[-EVIDENCE_PER_CANDIDATE:]),
+            count=len(lines), weight=0, explanation=spec.meaning, fix=fix_text(spec),
+            links=tuple(dict.fromkeys([*(u for u, _ in g.resembles), *spec.links])),
+            could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
+            check=kb.checks.get(g.code), confidence="low", basis="similar", resembles=g.resembles,
         ))
     return out
 

@@ -13,7 +13,7 @@ import json
 import textwrap
 from typing import List, Optional
 
-from .reasoning import Candidate, Explanation
+from .reasoning import GUESS_BASES, Candidate, Explanation
 
 FORMATS = ("text", "json", "markdown", "html")
 #: columns the text is laid out at (the command passes the terminal's)
@@ -130,7 +130,7 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
         return "\n".join(out) + "\n"
 
     root = expl.candidates[0]
-    if root.basis == "vocabulary" and not (root.live and root.live.verdict == "confirmed"):
+    if root.basis in GUESS_BASES and not (root.live and root.live.verdict == "confirmed"):
         return _render_guesses_text(expl, out, width)
     out.extend(_wrap(f"{_headline(root)}: {root.code}  [{root.layer}]  {root.title}", "  ", width, first=""))
     out.extend(_evidence_lines(root, "  ", width))
@@ -208,7 +208,10 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
 
 
 def _words_text(c: Candidate) -> str:
-    """The words that implicated a guessed candidate, and the context that re-ranked it."""
+    """The words that implicated a guessed candidate, and the context that re-ranked it; for a
+    guess by resemblance, the threads it resembles."""
+    if c.basis == "similar":
+        return "resembles " + ", ".join(f"{u} (similarity {x:.2f})" for u, x in c.resembles)
     words = ", ".join(dict.fromkeys(repr(t) for _, t in c.words))
     ctx = f"; context: {', '.join(c.context)}" if c.context else ""
     return f"words: {words}{ctx}" if words else ctx.lstrip("; ")
@@ -217,12 +220,14 @@ def _words_text(c: Candidate) -> str:
 def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
     """No signature matched, but error lines were found: the codes their words implicate,
     marked as a guess, with the lines used and what to run to know."""
-    guesses = [c for c in expl.candidates if c.basis == "vocabulary"]
+    guesses = [c for c in expl.candidates if c.basis in GUESS_BASES]
     head = ("Possible failure: no error line, and no known message matches the lines that say something went wrong"
             if expl.suspect_only else "Unknown error: no known message matches it")
     out.extend(_wrap(f"{head} (fingerprint {expl.fingerprint}).", "  ", width,
                      first=""))
-    out.extend(_wrap("Possible causes, guessed from the words of the error lines (low confidence):", "  ", width,
+    how = ("guessed from threads with an established cause whose error lines resemble these"
+           if guesses and guesses[0].basis == "similar" else "guessed from the words of the error lines")
+    out.extend(_wrap(f"Possible causes, {how} (low confidence):", "  ", width,
                      first=""))
     for i, c in enumerate(guesses, 1):
         out.extend(_wrap(f"{i}. {c.code} [{c.layer}]  {c.title}", "     ", width, first="  "))
@@ -307,7 +312,7 @@ def render_markdown(expl: Explanation) -> str:
                     _short(last.shown, 400), "```"]
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
-    if root.basis == "vocabulary":
+    if root.basis in GUESS_BASES:
         out.append(f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, and no known message "
                    "matches the lines that say something went wrong." if expl.suspect_only else
                    f"**Unknown error** (fingerprint `{expl.fingerprint}`): no known message matches it.")
@@ -319,9 +324,9 @@ def render_markdown(expl: Explanation) -> str:
         out.append(f"{ev.line}: {_short(ev.text)}")
     out.append("```")
     out.append("")
-    if root.basis == "vocabulary":
-        out.append(f"Guessed from {_md_escape(_words_text(root))}; other guesses: "
-                   + (", ".join(f"`{c.code}`" for c in expl.candidates[1:] if c.basis == "vocabulary") or "none")
+    if root.basis in GUESS_BASES:
+        out.append(f"Guessed ({_md_escape(_words_text(root))}); other guesses: "
+                   + (", ".join(f"`{c.code}`" for c in expl.candidates[1:] if c.basis in GUESS_BASES) or "none")
                    + ". Run `stackpeel check` on the affected machine to know which.")
         out.append("")
     out.append(root.explanation)

@@ -1,0 +1,181 @@
+"""Guesses by resemblance, for error lines no signature and no word explains (issue 8).
+
+The knowledge base's signatures name a cause when a log states it the way some library
+prints it; the vocabulary guesses from the stack's own words. A log of an unseen failure often
+does neither, yet it reads like a thread whose cause was established: the same exception,
+the same module names, the same tool. ``knowledge/exemplars.json`` holds the words of the
+error lines of every TRAINING log of the corpus (``tests/corpus/explain``; never a
+validation log), each with its established code and its thread. When nothing else explains
+a log's error lines, the codes of the most similar exemplars (tf-idf, cosine, the best
+:data:`K`) are offered as low-confidence guesses, each naming the threads it resembles, so a
+reader can open them.
+
+Built by ``scripts/build_exemplars.py`` from the corpus split; a test keeps the file current.
+Pure: reads only its arguments and the bundled file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from ..knowledge import KB_DIR
+
+EXEMPLARS_FILE = KB_DIR / "exemplars.json"
+FORMAT = "stackpeel-exemplars"
+VERSION = 1
+#: neighbours that vote
+K = 3
+#: cosine similarity below which a neighbour says nothing (leave-one-repository-out on the
+#: training part: 0.2 answers 79 % of logs, 63 % of them right; 0.25 answers 68 %, 68 % right;
+#: 0.3 answers 61 %, 71 % right)
+MIN_SIMILARITY = 0.25
+#: guesses kept
+MAX_GUESSES = 3
+#: characters of one error line that are read
+TEXT_CHARS = 2000
+
+#: threads whose exemplars are left out: the accuracy bench and the corpus tests explain a
+#: training log without its own thread (leave-one-out), so its figure is not a log recognising
+#: itself. ``STACKPEEL_EXEMPLARS_LEAVE_OUT`` (thread URLs, comma-separated) sets it for a process.
+LEAVE_OUT: FrozenSet[str] = frozenset(filter(None, os.environ.get("STACKPEEL_EXEMPLARS_LEAVE_OUT", "").split(",")))
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]{2,40}")
+_SPLIT = re.compile(r"[._-]")
+_STOP = frozenset(
+    "the and for with this that from not are was were but have has you your can please when what which "
+    "will would there their then than into file line error traceback most recent call last".split())
+
+
+def tokens(text: str) -> List[str]:
+    """Lower-case words of 3+ characters; a dotted or underscored name also gives its parts
+    (``libcudnn_ops_infer.so.8`` -> ``libcudnn``, ``ops``, ``infer``)."""
+    out: List[str] = []
+    for raw in _TOKEN.findall(text):
+        t = raw.strip(".-").lower()
+        if len(t) < 3 or t in _STOP:
+            continue
+        out.append(t)
+        if "." in t or "_" in t or "-" in t:
+            out.extend(p for p in _SPLIT.split(t) if len(p) >= 3)
+    return out
+
+
+#: lines printed after every failure of their kind, whatever it was: they resemble every
+#: thread that pasted them and tell none apart (c10/cuda/CUDAException.cpp appends the first
+#: three to each CUDA error)
+BOILERPLATE = re.compile(
+    r"CUDA kernel errors might be asynchronously reported"
+    r"|For debugging consider passing CUDA_LAUNCH_BLOCKING"
+    r"|Compile with .?TORCH_USE_CUDA_DSA.? to enable device-side assertions")
+
+
+def material(parsed: Any) -> str:
+    """The text an exemplar and a query are compared on: each exception's type and message,
+    the error lines, the lines that say something went wrong, the lines signatures matched
+    (less :data:`BOILERPLATE`)."""
+    parts = [f"{tb.exc_type or ''} {tb.message}"[:TEXT_CHARS] for tb in parsed.tracebacks]
+    parts += [ln.text[:TEXT_CHARS] for ln in parsed.other_errors]
+    parts += [ln.text[:TEXT_CHARS] for ln in parsed.suspects]
+    parts += [h.line.text[:TEXT_CHARS] for h in parsed.hits]
+    return "\n".join(line for part in parts for line in part.splitlines() if not BOILERPLATE.search(line))
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    code: str
+    source: str
+    vector: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Guess:
+    code: str
+    score: float
+    #: (thread URL, similarity) of the exemplars that voted for it, most similar first
+    resembles: Tuple[Tuple[str, float], ...]
+
+
+class Index:
+    def __init__(self, exemplars: Sequence[Tuple[str, str, Mapping[str, int]]]):
+        n = len(exemplars)
+        df: Counter = Counter()
+        for _, _, counts in exemplars:
+            df.update(counts.keys())
+        self.idf = {t: math.log(n / (1 + k)) for t, k in df.items()}
+        self.rare = math.log(max(n, 2))
+        self.exemplars = [Exemplar(code, source, self.vector(counts)) for code, source, counts in exemplars]
+
+    def vector(self, counts: Mapping[str, int]) -> Dict[str, float]:
+        # a word no exemplar holds is as rare as a word can be: it weighs in the norm, so an
+        # error line of unknown words resembles nothing (it is not the few known words it has)
+        v = {t: (1 + math.log(k)) * self.idf.get(t, self.rare) for t, k in counts.items()}
+        v = {t: x for t, x in v.items() if x > 0}
+        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
+        return {t: x / norm for t, x in v.items()}
+
+    def nearest(self, text: str, known: Optional[Iterable[str]] = None) -> List[Guess]:
+        q = self.vector(Counter(tokens(text)))
+        if not q:
+            return []
+        sims = []
+        for ex in self.exemplars:
+            if ex.source in LEAVE_OUT:
+                continue
+            a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
+            s = sum(x * b.get(t, 0.0) for t, x in a.items())
+            if s >= MIN_SIMILARITY:
+                sims.append((s, ex))
+        sims.sort(key=lambda p: -p[0])
+        votes: Dict[str, List[Tuple[str, float]]] = {}
+        for s, ex in sims[:K]:
+            votes.setdefault(ex.code, []).append((ex.source, round(s, 2)))
+        allowed = set(known) if known is not None else None
+        out = [Guess(code, sum(s for _, s in seen), tuple(seen)) for code, seen in votes.items()
+               if allowed is None or code in allowed]
+        out.sort(key=lambda g: -g.score)
+        return out[:MAX_GUESSES]
+
+
+@contextlib.contextmanager
+def leaving_out(*sources: str) -> Iterator[None]:
+    """Explain without the exemplars of these threads (a corpus log without its own thread)."""
+    global LEAVE_OUT
+    saved = LEAVE_OUT
+    LEAVE_OUT = saved | frozenset(filter(None, sources))
+    try:
+        yield
+    finally:
+        LEAVE_OUT = saved
+
+
+def build(logs: Iterable[Tuple[str, str, str]]) -> Dict[str, Any]:
+    """The exemplars file's content from (code, thread URL, material) of training logs."""
+    rows = []
+    for code, source, text in logs:
+        counts = Counter(tokens(text))
+        if counts:
+            rows.append({"code": code, "source": source, "words": dict(sorted(counts.items()))})
+    rows.sort(key=lambda r: (r["source"], r["code"]))
+    return {"format": FORMAT, "version": VERSION,
+            "about": "words of the error lines of the training logs of tests/corpus/explain, with their "
+                     "established codes; built by scripts/build_exemplars.py, never from a validation log",
+            "exemplars": rows}
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> Optional[Index]:
+    try:
+        data = json.loads(EXEMPLARS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        return None
+    return Index([(r["code"], r["source"], r["words"]) for r in data.get("exemplars", [])])

@@ -1,0 +1,130 @@
+"""Guesses by resemblance (explain/similar.py, knowledge/exemplars.json).
+
+When neither a signature nor the vocabulary explains a log's error lines, explain offers the
+codes of the training threads whose error lines they resemble, as low-confidence guesses that
+name those threads. These tests hold the exemplars to the split (training threads only, the
+file current with the corpus), measure that resemblance carries across repositories (leave
+one repository out), and pin where the guesses may and may not appear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel.codes import all_codes
+from stackpeel.explain import explain_text, similar
+from stackpeel.explain.parser import scan_text
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import corpus_split  # noqa: E402
+
+#: a real line: torch's cpp_extension and setup scripts run `which c++`; no signature or word
+#: of the knowledge base names it, and exemplars share its words
+UNMATCHED = "subprocess.CalledProcessError: Command '['which', 'c++']' returned non-zero exit status 1.\n"
+
+
+def _body(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    head, sep, rest = text.partition("# ---\n")
+    return rest if sep else text
+
+
+def test_the_exemplars_file_is_current_with_the_training_corpus():
+    """A training log added or relabelled without rebuilding the file fails here."""
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_exemplars.py"), "--check"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+
+
+def test_exemplars_come_from_training_threads_only():
+    split = corpus_split.compute_split()
+    training = {h.meta.get("source") for h in split.training}
+    validation = {h.meta.get("source") for h in split.validation}
+    validation_repos = {h.repository.lower() for h in split.validation}
+    data = json.loads(similar.EXEMPLARS_FILE.read_text(encoding="utf-8"))
+    codes = set(all_codes())
+    assert len(data["exemplars"]) >= 500
+    for row in data["exemplars"]:
+        assert row["source"] in training and row["source"] not in validation, row["source"]
+        repo = re.match(r"https://github\.com/([^/]+/[^/]+)/", row["source"]).group(1).lower()
+        assert repo not in validation_repos, row["source"]
+        assert row["code"] in codes, row["code"]
+        assert row["words"] and all(isinstance(v, int) and v > 0 for v in row["words"].values())
+
+
+def test_resemblance_carries_across_repositories():
+    """Leave one repository out: each training log against the exemplars of the other
+    repositories. Measured at MIN_SIMILARITY 0.25: 382 of 560 logs answered, 258 of them
+    right (68 %). The floors are below that; a tokenizer or weighting change that loses the
+    signal fails here."""
+    split = corpus_split.compute_split()
+    index = similar.load()
+    alias = {}
+    from stackpeel.knowledge import load as load_kb
+    alias = dict(getattr(load_kb(), "aliases", {}))
+    by_source = {h.meta.get("source"): h.repository.lower() for h in split.training}
+    answered = right = 0
+    for h in split.training:
+        repo = h.repository.lower()
+        others = [s for s, r in by_source.items() if r == repo]
+        with similar.leaving_out(*others):
+            guesses = index.nearest(similar.material(scan_text(_body(h.path))))
+        if guesses:
+            answered += 1
+            right += guesses[0].code in [alias.get(c, c) for c in h.expected]
+    n = len(split.training)
+    assert answered >= 0.55 * n, (answered, n)
+    assert right >= 0.6 * answered, (right, answered)
+
+
+def test_unmatched_error_lines_get_guesses_that_name_the_threads():
+    expl = explain_text(UNMATCHED)
+    assert expl.candidates and all(c.basis == "similar" for c in expl.candidates)
+    root = expl.root
+    assert root.confidence == "low" and root.resembles
+    assert all(s >= similar.MIN_SIMILARITY for _, s in root.resembles)
+    assert list(root.links[:len(root.resembles)]) == [u for u, _ in root.resembles]
+    assert expl.exit_code == 1 and expl.fingerprint
+    # the threads it resembles, left out: the guess is gone or another one
+    with similar.leaving_out(*(u for c in expl.candidates for u, _ in c.resembles)):
+        again = explain_text(UNMATCHED)
+    assert {u for c in again.candidates for u, _ in c.resembles}.isdisjoint(
+        {u for c in expl.candidates for u, _ in c.resembles})
+
+
+def test_the_cli_says_it_is_a_resemblance_in_every_format():
+    run = lambda fmt: subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", "--format", fmt, "-"],
+                                     input=UNMATCHED, capture_output=True, text=True, timeout=120)
+    p = run("json")
+    assert p.returncode == 1, p.stderr
+    cand = json.loads(p.stdout)["candidates"][0]
+    assert cand["basis"] == "similar" and cand["resembles"][0]["source"].startswith("https://github.com/")
+    text = run("text").stdout
+    assert "resemble" in text and cand["resembles"][0]["source"] in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "resembles" in run("markdown").stdout
+    assert "resemble" in run("html").stdout
+
+
+@pytest.mark.parametrize("log", [
+    "boom\nRuntimeError: the frobnicator failed to initialize the widget\n",  # words no exemplar holds
+    "epoch 1/3 loss 0.412\nepoch 2/3 loss 0.377\ndone\n",  # no error line at all
+    "Warning: the dataloader is slow, training may take longer than expected\n",  # a suspect, not an error
+])
+def test_no_guess_by_resemblance_without_an_error_line_that_resembles_one(log):
+    expl = explain_text(log)
+    assert all(c.basis != "similar" for c in expl.candidates), [(c.code, c.resembles) for c in expl.candidates]
+
+
+def test_a_signature_answer_is_never_replaced_by_a_resemblance():
+    expl = explain_text("ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+                        + UNMATCHED)
+    assert expl.root.basis == "signature"
+    assert all(c.basis != "similar" for c in expl.candidates)
