@@ -42,4 +42,25 @@ for delay in 1 2 4 7; do
   echo "$verdict killed after ${delay}s: probes left running: $left_procs; folders left: [${left_dirs}]; after the next run: [${after}]"
   rm -rf "$T"
 done
+# `stackpeel run` keeps the monitor's bootstrap and records in a folder while a real CUDA program
+# runs: SIGKILL stackpeel (the program goes on in its own group, then is ended here), and the
+# next stackpeel must remove that folder
+T=$(mktemp -d /tmp/sweep-XXXXXX)
+TMPDIR=$T setsid "$PY" -m stackpeel run -- "$PY" -c \
+  "import time, torch; torch.zeros(1, device='cuda').sum().item(); time.sleep(300)" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do pgrep -f "time.sleep\(300\)" | grep -vx "$pid" >/dev/null && break; sleep 0.2; done
+sleep 3
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+left_dirs=$(ls -A "$T" | tr '\n' ' ')
+pkill -KILL -f "time.sleep\(300\)"
+sleep 0.5
+TMPDIR=$T "$PY" -m stackpeel check --python "$PY" --only system.platform >/dev/null 2>&1
+after=$(ls -A "$T" | tr '\n' ' ')
+verdict=PASS
+case "$left_dirs" in *stackpeel-run-*) ;; *) verdict=FAIL;; esac
+[ -n "$after" ] && verdict=FAIL
+[ "$verdict" = FAIL ] && fail=1
+echo "$verdict stackpeel run killed while a CUDA program ran: folders left: [${left_dirs}]; after the next run: [${after}]"
+rm -rf "$T"
 exit $fail
