@@ -46,7 +46,7 @@ def _repository(path: Path) -> str:
 
 # Training logs collected but not yet worked on (measured once as they are, bench/results/
 # explain_accuracy-*-before.txt): exempt until the patterns for them are written.
-PENDING_COLLECTIONS: set = {"training-2026-12-01s"}
+PENDING_COLLECTIONS: set = set()
 
 
 def _pending(path: Path) -> bool:
@@ -189,6 +189,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # CTranslate2's missing cuDNN 8 sub-library: explain answers library-missing first, as
     # faster-whisper-885 (training-2026-12-01h) labels the same cause; these threads were labeled
     # cudnn-unusable (explain's fourth candidate). One label for both is the lead's call.
+    # training-2026-12-01s (recall5): NCCL's maintainer recognised a fixed bug from the thread, not the log
+    "nccl-1024-unhandled-cuda-error-3090ti-ddp": "NCCL's bare 'Call to CUDA function failed' on two 3090 Ti: that NCCL 2.18.6 fixed it is the maintainer's finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
