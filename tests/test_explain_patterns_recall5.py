@@ -241,3 +241,20 @@ HEALTHY = [
 ]
 
 test_healthy_lines_name_nothing = healthy_test(HEALTHY)
+
+
+GLOO_FALLBACK = ("[rank0]:[W427 03:10:15.652192062 ProcessGroupGloo.cpp:715] Warning: Unable to resolve hostname to a "
+                 "(local) address. Using the loopback address as fallback. Manually set the network interface to bind "
+                 "to with GLOO_SOCKET_IFNAME. (function operator())")
+
+
+def test_gloo_s_loopback_fallback_warning_names_the_hostname_when_nothing_else_does():
+    codes = [c.code for c in explain_text(GLOO_FALLBACK + "\nthe job hangs on the second node\n").candidates]
+    assert codes[:1] == ["collective-hostname-loopback"], codes
+
+
+def test_gloo_s_loopback_fallback_warning_steps_aside_for_the_failure():
+    # vLLM prints the warning on every single-node start: a real failure in the log is the answer
+    log = GLOO_FALLBACK + "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    codes = [c.code for c in explain_text(log).candidates]
+    assert "collective-hostname-loopback" not in codes[:1], codes
