@@ -7,7 +7,7 @@ What the threads showed, and the class each fix covers:
 - A message as its source line shows it: torch 1.x raised ``"Distributed package doesn't have
   NCCL " "built in"`` as two literals, and a traceback echoes the line (whisper-vits-svc 97).
 - torch's Windows DLL failures: WinError 126 on a CPU-side DLL of torch\\lib (fbgemm, c10, ...)
-  is a missing dependency outside torch\\lib, the Visual C++/OpenMP runtime (Omost 113); a
+  is a missing dependency outside torch\\lib, the Visual C++ runtime (Omost 113); a
   title that says only "error loading fbgemm.dll" (OneTrainer 487); the loader's own
   "VCRUNTIME140_1.dll was not found".
 - Windows subprocess names no program: ``[WinError 2] The system cannot find the file
