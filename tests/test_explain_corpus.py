@@ -199,7 +199,6 @@ GUESSED = {
     # training-2026-12-01s (recall5): the users' words for a process the OOM killer ended
     "dsnet-5-berlin-killed-memory": "a bare 'Killed' after the arrays' shapes, and '总是出现Killed' (always Killed)",
     "landmark-38-process-killed-128gb": "'a process was killed and my device had 128GB of memory'",
-    "splatter-image-30-training-killed-ram": "'The training process will be killed in the half' and 'insufficient memory'",
     "cuhksz-csc4005-69-libcudart11-ld-path": "the retyped 'libcudart,so.11.0' (a comma for the dot) in the loader's 'error while loading shared libraries'",
     "nccl-799-ib-no-such-device-hca": "'No such device' next to NCCL, and NCCL_IB_DISABLE in the maintainer's hint",
     "triton-2110-libcuda-not-found-typo": "the retyped 'lidcuda.so not found', and ldconfig in the reporter's prose",

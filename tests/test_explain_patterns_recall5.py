@@ -163,6 +163,10 @@ USERS_WORDS = {
     "msvc-runtime-missing": [
         "[Bug]: error loading fbgemm.dll",
     ],
+    "host-oom-killed": [
+        "If I understand correctly, the main reason for being killed is due to insufficient memory during the training process.",
+        "It runs out of RAM and then the process is killed.",
+    ],
 }
 
 
@@ -244,6 +248,7 @@ HEALTHY = [
     "Successfully loaded fbgemm.dll from the torch lib directory",
     "Copied vcruntime140_1.dll to the application folder",
     "Process finished with exit code 0",
+    "Memory check: 120 GB of RAM free, enough memory for 8 workers",
     "[I ProcessGroupNCCL.cpp:1000] [PG 0 Rank 0] Heartbeat monitor thread started",
     "gloo: using interface eth0 (10.0.0.2) for the full mesh",
     "Successfully installed sounddevice-0.4.6 (PortAudio library found at /usr/lib/libportaudio.so.2)",
