@@ -189,11 +189,16 @@ KNOWN_MISSES: Dict[str, str] = {
     # CTranslate2's missing cuDNN 8 sub-library: explain answers library-missing first, as
     # faster-whisper-885 (training-2026-12-01h) labels the same cause; these threads were labeled
     # cudnn-unusable (explain's fourth candidate). One label for both is the lead's call.
+    # training-2026-12-01s (recall5): NCCL's maintainer recognised a fixed bug from the thread, not the log
+    "nccl-1024-unhandled-cuda-error-3090ti-ddp": "NCCL's bare 'Call to CUDA function failed' on two 3090 Ti: that NCCL 2.18.6 fixed it is the maintainer's finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # training-2026-12-01s (recall5): the users' words for a process the OOM killer ended
+    "dsnet-5-berlin-killed-memory": "a bare 'Killed' after the arrays' shapes, and '总是出现Killed' (always Killed)",
+    "landmark-38-process-killed-128gb": "'a process was killed and my device had 128GB of memory'",
     "cuhksz-csc4005-69-libcudart11-ld-path": "the retyped 'libcudart,so.11.0' (a comma for the dot) in the loader's 'error while loading shared libraries'",
     "nccl-799-ib-no-such-device-hca": "'No such device' next to NCCL, and NCCL_IB_DISABLE in the maintainer's hint",
     "triton-2110-libcuda-not-found-typo": "the retyped 'lidcuda.so not found', and ldconfig in the reporter's prose",
