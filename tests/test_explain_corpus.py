@@ -191,6 +191,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # cudnn-unusable (explain's fourth candidate). One label for both is the lead's call.
     # training-2026-12-01s (recall5): NCCL's maintainer recognised a fixed bug from the thread, not the log
     "nccl-1024-unhandled-cuda-error-3090ti-ddp": "NCCL's bare 'Call to CUDA function failed' on two 3090 Ti: that NCCL 2.18.6 fixed it is the maintainer's finding",
+    # training-2026-12-01o (recall1)
+    "rodan-1332-vgpu-license-devices-busy": "'all CUDA-capable devices are busy or unavailable' only: that the VM's vGPU lost its license is the thread's finding (vgpu-unlicensed is offered second)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -215,7 +217,6 @@ GUESSED = {
     "pytranscriber-56-whisper-pulled-cpu-torch": "users' words: 'it uses the CPU instead', 'Torch without the CUDA version'",
     "tplinker-78-process-killed-ram-full": "users' words: 'at the time of loading model process will be killed'",
     "nvidia-docker-804-os-upgrade-reboot-driver-lost": "nvidia-smi named in a list item, the OS upgrade and reboot-required as context",
-    "pop-690-updates-dkms-driver-not-loaded": "nvidia-settings' 'NVIDIA driver is not loaded' with DKMS in the prose",
     "pytorch-58431-init-process-group-stuck": "'stuck in init_process_group' and 'instance connectivity' in the title and prose",
     "pytorch-biggraph-99-slurm-no-route-to-host": "a bare 'RuntimeError: No route to host' in an issue title",
     # training-2026-12-01m (kbgrow7)
