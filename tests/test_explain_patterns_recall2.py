@@ -208,3 +208,40 @@ def test_no_module_torch_mid_sentence_without_a_build_is_torch_missing():
 
 def test_no_module_for_a_torch_submodule_is_not_torch_missing():
     assert "torch-not-installed" not in _codes("ModuleNotFoundError: No module named 'torch.nn.attention'\n")[:1]
+
+
+# --- DataLoader workers -------------------------------------------------------------------------
+
+WORKER_INIT_ERROR = """Traceback (most recent call last):
+  File "train.py", line 9, in <module>
+    for batch in loader:
+RuntimeError: Caught RuntimeError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/usr/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/work/data.py", line 31, in __getitem__
+    return self.table[i].cuda()
+RuntimeError: CUDA error: initialization error
+"""
+
+
+def test_cuda_initialization_error_in_a_dataloader_worker_is_cuda_used_before_fork():
+    assert _codes(WORKER_INIT_ERROR)[:1] == ["cuda-initialized-before-fork"], _codes(WORKER_INIT_ERROR)
+
+
+def test_cuda_initialization_error_alone_stays_cuda_init_failed():
+    codes = _codes("RuntimeError: CUDA error: initialization error\n")
+    assert codes[:1] == ["cuda-init-failed"], codes
+
+
+@pytest.mark.parametrize("signal,code", [
+    # torch/csrc/DataLoader.cpp: the signal decides; the generic case is the worker's death itself
+    ("Segmentation fault.", "dataloader-worker-exited"),
+    ("Aborted.", "dataloader-worker-exited"),
+    ("Killed.", "host-oom-killed"),
+    ("Bus error. It is possible that dataloader's workers are out of shared memory. "
+     "Please try to raise your shared memory limit.", "dataloader-shm-too-small"),
+])
+def test_a_dataloader_worker_killed_by_a_signal(signal, code):
+    codes = _codes(f"RuntimeError: DataLoader worker (pid 4242) is killed by signal: {signal}\n")
+    assert codes[:1] == [code], codes
