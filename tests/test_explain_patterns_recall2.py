@@ -97,6 +97,17 @@ FAMILIES = {
         # torch/__init__.py, run from a PyTorch checkout
         "It appears that PyTorch has loaded the `torch/_C` folder",
     ],
+    "device-ordinal-out-of-range": [
+        # TensorFlow/XLA's capitalised wording of cudaErrorInvalidDevice
+        "InvalidArgumentError: Invalid device ordinal value (1). Valid range is [0, 0]. while setting up "
+        "XLA_GPU_JIT device number 1",
+        # heipei/engine-cuda pull request 4
+        "Cuda error 10 in file 'cuda_common.cu' in line 123: invalid device ordinal.",
+    ],
+    "framework-gpu-arch-unsupported": [
+        # neon/backends/nervanagpu.py before 1.2.0 (NervanaSystems/neon issue 80)
+        "RuntimeError: Device 0 does not have CUDA compute capability 5.0 or greater",
+    ],
     "env-library-path-missing": [
         # glibc elf/rtld.c (alone in a log: nothing else failed)
         "ERROR: ld.so: object '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2' from LD_PRELOAD cannot be "
