@@ -181,6 +181,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-01l (kbgrow6)
     "colossalai-774-no-cuda-ext": "ColossalAI 0.1's 'please install with cuda_ext' notice, quoted in prose; no ColossalAI 0.1 source was at hand to harvest its messages from",
     "pytorch-23363-docker-network-isolation": "NCCL's 'unhandled system error' with 'two docker container' in prose: /dev/shm's container clues outrank the network, nothing in the log names the bridge",
+    # training-2026-12-01q (recall3)
+    "protenix-28-fastfold-layer-norm-cuda-home": "a bare 'Error building extension': only the title's 'cuda cusparse and cuda_runtime.api' and prose name the headers",
     # training-2026-12-01j (kbgrow4): a title, prose, or a bare exception name
     "fooocus-3-amd-windows-no-nvidia-driver": "torch's 'Found no NVIDIA driver': only the title ('AMD support') says the GPU is an AMD one",
     "comfyui-6649-needs-nvidia-gpu-rocm": "a title and the system line ('needs Nvidia GPU even specifying ROCm'): no error line",
