@@ -82,6 +82,10 @@ FAMILIES = {
         "is not configured correctly. (error code is 126)",
         "F0531 03:56:01.989326  2382 DynamicLoader.cpp:104] Check failed: nullptr != *dso_handle Failed to find "
         "dynamic library: libcublas.so ( libcublas.so: cannot open shared object file: No such file or directory )",
+
+        # jax _version_check of the nvidia-*-cu12 libraries
+        "RuntimeError: Unable to load cuDNN. Is it installed?",
+        "jaxlib.xla_extension.XlaRuntimeError: Unable to load cuSPARSE. Is it installed?",
     ],
     "library-loaded-twice": [
         # LLVM/Intel OpenMP runtime, DuplicateLibrary (error #15) and its hint
@@ -117,6 +121,22 @@ FAMILIES = {
         "ImportError: cannot import name 'url_to_filename' from 'huggingface_hub' "
         "(/opt/conda/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
         "ImportError: cannot import name 'filename_to_url' from 'huggingface_hub'",
+    ],
+    "bitsandbytes-cuda-setup-failed": [
+        # bitsandbytes 0.37-0.41: functional.py calls lib.cadam32bit_grad_fp32 with lib = None
+        "'NoneType' object has no attribute 'cadam32bit_grad_fp32'",
+        "AttributeError: 'NoneType' object has no attribute 'cadam32bit_grad_fp32'",
+    ],
+    "kernel-extension-not-built": [
+        # torch/utils/cpp_extension.py imports the JIT build's module; a failed build left none
+        "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot open shared "
+        "object file: No such file or directory",
+    ],
+    "transformers-fast-path-unavailable": [
+        # transformers 4.4x modeling_bamba.py (its typo "on of")
+        "The fast path is not available because on of `(selective_state_update, causal_conv1d_fn, "
+        "causal_conv1d_update)` is None. Falling back to the naive implementation. To install follow "
+        "https://github.com/state-spaces/mamba/#installation and https://github.com/Dao-AILab/causal-conv1d",
     ],
     "kernel-backward-failed": [
         # FLA 0.6.0: ops/delta_rule/parallel.py, ops/cyfa/fused_recurrent.py, dplr tilelang chunk_stream_bwd.py
