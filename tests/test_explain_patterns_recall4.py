@@ -121,6 +121,7 @@ FAMILIES = {
         "ImportError: cannot import name 'url_to_filename' from 'huggingface_hub' "
         "(/opt/conda/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
         "ImportError: cannot import name 'filename_to_url' from 'huggingface_hub'",
+        "ImportError: cannot import name 'cached_download' from 'huggingface_hub.file_download'",
     ],
     "bitsandbytes-cuda-setup-failed": [
         # bitsandbytes 0.37-0.41: functional.py calls lib.cadam32bit_grad_fp32 with lib = None
@@ -131,6 +132,8 @@ FAMILIES = {
         # torch/utils/cpp_extension.py imports the JIT build's module; a failed build left none
         "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot open shared "
         "object file: No such file or directory",
+        # VMamba's build of mamba's selective scan (MzeroMiko/VMamba, kernels/selective_scan)
+        "ModuleNotFoundError: No module named 'selective_scan_cuda_core'",
     ],
     "transformers-fast-path-unavailable": [
         # transformers 4.4x modeling_bamba.py (its typo "on of")
