@@ -127,6 +127,10 @@ FAMILIES = {
         # bitsandbytes 0.37-0.41: functional.py calls lib.cadam32bit_grad_fp32 with lib = None
         "'NoneType' object has no attribute 'cadam32bit_grad_fp32'",
         "AttributeError: 'NoneType' object has no attribute 'cadam32bit_grad_fp32'",
+        # bitsandbytes 0.35-0.41 cuda_setup/main.py report (bitsandbytes#82)
+        "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...",
+        "4. Required library not pre-compiled for this bitsandbytes release!",
+        "================================================ERROR=====================================",
     ],
     "kernel-extension-not-built": [
         # torch/utils/cpp_extension.py imports the JIT build's module; a failed build left none
