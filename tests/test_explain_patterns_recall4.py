@@ -139,6 +139,10 @@ FAMILIES = {
         # VMamba's build of mamba's selective scan (MzeroMiko/VMamba, kernels/selective_scan)
         "ModuleNotFoundError: No module named 'selective_scan_cuda_core'",
     ],
+    "extension-torch-mismatch": [
+        # the loader's undefined torch symbol pasted without the library path (flash-attention#928)
+        "undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEENS2_8optionalINS2_10ScalarTypeEEE",
+    ],
     "transformers-fast-path-unavailable": [
         # transformers 4.4x modeling_bamba.py (its typo "on of")
         "The fast path is not available because on of `(selective_state_update, causal_conv1d_fn, "
