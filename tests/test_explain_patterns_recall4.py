@@ -64,14 +64,26 @@ FAMILIES = {
     ],
     "library-missing": [
         # the loader in the user's language (glibc msgstr)
-        "ImportError: libcudnn.so.8: 无法打开共享对象文件: 没有那个文件或目录",
+        "ImportError: libcudart.so.11.0: 无法打开共享对象文件: 没有那个文件或目录",
         "OSError: libcublasLt.so.12: 共有オブジェクトファイルを開けません: そのようなファイルやディレクトリはありません",
         "ImportError: libcudart.so.11.0: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden",
         "ImportError: libnccl.so.2: невозможно открыть разделяемый объектный файл: Нет такого файла или каталога",
         # torch's own libraries (AlwaysFHao/Mamba-Install#1: causal_conv1d_cuda imported before torch)
         "ImportError: libc10.so: cannot open shared object file: No such file or directory",
         "ImportError: libtorch_cpu.so: cannot open shared object file: No such file or directory",
-        # Paddle's dynload (paddle/fluid/platform/dynload/cudnn.cc, phi/backends/dynload/dynamic_loader.cc)
+        # Paddle's dynload (phi/backends/dynload/dynamic_loader.cc) for the CUDA libraries but cuDNN
+        "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cublas64_11.dll) that Paddle depends on "
+        "is not configured correctly. (error code is 126)",
+        "F0531 03:56:01.989326  2382 DynamicLoader.cpp:104] Check failed: nullptr != *dso_handle Failed to find "
+        "dynamic library: libcublas.so ( libcublas.so: cannot open shared object file: No such file or directory )",
+        # jax _version_check of the nvidia-*-cu12 libraries
+        "jaxlib.xla_extension.XlaRuntimeError: Unable to load cuSPARSE. Is it installed?",
+        "RuntimeError: Unable to load cuBLAS. Is it installed?",
+    ],
+    "cudnn-unusable": [
+        # a missing cuDNN is cudnn-unusable's (its fix names the cuDNN major): Paddle's words, the loader's
+        # in the user's language
+        "ImportError: libcudnn.so.8: 无法打开共享对象文件: 没有那个文件或目录",
         "Error: Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion at "
         "(/paddle/paddle/fluid/platform/dynload/cudnn.cc:63)",
         "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.",
@@ -80,12 +92,6 @@ FAMILIES = {
         "open shared object file: No such file or directory)",
         "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_8.dll) that Paddle depends on "
         "is not configured correctly. (error code is 126)",
-        "F0531 03:56:01.989326  2382 DynamicLoader.cpp:104] Check failed: nullptr != *dso_handle Failed to find "
-        "dynamic library: libcublas.so ( libcublas.so: cannot open shared object file: No such file or directory )",
-
-        # jax _version_check of the nvidia-*-cu12 libraries
-        "RuntimeError: Unable to load cuDNN. Is it installed?",
-        "jaxlib.xla_extension.XlaRuntimeError: Unable to load cuSPARSE. Is it installed?",
     ],
     "library-loaded-twice": [
         # LLVM/Intel OpenMP runtime, DuplicateLibrary (error #15) and its hint
