@@ -201,7 +201,6 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-01r (recall4): the log names a cause next to the labeled one
     "causal-conv1d-69-setdevice-newer-torch": "causal_conv1d_cuda's undefined SetDevice symbol reads as the wheel built for another torch; only the PR says a fresh source build fails too (the source's API call)",
     "fla-612-gated-deltanet-bwd-b200-hoist-tmem": "Triton's compiler abort ('UNREACHABLE executed', triton-compiler-bug) on a _bwd_ kernel: the backward-only consequence is the thread's reading",
-    "researchprogress-16-libcublas-undefined-cublaslt": "libcublas's undefined cublasLt symbol: cuda-library-shadowed first, library-shadowed second since the recall merges; two codes for one shadowed CUDA library, one label is the lead's call",
     "vmamba-378-sm120-no-kernel-image": "'no kernel image' with an RTX 50 and a torch nightly: torch's arch list first, extension-arch-missing second; the extensions' setup.py is named only in the reporter's later prose",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
