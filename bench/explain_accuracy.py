@@ -31,7 +31,11 @@ the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` t
 change). Usage::
 
     python bench/explain_accuracy.py --part training [--stackpeel CMD] [--out FILE] [--jobs N]
-                                     [--collected TAG]
+                                     [--collected TAG] [--in-process]
+
+``--in-process`` runs the same command through ``stackpeel.cli.main`` in this process, one log
+at a time: the 754 training logs in seconds instead of minutes (an hour on a loaded 2-core
+machine), with answers identical log for log to the subprocess run.
 
 ``--part`` is required: ``training`` runs, prints and writes the training logs only (what anyone
 writing patterns may look at; of a validation log it reads only the header lines, whose
@@ -53,6 +57,7 @@ import os
 import platform
 import shlex
 import subprocess
+import tempfile
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -104,6 +109,10 @@ def explain(cmd: List[str], path: Path, source: str = "") -> Dict:
     env = dict(os.environ, STACKPEEL_EXEMPLARS_LEAVE_OUT=source)
     proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"], input=log_body(path),
                           capture_output=True, text=True, timeout=300, env=env)
+    return _answer(proc)
+
+
+def _answer(proc: subprocess.CompletedProcess) -> Dict:
     result = {"exit": proc.returncode, "ranked": [], "error": "", "basis": ""}
     try:
         report = json.loads(proc.stdout)
@@ -114,6 +123,30 @@ def explain(cmd: List[str], path: Path, source: str = "") -> Dict:
         result["error"] = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         result["error"] = result["error"][0][:200]
     return result
+
+
+def explain_in_process(path: Path, source: str = "") -> Dict:
+    """The same command and JSON, run by stackpeel.cli.main in this process (``--in-process``):
+    no interpreter start per log, which on a loaded 2-core machine is most of the bench's time.
+    One log at a time (standard streams are process-wide)."""
+    import contextlib
+    import io
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from stackpeel.cli import main as stackpeel_main
+    from stackpeel.explain import similar
+
+    out, err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp:  # the body alone, as standard input gets it
+        body = Path(tmp) / "log"
+        body.write_text(log_body(path), encoding="utf-8")
+        with similar.leaving_out(source), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = stackpeel_main(["explain", "--no-live", "--format", "json", str(body)])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    proc = subprocess.CompletedProcess([], int(code or 0), out.getvalue(), err.getvalue())
+    return _answer(proc)
 
 
 def score(rows: List[Dict]) -> Dict:
@@ -180,6 +213,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="command that runs stackpeel (default: this Python's)")
     ap.add_argument("--out", type=Path, default=None, help="raw results file")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    ap.add_argument("--in-process", action="store_true",
+                    help="run explain in this process (same arguments, JSON and scoring; one log at a "
+                         "time, no interpreter start per log; --stackpeel is ignored)")
     ap.add_argument("--collected", metavar="TAG", default=None,
                     help="only the logs whose '# collected:' header is TAG")
     args = ap.parse_args(argv)
@@ -195,8 +231,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"no {args.part} log says '# collected: {args.collected}'", file=sys.stderr)
             return 2
     alias = aliases()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        answers = list(pool.map(lambda item: explain(cmd, item[1].path, item[1].meta.get("source", "")), logs))
+    if args.in_process:
+        answers = [explain_in_process(h.path, h.meta.get("source", "")) for _, h in logs]
+        cmd = [sys.executable, "-m", "stackpeel"]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            answers = list(pool.map(lambda item: explain(cmd, item[1].path, item[1].meta.get("source", "")), logs))
 
     rows = []
     for (part, h), ans in zip(logs, answers):
@@ -217,7 +257,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "src") else ""
     lines = [f"stackpeel explain accuracy, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"commit {commit}, src/ as of {src_commit}{dirty}; {machine()}",
-             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json - < <log body>",
+             f"command: {' '.join(shown(a) for a in cmd)} explain --no-live --format json - < <log body>"
+             + (" (in process, --in-process)" if args.in_process else ""),
              f"part: {args.part}" + (f", collected: {args.collected}" if args.collected else ""), ""]
     for part in parts:
         part_rows = [r for r in rows if r["part"] == part]
