@@ -129,6 +129,21 @@ PROSE_WRAPPERS = {
 }
 
 
+def users_words_test(words):
+    """A test that each sentence in a user's words (``{sentence: code}``), carried in every way
+    of :data:`PROSE_WRAPPERS`, heads explain's answer with its code (and exit 1)."""
+    cases = list(words.items())
+
+    @pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))
+    @pytest.mark.parametrize("line,code", cases, ids=[f"{c}-{i}" for i, (_, c) in enumerate(cases)])
+    def users_words(line, code, wrapper):
+        expl = explain_text(PROSE_WRAPPERS[wrapper](line) + "\n")
+        assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
+        assert expl.exit_code == 1
+
+    return users_words
+
+
 def healthy_test(lines):
     """A test that each healthy line names nothing and exits 0 (a family's negative controls)."""
     @pytest.mark.parametrize("line", lines)

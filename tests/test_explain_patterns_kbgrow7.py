@@ -28,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import PROSE_WRAPPERS, family_tests, healthy_test, sourced_roots_test
+from test_explain_patterns import family_tests, healthy_test, sourced_roots_test, users_words_test
 
 # code -> messages (each must rank the code first, whatever wraps it), as the programs print them
 FAMILIES = {
@@ -118,12 +118,7 @@ USERS_WORDS = {
 
 
 
-@pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))
-@pytest.mark.parametrize("line,code", list(USERS_WORDS.items()), ids=[f"{c}-{i}" for i, c in enumerate(USERS_WORDS.values())])
-def test_users_words_name_the_cause(line, code, wrapper):
-    expl = explain_text(PROSE_WRAPPERS[wrapper](line) + "\n")
-    assert [c.code for c in expl.candidates][:1] == [code], [c.code for c in expl.candidates]
-    assert expl.exit_code == 1
+test_users_words_name_the_cause = users_words_test(USERS_WORDS)
 
 
 # Healthy lines of the same programs and phrasings: a plan, a notice, a success, a CUDA build

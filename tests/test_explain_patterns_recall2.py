@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import PROSE_WRAPPERS, family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, users_words_test
 
 
 def _codes(text):
@@ -195,11 +195,8 @@ CPU_WHEEL_WORDS = [
 ]
 
 
-@pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))
-@pytest.mark.parametrize("line", CPU_WHEEL_WORDS)
-def test_users_words_for_an_installer_picking_the_cpu_wheel(line, wrapper):
-    codes = _codes(PROSE_WRAPPERS[wrapper](line) + "\n")
-    assert codes[:1] == ["torch-cpu-only-build"], codes
+test_users_words_for_an_installer_picking_the_cpu_wheel = users_words_test(
+    {line: "torch-cpu-only-build" for line in CPU_WHEEL_WORDS})
 
 
 def test_no_module_torch_in_a_sentence_about_build_isolation_is_build_isolation():

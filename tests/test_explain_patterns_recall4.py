@@ -26,7 +26,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import PROSE_WRAPPERS, family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, users_words_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -208,12 +208,7 @@ USERS = [
 ]
 
 
-@pytest.mark.parametrize("wrapper", list(PROSE_WRAPPERS))
-@pytest.mark.parametrize("line", USERS)
-def test_users_words_for_black_images_name_half_precision(line, wrapper):
-    expl = explain_text(PROSE_WRAPPERS[wrapper](line) + "\n")
-    assert [c.code for c in expl.candidates][:1] == ["fp16-nan-output"], [c.code for c in expl.candidates]
-    assert expl.exit_code == 1
+test_users_words_for_black_images_name_half_precision = users_words_test({line: "fp16-nan-output" for line in USERS})
 
 
 def test_black_images_beside_a_real_error_leave_the_error_first():
