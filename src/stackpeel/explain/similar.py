@@ -11,7 +11,7 @@ a log's error lines, the codes of the most similar exemplars (tf-idf, cosine, th
 reader can open them.
 
 Built by ``scripts/build_exemplars.py`` from the corpus split; a test keeps the file current.
-Pure: reads only its arguments and the bundled file.
+Reads only its arguments, the bundled file and, once at import, ``STACKPEEL_EXEMPLARS_LEAVE_OUT``.
 """
 
 from __future__ import annotations
