@@ -90,10 +90,11 @@ SILENT = "No error in this log. No known problem found."
 #: cut logs whose remaining failure lines explain cannot read yet (xfails: drop an entry once explain reads it)
 CUT_LIMITS = {
     # recall3 (training-2026-12-01q): parser-side, for the lead
+    "openequivariance-156-file-baton-hang.log": "faulthandler's frames alone ('File ... line 7 in <module>'), once its "
+                                                "'Timeout (0:02:00)!' header (a possible failure) and the torch frames "
+                                                "are cut: a frame without its header says nothing failed",
     "cuda-samples-250-gcc13-host-config.log": "gcc's source echo '  143 | #error -- unsupported GNU version! ...' alone, "
                                               "once its diagnostic line is cut: explain skips echo lines",
-    "openequivariance-156-file-baton-hang.log": "faulthandler's 'Timeout (0:02:00)!' header and frames outside torch, "
-                                                "once the torch frames are cut: no code names a bare hang dump",
 }
 
 
@@ -246,6 +247,8 @@ SUSPECTS = [
     "Stuck at loading the model, nothing happens after that.",
     "Training Hangs forever after the first epoch.",
     "Not found: the checkpoint the script asks for.",
+    # CPython Python/faulthandler.c: faulthandler.dump_traceback_later's header when time is up
+    "Timeout (0:02:00)!",
 ]
 
 

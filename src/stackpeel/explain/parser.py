@@ -363,7 +363,10 @@ SUSPECT_RE = re.compile(
     # a timeout, not the setting of one ("timeout=1800", "Timeout: 30 s", "timeout of 600")
     r"|timeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
     # a signal; bash's "Killed", not a count ("Killed 0 stale workers") nor prose ("is not killed")
-    r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault",
+    r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
+    # faulthandler's watchdog dump (CPython Python/faulthandler.c "Timeout (%lu:%02lu:%02lu)!"):
+    # the program was still running when its time was up (a hang), whatever frames follow
+    r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!",
     re.I,
 )
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
