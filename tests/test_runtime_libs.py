@@ -378,26 +378,27 @@ def test_probe_is_standard_library_only():
 
 from stackpeel.explain import explain_text  # noqa: E402
 
-#: real lines: pytorch/pytorch#80637 (cuDNN), the cuBLAS/cuBLASLt mix of pip and system CUDA,
-#: bitsandbytes#956-style missing runtime, an old libgomp in place of torch's
+#: real lines: pytorch/pytorch#80637 (cuDNN), the cuBLAS/cuBLASLt mix of pip and system CUDA
+#: (one of torch's CUDA libraries shadowed: the cuda layer's specific code), bitsandbytes#956-style
+#: missing runtime, an old libgomp in place of torch's
 LIB_LINES = [
     ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 3, 2) but found runtime "
-     "version (8, 0, 3). PyTorch already comes bundled with cuDNN.", "library-version-mismatch"),
+     "version (8, 0, 3). PyTorch already comes bundled with cuDNN.", "library-version-mismatch", "runtime_libs"),
     ("OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.12: "
-     "undefined symbol: cublasLtGetStatusString, version libcublasLt.so.12", "library-shadowed"),
+     "undefined symbol: cublasLtGetStatusString, version libcublasLt.so.12", "cuda-library-shadowed", "cuda"),
     ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
-     "library-missing"),
+     "library-missing", "runtime_libs"),
     ("OSError: /usr/lib/x86_64-linux-gnu/libgomp.so.1: version `GOMP_5.0' not found (required by "
-     "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)", "library-shadowed"),
+     "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)", "library-shadowed", "runtime_libs"),
 ]
 
 
-@pytest.mark.parametrize("line,code", LIB_LINES)
-def test_log_lines_about_libraries_name_the_runtime_libs_code(line, code):
+@pytest.mark.parametrize("line,code,layer", LIB_LINES)
+def test_log_lines_about_libraries_name_the_runtime_libs_code(line, code, layer):
     expl = explain_text("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
                         f"    import torch\n{line}\n")
     assert expl.root is not None and expl.root.code == code
-    assert expl.root.layer == "runtime_libs"
+    assert expl.root.layer == layer
 
 
 GOMP_LOG = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    import torch\n"
