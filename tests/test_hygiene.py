@@ -299,3 +299,35 @@ def test_a_zygote_importing_when_stackpeel_is_killed_outright_ends_at_once(tmp_p
             os.kill(zpid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def test_what_the_preloading_interpreter_writes_in_its_temporary_directory_goes_with_it(tmp_path):
+    """Importing torch can write scratch files, and tempfile's first look for a writable
+    directory leaves a file with a random name when a kill lands between its write and its
+    unlink. The zygote's TMPDIR is inside its own directory, so all of that goes when it goes."""
+    (tmp_path / "scratch_preload.py").write_text(
+        "import os, tempfile\n"
+        "fd, path = tempfile.mkstemp()\n"
+        "os.close(fd)\n"
+        f"with open({str(tmp_path / 'where')!r}, 'w') as f:\n"
+        "    f.write(path)\n")
+    users_tmp = tmp_path / "tmp"
+    users_tmp.mkdir()
+    runner = textwrap.dedent(f"""\
+        import os, sys
+        sys.path.insert(0, {REPO_SRC!r})
+        from stackpeel.runner.zygote import Zygote
+        z = Zygote(sys.executable, ("scratch_preload",),
+                   env=dict(os.environ, PYTHONPATH={str(tmp_path)!r}, TMPDIR={str(users_tmp)!r}))
+        assert z.usable(), z.problem
+        print(z.cwd, flush=True)
+        z.close()
+        """)
+    out = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, TMPDIR=str(users_tmp)))
+    assert out.returncode == 0, out.stderr
+    cwd = out.stdout.strip()
+    written = (tmp_path / "where").read_text()
+    assert written.startswith(cwd + os.sep), (written, cwd)
+    assert not Path(written).exists() and not Path(cwd).exists()
+    assert sorted(x.name for x in users_tmp.iterdir()) == []

@@ -361,11 +361,17 @@ class Zygote:
         # (hygiene registers both, so a signal or parent death ends the zygote, its forks and this dir)
         try:
             self.cwd = hygiene.make_tempdir(prefix="stackpeel-zygote-")
+            # its own temporary files (an import's scratch files, tempfile's probe of a writable
+            # directory, which a kill can interrupt) go inside that directory, so they go with it;
+            # the hyphen keeps the folder from being imported as a module from the first sys.path entry
+            ztmp = os.path.join(self.cwd, "zygote-tmp")
+            os.mkdir(ztmp, 0o700)
+            zenv = dict(os.environ if env is None else env, TMPDIR=ztmp)
             self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice)),
                  ",".join(STDLIB_WARM) if warm else ""],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.err, pass_fds=(wfd,),
-                env=dict(env) if env is not None else None, cwd=self.cwd)
+                env=zenv, cwd=self.cwd)
         except (OSError, hygiene.Closing) as exc:
             self.cwd = getattr(self, "cwd", None)
             os.close(rfd)
