@@ -19,6 +19,8 @@ headers of the ``*.log`` files:
     python scripts/corpus_split.py --check    # exit 1 if SPLIT.toml disagrees
     python scripts/corpus_split.py --write    # rewrite SPLIT.toml (keeps seed files
                                               # and proposed codes)
+    python scripts/corpus_split.py --training-files   # the logs pattern writers may read
+    python scripts/corpus_split.py --side owner/name  # a new thread's part, before reading it
 
 Standard library only (tomllib on 3.11+, else the optional ``tomli``); the test suite
 imports ``read_header``, ``compute_split`` and ``load_split`` from here.
@@ -223,10 +225,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 if SPLIT.toml disagrees with the rule")
     mode.add_argument("--write", action="store_true", help="rewrite SPLIT.toml from the headers")
+    mode.add_argument("--training-files", action="store_true",
+                      help="print the paths of the training logs only, one per line (what pattern writers may "
+                           "read and grep: `grep -l WORD $(scripts/corpus_split.py --training-files)`)")
+    mode.add_argument("--side", metavar="OWNER/NAME",
+                      help="print which part a repository belongs to (training or validation), by the rule, "
+                           "before reading any of its threads")
     args = ap.parse_args(argv)
     split_file = args.corpus / "SPLIT.toml"
     recorded = load_split(split_file)
+    if args.side:
+        print("validation" if in_validation(args.side, compute_split(args.corpus, recorded["seed"]["files"]).seed_repos)
+              else "training")
+        return 0
     split = compute_split(args.corpus, recorded["seed"]["files"])
+    if args.training_files:
+        for h in sorted(split.training, key=lambda h: h.name):
+            print(h.path)
+        return 0
     if args.write:
         split_file.write_text(render(split, recorded.get("codes", {}).get("proposed", [])), encoding="utf-8")
         print(f"wrote {split_file}")

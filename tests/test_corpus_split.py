@@ -154,3 +154,16 @@ def test_training_part_keeps_its_size():
     fresh = [h for h in SPLIT.training if h.meta.get("collected") == "training-2026-12-01i"]
     assert len(fresh) >= 44 and len({h.thread for h in fresh}) >= 43, len(fresh)
     assert len({h.repository.lower() for h in fresh}) >= 38
+
+
+def test_pattern_writers_can_list_the_training_logs_and_ask_a_repositorys_side(capsys):
+    """What pattern writers use to stay off the validation side: the training files only, and
+    a new thread's side by the rule before anything of it is read."""
+    assert corpus_split.main(["--training-files"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert sorted(Path(p).name for p in listed) == sorted(h.name for h in SPLIT.training)
+    assert not {h.name for h in SPLIT.validation} & {Path(p).name for p in listed}
+    for repo, part in (("NVIDIA/mig-parted", "validation"), ("triton-lang/triton", "training"),
+                       ("pytorch/pytorch", "training")):  # the last hashes to 0 but is a seed repository
+        assert corpus_split.main(["--side", repo]) == 0
+        assert capsys.readouterr().out.strip() == part
