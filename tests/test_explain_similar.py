@@ -66,7 +66,6 @@ def test_resemblance_carries_across_repositories():
     signal fails here."""
     split = corpus_split.compute_split()
     index = similar.load()
-    alias = {}
     from stackpeel.knowledge import load as load_kb
     alias = dict(getattr(load_kb(), "aliases", {}))
     by_source = {h.meta.get("source"): h.repository.lower() for h in split.training}
@@ -98,6 +97,32 @@ def test_unmatched_error_lines_get_guesses_that_name_the_threads():
     assert {u for c in again.candidates for u, _ in c.resembles}.isdisjoint(
         {u for c in expl.candidates for u, _ in c.resembles})
 
+
+
+def test_leaving_threads_out_holds_for_its_own_thread_only():
+    """bench and the corpus test leave a log's own thread out while explaining it; another
+    thread explaining at the same moment still sees every exemplar."""
+    import threading
+    expl = explain_text(UNMATCHED)
+    mine = [u for c in expl.candidates for u, _ in c.resembles]
+    assert mine
+    inside, outside = threading.Event(), threading.Event()
+    seen = {}
+
+    def other() -> None:
+        inside.wait(30)
+        seen["other"] = [u for c in explain_text(UNMATCHED).candidates for u, _ in c.resembles]
+        outside.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with similar.leaving_out(*mine):
+        inside.set()
+        assert outside.wait(60)
+        seen["mine"] = [u for c in explain_text(UNMATCHED).candidates for u, _ in c.resembles]
+    t.join()
+    assert seen["other"] == mine
+    assert set(seen["mine"]).isdisjoint(mine)
 
 def test_the_cli_says_it_is_a_resemblance_in_every_format():
     run = lambda fmt: subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", "--format", fmt, "-"],

@@ -17,6 +17,7 @@ Reads only its arguments, the bundled file and, once at import, ``STACKPEEL_EXEM
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import json
 import math
@@ -46,6 +47,10 @@ TEXT_CHARS = 2000
 #: training log without its own thread (leave-one-out), so its figure is not a log recognising
 #: itself. ``STACKPEEL_EXEMPLARS_LEAVE_OUT`` (thread URLs, comma-separated) sets it for a process.
 LEAVE_OUT: FrozenSet[str] = frozenset(filter(None, os.environ.get("STACKPEEL_EXEMPLARS_LEAVE_OUT", "").split(",")))
+#: what :func:`leaving_out` adds, per thread and task (a context variable, not a module global that
+#: two threads explaining at once would overwrite for each other)
+_LEFT_OUT: "contextvars.ContextVar[FrozenSet[str]]" = contextvars.ContextVar("stackpeel_exemplars_left_out",
+                                                                           default=frozenset())
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]{2,40}")
 _SPLIT = re.compile(r"[._-]")
@@ -126,8 +131,9 @@ class Index:
         if not q:
             return []
         sims = []
+        left_out = LEAVE_OUT | _LEFT_OUT.get()
         for ex in self.exemplars:
-            if ex.source in LEAVE_OUT:
+            if ex.source in left_out:
                 continue
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
             s = sum(x * b.get(t, 0.0) for t, x in a.items())
@@ -147,13 +153,11 @@ class Index:
 @contextlib.contextmanager
 def leaving_out(*sources: str) -> Iterator[None]:
     """Explain without the exemplars of these threads (a corpus log without its own thread)."""
-    global LEAVE_OUT
-    saved = LEAVE_OUT
-    LEAVE_OUT = saved | frozenset(filter(None, sources))
+    token = _LEFT_OUT.set(_LEFT_OUT.get() | frozenset(filter(None, sources)))
     try:
         yield
     finally:
-        LEAVE_OUT = saved
+        _LEFT_OUT.reset(token)
 
 
 def build(logs: Iterable[Tuple[str, str, str]]) -> Dict[str, Any]:
