@@ -25,6 +25,10 @@ What the threads showed, and the class each fix covers:
   name ('Display driver stopped responding and has recovered', hybridizer-basic-samples 41), and,
   when the CUDA error itself is generic (999), 'my screen goes black for a second'
   (raytracinginoneweekendincuda 7) or a named TDR, as a catch-all signature.
+- Beyond the collected logs, other spellings of the same raise sites: the driver API's
+  ``CUDA_ERROR_SYSTEM_NOT_READY`` (802, the fabric manager; numba and JAX print the enum name),
+  nvidia-installer's Secure Boot sentence cut after its first clause and its signed-module
+  variant (luckyyyyy/blog 72), dkms's stale tree of the nvidia module (negativo17 56).
 """
 
 from __future__ import annotations
@@ -45,6 +49,16 @@ FAMILIES = {
         # Windows 7's wording of the TDR dialog (no driver name), and Windows 10's event text
         "Display driver stopped responding and has recovered",
         "Display driver nvlddmkm stopped responding and has successfully recovered.",
+    ],
+    "fabric-manager-not-running": [
+        # cuda.h CUDA_ERROR_SYSTEM_NOT_READY (802) as driver-API clients print it (numba, jax)
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_SYSTEM_NOT_READY (802)",
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY",
+    ],
+    "secure-boot-rejects-module": [
+        # nvidia-installer, its sentence cut after the first clause, and the signed-module variant
+        "ERROR: The kernel module failed to load. Secure boot is enabled on this system",
+        "Error: The signed kernel module failed to load.",
     ],
 }
 
