@@ -202,6 +202,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "causal-conv1d-69-setdevice-newer-torch": "causal_conv1d_cuda's undefined SetDevice symbol reads as the wheel built for another torch; only the PR says a fresh source build fails too (the source's API call)",
     "fla-612-gated-deltanet-bwd-b200-hoist-tmem": "Triton's compiler abort ('UNREACHABLE executed', triton-compiler-bug) on a _bwd_ kernel: the backward-only consequence is the thread's reading",
     "vmamba-378-sm120-no-kernel-image": "'no kernel image' with an RTX 50 and a torch nightly: torch's arch list first, extension-arch-missing second; the extensions' setup.py is named only in the reporter's later prose",
+    # training-2026-12-02a (recall6): the log shows the symptom both WSL causes share
+    "cuml-5624-cuinit-no-device-wsl2": "a title with WSL2 and cuInit's CUDA_ERROR_NO_DEVICE (wsl-gpu-unavailable): that the loader picked a libcuda outside the WSL driver's directory is the reporter's fix, not the paste",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
