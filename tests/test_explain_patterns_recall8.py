@@ -18,6 +18,9 @@ What the threads showed, and the class each fix covers:
   fall back (a fallback symptom: it names the cause only when nothing else does).
 - torch.compile refused on a Python version, in users' words ("Torch compile does not work on
   python 3.12", pytorch/pytorch#120233).
+- transformers 4.x's bare ``KeyError: 'qwen2'`` for a model type it does not know: the traceback
+  frames of configuration_auto.py name it (QwenLM/Qwen3#434), and users write the key beside
+  the transformers release (#247, #30); before, only a guess by resemblance found these.
 - torch 1.12-1.13's MPS wording "is not current implemented for the MPS device" (sic).
 """
 
@@ -58,6 +61,15 @@ FAMILIES = {
         # pytorch/pytorch#120233's title
         "Torch compile does not work on python 3.12",
         "torch.compile is not yet supported on Python 3.13",
+    ],
+    "model-architecture-unsupported": [
+        # transformers 4.x configuration_auto.py, as the traceback of QwenLM/Qwen3#434 shows it
+        '    config_class = CONFIG_MAPPING[config_dict["model_type"]]',
+        '  File "/home/anaconda3/envs/qwen/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py", '
+        'line 723, in __getitem__',
+        # users' words with the release on the same line (QwenLM/Qwen3#30's title, #247)
+        "KeyError: 'qwen2' Successfully installed transformers-4.37.2 vllm",
+        "按照quick start中的 transformer调用方法，给的例子运行。报错KeyError: 'qwen2' 。 是不是因为transformers版本低于4.37.0导致的。",
     ],
     "apple-mps-op-unsupported": [
         # torch 1.12-1.13 (sic), as READMEs and code comments quote it
