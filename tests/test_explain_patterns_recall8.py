@@ -21,6 +21,9 @@ What the threads showed, and the class each fix covers:
 - transformers 4.x's bare ``KeyError: 'qwen2'`` for a model type it does not know: the traceback
   frames of configuration_auto.py name it (QwenLM/Qwen3#434), and users write the key beside
   the transformers release (#247, #30); before, only a guess by resemblance found these.
+- numpy's C-API header in extensions built for NumPy 1.x: ``AttributeError: _ARRAY_API not
+  found`` and ``numpy.core._multiarray_umath failed to import`` alone (the banner above them is
+  often cut from a paste).
 - torch 1.12-1.13's MPS wording "is not current implemented for the MPS device" (sic).
 """
 
@@ -70,6 +73,12 @@ FAMILIES = {
         # users' words with the release on the same line (QwenLM/Qwen3#30's title, #247)
         "KeyError: 'qwen2' Successfully installed transformers-4.37.2 vllm",
         "按照quick start中的 transformer调用方法，给的例子运行。报错KeyError: 'qwen2' 。 是不是因为transformers版本低于4.37.0导致的。",
+    ],
+    "numpy-abi-mismatch": [
+        # numpy's C-API header (_import_array), compiled into cv2, pandas, numexpr, ...
+        "AttributeError: _ARRAY_API not found",
+        "ImportError: numpy.core._multiarray_umath failed to import",
+        "ImportError: numpy._core._multiarray_umath failed to import",
     ],
     "apple-mps-op-unsupported": [
         # torch 1.12-1.13 (sic), as READMEs and code comments quote it
