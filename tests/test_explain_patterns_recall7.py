@@ -1,6 +1,6 @@
 """recall7: explain's recall on the existing codes of the cuda, config, multi_gpu and triton layers,
 widened by class from 23 fresh training threads (tests/corpus/explain/*.log with ``# collected:
-training-2026-12-02b``) and from the programs that print the messages.
+training-2026-12-02b``, 23 and then 4 more) and from the programs that print the messages.
 
 What the threads showed, and the class each fix covers:
 
@@ -25,6 +25,13 @@ What the threads showed, and the class each fix covers:
   missing ``triton._C`` are a broken install (LoRA_Easy_Training_Scripts 136); pip's resolver
   naming torch's Triton pin is the mismatch (ComfyUI-Easy-Install 192), and next to ``0 active
   drivers`` the same words point there too (sentence-transformers 3557).
+- NCCL built for fewer GPUs than it runs on: ``ncclMaxSharedMem 82240 exceeds device/fn
+  maxSharedMem 79856`` (NCCL 2.25.1 on an RTX 5090, nccl-tests 287).
+- Where the loader takes libcuda from is printed lines away from the 803 (``ldconfig -p`` listing
+  ``/usr/local/cuda-13.0/compat/libcuda.so.1``, nvidia-container-toolkit 1679): compat paths are
+  clues of ``library-too-old-for-driver``, which the mismatch's refine reads anywhere.
+- A debugging switch left in code, ``os.environ['CUDA_LAUNCH_BLOCKING'] = '1'`` (WavTokenizer 17),
+  as a fallback that names it only when nothing else in the log fails.
 """
 
 from __future__ import annotations
@@ -89,6 +96,16 @@ FAMILIES = {
         # CPython's ImportError on a namespace package (ROCm/triton 489)
         "ImportError: cannot import name 'cdiv' from 'triton' (unknown location)",
     ],
+    "nccl-too-old-for-gpu": [
+        # NCCL 2.25.1 src/enqueue.cc on an RTX 5090 (nccl-tests 287), and the WARN of later releases
+        "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856",
+        "node1:42:42 [0] enqueue.cc:117 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856",
+    ],
+    "env-switch-set": [
+        # a debugging switch left in a training script (WavTokenizer 17)
+        "Purpose of os.environ['CUDA_LAUNCH_BLOCKING'] = '1' in train.py",
+        '    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"',
+    ],
     "triton-import-failed": [
         # CPython's circular-import wording when triton/__init__.py fails midway (LoRA_Easy_Training_Scripts 136)
         "AttributeError: partially initialized module 'triton' has no attribute '_C' (most likely due to a circular import)",
@@ -152,6 +169,23 @@ def test_ibv_modify_qp_einval_also_names_the_hca_selection():
     assert "nccl-ib-hca-wrong" in expl.root.could_be
 
 
+def test_a_compat_libcuda_listed_away_from_the_803_is_the_stale_copy():
+    """The refine of the driver/library mismatch reads the lines that hold compat paths wherever they
+    are (ldconfig's listing under the error: nvidia-container-toolkit 1679)."""
+    err = ('CUDA error at helper_cuda.h:816 code=803(cudaErrorSystemDriverMismatch) "cudaGetDeviceCount(&device_count)"\n')
+    assert explain_text(err).root.code == "driver-library-mismatch"
+    listing = ("```\n\nNote that:\n```\n ldconfig -p | grep libcuda.so.1\n"
+               "\tlibcuda.so.1 (libc6,AArch64) => /usr/local/cuda-13.0/compat/libcuda.so.1\n"
+               "\tlibcuda.so.1 (libc6,AArch64) => /usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1\n")
+    assert explain_text(err + listing).root.code == "library-too-old-for-driver"
+
+
+def test_cuda_launch_blocking_in_code_does_not_outrank_a_real_failure():
+    log = ("os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert explain_text(log).root.code == "gpu-out-of-memory"
+
+
 test_healthy_lines_name_nothing = healthy_test([
     "node1:123:456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.2<0>",
     "node1:123:456 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to 3.",
@@ -161,4 +195,6 @@ test_healthy_lines_name_nothing = healthy_test([
     "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 torchrun --nnodes 2 --node_rank 0 train.py",
     "Allocated 176.00MiB (184549376B) on device ordinal 0: 0x7f2a40000000",
     ">>> print(triton.jit, triton.__file__)",
+    "export CUDA_LAUNCH_BLOCKING=0",
+    "node1:42:42 [0] NCCL INFO NCCL version 2.26.2+cuda12.8",
 ])
