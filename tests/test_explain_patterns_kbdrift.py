@@ -32,6 +32,15 @@ WORDINGS = [
      "NotImplementedError: The operator 'aten::index.Tensor' is not current implemented for the MPS device. If you "
      "want this op to be added in priority during the prototype phase of this feature, please comment on "
      "https://github.com/pytorch/pytorch/issues/77764."),
+    # recall7: older releases' wordings the 2026-12-02b training threads pasted
+    ("nccl-ib-transport-error", "nccl 2.4-2.12", "src/transport/net_ib.cc ncclIbTest",
+     "NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129"),
+    ("nccl-ib-transport-error", "nccl before 2.19", "src/misc/ibvwrap.cc wrap_ibv_modify_qp",
+     "NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"),
+    ("nccl-ib-transport-error", "nccl 2.19+", "src/misc/ibvwrap.cc wrap_ibv_modify_qp",
+     "NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_1:1"),
+    ("distributed-launch-env-missing", "torch 0.4", "torch/lib/THD InitMethodEnv.cpp",
+     "RuntimeError: rank is not set but it is required for env:// init method"),
     ("no-c-compiler", "triton 2.0.0-3.3.1",
      "triton/compiler.py (2.0), common/build.py (2.1-2.3), runtime/build.py (3.0-3.3)",
      "RuntimeError: Failed to find C compiler. Please specify via CC environment variable."),
