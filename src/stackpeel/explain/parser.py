@@ -164,8 +164,10 @@ RECORD_RE = re.compile(
 #: joining bounded on logs of long or very short lines)
 SEAM_MIN, SEAM_MAX = 40, 2000
 #: a numbered source line of a traceback (IPython ``----> 170``/``    168``, rich ``│ ❱ 170 │``)
-#: whose code is a comment: the echoed library source, not the user's words
-ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#")
+#: whose code is a comment: the echoed library source, not the user's words. Not a C
+#: preprocessor ``#error`` directive that gcc and clang echo under their diagnostic
+#: (``  143 | #error -- unsupported GNU version! ...``): its text is what the compiler failed on
+ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#(?!error\b)")
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
 #: inside a word or right after a space); the character before the break is checked in
 #: Python (SEAM_END): a regex
@@ -366,7 +368,14 @@ SUSPECT_RE = re.compile(
     r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
     # faulthandler's watchdog dump (CPython Python/faulthandler.c "Timeout (%lu:%02lu:%02lu)!"):
     # the program was still running when its time was up (a hang), whatever frames follow
-    r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!",
+    r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!"
+    # the rest of faulthandler's dump (CPython Python/traceback.c write_thread_id, dump_traceback,
+    # dump_frame): a thread's header, and a frame in its own format ("line 7 in f", no comma
+    # before "in": Python's tracebacks print "line 7, in f"; "???" for an unknown file, line or
+    # function). Python prints it only on a fatal signal, a timeout or an explicit dump, so a
+    # frame of it with its header cut is still a possible failure
+    r"|^(?:Current thread|Thread) 0x[0-9a-f]{1,16} \(most recent call first\):|^Stack \(most recent call first\):"
+    r"|^\s{0,8}File (?:\"[^\"\n]{1,1000}\"|\?\?\?), line (?:\d{1,9}|\?\?\?) in \S",
     re.I,
 )
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
