@@ -403,6 +403,13 @@ def suspect_shape(text: str) -> Optional[str]:
     return "suspect"
 
 
+def _cut_between(first: str, second: str) -> bool:
+    """True when a line break between ``first`` and ``second`` may be a terminal's cut inside a
+    word: neither side has a space at the break (an upper-case name cut as ``LD_PRE`` /
+    ``LOAD``, CJK text, a path, ``shape[-`` / ``1]) > 256``)."""
+    return bool(first and second) and not first[-1].isspace() and not second[0].isspace()
+
+
 #: marks that quote a message in prose (an issue's "it crashes with `...`")
 _QUOTE_MARKS = frozenset("`\"\u201c")
 
@@ -896,7 +903,9 @@ class LogScanner:
         """A second look at an error line no entry matched (issue 8): the message may be broken
         before an upper-case word, a path or a number, which the seam pass (lower-case
         continuations only) leaves apart. The line joined with the next one, then the previous
-        one joined with it, are searched; entries that match a part alone are not counted
+        one joined with it, are searched, each with a space and, where neither side has one at
+        the break (a terminal cut inside a word: ``LD_PRE`` / ``LOAD``, a path, CJK text),
+        without; entries that match a part alone are not counted
         again. Only error lines get here (a few per log, at most MAX_REJOINS), so widening
         the join costs nothing on the lines of a healthy log."""
         self._rejoins += 1
@@ -907,11 +916,17 @@ class LogScanner:
             nxt = self._joined(lines, i)
             if nxt and not exception_line(nxt):
                 joins.append((f"{rest.rstrip()} {nxt}", nxt))
-        prev = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
-        prev = bare(prev[:MAX_LINE])[1].strip()
+                if _cut_between(rest, bare(lines[i + 1][:MAX_LINE])[1]):
+                    # a terminal cut inside a word: an upper-case name (LD_PRE|LOAD), CJK text
+                    joins.append((rest + nxt, nxt))
+        prev_raw = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
+        prev_raw = bare(prev_raw[:MAX_LINE])[1]
+        prev = prev_raw.strip()
         if prev and not prev.startswith(("File \"", "Traceback (most recent")) \
                 and not exception_line(strip_log_prefix(rest.strip())):
             joins.append((f"{prev} {rest.strip()}", prev))
+            if _cut_between(prev_raw, rest):
+                joins.append((prev + rest, prev))
         for joined, other in joins:
             if self._entry_gate(joined) is None:
                 continue
@@ -990,7 +1005,9 @@ class LogScanner:
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
-                if found and not all(e.fallback for e in found):
+                # (a line a catch-all named keeps it unless the join names more; a line nothing
+                # named takes what the join names, a fallback entry too: it ranks last anyway)
+                if found and not (catch_all and all(e.fallback for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
             if entries:
