@@ -128,7 +128,7 @@ FAMILIES = {
 }
 
 def _cut_notice(msg, wrapper):
-    if ("no compatible GPUs" in msg or "cudart_stub.cc" in msg) and wrapper.startswith(("word-wrapped", "terminal-cut")):
+    if "no compatible GPUs" in msg and wrapper == "terminal-cut-80":
         return ("a timestamped INFO notice is 99+ characters: cut at 80 its core is gone, and explain "
                 "re-joins a break before an upper-case word ('no compatible\\nGPUs') on error lines only")
     return None

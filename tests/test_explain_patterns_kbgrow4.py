@@ -91,20 +91,10 @@ FAMILIES = {
 }
 
 
-def _skip(msg, wrapper):
-    if wrapper != "terminal-cut-80":
-        return None
-    # a source line of Python split mid-call by a terminal is no longer the call the pattern names
-    if msg.startswith("warnings.warn("):
-        return "a code line cut mid-identifier"
-    # the parser re-joins a cut before an upper-case letter with a space ("DefaultC PUAllocator")
-    if "DefaultCPUAllocator" in msg:
-        return "cut inside an upper-case identifier: the parser's re-join inserts a space"
-    return None
-
-
+# (a terminal's cut inside an upper-case name or a call, "DefaultC" / "PUAllocator", was skipped
+# here: explain's second look at an error line now joins it without a space too)
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
-    family_tests(FAMILIES, skip=_skip)
+    family_tests(FAMILIES)
 
 # the new causes say what to do by hand (commands, remedy not automatic) ...
 test_new_roots_are_sourced = sourced_roots_test([

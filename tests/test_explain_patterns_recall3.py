@@ -103,15 +103,7 @@ FAMILIES = {
 }
 
 
-def _skip(msg, wrapper):
-    # a pattern anchored at the end of a path cannot survive a cut inside that path
-    if wrapper in ("terminal-cut-80", "word-wrapped-80") and len(msg) > 80 and "No such file or directory: '" in msg \
-            and msg.endswith("'"):
-        return "an 80-column cut splits the quoted path the signature ends on"
-    return None
-
-
-test_in_every_wrapper, test_own_signature = family_tests(FAMILIES, skip=_skip)
+test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
 test_healthy_line_names_nothing = healthy_test([
     # a working build's lines that name the same programs and headers

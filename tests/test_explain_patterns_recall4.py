@@ -165,10 +165,6 @@ FAMILIES = {
 
 
 def _skip(msg, wrapper):
-    if wrapper == "terminal-cut-80" and any(ord(ch) > 0x2e7f for ch in msg):
-        return "a cut inside CJK text is not rejoined: the seam pass joins only before a lower-case Latin continuation"
-    if wrapper == "terminal-cut-80" and msg.startswith("`flshattF"):
-        return "the cut falls before ']) > 256': a continuation starting with a bracket is not rejoined"
     if wrapper == "terminal-cut-80" and msg.startswith("=" * 48 + "ERROR"):
         return "bitsandbytes' 90-column banner is matched whole; a terminal 80 columns wide breaks it into two rules"
     return None

@@ -140,14 +140,10 @@ FAMILIES = {
 }
 
 
-def _skip(msg, wrapper):
-    if wrapper == "terminal-cut-80" and 0 < msg.find("[127.0.1.1]") < 80 < msg.find("[127.0.1.1]") + 11:
-        return "the cut splits the advertised address, the one thing the line is recognised by"
-    return None
-
-
+# (a cut inside the advertised address '[127.0.1.1]' was skipped here: explain's second look at
+# an error line now joins a cut inside a word without a space too)
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
-    family_tests(FAMILIES, skip=_skip)
+    family_tests(FAMILIES)
 
 
 # users' words of the training threads (DeepSpeed 4433, stanford-crfm/mistral 38, OneTrainer 487)

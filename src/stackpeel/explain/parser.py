@@ -164,8 +164,10 @@ RECORD_RE = re.compile(
 #: joining bounded on logs of long or very short lines)
 SEAM_MIN, SEAM_MAX = 40, 2000
 #: a numbered source line of a traceback (IPython ``----> 170``/``    168``, rich ``│ ❱ 170 │``)
-#: whose code is a comment: the echoed library source, not the user's words
-ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#")
+#: whose code is a comment: the echoed library source, not the user's words. Not a C
+#: preprocessor ``#error`` directive that gcc and clang echo under their diagnostic
+#: (``  143 | #error -- unsupported GNU version! ...``): its text is what the compiler failed on
+ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#(?!error\b)")
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
 #: inside a word or right after a space); the character before the break is checked in
 #: Python (SEAM_END): a regex
@@ -366,7 +368,14 @@ SUSPECT_RE = re.compile(
     r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
     # faulthandler's watchdog dump (CPython Python/faulthandler.c "Timeout (%lu:%02lu:%02lu)!"):
     # the program was still running when its time was up (a hang), whatever frames follow
-    r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!",
+    r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!"
+    # the rest of faulthandler's dump (CPython Python/traceback.c write_thread_id, dump_traceback,
+    # dump_frame): a thread's header, and a frame in its own format ("line 7 in f", no comma
+    # before "in": Python's tracebacks print "line 7, in f"; "???" for an unknown file, line or
+    # function). Python prints it only on a fatal signal, a timeout or an explicit dump, so a
+    # frame of it with its header cut is still a possible failure
+    r"|^(?:Current thread|Thread) 0x[0-9a-f]{1,16} \(most recent call first\):|^Stack \(most recent call first\):"
+    r"|^\s{0,8}File (?:\"[^\"\n]{1,1000}\"|\?\?\?), line (?:\d{1,9}|\?\?\?) in \S",
     re.I,
 )
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
@@ -392,6 +401,13 @@ def suspect_shape(text: str) -> Optional[str]:
             or SUSPECT_GOES_ON_RE.search(text):
         return None
     return "suspect"
+
+
+def _cut_between(first: str, second: str) -> bool:
+    """True when a line break between ``first`` and ``second`` may be a terminal's cut inside a
+    word: neither side has a space at the break (an upper-case name cut as ``LD_PRE`` /
+    ``LOAD``, CJK text, a path, ``shape[-`` / ``1]) > 256``)."""
+    return bool(first and second) and not first[-1].isspace() and not second[0].isspace()
 
 
 #: marks that quote a message in prose (an issue's "it crashes with `...`")
@@ -887,7 +903,9 @@ class LogScanner:
         """A second look at an error line no entry matched (issue 8): the message may be broken
         before an upper-case word, a path or a number, which the seam pass (lower-case
         continuations only) leaves apart. The line joined with the next one, then the previous
-        one joined with it, are searched; entries that match a part alone are not counted
+        one joined with it, are searched, each with a space and, where neither side has one at
+        the break (a terminal cut inside a word: ``LD_PRE`` / ``LOAD``, a path, CJK text),
+        without; entries that match a part alone are not counted
         again. Only error lines get here (a few per log, at most MAX_REJOINS), so widening
         the join costs nothing on the lines of a healthy log."""
         self._rejoins += 1
@@ -898,11 +916,17 @@ class LogScanner:
             nxt = self._joined(lines, i)
             if nxt and not exception_line(nxt):
                 joins.append((f"{rest.rstrip()} {nxt}", nxt))
-        prev = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
-        prev = bare(prev[:MAX_LINE])[1].strip()
+                if _cut_between(rest, bare(lines[i + 1][:MAX_LINE])[1]):
+                    # a terminal cut inside a word: an upper-case name (LD_PRE|LOAD), CJK text
+                    joins.append((rest + nxt, nxt))
+        prev_raw = lines[i - 1] if i > 0 else (self._tail[-1].text if self._tail else "")
+        prev_raw = bare(prev_raw[:MAX_LINE])[1]
+        prev = prev_raw.strip()
         if prev and not prev.startswith(("File \"", "Traceback (most recent")) \
                 and not exception_line(strip_log_prefix(rest.strip())):
             joins.append((f"{prev} {rest.strip()}", prev))
+            if _cut_between(prev_raw, rest):
+                joins.append((prev + rest, prev))
         for joined, other in joins:
             if self._entry_gate(joined) is None:
                 continue
@@ -981,7 +1005,9 @@ class LogScanner:
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
-                if found and not all(e.fallback for e in found):
+                # (a line a catch-all named keeps it unless the join names more; a line nothing
+                # named takes what the join names, a fallback entry too: it ranks last anyway)
+                if found and not (catch_all and all(e.fallback for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
             if entries:
