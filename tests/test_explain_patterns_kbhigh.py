@@ -143,10 +143,14 @@ FAMILIES = {
         "Capability >= 7.0, but your device is of CUDA capability 6.0",
     ],
     "torch-compile-failed": [
-        # torch/_inductor/exc.py InvalidCxxCompiler, on Windows without the MSVC environment and on Linux without g++
-        "torch._inductor.exc.InductorError: RuntimeError: Compiler: cl is not found.",
+        # torch/_inductor/exc.py InvalidCxxCompiler on Linux without g++
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
         "compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
+    ],
+    # the same exception on Windows names its cause: cl.exe is not on PATH (no MSVC environment);
+    # torch's check_compiler_exist_windows (recall9) outranks the torch.compile symptom
+    "windows-compiler-unusable": [
+        "torch._inductor.exc.InductorError: RuntimeError: Compiler: cl is not found.",
     ],
     # Triton's compiler failing inside is a Triton-release problem of its own (kbgrow2)
     "triton-compiler-bug": [

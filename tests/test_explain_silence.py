@@ -50,13 +50,15 @@ FAILURE_RE = re.compile(
 )
 #: a line logged below WARNING: its words are no failure (a frame, an exit, a signal still are)
 INFO_RE = re.compile(r"\b(?:INFO|DEBUG)\b|^[IVD]\d{4} ")
+#: a failure word that says nothing failed ("finishes rendering ... with no errors", "0 errors")
+NEGATED_RE = re.compile(r"\b(?:no|without|0|zero)\s+(?:errors?|failures?)\b", re.I)
 
 
 def failure_lines(text: str) -> List[Tuple[str, str]]:
     """(kind, line) of every line of ``text`` that shows a failure by the rule."""
     out = []
     for line in text.splitlines():
-        m = FAILURE_RE.search(line)
+        m = FAILURE_RE.search(NEGATED_RE.sub("", line))
         if m and not (m.lastgroup == "word" and INFO_RE.search(line)):
             out.append((m.lastgroup, line))
     return out
@@ -140,6 +142,8 @@ def test_the_rule_itself(line, kind):
     "2024-05-01 12:00:00,123 INFO trainer: no checkpoint found, starting from scratch",
     "epoch 3 step 1200 loss 1.873 lr 3e-4",
     "Successfully installed torch-2.13.0+cpu",
+    "finishes rendering in 5 seconds with no errors, but",  # a user's words: nothing failed
+    "Build finished: 0 errors, 2 warnings",
 ])
 def test_the_rule_passes_healthy_lines(line):
     assert failure_lines(line) == []

@@ -40,6 +40,10 @@ K = 3
 MIN_SIMILARITY = 0.25
 #: guesses kept
 MAX_GUESSES = 3
+#: words a neighbour must share with the query: one shared word is no resemblance (a bare
+#: ``KeyError: 'k'`` shares only ``keyerror`` with a thread whose whole paste was
+#: ``KeyError: 'RANK'``, a cosine of 0.77)
+MIN_SHARED = 2
 #: characters of one error line that are read
 TEXT_CHARS = 2000
 
@@ -136,7 +140,10 @@ class Index:
             if ex.source in left_out:
                 continue
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
-            s = sum(x * b.get(t, 0.0) for t, x in a.items())
+            shared = [x * b[t] for t, x in a.items() if t in b]
+            if len(shared) < MIN_SHARED:
+                continue
+            s = sum(shared)
             if s >= MIN_SIMILARITY:
                 sims.append((s, ex))
         sims.sort(key=lambda p: -p[0])
