@@ -207,6 +207,12 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02b (recall7)
     "nccl-2076-remote-process-exited-ib-nodes": "ncclRemoteError with a socket 'Connection reset by peer' (collective-peer-lost): that some nodes' InfiniBand was faulty is the reporter's later finding",
     "audioldm-49-cufft-internal-error-stft": "a bare 'cuFFT error: CUFFT_INTERNAL_ERROR' (cuda-error-unclassified, the old cuFFT offered first in could_be): the RTX 4090 and the cu117 build are only in the commenters' answers",
+    # training-2026-12-02e (sweepa, sampled by symptom): the paste shows the symptom, the thread the cause
+    "samus-39-no-cuda-gpus-visible-devices-3": "'No CUDA GPUs are available' only (torch-cuda-unavailable, the variable offered first in could_be): the script's CUDA_VISIBLE_DEVICES='3' is in a later comment",
+    "diff-svc-22-no-cuda-gpus-preprocess": "'No CUDA GPUs are available' with a 3090 named: that CUDA_VISIBLE_DEVICES must be 0 is the maintainer's answer",
+    "numba-5793-cuinit-no-device-visible-minus-one": "cuInit's bare CUDA_ERROR_NO_DEVICE (no-nvidia-driver, the variable in could_be): the script's CUDA_VISIBLE_DEVICES=-1 is quoted only by the maintainer",
+    "pytorch-docker-19-nvidia-smi-not-found-no-gpus-flag": "'`nvidia-smi` ... command not found' after nvcc works (no-nvidia-driver, device-nodes-missing second): the container is only in the issue's title (an image tag) and the missing --gpus in the reporter's fix",
+    "homelab-monitor-203-gpu-not-detected-compose-env": "'GPU not detected', 'No errors in logs': no error line; the compose file's NVIDIA_* variables without the nvidia runtime are the maintainer's finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -254,6 +260,8 @@ GUESSED = {
     "fooocus-447-killed-no-swap": "a bare 'Killed' after the last progress line",
     "kohya-ss-1000-bitsandbytes-windowspath": "a title: \"TypeError: argument of type 'WindowsPath' is not iterable. (copy to bitsandbytes folder didnt help)\"",
     "kohya-ss-1775-bitsandbytes-cuda-setup-paths": "\"No module named 'bitsandbytes.cuda_setup.paths'\": the bitsandbytes word",
+    # training-2026-12-02e (sweepa)
+    "gpubtree-19-initialization-error-driver-cuda": "'CUDA error at ...pool_allocator.cuh 36: initialization error' in an issue's prose: CUDA's init-error words",
 }
 TOP1_FLOOR = 0.89  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES); 468/523 (89.5%) with kbgrow4's 37 image/audio/speech logs (7 more KNOWN_MISSES); 560 logs with kbgrow6's 37 fine-tuning logs (2 more); 592 with recall2's 32 cuda/torch/config logs (3 more); 620 logs with recall4's 60 kernels/runtime-libs logs (3 more); 781 with recall7's 27 cuda/config/multi_gpu/triton logs (2 more)
 
