@@ -207,6 +207,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02b (recall7)
     "nccl-2076-remote-process-exited-ib-nodes": "ncclRemoteError with a socket 'Connection reset by peer' (collective-peer-lost): that some nodes' InfiniBand was faulty is the reporter's later finding",
     "audioldm-49-cufft-internal-error-stft": "a bare 'cuFFT error: CUFFT_INTERNAL_ERROR' (cuda-error-unclassified, the old cuFFT offered first in could_be): the RTX 4090 and the cu117 build are only in the commenters' answers",
+    # training-2026-12-02g (sweepc): sampled by symptom
+    "pytorch-26800-cuda-extension-dll-module-not-found": "CPython <= 3.7's bare Windows 'DLL load failed: The specified module could not be found.' for a self-built CUDA extension (the weight-1 msvc-runtime-missing reading, library-missing second): that torch was not imported first is only the reporter's later answer",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
