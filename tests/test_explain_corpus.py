@@ -213,6 +213,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "numba-5793-cuinit-no-device-visible-minus-one": "cuInit's bare CUDA_ERROR_NO_DEVICE (no-nvidia-driver, the variable in could_be): the script's CUDA_VISIBLE_DEVICES=-1 is quoted only by the maintainer",
     "pytorch-docker-19-nvidia-smi-not-found-no-gpus-flag": "'`nvidia-smi` ... command not found' after nvcc works (no-nvidia-driver, device-nodes-missing second): the container is only in the issue's title (an image tag) and the missing --gpus in the reporter's fix",
     "homelab-monitor-203-gpu-not-detected-compose-env": "'GPU not detected', 'No errors in logs': no error line; the compose file's NVIDIA_* variables without the nvidia runtime are the maintainer's finding",
+    # training-2026-12-02g (sweepc): sampled by symptom
+    "pytorch-26800-cuda-extension-dll-module-not-found": "CPython <= 3.7's bare Windows 'DLL load failed: The specified module could not be found.' for a self-built CUDA extension (the weight-1 msvc-runtime-missing reading, library-missing second): that torch was not imported first is only the reporter's later answer",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

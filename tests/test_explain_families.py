@@ -130,6 +130,15 @@ FAMILIES = {
         'OCI runtime exec failed: exec failed: unable to start container process: exec: "nvidia-smi": executable '
         "file not found in $PATH: unknown",
     ],
+    # the loader misses a symbol every torch exports: torch was not imported first (sweepc)
+    "extension-imported-without-torch": [
+        "ImportError: /x/site-packages/lltm_cpp.cpython-36m-x86_64-linux-gnu.so: undefined symbol: THPVariableClass",
+    ],
+    # SIGILL as the shell reports it; TensorFlow's cpu_feature_guard.cc (sweepc)
+    "cpu-instruction-set-unsupported": [
+        "Illegal instruction (core dumped)",
+        "The TensorFlow library was compiled to use AVX instructions, but these aren't available on your machine.",
+    ],
 }
 
 test_family_message_in_every_wrapper, test_every_family_message_matches_a_signature_of_its_code = family_tests(FAMILIES)
