@@ -207,11 +207,16 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02b (recall7)
     "nccl-2076-remote-process-exited-ib-nodes": "ncclRemoteError with a socket 'Connection reset by peer' (collective-peer-lost): that some nodes' InfiniBand was faulty is the reporter's later finding",
     "audioldm-49-cufft-internal-error-stft": "a bare 'cuFFT error: CUFFT_INTERNAL_ERROR' (cuda-error-unclassified, the old cuFFT offered first in could_be): the RTX 4090 and the cu117 build are only in the commenters' answers",
+    # training-2026-12-02h (sweepd, a symptom sweep)
+    "llamafactory-8082-childfailed-stale-process-vram": "a bare torchrun ChildFailedError (launcher-worker-failed): that an earlier run still held the GPUs' memory is the reporter's later finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
+    "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
+    "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
     # training-2026-12-01s (recall5): the users' words for a process the OOM killer ended
     "dsnet-5-berlin-killed-memory": "a bare 'Killed' after the arrays' shapes, and '总是出现Killed' (always Killed)",
     "landmark-38-process-killed-128gb": "'a process was killed and my device had 128GB of memory'",
