@@ -215,11 +215,16 @@ KNOWN_MISSES: Dict[str, str] = {
     "homelab-monitor-203-gpu-not-detected-compose-env": "'GPU not detected', 'No errors in logs': no error line; the compose file's NVIDIA_* variables without the nvidia runtime are the maintainer's finding",
     # training-2026-12-02g (sweepc): sampled by symptom
     "pytorch-26800-cuda-extension-dll-module-not-found": "CPython <= 3.7's bare Windows 'DLL load failed: The specified module could not be found.' for a self-built CUDA extension (the weight-1 msvc-runtime-missing reading, library-missing second): that torch was not imported first is only the reporter's later answer",
+    # training-2026-12-02h (sweepd, a symptom sweep)
+    "llamafactory-8082-childfailed-stale-process-vram": "a bare torchrun ChildFailedError (launcher-worker-failed): that an earlier run still held the GPUs' memory is the reporter's later finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
+    "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
+    "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
     # training-2026-12-01s (recall5): the users' words for a process the OOM killer ended
     "dsnet-5-berlin-killed-memory": "a bare 'Killed' after the arrays' shapes, and '总是出现Killed' (always Killed)",
     "landmark-38-process-killed-128gb": "'a process was killed and my device had 128GB of memory'",

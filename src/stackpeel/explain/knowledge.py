@@ -195,7 +195,9 @@ ERROR_WORDS = (
 #: made the scan of an ASCII log 8 % slower; the scanner searches these only in a chunk that is
 #: not ASCII (str.isascii, C speed), and every flagged line is checked with :attr:`line_gate`
 FOREIGN_WORDS = ("\u9519\u8bef", "\u62a5\u9519", "\u5931\u8d25", "\u5931\u6557", "\u30a8\u30e9\u30fc",
-                 "\uc624\ub958", "\u0448\u0438\u0431\u043a")
+                 "\uc624\ub958", "\u0448\u0438\u0431\u043a",
+                 # bash's "Killed" in a zh_CN locale (strsignal(SIGKILL)): parser.HARD_ERROR_RE "killed"
+                 "\u5df2\u6740\u6b7b")
 
 
 @dataclass(frozen=True)

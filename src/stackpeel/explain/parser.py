@@ -198,14 +198,15 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
     r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b"
     # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
-    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted)\s"
+    # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
+    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
     r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
-    r"|(?P<killed>\bKilled$)"
+    r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$)"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]")
     # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
