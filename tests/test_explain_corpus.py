@@ -207,6 +207,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02b (recall7)
     "nccl-2076-remote-process-exited-ib-nodes": "ncclRemoteError with a socket 'Connection reset by peer' (collective-peer-lost): that some nodes' InfiniBand was faulty is the reporter's later finding",
     "audioldm-49-cufft-internal-error-stft": "a bare 'cuFFT error: CUFFT_INTERNAL_ERROR' (cuda-error-unclassified, the old cuFFT offered first in could_be): the RTX 4090 and the cu117 build are only in the commenters' answers",
+    # training-2026-12-02f (sweepb): a symptom sweep of build failures
+    "wechatbot-25-gcc-failed-python-dev": "only setuptools' 'error: command 'gcc' failed with exit status 1' (extension-build-failed): that the Python headers were missing is the maintainer's answer, not the paste",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
