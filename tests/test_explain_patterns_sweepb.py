@@ -9,7 +9,7 @@ builds). 11 of 15 ranked first before any rule; the classes the misses showed:
   no C compiler, as the current ``14.0 or greater is required`` already was (Anaconda-Platform/
   support 125).
 - pip building PyPI's torch 0.1.2.postN placeholder sdist (``torch-0.1.2.post2.tar.gz``,
-  ``setup(name="torch", version="0.1.2.post2"``): it is only taken when no torch wheel fits the
+  ``setup(name="torch", version="0.1.2.post2"``, its ``No module named 'tools.nnwrap'``): it is only taken when no torch wheel fits the
   interpreter (32-bit Python on Windows, a Python too new or too old), so the build failure after it
   is package-no-matching-wheel (pytorch 46775).
 - the pip ``ninja`` package's console script that cannot import its module (``File
@@ -47,6 +47,9 @@ FAMILIES = {
         "  Using cached https://files.pythonhosted.org/packages/5f/e9/bac4204fe9cb1a002ec6140b47f51affda1655379fe302a1caef421f9846/torch-0.1.2.post1.tar.gz",
         # the placeholder's setup.py frame in the build's traceback
         '      setup(name="torch", version="0.1.2.post2",',
+        # its build_deps step on Windows (pytorch/pytorch#34612, #37126, LIBOL/ODL#5)
+        "        from tools.nnwrap import generate_wrappers as generate_nn_wrappers",
+        "    ModuleNotFoundError: No module named 'tools.nnwrap'",
     ],
     "ninja-missing": [
         # the pip ninja package's bin/ninja script, as its traceback shows it
@@ -82,6 +85,7 @@ test_healthy_lines_name_nothing = healthy_test([
     "Collecting torch==2.1.0+cu121",
     "Installing Microsoft Visual C++ Build Tools 2022",
     "No module named 'ninja_syntax'",
+    "No module named 'tools.setup_helpers2'",
     "/usr/bin/ld: skipping incompatible /usr/lib32/libcuda.so when searching for -lcuda",
     "g++ main.o -o main -L/usr/local/cuda/lib64/stubs -lcuda -lcudart",
 ])
