@@ -47,7 +47,7 @@ FAMILIES = {
         "  Using cached https://files.pythonhosted.org/packages/5f/e9/bac4204fe9cb1a002ec6140b47f51affda1655379fe302a1caef421f9846/torch-0.1.2.post1.tar.gz",
         # the placeholder's setup.py frame in the build's traceback
         '      setup(name="torch", version="0.1.2.post2",',
-        # its build_deps step on Windows (pytorch/pytorch#34612, #37126, LIBOL/ODL#5)
+        # its build_deps step on Windows (pytorch/pytorch#34612, #37126)
         "        from tools.nnwrap import generate_wrappers as generate_nn_wrappers",
         "    ModuleNotFoundError: No module named 'tools.nnwrap'",
     ],
