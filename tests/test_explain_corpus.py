@@ -217,6 +217,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "pytorch-26800-cuda-extension-dll-module-not-found": "CPython <= 3.7's bare Windows 'DLL load failed: The specified module could not be found.' for a self-built CUDA extension (the weight-1 msvc-runtime-missing reading, library-missing second): that torch was not imported first is only the reporter's later answer",
     # training-2026-12-02h (sweepd, a symptom sweep)
     "llamafactory-8082-childfailed-stale-process-vram": "a bare torchrun ChildFailedError (launcher-worker-failed): that an earlier run still held the GPUs' memory is the reporter's later finding",
+    # training-2026-12-02f (sweepb): a symptom sweep of build failures
+    "wechatbot-25-gcc-failed-python-dev": "only setuptools' 'error: command 'gcc' failed with exit status 1' (extension-build-failed): that the Python headers were missing is the maintainer's answer, not the paste",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

@@ -391,6 +391,12 @@ WORDINGS = [
      "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device."),
     ("dataloader-shm-too-small", "torch 1.8.1-2.13.0", "torch/csrc/DataLoader.cpp",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."),
+    # sweepb: setuptools' Visual C++ error before 'or greater' (Anaconda-Platform/support#125)
+    ("no-c-compiler", "setuptools 40-54", "setuptools/msvc.py msvc14 error",
+     'error: Microsoft Visual C++ 14.0 is required. Get it with "Build Tools for Visual Studio": '
+     "https://visualstudio.microsoft.com/downloads/"),
+    ("no-c-compiler", "setuptools on Python 2.7", "setuptools/msvc.py msvc9 error",
+     "error: Microsoft Visual C++ 9.0 is required. Get it from http://aka.ms/vcpython27"),
 ]
 
 FAMILIES: dict = {}
