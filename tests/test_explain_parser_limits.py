@@ -205,3 +205,20 @@ def test_a_wrapped_line_goes_on_before_a_closing_bracket():
     at = msg.index("]) > 256")
     expl = explain_text("step 1/10\n" + msg[:at] + "\n" + msg[at:] + "\nexiting\n")
     assert expl.codes[:1] == ["flash-attn-head-dim-unsupported"], expl.codes
+
+
+# -- pip's legacy install step ---------------------------------------------------------------
+
+def test_pips_failed_install_step_is_a_possible_failure():
+    """pip/_internal/utils/subprocess.py's spinner ends a failed legacy `setup.py install` with
+    "finished with status 'error'" (training log pytorch-46775, cut to its last line): the
+    quoted word is what said the install failed."""
+    log = "    Running setup.py install for torch: finished with status 'error'\n"
+    expl = explain_text(log)
+    assert int(expl.exit_code) == 1 and "No known problem" not in render_text(expl)
+    assert suspect_shape(log.strip())
+
+
+def test_pips_finished_install_step_names_nothing():
+    expl = explain_text("    Running setup.py install for torch: finished with status 'done'\n")
+    assert int(expl.exit_code) == 0 and not expl.candidates

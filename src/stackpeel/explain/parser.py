@@ -367,6 +367,9 @@ SUSPECT_RE = re.compile(
     r"|timeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
     # a signal; bash's "Killed", not a count ("Killed 0 stale workers") nor prose ("is not killed")
     r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
+    # pip's legacy install step (pip/_internal/utils/subprocess.py spinner: "Running setup.py
+    # install for torch: finished with status 'error'"), whose quoted word the guard above skips
+    r"|finished with status 'error'"
     # faulthandler's watchdog dump (CPython Python/faulthandler.c "Timeout (%lu:%02lu:%02lu)!"):
     # the program was still running when its time was up (a hang), whatever frames follow
     r"|^Timeout \(\d{1,4}:\d\d:\d\d(?:\.\d+)?\)!"
