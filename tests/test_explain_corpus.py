@@ -219,6 +219,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "llamafactory-8082-childfailed-stale-process-vram": "a bare torchrun ChildFailedError (launcher-worker-failed): that an earlier run still held the GPUs' memory is the reporter's later finding",
     # training-2026-12-02f (sweepb): a symptom sweep of build failures
     "wechatbot-25-gcc-failed-python-dev": "only setuptools' 'error: command 'gcc' failed with exit status 1' (extension-build-failed): that the Python headers were missing is the maintainer's answer, not the paste",
+    # training-2026-12-02m (sweeph, a symptom sweep of kernel-compiler failures)
+    "triton-windows-77-uv-python-no-libs": "only cl.EXE's failed cuda_utils.c command under BackendCompilerFailed (windows-compiler-unusable by its Visual Studio clue, python-headers-missing third): that uv's Python has no include\\Python.h and libs\\python312.lib is the maintainer's answer",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
