@@ -221,6 +221,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "wechatbot-25-gcc-failed-python-dev": "only setuptools' 'error: command 'gcc' failed with exit status 1' (extension-build-failed): that the Python headers were missing is the maintainer's answer, not the paste",
     # training-2026-12-02m (sweeph, a symptom sweep of kernel-compiler failures)
     "triton-windows-77-uv-python-no-libs": "only cl.EXE's failed cuda_utils.c command under BackendCompilerFailed (windows-compiler-unusable by its Visual Studio clue, python-headers-missing third): that uv's Python has no include\\Python.h and libs\\python312.lib is the maintainer's answer",
+    # training-2026-12-02j (sweepe)
+    "c3d-56-cublas-after-suspend": "only Caffe's 'Check failed status = CUBLAS_STATUS_SUCCESS': the machine's suspend is the thread's story, not the log's",
+    "dnmp-13-illegal-memory-access-oom": "a bare 'an illegal memory access was encountered' at one iteration: that the scene's data ran the GPU out of memory is the reporter's finding",
+    "mxnet-3486-driver-insufficient": "'CUDA driver version is insufficient' in prose with nothing that names the program (MXNet only in the title): torch's code stays first, the build's among what it could be",
+    "ubuntu-for-robotics-3-error-35-libcuda1": "users' words 'error 35: cuda driver is insufficent' after installing the driver: the missing libcuda1 package is the fix, not the log's",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

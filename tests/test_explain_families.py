@@ -241,12 +241,18 @@ def test_out_of_memory_is_not_an_environment_error():
 def test_cuda_error_causes_ranked_by_the_logs_context():
     """The same bare error, once with a WSL kernel in the log and once from an MPS setup: the
     cause whose clues the log holds comes first among what could cause it."""
-    err = "RuntimeError: CUDA error: operation not supported\n"
+    err = "RuntimeError: CUDA error: invalid argument\n"
     mps = explain_text("export CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps\n" + err)
     assert mps.root.code == "mps-unavailable" and mps.root.confidence == "inferred"
     assert "cuda-error-unclassified" in mps.root.explains
     plain = explain_text(err)
     assert plain.root.code == "cuda-error-unclassified"
+    # 'operation not supported' has a code of its own (sweepe: torch's cudaMallocAsync backend,
+    # tests/test_explain_patterns_sweepe.py); an MPS setup in the log still decides for MPS
+    unsupported = "RuntimeError: CUDA error: operation not supported\n"
+    assert explain_text(unsupported).root.code == "cuda-malloc-async-unsupported"
+    mps = explain_text("export CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps\n" + unsupported)
+    assert mps.root.code == "mps-unavailable"
 
 
 @pytest.mark.parametrize("line,first", [
