@@ -219,6 +219,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "llamafactory-8082-childfailed-stale-process-vram": "a bare torchrun ChildFailedError (launcher-worker-failed): that an earlier run still held the GPUs' memory is the reporter's later finding",
     # training-2026-12-02f (sweepb): a symptom sweep of build failures
     "wechatbot-25-gcc-failed-python-dev": "only setuptools' 'error: command 'gcc' failed with exit status 1' (extension-build-failed): that the Python headers were missing is the maintainer's answer, not the paste",
+    # training-2026-12-02l (sweepg, a symptom sweep of multi-GPU and container errors)
+    "vllm-7201-nccl-invalid-usage-tensor-parallel": "vLLM's bare 'NCCL error: invalid usage' (nccl-error): an NCCL built for a newer CUDA than the driver is the maintainer's answer",
+    "nccl-tests-5-unhandled-cuda-error-nccl1": "nccl-tests' bare 'unhandled cuda error': that NCCL 1.0 is too old is the reporter's fix; only the version number says so",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
