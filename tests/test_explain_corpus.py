@@ -226,6 +226,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "dnmp-13-illegal-memory-access-oom": "a bare 'an illegal memory access was encountered' at one iteration: that the scene's data ran the GPU out of memory is the reporter's finding",
     "mxnet-3486-driver-insufficient": "'CUDA driver version is insufficient' in prose with nothing that names the program (MXNet only in the title): torch's code stays first, the build's among what it could be",
     "ubuntu-for-robotics-3-error-35-libcuda1": "users' words 'error 35: cuda driver is insufficent' after installing the driver: the missing libcuda1 package is the fix, not the log's",
+    # training-2026-12-02l (sweepg, a symptom sweep of multi-GPU and container errors)
+    "vllm-7201-nccl-invalid-usage-tensor-parallel": "vLLM's bare 'NCCL error: invalid usage' (nccl-error): an NCCL built for a newer CUDA than the driver is the maintainer's answer",
+    "nccl-tests-5-unhandled-cuda-error-nccl1": "nccl-tests' bare 'unhandled cuda error': that NCCL 1.0 is too old is the reporter's fix; only the version number says so",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

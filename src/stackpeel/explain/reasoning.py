@@ -404,6 +404,10 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if acc.entries:
             main = sorted(acc.entries, key=lambda e: (-e.weight, e.order))[0]
             explanation, fix = main.explanation, main.fix
+            if acc.code not in main.codes and spec is not None:
+                # a refinement moved the line to another code: that code's own words, not the
+                # words of the code the signature is filed under
+                explanation, fix = spec.meaning, fix_text(spec)
         else:  # inferred: the code's own words
             explanation = spec.meaning if spec is not None else ""
             fix = fix_text(spec) if spec is not None else ""
