@@ -584,6 +584,7 @@ def test_cli_live_runs_checks(tmp_path, nocc_env):
     p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", str(f), "--format", "json",
                         "--python", sys.executable], capture_output=True, env=env, timeout=120,
                        cwd=os.path.dirname(__file__))
+    assert p.stdout.strip(), p.stderr[-2000:]  # no report at all: say why
     d = json.loads(p.stdout)
     assert p.returncode == 1 and d["live"]["ran"]
     assert d["candidates"][0]["live"]["verdict"] == "confirmed"
