@@ -245,7 +245,14 @@ class Lazy:
         return chunk
 
 r = scan_stream(Lazy())
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# this process's own peak: VmHWM belongs to the address space exec made. ru_maxrss keeps the
+# high-water mark across exec, so it also counts the test runner this child was spawned from
+# (154 MB once a full run had grown it: a failure that said nothing about the scan)
+try:
+    with open("/proc/self/status") as f:
+        rss_mb = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration, ValueError):
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(r.bytes >> 20, int(rss_mb), ",".join(h.entry for h in r.hits))
 """
 
