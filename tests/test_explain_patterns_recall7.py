@@ -118,16 +118,8 @@ FAMILIES = {
 }
 
 
-def _skip(msg, wrapper):
-    if wrapper == "terminal-cut-80" and "which is incompatible" in msg:
-        return "pip's conflict line is one sentence: cut at 80 columns it loses 'but you have triton', the mismatch itself"
-    if wrapper == "terminal-cut-80" and msg.startswith("host-01:") and "ibv_modify_qp" in msg:
-        return "the cut falls inside 'Connection timed out', the errno that decides the cause"
-    return None
-
-
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
-    family_tests(FAMILIES, skip=_skip)
+    family_tests(FAMILIES)
 
 
 # users' words of the training threads

@@ -72,15 +72,8 @@ FAMILIES = {
 }
 
 
-def _skip(msg, wrapper):
-    at = msg.find("check_compiler_exist_windows")
-    if wrapper == "terminal-cut-80" and 0 <= at < 80 < at + len("check_compiler_exist_windows"):
-        return "the cut splits the function name, the one thing the frame is recognised by"
-    return None
-
-
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
-    family_tests(FAMILIES, skip=_skip)
+    family_tests(FAMILIES)
 
 
 ORT_CONTEXTS = [
