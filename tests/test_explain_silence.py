@@ -91,8 +91,8 @@ SILENT = "No error in this log. No known problem found."
 
 #: cut logs whose remaining failure lines explain cannot read yet (xfails: drop an entry once explain reads it)
 CUT_LIMITS: Dict[str, str] = {
-    # (emptied by the cutlimits branch: faulthandler's frames without their header, gcc's echo of a
-    # '#error' directive; tests/test_explain_parser_limits.py)
+    # none today: faulthandler's frames without their header and gcc's echo of a '#error'
+    # directive, the last two, are read now (tests/test_explain_parser_limits.py)
 }
 
 

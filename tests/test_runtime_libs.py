@@ -394,7 +394,7 @@ LIB_LINES = [
 
 
 @pytest.mark.parametrize("line,code,layer", LIB_LINES)
-def test_log_lines_about_libraries_name_the_runtime_libs_code(line, code, layer):
+def test_log_lines_about_libraries_name_their_library_code(line, code, layer):
     expl = explain_text("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
                         f"    import torch\n{line}\n")
     assert expl.root is not None and expl.root.code == code
