@@ -229,6 +229,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02l (sweepg, a symptom sweep of multi-GPU and container errors)
     "vllm-7201-nccl-invalid-usage-tensor-parallel": "vLLM's bare 'NCCL error: invalid usage' (nccl-error): an NCCL built for a newer CUDA than the driver is the maintainer's answer",
     "nccl-tests-5-unhandled-cuda-error-nccl1": "nccl-tests' bare 'unhandled cuda error': that NCCL 1.0 is too old is the reporter's fix; only the version number says so",
+    # training-2026-12-02r (sweepk, a sweep by generic queries)
+    "cuda-python-17-wsl-dlopen-libcuda": "cuda-python's bare 'RuntimeError: Failed to dlopen libcuda.so' (libcuda-missing first): that it runs under WSL, where libcuda lives in /usr/lib/wsl/lib, is only in the issue's title and the maintainer's explanation",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
