@@ -231,6 +231,10 @@ KNOWN_MISSES: Dict[str, str] = {
     "nccl-tests-5-unhandled-cuda-error-nccl1": "nccl-tests' bare 'unhandled cuda error': that NCCL 1.0 is too old is the reporter's fix; only the version number says so",
     # training-2026-12-02r (sweepk, a sweep by generic queries)
     "cuda-python-17-wsl-dlopen-libcuda": "cuda-python's bare 'RuntimeError: Failed to dlopen libcuda.so' (libcuda-missing first): that it runs under WSL, where libcuda lives in /usr/lib/wsl/lib, is only in the issue's title and the maintainer's explanation",
+    # training-2026-12-02p (sweepi, sampled by the blind sets' generic queries)
+    "cutorch-270-segfault-gpu-memory-used-by-other": "a bare 'Segmentation fault (core dumped)' on require 'cutorch' (native-crash-in-gpu-library): that another user's job held the GPU's memory is the reporter's later finding",
+    "faster-rcnn-pytorch-719-nvcc-gcc65": "only setuptools' 'command '/usr/local/cuda/bin/nvcc' failed with exit status 1', no compiler output: that gcc 6.5 was too new for that nvcc is the reporter's fix",
+    "nbminer-121-kernel-image-invalid-cc52": "'device kernel image is invalid (err_no=200)' on a cc 5.2 card (read as a driver older than the kernels' toolkit): that the miner needs cc 6.0+ is the maintainer's answer; the log shows the card's cc but no minimum",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
