@@ -229,6 +229,9 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02l (sweepg, a symptom sweep of multi-GPU and container errors)
     "vllm-7201-nccl-invalid-usage-tensor-parallel": "vLLM's bare 'NCCL error: invalid usage' (nccl-error): an NCCL built for a newer CUDA than the driver is the maintainer's answer",
     "nccl-tests-5-unhandled-cuda-error-nccl1": "nccl-tests' bare 'unhandled cuda error': that NCCL 1.0 is too old is the reporter's fix; only the version number says so",
+    # training-2026-12-02q (sweepj, sampled by the blind sets' generic queries)
+    "deepspeed-536-nccl-unhandled-system-error-shm": "ProcessGroupNCCL's bare 'unhandled system error' (nccl-error, the small /dev/shm offered first in could_be): the docker container and its shm-size are only in the reporter's fix",
+    "hvm1-383-failed-to-launch-kernels-shared-memory": "Bend's 'Failed to launch kernels. Error code: invalid argument.' on an RTX 2060 SUPER: that its shared memory is too small for the kernels is the maintainer's answer; no signature reads it (a resemblance to another thread's guess may)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
