@@ -128,7 +128,7 @@ def test_tensorflow_dso_loader_notice_is_not_a_named_missing_library():
 
 
 @pytest.mark.parametrize("sig_id,expected", [
-    ("cuda-home-path-list-nvcc", ("env-path-unusable", 3)),
+    ("cuda-home-list-in-nvcc-path", ("env-path-unusable", 3)),
     ("ort-capi-native-module-not-loaded", ("onnxruntime-cuda-libs-missing", 2)),
     ("thc-cublas-execution-failed", ("cuda-math-library-too-old-for-gpu", 2)),
     ("cuda-library-named-missing", ("library-missing", 2)),
