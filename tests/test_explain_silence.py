@@ -34,6 +34,7 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 from stackpeel.explain import explain_text
+from stackpeel.explain.cuts import uncited
 from stackpeel.explain.render import render_text
 from test_explain_corpus import LOGS, read_corpus
 
@@ -64,20 +65,9 @@ def failure_lines(text: str) -> List[Tuple[str, str]]:
     return out
 
 
-def _uncited(body: str) -> str:
-    lines = body.split("\n")
-    for _ in range(8):
-        expl = explain_text("\n".join(lines))
-        cited = {ev.line for c in expl.candidates if c.basis == "signature" for ev in c.evidence if ev.line}
-        if not cited:
-            break
-        lines = [ln for i, ln in enumerate(lines, 1) if i not in cited]
-    return "\n".join(lines) + "\n"
-
-
 def cuts(body: str) -> Iterator[Tuple[str, str]]:
     """(name, text) of every cut of a log's body."""
-    yield "uncited", _uncited(body)
+    yield "uncited", uncited(body)
     lines = body.rstrip("\n").split("\n")
     for n in (1, 3, 10):
         yield f"last{n}", "\n".join(lines[-n:]) + "\n"

@@ -154,3 +154,74 @@ def test_a_signature_answer_is_never_replaced_by_a_resemblance():
                         + UNMATCHED)
     assert expl.root.basis == "signature"
     assert all(c.basis != "similar" for c in expl.candidates)
+
+
+# -- the packages a traceback passes through (similar.frame_words) ----------------------------
+
+#: real frames: emu3-21-flash-attn-not-found-remote-code.log (training; transformers'
+#: dynamic_module_utils.check_imports raises the ImportError of a remote model's missing
+#: flash_attn) and python-soundfile-468-libsndfile-dll-0x7e.log (training; Windows, a module
+#: installed as one file)
+FRAMES_LOG = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/zhcheng/projects/Emu3/function_test.py", line 14, in <module>\n'
+    "    model = AutoModelForCausalLM.from_pretrained(\n"
+    '  File "/home/zhcheng/.conda/envs/Emu3/lib/python3.10/site-packages/transformers/models/auto/auto_factory.py",'
+    " line 551, in from_pretrained\n"
+    "    model_class = get_class_from_dynamic_module(\n"
+    '  File "/home/zhcheng/.conda/envs/Emu3/lib/python3.10/site-packages/transformers/dynamic_module_utils.py",'
+    " line 502, in get_class_from_dynamic_module\n"
+    "    final_module = get_cached_module_file(\n"
+    '  File "C:\\python13\\Lib\\site-packages\\soundfile.py", line 223, in <module>\n'
+    "    _snd = _ffi.dlopen(_explicit_libname)\n"
+    "ImportError: boom\n"
+)
+
+
+def test_frame_words_are_the_installed_packages_and_their_files_not_the_users_files():
+    tb = scan_text(FRAMES_LOG).tracebacks[0]
+    assert similar.frame_words(tb) == "transformers auto_factory dynamic_module_utils soundfile.py soundfile"
+    material = similar.material(scan_text(FRAMES_LOG))
+    assert "dynamic_module_utils" in material and "function_test" not in material and "Emu3" not in material
+
+
+def test_frame_words_stay_fast_on_adversarial_paths():
+    import time
+    path = "/site-packages" * 1200  # 16 KB of a folder name that looks like the one read
+    log = "Traceback (most recent call last):\n" + "".join(
+        f'  File "{path}/{i}.py", line {i}, in f\n    x()\n' for i in range(40)) + "RuntimeError: x\n"
+    tb = scan_text(log).tracebacks[0]
+    t0 = time.process_time()
+    for _ in range(20):
+        words = similar.frame_words(tb)
+    assert time.process_time() - t0 < 1.0
+    assert len(words) <= similar.FRAME_CHARS
+
+
+def _repository_threads(name: str):
+    split = corpus_split.compute_split()
+    h = next(h for h in split.training if h.name == name)
+    return h, [x.meta.get("source", "") for x in split.training if x.repository.lower() == h.repository.lower()]
+
+
+@pytest.mark.parametrize("name", [
+    # a traceback cut above its message: only transformers' remote-code frames are left
+    "emu3-21-flash-attn-not-found-remote-code.log",
+    # soundfile's dlopen of libsndfile on Windows: the frames name the library that failed
+    "python-soundfile-468-libsndfile-dll-0x7e.log",
+])
+def test_a_cut_whose_words_are_its_frames_resembles_threads_of_other_repositories(name):
+    """bench/explain_fallback.py's uncited cut of a training log, with every thread of its
+    repository left out: before the frames' packages were compared, the first was Unknown and
+    the second guessed triton-not-installed; now each is its established cause, by resemblance."""
+    from stackpeel.explain.cuts import uncited
+
+    h, siblings = _repository_threads(name)
+    cut = uncited(_body(h.path))
+    with similar.leaving_out(*siblings):
+        expl = explain_text(cut)
+    top = expl.candidates[0]
+    assert top.basis == "similar" and top.confidence == "low", [(c.code, c.basis) for c in expl.candidates]
+    assert top.code in h.expected
+    assert not any(corpus_split.SOURCE_RE.match(u).group("repo").lower() == h.repository.lower()
+                   for u, _ in top.resembles)

@@ -46,6 +46,8 @@ MAX_GUESSES = 3
 MIN_SHARED = 2
 #: characters of one error line that are read
 TEXT_CHARS = 2000
+#: characters of the frame words of one traceback that are read
+FRAME_CHARS = 600
 
 #: threads whose exemplars are left out: the accuracy bench and the corpus tests explain a
 #: training log without its own thread (leave-one-out), so its figure is not a log recognising
@@ -86,11 +88,39 @@ BOILERPLATE = re.compile(
     r"|Compile with .?TORCH_USE_CUDA_DSA.? to enable device-side assertions")
 
 
+#: the folders installed packages live in
+_PACKAGES_DIRS = ("site-packages/", "dist-packages/")
+
+
+def frame_words(tb: Any) -> str:
+    """The installed packages a traceback passes through and their files' names, in order,
+    without repeats (``flash_attn bert_padding torch cpp_extension``): which library failed is
+    a stable word of a failure even where its message is cut or generic. The user's own files
+    are left out (they name one project, not a cause); a module installed as one file gives
+    its file's name (``soundfile.py``, which the tokenizer also reads as ``soundfile``). Measured with bench/explain_fallback.py
+    (uncited cuts of the training logs, each without its whole repository's exemplars): on half
+    A of the repositories 51 cuts named right instead of 49 (answered 112 instead of 109), on
+    half B 48 instead of 43 (132 instead of 125); no whole log's first answer changed."""
+    words: Dict[str, None] = {}
+    for fr in tb.frames:
+        path = fr.file.replace("\\", "/")
+        at = min((i + len(d) for d in _PACKAGES_DIRS for i in (path.find(d),) if i >= 0), default=-1)
+        if at < 0:
+            continue
+        package = path[at:].lstrip("/").split("/", 1)[0]
+        stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        for word in (package, stem):
+            if word:
+                words.setdefault(word, None)
+    return " ".join(words)[:FRAME_CHARS]
+
+
 def material(parsed: Any) -> str:
     """The text an exemplar and a query are compared on: each exception's type and message,
-    the error lines, the lines that say something went wrong, the lines signatures matched
-    (less :data:`BOILERPLATE`)."""
+    the packages and files its frames pass through (:func:`frame_words`), the error lines, the
+    lines that say something went wrong, the lines signatures matched (less :data:`BOILERPLATE`)."""
     parts = [f"{tb.exc_type or ''} {tb.message}"[:TEXT_CHARS] for tb in parsed.tracebacks]
+    parts += [w for w in (frame_words(tb) for tb in parsed.tracebacks) if w]
     parts += [ln.text[:TEXT_CHARS] for ln in parsed.other_errors]
     parts += [ln.text[:TEXT_CHARS] for ln in parsed.suspects]
     parts += [h.line.text[:TEXT_CHARS] for h in parsed.hits]
