@@ -17,6 +17,13 @@ What the threads showed, and the class each fix covers:
   rusty1s/pytorch_scatter#204: scatter_sum ran, scatter_mul raised it in a self-built
   torch-scatter): the package names are clues of extension-arch-missing, read wherever they are;
   torch's own incompatibility warning keeps naming torch-arch-not-supported.
+- Python <= 3.6's ``cannot import name 'X'`` (no ``from 'module'``; traveller59/spconv#508, two
+  cumm releases side by side) is the same release-mismatch catch-all as the 3.7+ wording; a
+  ``from torch... import`` / ``from triton... import`` frame before it reads as their codes.
+- Paddle 1.x's ``Can not find library: libcudnn.so`` (as PaddlePaddle/ERNIE's FAQ quotes it) and
+  the enforce location of its only cuDNN check, ``at (/paddle/.../dynload/cudnn.cc:63)`` (Paddle
+  24953), are cudnn-unusable like Paddle's other cuDNN load failures; the same words for
+  libnccl/libcublas... are library-missing.
 """
 
 from __future__ import annotations
@@ -38,6 +45,25 @@ FAMILIES = {
     ],
 }
 
+FAMILIES["dependency-version-mismatch"] += [
+    # CPython <= 3.6 Python/ceval.c import_from
+    "ImportError: cannot import name 'NVRTCMode'",
+    "ImportError: cannot import name 'ConvFwdAndBwdInput'",
+]
+FAMILIES["cudnn-unusable"] = [
+    # Paddle 1.x dynload, as PaddlePaddle/ERNIE's FAQ4 quotes it
+    "Can not find library: libcudnn.so. Please try to add the lib path to LD_LIBRARY_PATH.",
+    # EnforceCUDNNLoaded's location, fluid and phi
+    "PreconditionNotMetError: Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion. (at /paddle/paddle/fluid/platform/dynload/cudnn.cc:63)",
+    "Red hat 4.85nGetVersion at (/paddle/paddle/fluid/platform/dynload/cudnn.cc:63)",
+    "  [Hint: cudnn_dso_handle should not be null.] (at ../paddle/phi/backends/dynload/cudnn.cc:64)",
+]
+FAMILIES["library-missing"] = [
+    # Paddle 1.x dynload, as PaddlePaddle/ERNIE's FAQ5 quotes it
+    "Can not find library: libnccl.so. Please try to add the lib path to LD_LIBRARY_PATH.",
+    "Can not find library: libcublas.so",
+]
+
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
     family_tests(FAMILIES)
 
@@ -46,7 +72,26 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
 test_users_words_name_the_cause = users_words_test({
     "TypeError: causal_conv1d_fwd() incompatible function arguments": "dependency-version-mismatch",
     "Problem about selective_scan_interface.py: causal_conv1d_fwd(): incompatible function arguments": "dependency-version-mismatch",
+    "说是 Can not find library: libcudnn.so. 我也查了之前几个相同问题的": "cudnn-unusable",
 })
+
+
+@pytest.mark.parametrize("frame,code", [
+    ("    from torch.nn.attention import sdpa_kernel", "torch-too-old-for-package"),
+    ("    from triton.compiler.compiler import AttrsDescriptor", "triton-torch-version-mismatch"),
+    ("    from cumm.gemm.constants import NVRTCMode", "dependency-version-mismatch"),
+])
+def test_the_py36_import_wording_reads_the_frame_that_imports(frame, code):
+    log = ('Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n'
+           + frame + "\nImportError: cannot import name '" + frame.split()[-1] + "'\n")
+    codes = [c.code for c in explain_text(log).candidates]
+    assert codes[:1] == [code], codes
+
+
+def test_the_py36_rule_leaves_the_37_wording_to_its_siblings():
+    kb = load()
+    ids = [e.id for e in kb.match_line("ImportError: cannot import name 'x' from 'cumm.gemm.constants' (/p/cumm/gemm/constants.py)")]
+    assert "cannot-import-name-py36" not in ids and "cannot-import-name-from-module" in ids
 
 
 def test_the_binding_arity_line_beats_the_causal_conv1d_import_guesses():
@@ -122,4 +167,7 @@ test_healthy_lines_name_nothing = healthy_test([
     "causal-conv1d 1.4.0 and mamba-ssm 2.2.2 installed; causal_conv1d_fwd arguments match",
     "Successfully installed torch-scatter-2.1.2+pt21cu121 torch-sparse-0.6.18+pt21cu121",
     "pytorch3d 0.7.5 built for sm_86 sm_89",
+    "Found library: libcudnn.so.8 in /usr/local/cuda/lib64",
+    "[ 42%] Building CXX object paddle/phi/backends/dynload/CMakeFiles/phi_dynload_cuda.dir/cudnn.cc.o",
+    "I0616 17:16:24.460505  2840 dynamic_loader.cc:227] Try to find library: libcudnn.so from default system path.",
 ])
