@@ -238,6 +238,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02q (sweepj, sampled by the blind sets' generic queries)
     "deepspeed-536-nccl-unhandled-system-error-shm": "ProcessGroupNCCL's bare 'unhandled system error' (nccl-error, the small /dev/shm offered first in could_be): the docker container and its shm-size are only in the reporter's fix",
     "hvm1-383-failed-to-launch-kernels-shared-memory": "Bend's 'Failed to launch kernels. Error code: invalid argument.' on an RTX 2060 SUPER: that its shared memory is too small for the kernels is the maintainer's answer; no signature reads it (a resemblance to another thread's guess may)",
+    # training-2026-12-02u (sweepm): a +cpu torch named in a report, next to prose only
+    "ultralytics-227-torch-cpu-build-device0": "only 'pytorch 1.13.1+cpu' beside prose: a healthy CPU-only run reports the same (negative control), the GPU failure itself is in a screenshot",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
