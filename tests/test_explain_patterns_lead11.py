@@ -28,3 +28,15 @@ test_healthy_lines_name_nothing = healthy_test([
     "export USE_LIBUV=0",
     "libuv 1.48.0 installed",
 ])
+
+
+def test_torch_not_compiled_with_cuda_in_open3d_words_is_torchs_own_cpu_build():
+    """The Open3D-ML wording 'X was not compiled with CUDA support' names the framework's CPU build;
+    when X is torch itself it is torch's CPU wheel (found on rereading the merged rules)."""
+    from stackpeel.explain import explain_text
+
+    for line, code in (("AssertionError: PyTorch was not compiled with CUDA support", "torch-cpu-only-build"),
+                       ("RuntimeError: torch was not compiled with CUDA support", "torch-cpu-only-build"),
+                       ("BuildSpatialHashTable was not compiled with CUDA support", "framework-cpu-only-build")):
+        codes = [c.code for c in explain_text(line + "\n").candidates]
+        assert codes[:1] == [code], (line, codes)

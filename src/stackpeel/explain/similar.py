@@ -97,8 +97,9 @@ def frame_words(tb: Any) -> str:
     without repeats (``flash_attn bert_padding torch cpp_extension``): which library failed is
     a stable word of a failure even where its message is cut or generic. The user's own files
     are left out (they name one project, not a cause); a module installed as one file gives
-    its file's name (``soundfile.py``, which the tokenizer also reads as ``soundfile``). Measured with bench/explain_fallback.py
-    (uncited cuts of the training logs, each without its whole repository's exemplars): on half
+    its file's name (``soundfile.py``, which the tokenizer also reads as ``soundfile``).
+    Measured with bench/explain_fallback.py (uncited cuts of the training logs, each without its
+    whole repository's exemplars): on half
     A of the repositories 51 cuts named right instead of 49 (answered 112 instead of 109), on
     half B 48 instead of 43 (132 instead of 125); no whole log's first answer changed."""
     words: Dict[str, None] = {}
