@@ -45,6 +45,11 @@ FAMILIES = {
         "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1. Please reinstall the torchvision that "
         "matches your PyTorch install.",
         "RuntimeError: operator torchvision::nms does not exist",
+    ],
+    # c10 OperatorEntry: an extension op with no CUDA kernel registered is the extension's CPU
+    # build beside a CUDA torch (ultralytics 3084: a CPU torchvision; reinstalling it from the
+    # CUDA index fixed it), not a build for another torch
+    "framework-cpu-only-build": [
         "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be "
         "because the operator doesn't exist for this backend",
     ],

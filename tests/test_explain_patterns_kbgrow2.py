@@ -79,17 +79,8 @@ FAMILIES = {
 }
 
 
-
-def _wrap_limit(msg, wrapper):
-    """LLVM's 'UNREACHABLE executed at' with its path wrapped onto the next line: a break before a
-    path is not rejoined (explain's parser, SEAM_RE), and the words alone name no cause."""
-    if wrapper == "word-wrapped-80" and msg.startswith("UNREACHABLE executed at"):
-        return "the path that makes it Triton's is wrapped onto a line of its own"
-    return None
-
-
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
-    family_tests(FAMILIES, skip=_wrap_limit)
+    family_tests(FAMILIES)
 
 NEW_ROOTS = ["triton-compiler-bug"]
 test_new_root_is_sourced_and_says_what_to_do = sourced_roots_test(NEW_ROOTS)
