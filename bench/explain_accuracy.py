@@ -44,6 +44,11 @@ measures, once), ``all`` both. ``--collected TAG`` keeps only the logs whose hea
 ``# collected: TAG`` (a blind set gathered at one time, measured once when it lands).
 Expected codes are compared through the knowledge base's aliases (``aliases = [...]``): a
 code proposed for a cause that already had an entry scores as that entry's code.
+
+``--compare OLD`` adds, per part, how the logs both runs answered moved since an earlier raw
+results file: how many, top-1 before and after, how many gained and lost their first place, and
+how many are new. It prints counts only, never a log's name: the person measuring validation
+logs learns whether a change moved them without reading which.
 """
 
 from __future__ import annotations
@@ -204,6 +209,36 @@ def aliases() -> Dict[str, str]:
     return dict(getattr(load(), "aliases", {}))  # older checkouts have none
 
 
+def verdict_of(row: Dict) -> str:
+    """The verdict column of a raw results line."""
+    return ("top-1" if row["top1"] else "top-3" if row["top3"] else "silent" if row["silent"]
+            else "unknown" if row["unknown"] else "miss")
+
+
+def read_verdicts(path: Path) -> Dict[str, Dict[str, str]]:
+    """part -> {file: verdict} of a raw results file this script wrote."""
+    out: Dict[str, Dict[str, str]] = defaultdict(dict)
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        cols = line.split("\t")
+        if len(cols) >= 6 and cols[0] in ("training", "validation") and cols[2].startswith("expected="):
+            out[cols[0]][cols[1]] = cols[5]
+    return out
+
+
+def compare(old: Dict[str, Dict[str, str]], new: Dict[str, Dict[str, str]], part: str, label: str = "") -> str:
+    """One line of counts: the logs of ``part`` both runs answered, top-1 before and after, gained,
+    lost, and the logs only the new run has (no log is named)."""
+    before, after = old.get(part, {}), new.get(part, {})
+    both = sorted(set(before) & set(after))
+    t0 = sum(before[f] == "top-1" for f in both)
+    t1 = sum(after[f] == "top-1" for f in both)
+    gained = sum(before[f] != "top-1" and after[f] == "top-1" for f in both)
+    lost = sum(before[f] == "top-1" and after[f] != "top-1" for f in both)
+    fresh = len(set(after) - set(before))
+    return (f"{part:10s} since {label or 'the earlier run'}: {len(both)} logs in both, top-1 {t0} -> {t1} "
+            f"(gained {gained}, lost {lost}); {fresh} new")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", required=True, choices=("training", "validation", "all"),
@@ -218,6 +253,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "time, no interpreter start per log; --stackpeel is ignored)")
     ap.add_argument("--collected", metavar="TAG", default=None,
                     help="only the logs whose '# collected:' header is TAG")
+    ap.add_argument("--compare", metavar="OLD", type=Path, default=None,
+                    help="an earlier raw results file: print how many of the logs both runs answered "
+                         "gained or lost their first place (counts only, no log named)")
     args = ap.parse_args(argv)
     cmd = shlex.split(args.stackpeel)
 
@@ -267,6 +305,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
                      f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}  "
                      f"top-1 by a guess from words {s['guessed']:3d}, by resemblance {s['resembled']:3d}")
+    if args.compare:
+        old = read_verdicts(args.compare)
+        new = {part: {r["file"]: verdict_of(r) for r in rows if r["part"] == part} for part in parts}
+        for part in parts:
+            lines.append(compare(old, new, part, args.compare.name))
     lines.append("")
     for part in parts:
         misses = defaultdict(list)
@@ -288,8 +331,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     raw = [summary, "per-log answers (part, file, expected, explain's ranking, verdict):"]
     for r in rows:
-        verdict = ("top-1" if r["top1"] else "top-3" if r["top3"] else "silent" if r["silent"]
-                   else "unknown" if r["unknown"] else "miss")
+        verdict = verdict_of(r)
         raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
                    f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
                    + ("\tguess" if r["basis"] == "vocabulary" else "")

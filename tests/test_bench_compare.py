@@ -1,0 +1,48 @@
+"""bench/explain_accuracy.py --compare: how a change moved the logs two runs both answered, in
+counts only (the person who measures validation logs learns whether they moved, never which)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import explain_accuracy
+    finally:
+        sys.path.pop(0)
+    return explain_accuracy
+
+
+def _raw(rows):
+    head = "stackpeel explain accuracy, ...\n\nper-log answers (part, file, expected, explain's ranking, verdict):\n"
+    return head + "".join(f"{p}\t{f}\texpected={e}\tranked={r}\texit=1\t{v}\n" for p, f, e, r, v in rows)
+
+
+def test_compare_counts_gains_losses_and_new_logs_without_naming_any(tmp_path):
+    bench = _bench()
+    old = tmp_path / "old.txt"
+    old.write_text(_raw([
+        ("validation", "a.log", "x", "x", "top-1"),
+        ("validation", "b.log", "y", "z", "miss"),
+        ("validation", "c.log", "y", "y", "top-1"),
+        ("training", "t.log", "x", "x", "top-1"),
+    ]) + "validation misses by category (top-1 misses / logs):\n  y   1 / 2\n")
+    new = {"validation": {"a.log": "top-1", "b.log": "top-1", "c.log": "top-3", "d.log": "top-1"}}
+    line = bench.compare(bench.read_verdicts(old), new, "validation", "old.txt")
+    assert line == ("validation since old.txt: 3 logs in both, top-1 2 -> 2 (gained 1, lost 1); 1 new")
+    assert not any(name in line for name in ("a.log", "b.log", "c.log", "d.log"))
+    # a part the old file does not hold: nothing in both, every log new
+    assert bench.compare(bench.read_verdicts(old), {"training": {"t.log": "miss", "u.log": "top-1"}},
+                         "training").endswith("1 logs in both, top-1 1 -> 0 (gained 0, lost 1); 1 new")
+
+
+def test_the_verdict_column_is_the_one_the_raw_file_writes():
+    bench = _bench()
+    row = {"top1": False, "top3": True, "silent": False, "unknown": False}
+    assert bench.verdict_of(row) == "top-3"
+    assert bench.verdict_of({**row, "top3": False, "unknown": True, "silent": True}) == "silent"
