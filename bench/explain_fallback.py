@@ -23,7 +23,7 @@ only; half B is reported once per change kept (``--half B``), never iterated on.
     python bench/explain_fallback.py                  # half A (the default)
     python bench/explain_fallback.py --half AB --out bench/results/explain_fallback-<date>.txt
 
-Standard library plus stackpeel.
+Standard library, stackpeel and the accuracy bench beside it (its corpus reading).
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
-import importlib.util
 import re
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -43,11 +41,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-_spec = importlib.util.spec_from_file_location("corpus_split", ROOT / "scripts" / "corpus_split.py")
-corpus_split = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("corpus_split", corpus_split)
-_spec.loader.exec_module(corpus_split)
-
+sys.path.insert(0, str(ROOT / "bench"))
+# the accuracy bench's corpus split, log body, aliases and git: one reading of the corpus for both
+from explain_accuracy import aliases, corpus_split, git, log_body  # noqa: E402
 from stackpeel.explain import explain_text, similar  # noqa: E402
 from stackpeel.explain.cuts import uncited  # noqa: E402
 
@@ -100,17 +96,9 @@ class Row:
         return not self.ranked and self.exit == 0
 
 
-def _body(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    head, sep, rest = text.partition("# ---\n")
-    return rest if sep else text
-
-
 def cases(halves: Iterable[str] = ("A", "B")) -> List[Case]:
     """The training logs of the given halves, with their cuts (validation logs: header only)."""
-    from stackpeel.knowledge import load
-
-    alias = dict(getattr(load(), "aliases", {}))
+    alias = aliases()
     split = corpus_split.compute_split()
     by_repo: Dict[str, set] = {}
     for h in split.training:
@@ -126,7 +114,7 @@ def cases(halves: Iterable[str] = ("A", "B")) -> List[Case]:
         repo = h.repository.lower()
         if half(repo) not in wanted:
             continue
-        out.append(Case(h.name, repo, half(repo), [alias.get(c, c) for c in h.expected], _body(h.path),
+        out.append(Case(h.name, repo, half(repo), [alias.get(c, c) for c in h.expected], log_body(h.path),
                         siblings=tuple(sorted(filter(None, by_repo.get(repo, ()))))))
     for c in out:
         c.cut = uncited(c.whole)
@@ -170,13 +158,6 @@ def line(label: str, rows: Sequence[Row]) -> str:
     return (f"{label:10s} {f['logs']:4d} logs  answered {f['answered']:4d}  top-1 {f['top1']:4d} ({pct(f['top1']):5.1f} %)  "
             f"top-3 {f['top3']:4d} ({pct(f['top3']):5.1f} %)  unknown {f['unknown']:3d}  silent {f['silent']:3d}  "
             f"precision {f['precision']:5.1f} %\n{'':10s} first answer's basis (top-1/logs): {bases}")
-
-
-def git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30).stdout.strip()
-    except OSError:
-        return "?"
 
 
 def report(rows: Sequence[Row], halves: Sequence[str]) -> str:
