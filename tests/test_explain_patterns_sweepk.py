@@ -138,3 +138,13 @@ def test_signature_weights(sig_id, expected):
     entries = [e for e in kb.entries if e.id == sig_id]
     assert entries, sig_id
     assert (entries[0].codes[0], entries[0].weight) == expected
+
+
+def test_the_path_list_refinement_reads_the_path_list_signatures_regex():
+    """nvcc-not-found hands a path-list nvcc line to env-path-unusable by the same regex the
+    cuda-home-list-in-nvcc-path signature matches it with: one definition of that line, written
+    in two places of the knowledge base (a refinement cannot name a signature)."""
+    kb = load()
+    signature = kb.by_id("cuda-home-list-in-nvcc-path").patterns[0].pattern
+    refine = [r for r in kb.by_id("nvcc-not-found").refine if "env-path-unusable" in r.codes]
+    assert [r.context.pattern for r in refine] == [signature]
