@@ -257,6 +257,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="an earlier raw results file: print how many of the logs both runs answered "
                          "gained or lost their first place (counts only, no log named)")
     args = ap.parse_args(argv)
+    if args.compare and not args.compare.is_file():
+        ap.error(f"--compare: no results file at {args.compare}")
     cmd = shlex.split(args.stackpeel)
 
     split = corpus_split.compute_split()
