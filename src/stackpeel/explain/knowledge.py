@@ -272,6 +272,19 @@ class KnowledgeBase:
         """Entries whose patterns match ``line`` (in KB order)."""
         return [e for e in self.entries if e.search(line)]
 
+    @functools.cached_property
+    def _folded_needles(self) -> Tuple[Tuple[Entry, Tuple[str, ...]], ...]:
+        return tuple((e, tuple(dict.fromkeys(n.casefold() for n in e.needles))) for e in self.entries if e.needles)
+
+    def match_line_folded(self, line: str) -> List[Entry]:
+        """Entries whose patterns match ``line`` whatever the letter case: for an error line no
+        entry matches as written (a Go program's lower-case ``failed to initialize nvml: ...``,
+        a message retyped by hand). Slower than :meth:`match_line`;
+        the parser asks it only for error lines nothing matched, a bounded number per log."""
+        low = line.casefold()
+        return [e for e, needles in self._folded_needles
+                if any(n in low for n in needles) and any(_ignoring_case(p).search(line) for p in e.patterns)]
+
 
 #: rough frequency of characters in ML logs (per mille); others count as 2. Used to cut
 #: each needle down to a substring that starts with a rare character: the regex engine
@@ -309,6 +322,11 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
     if not at:
         return rare_start(word, keep)
     return word[min(at, key=lambda p: (_CHAR_FREQ.get(word[p], 2), p)):]
+
+
+@functools.lru_cache(maxsize=None)
+def _ignoring_case(pattern: Pattern[str]) -> Pattern[str]:
+    return re.compile(pattern.pattern, pattern.flags | re.IGNORECASE)
 
 
 def _literal_alternation(literals: Sequence[str]) -> Pattern[str]:

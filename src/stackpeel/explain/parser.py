@@ -52,6 +52,9 @@ OTHER_ERRORS = 40
 QUIET_RESCAN_CHARS = 1 << 20
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
+#: error lines per log that are matched again whatever the letter case (see
+#: ``KnowledgeBase.match_line_folded``): each costs a pass over every entry's needles
+MAX_FOLDED = 200
 #: characters of a line the error-line detector reads (what makes a line an error is near its
 #: start; a 16 KB line of adversarial text costs 4x less)
 ERROR_SHAPE_CHARS = 4096
@@ -655,6 +658,7 @@ class LogScanner:
         self._quiet_chars = 0
         self._seams: Set[int] = set()
         self._rejoins = 0
+        self._folded = 0
         self._lineno = 0
         self._closed = False
         #: (line number, text) of the lines the facts gate flagged at the start of the log, and
@@ -1006,6 +1010,13 @@ class LogScanner:
                     entries = self.kb.match_line(part)
                     if entries:
                         break
+            if not entries and shape and self._folded < MAX_FOLDED:
+                # an error line no signature matches as written may match whatever the letter
+                # case (a Go program's lower-case errors, a message retyped by hand)
+                self._folded += 1
+                entries = self.kb.match_line_folded(rest)
+                if entries:
+                    shape = None
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
