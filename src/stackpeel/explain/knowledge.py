@@ -13,6 +13,7 @@ code). This module compiles the regexes once:
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
@@ -41,9 +42,14 @@ MIN_NEEDLE = 4
 def needles_of(pattern: str) -> List[str]:
     """Literal strings, one of which every match of ``pattern`` contains.
 
-    The longest run of literal characters in the pattern's top-level sequence (plain
-    groups are looked into); a top-level alternation gives one needle per branch.
-    Raises :class:`KnowledgeError` when a branch has no literal of MIN_NEEDLE chars.
+    The candidates: each run of the pattern's top-level sequence made of literal characters and
+    groups of literal alternatives (``(?:the|my) (?:GPU|gpu) is `` gives ``the GPU is ``,
+    ``the gpu is ``, ``my GPU is ``, ``my gpu is ``; at most :data:`MAX_NEEDLE_SET` strings, else
+    the part of the run that stays within it). The chosen set is the one whose weakest string is
+    the rarest by :data:`_CHAR_FREQ`: a needle that is a common word (`` is ``) makes the scanner
+    run every signature on every line that holds it (``tests/test_explain_needles.py`` keeps
+    them rare). A top-level alternation gives one set per branch. Raises :class:`KnowledgeError`
+    when a branch has no literal of MIN_NEEDLE chars.
     """
     parsed = _sre_parse.parse(pattern)
     items = list(parsed)
@@ -55,29 +61,103 @@ def needles_of(pattern: str) -> List[str]:
     return _needles_seq(items, pattern)
 
 
-def _needles_seq(items, pattern: str) -> List[str]:
-    runs: List[str] = []
-    cur: List[str] = []
+#: strings a needle set formed from a pattern's alternatives may hold at most
+MAX_NEEDLE_SET = 16
+
+
+def _info(text: str) -> float:
+    """How rare ``text`` is in a log, by :data:`_CHAR_FREQ` (the sum of each character's -log p)."""
+    return sum(-math.log(_CHAR_FREQ.get(ch, 2) / 1000.0) for ch in text)
+
+
+def _plain_group(av) -> bool:
+    """A group without flags that change how its literals match (``(?i:...)``)."""
+    return not (av[1] & _sre_c.SRE_FLAG_IGNORECASE)
+
+
+def _literal_alternatives(seq) -> Optional[List[str]]:
+    """The strings a sequence matches when it is literals and groups of literal alternatives
+    only (``the|my``, ``GPU``), else None."""
+    out = [""]
+    for op, av in seq:
+        if op is _sre_c.LITERAL:
+            out = [o + chr(av) for o in out]
+        elif op is _sre_c.BRANCH:
+            alts: List[str] = []
+            for branch in av[1]:
+                sub = _literal_alternatives(branch)
+                if sub is None:
+                    return None
+                alts.extend(sub)
+            out = [o + x for o in out for x in alts]
+        elif op is _sre_c.SUBPATTERN and _plain_group(av):
+            sub = _literal_alternatives(av[-1])
+            if sub is None:
+                return None
+            out = [o + x for o in out for x in sub]
+        else:
+            return None
+        if len(out) > MAX_NEEDLE_SET:
+            return None
+    return out
+
+
+def _candidates(items) -> List[List[str]]:
+    """Needle sets of a sequence (see :func:`needles_of`)."""
+    found: List[List[str]] = []
+    run: List[List[str]] = []  # segments, each the strings one of which the text holds there
+
+    def close() -> None:
+        for i in range(len(run)):
+            prod = [""]
+            for seg in run[i:]:
+                nxt = [a + b for a in prod for b in seg]
+                if len(nxt) > MAX_NEEDLE_SET:
+                    break
+                prod = nxt
+            found.append(prod)
+        run.clear()
+
+    def alternatives(branches) -> None:
+        """A group of alternatives (``(?:a|b)``, which the parser leaves as a bare BRANCH): when
+        every branch is literal, it extends the run; otherwise it ends it."""
+        alts = _literal_alternatives([(_sre_c.BRANCH, (None, branches))])
+        if alts is None:
+            close()
+        else:
+            run.append(alts)
 
     def walk(seq) -> None:
         for op, av in seq:
             if op is _sre_c.LITERAL:
-                cur.append(chr(av))
-            elif op is _sre_c.SUBPATTERN and not any(o is _sre_c.BRANCH for o, _ in av[-1]):
+                if run and len(run[-1]) == 1:
+                    run[-1] = [run[-1][0] + chr(av)]
+                else:
+                    run.append([chr(av)])
+            elif op is _sre_c.BRANCH:
+                alternatives(av[1])
+            elif op is _sre_c.SUBPATTERN and _plain_group(av):
                 walk(list(av[-1]))
             else:
-                if cur:
-                    runs.append("".join(cur))
-                    cur.clear()
-                if op is _sre_c.BRANCH and len(seq) == 1:
-                    raise KnowledgeError(f"pattern {pattern!r}: put alternatives at the top level")
+                close()
+
     walk(items)
-    if cur:
-        runs.append("".join(cur))
-    best = max(runs, key=len, default="")
-    if len(best) < MIN_NEEDLE:
+    close()
+    return found
+
+
+def _best(cands: Sequence[List[str]]) -> Optional[List[str]]:
+    """The set whose weakest string is rarest (fewer strings on a tie), among those whose every
+    string has MIN_NEEDLE characters."""
+    ok = [list(dict.fromkeys(c)) for c in cands if c and min(len(x) for x in c) >= MIN_NEEDLE]
+    return max(ok, key=lambda c: (min(_info(x) for x in c), -len(c)), default=None)
+
+
+def _needles_seq(items, pattern: str) -> List[str]:
+    best = _best(_candidates(items))
+    if best is None:
         raise KnowledgeError(f"pattern {pattern!r} has no literal of {MIN_NEEDLE}+ characters to search for")
-    return [best]
+    return best
 
 
 def layer_rank(layer: str) -> int:
@@ -292,7 +372,7 @@ class KnowledgeBase:
 _CHAR_FREQ: Dict[str, int] = {
     " ": 150, "e": 60, "t": 45, "a": 40, "o": 38, "i": 38, "n": 36, "s": 35, "r": 34, "l": 25, "d": 22, "c": 20,
     "u": 18, "m": 16, "p": 15, "h": 15, "f": 12, "g": 12, "b": 8, "y": 8, "w": 7, "v": 6, "k": 5, "x": 3, "q": 1,
-    "j": 1, "z": 1, **{d: 30 for d in "0123456789"}, **{ch: 20 for ch in "=.:,-_/[]"},
+    "j": 1, "z": 1, **{d: 30 for d in "0123456789"}, **{ch: 20 for ch in "=.:,-_/[]%"},
     **{ch: 5 for ch in "()'\"|<>"}, **{ch: 4 for ch in "ABCDHJKLMPQUVWXYZ"}, **{ch: 8 for ch in "EINOSRTAFG"},
 }
 
