@@ -289,6 +289,29 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # docker run's note before it pulls an image it does not have yet
     r"|^Unable to find image '[^'\n]{1,300}' locally$"
 )
+#: notices that libraries print at start-up on healthy runs, whatever their level or shape (an
+#: ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
+#: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
+#: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
+#: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
+#: "Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, ..."),
+#: JAX's fork warning (jax/_src/xla_bridge.py _at_fork: every DataLoader worker prints it) and
+#: CuPy's CUDA_PATH note (cupy/_environment.py: wheels carry their own libraries)
+STARTUP_NOTICE_RE = re.compile(
+    r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin"
+    r"|TF-TRT Warning: Could not find TensorRT"
+    r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
+    r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
+    r"|Set CUDA_PATH environment variable if CuPy fails to load"
+)
+#: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
+_STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH")
+
+
+def startup_notice(text: str) -> bool:
+    """True when ``text`` is one of :data:`STARTUP_NOTICE_RE`'s healthy start-up notices."""
+    return any(w in text for w in _STARTUP_NOTICE_WORDS) and STARTUP_NOTICE_RE.search(text) is not None
+
 #: a hang counts as an error only next to a word of the GPU stack
 HANG_CONTEXT_RE = re.compile(
     r"GPU|CUDA|NCCL|cuda|nccl|[Aa]ll[Rr]educe|all_reduce|\brank|torchrun|DDP|barrier|collective|"
@@ -332,6 +355,8 @@ def error_shape(text: str) -> Optional[str]:
     if not text:
         return None
     text = text[:ERROR_SHAPE_CHARS]
+    if startup_notice(text):
+        return None
     m = HARD_ERROR_RE.search(text)
     if m:
         return m.lastgroup
@@ -401,7 +426,8 @@ def suspect_shape(text: str) -> Optional[str]:
     if not text:
         return None
     text = text[:ERROR_SHAPE_CHARS]
-    if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or not SUSPECT_RE.search(text) \
+    if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or startup_notice(text) \
+            or not SUSPECT_RE.search(text) \
             or SUSPECT_GOES_ON_RE.search(text):
         return None
     return "suspect"
