@@ -289,7 +289,7 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # docker run's note before it pulls an image it does not have yet
     r"|^Unable to find image '[^'\n]{1,300}' locally$"
 )
-#: notices that libraries print at start-up on healthy runs, whatever their level or shape (an
+#: notices that libraries print on healthy runs (at start-up, or as a performance hint), whatever their level or shape (an
 #: ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
 #: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
 #: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
@@ -303,9 +303,17 @@ STARTUP_NOTICE_RE = re.compile(
     r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
     r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
     r"|Set CUDA_PATH environment variable if CuPy fails to load"
+    # performance notices of a run that goes on: the BFC allocator's retry with less memory
+    # (xla/tsl/framework/bfc_allocator.cc), CuPy's synchronous-copy fallback
+    # (cupy/_core/core.pyx _alloc_async_transfer_buffer), Numba's occupancy hint
+    # (numba/cuda/dispatcher.py NumbaPerformanceWarning)
+    r"|The caller indicates that this is not a failure"
+    r"|Using synchronous transfer as pinned memory \(\d{1,20} bytes\) could not be allocated"
+    r"|Grid size \d{1,12} will likely result in GPU under-utilization"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
-_STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH")
+_STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH", "not a failure", "pinned memory",
+                         "under-utilization")
 
 
 def startup_notice(text: str) -> bool:
