@@ -51,6 +51,9 @@ FAMILIES = {
         "Even if CUDA/cuDNN are installed, GPU will not be used. Please use WSL2 or the TensorFlow-DirectML plugin.",
         # jax/_src/xla_bridge.py (jax <= 0.4.13), a fallback signature: alone in the log it names the cause
         "No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
+        # xla/stream_executor/platform_manager.cc through jax/_src/xla_bridge.py: no CUDA platform in jaxlib
+        "INFO:jax._src.xla_bridge:Unable to initialize backend 'cuda': NOT_FOUND: Could not find registered "
+        'platform with name: "cuda". Available platform names are: Interpreter Host',
     ],
     "framework-gpu-arch-unsupported": [
         # tensorflow/core/common_runtime/gpu/gpu_device.cc (fallback: alone it names the cause)
@@ -62,6 +65,9 @@ FAMILIES = {
         "status: Internal: no kernel image is available for execution on the device",
         "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is "
         "available for execution on the device",
+        # xla/stream_executor/cuda/cuda_executor.cc through JAX
+        "jax.errors.JaxRuntimeError: INTERNAL: Failed to load in-memory CUBIN: CUDA_ERROR_NO_BINARY_FOR_GPU: "
+        "no kernel image is available for execution on the device",
     ],
     "gpu-out-of-memory": [
         # xla/tsl/framework/bfc_allocator.cc (TensorFlow and JAX)
@@ -73,6 +79,9 @@ FAMILIES = {
         # cupy/cuda/memory.pyx OutOfMemoryError
         "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: "
         "2,147,483,648 bytes).",
+        # tensorflow/core/common_runtime/gpu/gpu_device.cc EigenGpuStreamDevice::allocate
+        "F tensorflow/core/common_runtime/gpu/gpu_device.cc:130] EigenAllocator for GPU ran out of memory when "
+        "allocating 8388608. See error logs for more detailed info.",
     ],
     "driver-too-old-for-build": [
         # xla/service/gpu/nvptx_compiler.cc
@@ -103,6 +112,10 @@ FAMILIES = {
         "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in "
         "CUDA_ERROR_OPERATING_SYSTEM (304)",
     ],
+    "cudnn-unusable": [
+        # cuDNN 8.3-8.9 for Windows, as TensorFlow users paste it
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+    ],
     "cuda-initialized-before-fork": [
         # numba/cuda/cudadrv/driver.py _detect_fork
         "numba.cuda.cudadrv.error.CudaDriverError: CUDA initialized before forking",
@@ -121,6 +134,9 @@ FAMILIES = {
         # tensorflow/core/kernels/matmul_op_impl.h
         "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(32, 784), "
         "b.shape=(784, 10), m=32, n=10, k=784",
+        # xla/stream_executor/cuda/cuda_blas.cc CUDABlas::Init
+        "E external/xla/xla/stream_executor/cuda/cuda_blas.cc:190] failed to create cublas handle: the library "
+        "was not initialized",
     ],
     "xla-cuda-toolkit-missing": [
         # xla/stream_executor/cuda/subprocess_compilation.cc
@@ -194,6 +210,21 @@ test_healthy_notices_name_nothing = healthy_test([
     "cudaErrorMemoryAllocation: out of memory",
     # numba's occupancy hint
     "NumbaPerformanceWarning: Grid size 1 will likely result in GPU under-utilization due to low occupancy.",
+    # jax/_src/xla_bridge.py backends(): a platform jaxlib does not have, logged on every healthy CUDA run
+    "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered "
+    'platform with name: "rocm". Available platform names are: CUDA',
+    "I0000 00:00:1700000000.000000 1234 xla_bridge.py:660] Unable to initialize backend 'rocm': NOT_FOUND: "
+    'Could not find registered platform with name: "rocm". Available platform names are: CUDA',
+    # TensorFlow start-up records
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1720] Found device 0 with properties: pciBusID: "
+    "0000:01:00.0 name: NVIDIA GeForce RTX 3090 computeCapability: 8.6",
+    "Your CPU supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA",
+    "oneDNN custom operations are on. You may see slightly different numerical results due to floating-point "
+    "round-off errors from different computation orders. To turn them off, set the environment variable "
+    "`TF_ENABLE_ONEDNN_OPTS=0`.",
+    "I external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:454] Loaded cuDNN version 8907",
+    "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+    "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
 ])
 
 
