@@ -223,8 +223,6 @@ test_healthy_notices_name_nothing = healthy_test([
     "round-off errors from different computation orders. To turn them off, set the environment variable "
     "`TF_ENABLE_ONEDNN_OPTS=0`.",
     "I external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:454] Loaded cuDNN version 8907",
-    "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
-    "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
 ])
 
 

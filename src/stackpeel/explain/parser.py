@@ -294,15 +294,13 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
 #: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
 #: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
 #: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
-#: "Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, ...",
-#: and dso_loader.cc's "Could not load dynamic library 'libnvinfer.so.7'; dlerror: ..." before it),
+#: "Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, ..."),
 #: JAX's fork warning (jax/_src/xla_bridge.py _at_fork: every DataLoader worker prints it) and
 #: CuPy's CUDA_PATH note (cupy/_environment.py: wheels carry their own libraries)
 STARTUP_NOTICE_RE = re.compile(
     r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin"
     r"|TF-TRT Warning: Could not find TensorRT"
     r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
-    r"|Could not load dynamic library 'libnvinfer(?:_plugin)?\.so[\d.]{0,12}'; dlerror"
     # TensorFlow 2.9+ (tensorflow/core/util/port.cc): a note on numerics, printed on every start
     r"|oneDNN custom operations are on\. You may see slightly different numerical results"
     r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
@@ -317,7 +315,7 @@ STARTUP_NOTICE_RE = re.compile(
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH", "not a failure", "pinned memory",
-                         "under-utilization", "libnvinfer", "oneDNN")
+                         "under-utilization", "oneDNN")
 
 
 def startup_notice(text: str) -> bool:
