@@ -84,10 +84,6 @@ FAMILIES = {
         "allocating 8388608. See error logs for more detailed info.",
     ],
     "driver-too-old-for-build": [
-        # xla/service/gpu/nvptx_compiler.cc
-        "The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version (12.4.131). Because "
-        "the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down "
-        "compilation.",
         # tensorflow gpu_device.cc's cudaGetDevice() status
         "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: CUDA driver "
         "version is insufficient for CUDA runtime version",
