@@ -292,6 +292,39 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # docker run's note before it pulls an image it does not have yet
     r"|^Unable to find image '[^'\n]{1,300}' locally$"
 )
+#: notices that libraries print on healthy runs (at start-up, or as a performance hint), whatever their level or shape (an
+#: ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
+#: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
+#: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
+#: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
+#: "Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, ..."),
+#: JAX's fork warning (jax/_src/xla_bridge.py _at_fork: every DataLoader worker prints it) and
+#: CuPy's CUDA_PATH note (cupy/_environment.py: wheels carry their own libraries)
+STARTUP_NOTICE_RE = re.compile(
+    r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin"
+    r"|TF-TRT Warning: Could not find TensorRT"
+    r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
+    # TensorFlow 2.9+ (tensorflow/core/util/port.cc): a note on numerics, printed on every start
+    r"|oneDNN custom operations are on\. You may see slightly different numerical results"
+    r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
+    r"|Set CUDA_PATH environment variable if CuPy fails to load"
+    # performance notices of a run that goes on: the BFC allocator's retry with less memory
+    # (xla/tsl/framework/bfc_allocator.cc), CuPy's synchronous-copy fallback
+    # (cupy/_core/core.pyx _alloc_async_transfer_buffer), Numba's occupancy hint
+    # (numba/cuda/dispatcher.py NumbaPerformanceWarning)
+    r"|The caller indicates that this is not a failure"
+    r"|Using synchronous transfer as pinned memory \(\d{1,20} bytes\) could not be allocated"
+    r"|Grid size \d{1,12} will likely result in GPU under-utilization"
+)
+#: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
+_STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH", "not a failure", "pinned memory",
+                         "under-utilization", "oneDNN")
+
+
+def startup_notice(text: str) -> bool:
+    """True when ``text`` is one of :data:`STARTUP_NOTICE_RE`'s healthy start-up notices."""
+    return any(w in text for w in _STARTUP_NOTICE_WORDS) and STARTUP_NOTICE_RE.search(text) is not None
+
 #: a hang counts as an error only next to a word of the GPU stack
 HANG_CONTEXT_RE = re.compile(
     r"GPU|CUDA|NCCL|cuda|nccl|[Aa]ll[Rr]educe|all_reduce|\brank|torchrun|DDP|barrier|collective|"
@@ -335,6 +368,8 @@ def error_shape(text: str) -> Optional[str]:
     if not text:
         return None
     text = text[:ERROR_SHAPE_CHARS]
+    if startup_notice(text):
+        return None
     m = HARD_ERROR_RE.search(text)
     if m:
         return m.lastgroup
@@ -404,7 +439,8 @@ def suspect_shape(text: str) -> Optional[str]:
     if not text:
         return None
     text = text[:ERROR_SHAPE_CHARS]
-    if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or not SUSPECT_RE.search(text) \
+    if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or startup_notice(text) \
+            or not SUSPECT_RE.search(text) \
             or SUSPECT_GOES_ON_RE.search(text):
         return None
     return "suspect"
