@@ -94,6 +94,13 @@ FAMILIES = {
         "ImportError: cannot import name '_C' from 'pytorch3d' (/usr/local/lib/python3.10/dist-packages/pytorch3d/__init__.py)",
         # open-mmlab/mmcv mmcv/utils/ext_loader.py load_ext
         "AssertionError: fused_bias_leakyrelu miss in module _ext",
+        # traveller59/spconv and FindDefinition/cumm: the pccm-built core_cc extension
+        "ModuleNotFoundError: No module named 'spconv.core_cc'",
+        "ModuleNotFoundError: No module named 'cumm.core_cc'",
+    ],
+    "kernel-library-not-installed": [
+        # pyg-team/pytorch_geometric torch_geometric/sampler/neighbor_sampler.py
+        "ImportError: 'NeighborSampler' requires either 'pyg-lib' or 'torch-sparse'",
     ],
     "torch-too-old-for-package": [
         # open-mmlab/mmengine mmengine/_strategy/base.py, optim/optimizer/amp_optimizer_wrapper.py
@@ -149,6 +156,10 @@ FAMILIES = {
         "ImportError: TorchCodec is required for save_with_torchcodec. Please install torchcodec to use this function.",
         # pytorch/audio torchaudio/backend/utils.py (0.x)
         "UserWarning: No audio backend is available.",
+        # pytorch/torchcodec _core/ops.py (torchaudio 2.9+ loads audio through it)
+        "RuntimeError: Could not load libtorchcodec. Likely causes:",
+        # pytorch/audio torio/_extension/utils.py (a fallback wording: alone in the log)
+        "RuntimeError: FFmpeg extension is not available.",
     ],
     "extension-torch-mismatch": [
         # pytorch/vision torchvision/extension.py (already matched; kept as the class's guard)
@@ -183,6 +194,18 @@ def test_a_cpu_built_op_under_a_real_traceback_is_the_cpu_build():
     assert _codes(log)[:1] == ["framework-cpu-only-build"]
 
 
+def test_torios_ffmpeg_probe_does_not_outrank_the_real_failure():
+    log = ("DEBUG:torio._extension.utils:Failed to load FFmpeg6 extension.\n"
+           "DEBUG:torio._extension.utils:FFmpeg extension is not available.\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert _codes(log)[:1] == ["gpu-out-of-memory"]
+
+
+def test_transformers_own_torch_minimum_stays_its_code():
+    log = "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1\n"
+    assert _codes(log)[:1] == ["transformers-torch-too-old"]
+
+
 def test_a_torch_minimum_assert_beats_the_torch_compile_words():
     log = ('  File "/usr/local/lib/python3.8/site-packages/mmengine/_strategy/base.py", line 329, in compile_model\n'
            "AssertionError: PyTorch >= 2.0.0 is required to enable torch.compile\n")
@@ -212,6 +235,8 @@ NOTICES = [
     "your application as needed.",
     # torchvision's optional backends (io/_video_opt.py; io/image.py with an empty reason)
     "UserWarning: video reader based on ffmpeg c++ ops not available",
+    # torio probes FFmpeg 6, 5, 4 at debug level
+    "DEBUG:torio._extension.utils:Failed to load FFmpeg6 extension.",
     "UserWarning: Failed to load image Python extension: ''If you don't plan on using image functionality "
     "from `torchvision.io`, you can ignore this warning. Otherwise, there might be something wrong with your "
     "environment. Did you have `libjpeg` or `libpng` installed before building `torchvision` from source?",
