@@ -29,6 +29,8 @@ FAMILIES = {
         "causing CUDA to be initialized.",
         "RuntimeError: Could not start distributed process. Libraries known to initialize device upon import have "
         "been imported already. Please keep these imports inside your training function to try and help with this:",
+        "RuntimeError: CUDA has been initialized before the `notebook_launcher` could create a forked subprocess. "
+        "This likely stems from an outside import causing issues once the `notebook_launcher()` is called.",
     ],
     "build-native-arch-without-gpu": [
         # DeepSpeed op_builder/builder.py CUDAOpBuilder.compute_capability_args (no TORCH_CUDA_ARCH_LIST, no GPU)
@@ -86,6 +88,9 @@ FAMILIES = {
         "version 0.2.5. Please reinstall the latest version",
         # xformers ops/fmha/flash.py (flash_attn outside the supported range)
         "ImportError: Requires Flash-Attention version >=2.7.1,<=2.8.4 but got 2.5.8.",
+        # accelerate utils/bnb.py load_and_quantize_model
+        "ImportError: You have a version of `bitsandbytes` that is not compatible with 8bit quantization, make sure "
+        "you have the latest version of `bitsandbytes` installed.",
     ],
     "kernel-library-not-installed": [
         # accelerate accelerator.py, commands/launch.py, state.py
@@ -96,6 +101,9 @@ FAMILIES = {
         "installed and try again.",
         "ImportError: `torchao` was not found on your system or is too old of a version. Please ensure that "
         "`torchao >= 0.6.1` is installed to use torchao FP8.",
+        # accelerate utils/imports.py torchao_required
+        "ImportError: `torchao` is not available, please install it before calling this function via "
+        "`pip install torchao`.",
         # SGLang python/sglang/srt/utils.py assert_pkg_version (PackageNotFoundError)
         "Exception: sgl-kernel with minimum required version 0.1.4 is not installed. Please reinstall the latest "
         "version with `pip install sgl-kernel --force-reinstall`",
@@ -129,6 +137,12 @@ FAMILIES = {
         # 0.43-0.44 diagnostics/cuda.py
         "Library not found: /usr/local/lib/python3.10/dist-packages/bitsandbytes/libbitsandbytes_cuda124.so. Maybe "
         "you need to compile it from source?",
+        "Could not find the bitsandbytes CUDA binary at PosixPath('/usr/local/lib/python3.10/site-packages/"
+        "bitsandbytes/libbitsandbytes_cuda124.so')",
+        # 0.46+ cextension.py: the CPU library loaded where a GPU build was wanted
+        "🚨 Failed to load CPU-only bitsandbytes library 🚨",
+        "RuntimeError: Method 'cadam32bit_grad_fp32' not available in CPU-only version of bitsandbytes.\n"
+        "Reinstall with GPU support or use CUDA-enabled hardware.",
     ],
     "torch-cuda-unavailable": [
         # bitsandbytes 0.43-0.44 diagnostics/main.py
@@ -193,6 +207,11 @@ ACCELERATOR_CPU = ("[2024-05-01 12:00:00,123] [WARNING] [real_accelerator.py:199
 
 def test_deepspeed_falling_back_to_cpu_names_the_missing_gpu_when_nothing_else_does():
     assert _codes(ACCELERATOR_CPU + "\nRuntimeError: something went wrong\n")[:1] == ["torch-cuda-unavailable"]
+
+
+def test_deepspeed_launcher_without_gpus_names_torch_without_the_gpu():
+    # deepspeed/launcher/runner.py main: get_accelerator().device_count() == 0
+    assert "torch-cuda-unavailable" in _codes("RuntimeError: Unable to proceed, no GPU resources available\n")
 
 
 def test_deepspeed_falling_back_to_cpu_does_not_outrank_the_real_failure():
@@ -302,6 +321,13 @@ test_healthy_lines_name_nothing = healthy_test([
     "but FP8 quantization is being used. Weight-only FP8 compression will be used leveraging the Marlin kernel. "
     "This may degrade performance for compute-heavy workloads.",
     "INFO 05-01 12:00:00 [gpu_worker.py:227] Available KV cache memory: 60.12 GiB",
+    "WARNING 03-20 23:36:27 [cuda.py:394] Detected different devices in the system: NVIDIA GeForce RTX 4080 SUPER, "
+    "NVIDIA GeForce RTX 3060. Please make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` to avoid unexpected behavior.",
+    "INFO 03-20 23:36:27 [__init__.py:256] Automatically detected platform cuda.",
+    "WARNING 05-01 12:00:00 [topk_topp_sampler.py:63] FlashInfer is not available. Falling back to the "
+    "PyTorch-native implementation of top-p & top-k sampling. For the best performance, please install FlashInfer.",
+    "WARNING 05-01 12:00:00 [utils.py:2273] We must use the `spawn` multiprocessing start method. Overriding "
+    "VLLM_WORKER_MULTIPROC_METHOD to 'spawn'. Reason: CUDA is initialized",
     # SGLang model_runner.py
     "[2025-05-01 12:00:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.12 GB, "
     "mem usage=15.07 GB.",
