@@ -334,9 +334,15 @@ HANG_CONTEXT_RE = re.compile(
 #: TensorFlow's glog records without a date, ``W tensorflow/.../dso_loader.cc:64]``) or
 #: WARNING; soft error words in such records are not errors
 INFO_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:INFO|DEBUG|TRACE|NOTICE)\b|(?:^|\[)[IVD]\d{4} \d\d:\d\d"
-                           r"|(?:^|[\s:])I [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\])")
+                           r"|(?:^|[\s:])I [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\]"
+                           # onnxruntime's logger ("[I:onnxruntime:, ...]", "[V:onnxruntime:...]") and
+                           # TensorRT's Python logger ("[TRT] [I]", "[TRT] [V]")
+                           r"|\[[IV]:onnxruntime:|\[TRT\] \[[IV]\])")
 WARN_LEVEL_RE = re.compile(r"^[^\n]{0,60}?(?:\b(?:WARN|WARNING)\b|(?:^|\[)W\d{4} \d\d:\d\d"
-                           r"|(?:^|[\s:])W [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\])")
+                           r"|(?:^|[\s:])W [\w/.-]{1,120}\.(?:cc|cpp|h):\d{1,6}\]"
+                           # onnxruntime's "[W:onnxruntime:, transformer_memcpy.cc:74 ApplyImpl] ..." and
+                           # TensorRT's "[TRT] [W] ..." (harvd)
+                           r"|\[W:onnxruntime:|\[TRT\] \[W\])")
 #: the end of an exception class name: ``RuntimeError``, ``torch.OutOfMemoryError``, in a
 #: sentence, in backticks or after a prefix (the name itself is read backwards in Python)
 _EXC_NAME_END_RE = re.compile(r"(?:Error|Exception)\b")
@@ -428,6 +434,9 @@ SUSPECT_GOES_ON_RE = re.compile(
     r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S"
     r"|\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
     r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b|\bwill (?:proceed|continue)\b"
+    # a performance notice (onnxruntime's "Memcpy nodes are added ... It might have negative impact
+    # on performance (including unable to run CUDA graph)")
+    r"|\b(?:might|may|could)(?: or may not)? have (?:an? )?negative impact on performance\b"
 )
 
 
