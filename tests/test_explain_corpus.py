@@ -277,7 +277,6 @@ GUESSED = {
     "open3d-922-sigabrt-import-after-torch": "a crash that goes away when the imports swap order (clues)",
     "open3d-5597-segv-open3d-before-torch": "SIGSEGV that goes away with 'the imports order' swapped (clues)",
     # training-2026-12-01l (kbgrow6)
-    "deepspeed-607-nvcc-compute-86-cuda-11-0": "'nvcc fatal unsupported gpu architecture' without the colon nvcc prints",
     "llamafactory-7315-bus-error-shm": "the title's 'bus error, insufficient shared memery (shm)' retyped from the DataLoader message",
     "openrlhf-187-actor-killed-container-memory": "Ray's 'killed by SIGKILL by OOM killer due to high memory usage' among its list of possible causes",
     "pytorch-lightning-5651-node-rank-set-hang": "'hang at initializing ddp' with NODE_RANK named in the title",

@@ -40,3 +40,10 @@ def test_the_folded_pass_is_bounded_per_log(monkeypatch):
     text = "".join(f"RuntimeError: frobnicator {i} failed to initialise the widget\n" for i in range(parser_mod.MAX_FOLDED * 2))
     explain_text(text)
     assert 0 < len(calls) <= parser_mod.MAX_FOLDED
+
+
+def test_match_codes_reads_the_same_lines_as_the_scanner():
+    """`stackpeel run` names codes with match_codes: the same letter-case rule applies."""
+    from stackpeel.explain.knowledge import match_codes
+    assert "cudnn-unusable" in match_codes("Error: cudnn_status_not_initialized")
+    assert match_codes("the frobnicator failed") == []

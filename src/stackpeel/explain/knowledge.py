@@ -46,7 +46,7 @@ def needles_of(pattern: str) -> List[str]:
     groups of literal alternatives (``(?:the|my) (?:GPU|gpu) is `` gives ``the GPU is ``,
     ``the gpu is ``, ``my GPU is ``, ``my gpu is ``; at most :data:`MAX_NEEDLE_SET` strings, else
     the part of the run that stays within it). The chosen set is the one whose weakest string is
-    the rarest by :data:`_CHAR_FREQ`: a needle that is a common word (`` is ``) makes the scanner
+    longest, then rarest by :data:`_CHAR_FREQ`: a needle that is a common word (`` is ``) makes the scanner
     run every signature on every line that holds it (``tests/test_explain_needles.py`` keeps
     them rare). A top-level alternation gives one set per branch. Raises :class:`KnowledgeError`
     when a branch has no literal of MIN_NEEDLE chars.
@@ -147,10 +147,10 @@ def _candidates(items) -> List[List[str]]:
 
 
 def _best(cands: Sequence[List[str]]) -> Optional[List[str]]:
-    """The set whose weakest string is rarest (fewer strings on a tie), among those whose every
-    string has MIN_NEEDLE characters."""
+    """The set whose weakest string is longest, then rarest, then smallest, among those whose
+    every string has MIN_NEEDLE characters (for single literals: the longest, as before)."""
     ok = [list(dict.fromkeys(c)) for c in cands if c and min(len(x) for x in c) >= MIN_NEEDLE]
-    return max(ok, key=lambda c: (min(_info(x) for x in c), -len(c)), default=None)
+    return max(ok, key=lambda c: (min(len(x) for x in c), min(_info(x) for x in c), -len(c)), default=None)
 
 
 def _needles_seq(items, pattern: str) -> List[str]:
@@ -494,18 +494,16 @@ def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:
 
     Root causes come before symptoms, lower layers before higher ones. ``text`` may be
     one line or a whole exception text; refinements (e.g. "no kernel image" inside
-    causal_conv1d -> ``extension-arch-missing``) are judged on ``text`` itself.
-    Never raises for any string input.
+    causal_conv1d -> ``extension-arch-missing``) are judged on ``text`` itself. When no
+    pattern matches as written, they are tried whatever the letter case
+    (:meth:`KnowledgeBase.match_line_folded`). Never raises for any string input.
     """
     if not isinstance(text, str) or not text:
         return []
     kb = kb or load()
-    if not kb.entry_gate.search(text):
-        return []
-    hits: List[Tuple[Tuple[int, int, int], Tuple[str, ...]]] = []
-    for e in kb.entries:
-        if e.search(text):
-            hits.append((e.sort_key(), e.codes_for(text)))
+    matched = [e for e in kb.entries if e.search(text)] if kb.entry_gate.search(text) else []
+    # as the scanner does for an error line: whatever the letter case when nothing matched
+    hits = [(e.sort_key(), e.codes_for(text)) for e in matched or kb.match_line_folded(text)]
     out: Dict[str, None] = {}
     for _, codes in sorted(hits, key=lambda h: h[0]):
         for c in codes:
