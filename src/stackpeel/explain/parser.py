@@ -1055,13 +1055,6 @@ class LogScanner:
                     entries = self.kb.match_line(part)
                     if entries:
                         break
-            if not entries and shape and self._folded < MAX_FOLDED:
-                # an error line no signature matches as written may match whatever the letter
-                # case (a Go program's lower-case errors, a message retyped by hand)
-                self._folded += 1
-                entries = self.kb.match_line_folded(rest)
-                if entries:
-                    shape = None
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
@@ -1070,6 +1063,14 @@ class LogScanner:
                 if found and not (catch_all and all(e.fallback for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
+            if not entries and shape and self._folded < MAX_FOLDED:
+                # an error line no signature matches as written may match whatever the letter
+                # case (a Go program's lower-case errors, a message retyped by hand); after the joins,
+                # which read the text as written
+                self._folded += 1
+                entries = self.kb.match_line_folded(rest)
+                if entries:
+                    shape = None
             if entries:
                 tb = self._open.get(key)
                 tb_ctx = tb.tb.context() if tb else ""
