@@ -3,8 +3,9 @@
 Every log line is searched once for the literals of all signatures (the entry gate); a line that
 holds one runs every signature. A literal that is a common word of healthy logs (`` is `` of a
 sentence, ``100%`` of a tqdm bar, ``", line `` of every traceback frame) makes that happen on
-most lines: one such needle made explain 10x slower on a 10 MB training log
-(bench/explain_bench.py: 4.4 s of CPU before the four were fixed, 1.5 s after). These tests
+most lines: three such needles made explain 2.5 times slower on a 10 MB training log
+(bench/results/explain_bench-2026-12-02-needles.txt: 4.5 s of CPU before they were fixed, 1.8 s
+after). These tests
 hold every gate literal to a budget on healthy text, and pin how a needle is chosen.
 """
 
