@@ -83,12 +83,9 @@ def _literal_alternatives(seq) -> Optional[List[str]]:
         if op is _sre_c.LITERAL:
             out = [o + chr(av) for o in out]
         elif op is _sre_c.BRANCH:
-            alts: List[str] = []
-            for branch in av[1]:
-                sub = _literal_alternatives(branch)
-                if sub is None:
-                    return None
-                alts.extend(sub)
+            alts = _branch_strings(av[1])
+            if alts is None:
+                return None
             out = [o + x for o in out for x in alts]
         elif op is _sre_c.SUBPATTERN and _plain_group(av):
             sub = _literal_alternatives(av[-1])
@@ -100,6 +97,17 @@ def _literal_alternatives(seq) -> Optional[List[str]]:
         if len(out) > MAX_NEEDLE_SET:
             return None
     return out
+
+
+def _branch_strings(branches) -> Optional[List[str]]:
+    """The strings a group of alternatives matches when every branch is literal, else None."""
+    alts: List[str] = []
+    for branch in branches:
+        sub = _literal_alternatives(branch)
+        if sub is None:
+            return None
+        alts.extend(sub)
+    return alts if len(alts) <= MAX_NEEDLE_SET else None
 
 
 def _candidates(items) -> List[List[str]]:
@@ -121,7 +129,7 @@ def _candidates(items) -> List[List[str]]:
     def alternatives(branches) -> None:
         """A group of alternatives (``(?:a|b)``, which the parser leaves as a bare BRANCH): when
         every branch is literal, it extends the run; otherwise it ends it."""
-        alts = _literal_alternatives([(_sre_c.BRANCH, (None, branches))])
+        alts = _branch_strings(branches)
         if alts is None:
             close()
         else:

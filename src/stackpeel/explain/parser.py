@@ -30,7 +30,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tupl
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
-from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, rare_start
+from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -292,8 +292,8 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # docker run's note before it pulls an image it does not have yet
     r"|^Unable to find image '[^'\n]{1,300}' locally$"
 )
-#: notices that libraries print on healthy runs (at start-up, or as a performance hint), whatever their level or shape (an
-#: ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
+#: notices that libraries print on healthy runs (at start-up, or as a performance hint),
+#: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
 #: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
 #: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
 #: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
@@ -317,8 +317,7 @@ STARTUP_NOTICE_RE = re.compile(
     r"|Grid size \d{1,12} will likely result in GPU under-utilization"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
-_STARTUP_NOTICE_WORDS = ("factory", "TensorRT", "os.fork", "CUDA_PATH", "not a failure", "pinned memory",
-                         "under-utilization", "oneDNN")
+_STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
 
 
 def startup_notice(text: str) -> bool:
