@@ -13,6 +13,9 @@ log leaves must still be read.
   ``1]) > 256``, CJK text) is rejoined without a space when one of its halves is an error line
   or holds a pattern's literal (the second look of ``LogScanner._rejoin``); so is a line that
   goes on with a closing bracket.
+* a frame line whose function GitHub's Markdown ate (``line 16, in`` and nothing after), an
+  ERROR record quoted in a sentence, and a killed worker, actor or pod in the user's words are
+  a possible failure, not "No known problem".
 
 Every line is real text: a training log of tests/corpus/explain/ (named), a library's message
 (the file is named) or the program's own format. Negative controls: healthy lines of the same
@@ -222,3 +225,51 @@ def test_pips_failed_install_step_is_a_possible_failure():
 def test_pips_finished_install_step_names_nothing():
     expl = explain_text("    Running setup.py install for torch: finished with status 'done'\n")
     assert int(expl.exit_code) == 0 and not expl.candidates
+
+
+# -- failure lines that were read as nothing (every failure line of the training logs, alone) --
+# Found by explaining each line of the training logs that the documented rule calls a failure
+# (tests/test_explain_silence.py's failure_lines) on its own: 12 of 1,767 were answered "No
+# known problem"; these are the shapes among them that a user means as a failure.
+
+@pytest.mark.parametrize("line", [
+    # GitHub's Markdown drops `<module>`, `<lambda>`, `<listcomp>` as unknown HTML tags
+    # (training logs deepspeed-..., gaussian-splatting-...: 'line 165, in' and nothing after)
+    '  File "train.py", line 16, in',
+    'File "C:\\Windows\\System32\\gaussian-splatting\\gaussian_renderer_init_.py", line 14, in',
+    '  File "/usr/lib/python3.10/runpy.py", line 86',
+])
+def test_a_frame_whose_function_markdown_ate_is_a_possible_failure(line):
+    expl = explain_text(line + "\n")
+    assert expl.has_errors and SILENT not in render_text(expl), line
+
+
+def test_a_frame_without_its_function_still_reads_the_exception_below():
+    log = ('  File "/opt/app/train.py", line 16, in\n'
+           '  File "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 302, in\n'
+           "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+           "and installed a driver from http://www.nvidia.com/Download/index.aspx\n")
+    assert explain_text(log).codes[:1] == ["no-nvidia-driver"]
+
+
+@pytest.mark.parametrize("line", [
+    # a Python logging record ("%(levelname)s - %(message)s") quoted in the user's sentence
+    'when i mined cbk,it reported "ERROR - No OpenCL kernel for Device: GeForce GTX 980 Ti."',
+    # Ray's and Kubernetes' nouns for what the kernel or the scheduler killed
+    "Actor killed after training one episode.",
+    "the worker got killed when the second epoch started",
+    "our pod was killed during checkpointing",
+])
+def test_users_words_for_a_record_or_a_kill_are_a_possible_failure(line):
+    expl = explain_text(line + "\n")
+    assert expl.has_errors and SILENT not in render_text(expl), line
+
+
+@pytest.mark.parametrize("line", [
+    "set the logger's format to '%(levelname)s - %(message)s' to read ERROR lines",
+    "killed_workers = 0",
+    "Restarted the worker after it was idle for an hour",
+])
+def test_lines_like_them_that_state_no_failure_name_nothing(line):
+    expl = explain_text(line + "\n")
+    assert not expl.candidates, (line, expl.codes)

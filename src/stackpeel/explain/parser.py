@@ -97,8 +97,10 @@ CHAIN_CONTEXT = "During handling of the above exception, another exception occur
 CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
 #: a frame line with no "Traceback" line above it (a paste that starts inside the traceback, or
-#: the last lines of a log): it opens a traceback marked truncated; its function is required
-HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<line>\d{1,9}), in (?P<func>\S.*)')
+#: the last lines of a log): it opens a traceback marked truncated. The function may be
+#: missing when nothing follows it: GitHub's Markdown drops ``<module>``, ``<lambda>`` and
+#: ``<listcomp>`` as unknown HTML tags, so a pasted frame often ends at ", in"
+HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<line>\d{1,9})(?:, in (?P<func>\S.*)|(?:, in)?\s*$)')
 #: ``Type: message`` of an exception line. One greedy run of name characters followed by
 #: ":" or the end: linear on any line (the old one-regex form nested ``\w*`` inside
 #: alternatives and took seconds on a 16 KB line of ``ErrorErrorError...``); the type's
@@ -211,9 +213,10 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
     r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$)"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
-    # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]")
+    # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
+    # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
     # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
-    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
     # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
@@ -251,7 +254,9 @@ SOFT_ERROR_RE = re.compile(
     r"|\b(?:torch|pytorch|PyTorch|Torch) (?:cpu|CPU) version (?:is |was |got |gets )?installed\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
-    r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b)"
+    r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
+    # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
+    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s? (?:was |is |got |gets |get |being )?killed\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
     r"|(?P<foreign>\u9519\u8bef|\u62a5\u9519|\u5931\u8d25|\u5931\u6557|\u30a8\u30e9\u30fc|\uc624\ub958"
@@ -1187,7 +1192,7 @@ class LogScanner:
         r = self.result
         tb = Traceback(index=r.n_tracebacks, start=lineno, stream=key, truncated=True)
         r.n_tracebacks += 1
-        fr = Frame(m.group("file"), int(m.group("line")), m.group("func").strip())
+        fr = Frame(m.group("file"), int(m.group("line")), (m.group("func") or "").strip())
         tb.frames.append(fr)
         tb.n_frames = 1
         tb.files_text = fr.file + "\n"
