@@ -67,6 +67,9 @@ FAMILIES = {
         "AVX2, which are not detected on the current machine.",
     ],
     "gpu-out-of-memory": [
+        # torch-directml dml_heap_allocator.cc (as the binary prints it)
+        "RuntimeError: Could not allocate tensor with 231211008 bytes. There is not enough GPU video memory "
+        "available!",
         # aten/src/ATen/mps/MPSAllocator.mm alloc_buffer_block (named before this round)
         "RuntimeError: MPS backend out of memory (MPS allocated: 17.80 GB, other allocations: 1.23 GB, max "
         "allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 "
@@ -92,6 +95,8 @@ FAMILIES = {
         "RuntimeError: HIP error: invalid device function",
     ],
     "rocm-gpu-unavailable": [
+        # ROCm/rocBLAS library/src/tensile_host.cpp
+        "rocBLAS error: Could not initialize Tensile host: No devices found",
         # hipGetErrorString(hipErrorNoDevice) through torch's c10/hip
         "RuntimeError: HIP error: no ROCm-capable device is detected",
         "RuntimeError: HIP error: hipErrorNoDevice",
@@ -102,10 +107,17 @@ FAMILIES = {
         "hsa api call failure at: /long_pathname_so_that_rpms_can_package_the_debug_info/src/rocminfo/rocminfo.cc:1306",
     ],
     "cuda-error-unclassified": [
+        # the HSA runtime's illegal-address report under ROCm (fallback)
+        "Memory access fault by GPU node-1 (Agent handle: 0x55d5c0b3a2d0) on address 0x7f5b2d600000. Reason: "
+        "Page not present or supervisor privilege.",
         # torch c10/hip C10_HIP_CHECK: a HIP error no other entry names (fallback)
         "RuntimeError: HIP error: an illegal memory access was encountered",
     ],
     "library-missing": [
+        # the ROCm libraries of a ROCm build, ROCm not installed or another major release
+        "ImportError: libamdhip64.so.6: cannot open shared object file: No such file or directory",
+        "OSError: libMIOpen.so.1: cannot open shared object file: No such file or directory",
+        "ImportError: librocm_smi64.so.7: cannot open shared object file: No such file or directory",
         # triton third_party/amd/backend/driver.py _get_path_to_hip_runtime_dylib
         "RuntimeError: cannot locate libamdhip64.so after attempted paths ['/venv/lib/python3.10/site-packages/"
         "triton/backends/amd/lib/libamdhip64.so', '/opt/rocm/lib/libamdhip64.so']",
@@ -119,6 +131,24 @@ FAMILIES = {
     "env-path-unusable": [
         # triton third_party/amd/backend/driver.py
         "RuntimeError: TRITON_LIBHIP_PATH '/opt/rocm/lib/libhip.so' does not point to a valid libamdhip64.so",
+    ],
+    "gpu-display-watchdog": [
+        # winerror.h DXGI_ERROR_DEVICE_REMOVED / _HUNG through torch-directml and onnxruntime's DML provider
+        "RuntimeError: D:\\a\\_work\\1\\s\\pytorch-directml-plugin\\torch_directml\\csrc\\engine\\"
+        "dml_heap_allocator.cc(120): 887A0005 The GPU device instance has been suspended. Use "
+        "GetDeviceRemovedReason to determine the appropriate action.",
+        "887A0006 The GPU will not respond to more commands, most likely because of an invalid command passed by "
+        "the calling application.",
+    ],
+    "kernel-library-not-installed": [
+        "ModuleNotFoundError: No module named 'torch_directml'",
+        "ModuleNotFoundError: No module named 'intel_extension_for_pytorch'",
+    ],
+    "windows-long-paths-disabled": [
+        # pip src/pip/_internal/commands/install.py create_os_error_message; winerror.h 206
+        "HINT: This error might have occurred since this system does not have Windows Long Path support enabled. "
+        "You can find information on how to enable this at https://pip.pypa.io/warnings/enable-long-paths",
+        "OSError: [WinError 206] The filename or extension is too long",
     ],
     "library-shadowed": [
         # torch/__init__.py _load_dll_libraries with WinError 127 (a DLL of another version first on PATH)
@@ -184,7 +214,7 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
 
 test_the_new_codes_are_sourced = sourced_roots_test(
     ["apple-mps-unavailable", "intel-xpu-unavailable", "rocm-gpu-unavailable",
-     "conda-cuda-virtual-package-unsatisfied"])
+     "conda-cuda-virtual-package-unsatisfied", "windows-long-paths-disabled"])
 
 
 # notices the back ends print on runs that go on: they name nothing
@@ -209,7 +239,19 @@ test_healthy_notices_name_nothing = healthy_test([
     "torch.backends.mps.is_available(): True",
     "Using device: mps",
     "  __cuda                   12.4        0             @virtual",
+    # MIOpen's note that its prebuilt kernel database is not installed (it compiles kernels instead)
+    "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_30.kdb Performance may degrade. "
+    "Please follow instructions to install: https://github.com/ROCmSoftwarePlatform/MIOpen#installing-miopen-kernels-package",
 ])
+
+
+def test_pip_long_path_hint_outranks_the_missing_file_it_explains():
+    text = ("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
+            "'C:\\\\Users\\\\me\\\\venv\\\\Lib\\\\site-packages\\\\nvidia\\\\cudnn\\\\include\\\\cudnn_backend_v9.h'\n"
+            "HINT: This error might have occurred since this system does not have Windows Long Path support "
+            "enabled. You can find information on how to enable this at "
+            "https://pip.pypa.io/warnings/enable-long-paths\n")
+    assert _top(text) == ["windows-long-paths-disabled"]
 
 
 def _top(text: str):
