@@ -320,6 +320,15 @@ STARTUP_NOTICE_RE = re.compile(
     r"|The caller indicates that this is not a failure"
     r"|Using synchronous transfer as pinned memory \(\d{1,20} bytes\) could not be allocated"
     r"|Grid size \d{1,12} will likely result in GPU under-utilization"
+    # torch's other back ends (harvh): the MPS CPU fallback of an operator (aten/src/ATen/mps/
+    # MPSFallback.mm mps_fallback, with PYTORCH_ENABLE_MPS_FALLBACK=1 or for the ops always routed
+    # there), the MPS int64 reduction cast (native/mps/operations/ReduceOps.mm) and ROCm's
+    # hipBLASLt fallback to hipBLAS (aten/src/ATen/Context.cpp) run on
+    r"|is not currently supported on the MPS backend and will fall back to run on the CPU"
+    r"|MPS: no support for int64 (?:reduction|min/max) ops, casting it to int32"
+    r"|Attempting to use hipBLASLt on an? unsupported architecture! Overriding blas backend to hipblas"
+    # libdrm's optional marketing-name table, missing on many ROCm hosts and images (amdgpu_asic_id.c)
+    r"|^amdgpu\.ids: No such file or directory"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
