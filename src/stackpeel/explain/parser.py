@@ -329,6 +329,14 @@ STARTUP_NOTICE_RE = re.compile(
     r"|Attempting to use hipBLASLt on an? unsupported architecture! Overriding blas backend to hipblas"
     # libdrm's optional marketing-name table, missing on many ROCm hosts and images (amdgpu_asic_id.c)
     r"|^amdgpu\.ids: No such file or directory"
+    # torch.distributed notices of runs that go on (docs/dev/harvest-harvf.md): c10d's IPv6
+    # attempts on hosts without IPv6 (torch/csrc/distributed/c10d/socket.cpp, W-level, IPv4 is
+    # tried next) and ProcessGroupNCCL's device guess (every init_process_group without device_id)
+    r"|The server socket cannot be initialized on \[::\]:\d{1,5} \(errno: 97 - Address family not supported"
+    r"|The client socket cannot be initialized to connect to \[[^\]\n]{1,200}\]:\d{1,5} \(errno: 97 - Address family"
+    r"|The IPv6 network addresses of \([^)\n]{1,200}\) cannot be retrieved \(gai error"
+    r"|Guessing device ID based on global rank\. This can cause a hang"
+    r"|to perform barrier as devices used by this process are currently unknown"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
