@@ -99,3 +99,56 @@ def test_every_match_holds_a_needle(pattern, line):
     import re
     m = re.search(pattern, line)
     assert m and any(n in m.group(0) for n in needles_of(pattern))
+
+
+# -- the needle index: which entries a line can match, found in one regex pass ---------------
+
+def _lines_with_needles() -> List[str]:
+    """Lines that hold needles: every signature's own test strings are not at hand here, so
+    take each entry's needles themselves, side by side, overlapping and inside words, plus
+    the negative controls' lines."""
+    kb = load()
+    needles = [n for e in kb.entries for n in e.needles]
+    out = [f"x {n} y" for n in needles]
+    out += [a + b for a, b in zip(needles, needles[1:])]          # one needle right after another
+    out += [n[: len(n) // 2] + m for n, m in zip(needles, needles[3:])]  # a cut needle, then one
+    for path in NEGATIVE:
+        out += path.read_text(encoding="utf-8", errors="replace").split("\n")[:400]
+    return out
+
+
+def test_the_needle_index_finds_every_entry_whose_needle_a_line_holds():
+    """KnowledgeBase.match_line tries only the entries the index names; it must name every
+    entry one of whose needles the line holds (else a signature would silently stop matching)."""
+    kb = load()
+    index = kb._needle_index
+    missed = []
+    for line in _lines_with_needles():
+        want = {i for i, e in enumerate(kb.entries) if any(n in line for n in e.needles)}
+        got = set(index.hits(line))
+        if want - got:
+            missed.append((line[:80], sorted(kb.entries[i].id for i in want - got)))
+    assert not missed, missed[:10]
+
+
+def test_match_line_is_the_same_as_trying_every_entry():
+    kb = load()
+    for line in _lines_with_needles():
+        assert kb.match_line(line) == [e for e in kb.entries if e.search(line)], line[:80]
+
+
+def test_the_clue_index_finds_every_clue_literal_at_a_gate_hit():
+    """KnowledgeBase.clues_at with the gate's matched text finds what a test of every clue
+    literal at that position finds, and every clue literal is found in a line that holds it
+    (``finditer`` missed a clue whose part starts inside another clue's part: "Shared GPU
+    memory", cut to "PU memory", inside "GPU")."""
+    kb = load()
+    lits = sorted({c for cs in kb.clues.values() for c in cs})
+    text = " | ".join(lits) + " | " + "".join(lits) + "\n"
+    for pos, hit in kb.clue_hits(text):
+        brute = {lit for lit in lits for off in (len(lit) - len(rare_start(lit, 3)),)
+                 if pos >= off and text.startswith(lit, pos - off) and text.startswith(rare_start(lit, 3), pos)}
+        assert set(kb.clues_at(text, pos, hit)) == brute, text[pos - 20:pos + 20]
+    for lit in lits:
+        alone = f"see {lit} here\n"
+        assert lit in {c for pos, hit in kb.clue_hits(alone) for c in kb.clues_at(alone, pos, hit)}, lit

@@ -886,13 +886,12 @@ class LogScanner:
         is the library's words, not the user's situation: its clues do not count."""
         found = self.result.clues
         line_of, last = 0, 0
-        for m in self.kb.clue_gate.finditer(body):
-            pos = m.start()
+        for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
             if ECHOED_COMMENT_RE.match(lines[line_of]):
                 continue
-            for lit in self.kb.clues_at(body, pos):
+            for lit in self.kb.clues_at(body, pos, hit):
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
                     seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))
