@@ -51,6 +51,10 @@ FAMILIES = {
         "        Remapping Failure Occurred        : Yes",
         "            Pending                       : Yes",
         "        Pending Page Blacklist            : Yes",
+        # nvidia-smi's wording of NVML_ERROR_INSUFFICIENT_POWER
+        "nvidia-smi: Unable to determine the device handle for GPU 0000:01:00.0: Unable to communicate with GPU "
+        "because it is insufficiently powered. This may be because not all required external power cables are "
+        "attached, or the attached cables are not seated properly.",
         # nvidia-smi with nvmlErrorString (already named; kept as the class's other raise sites)
         "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error",
         "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU",
