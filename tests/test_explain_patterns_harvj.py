@@ -182,5 +182,14 @@ def test_persistenced_failure_yields_to_the_kernel_line_under_it():
 
 
 def test_a_row_remapper_without_failure_names_nothing():
-    # 'Failure' makes the line an unexplained error line (exit 1), but no code may read it as a fault
-    assert explain_text("        Remapping Failure Occurred        : No\n").candidates == ()
+    # nvidia-smi -q on a healthy GPU: no code, and no unexplained error line either (exit 0)
+    expl = explain_text("        Remapping Failure Occurred        : No\n")
+    assert expl.candidates == () and not expl.has_errors and int(expl.exit_code) == 0
+
+
+def test_the_kernels_note_on_an_unsigned_module_is_no_error():
+    """Printed on every load of an out-of-tree module without a signature (the module loads);
+    Secure Boot's refusal is another message (nvidia-module-... codes)."""
+    expl = explain_text("[    3.141592] nvidia: module verification failed: signature and/or required "
+                        "key missing - tainting kernel\n")
+    assert expl.candidates == () and not expl.has_errors and int(expl.exit_code) == 0

@@ -296,6 +296,11 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|\u6ca1\u6709\u9519\u8bef|\u65e0\u9519\u8bef|\u30a8\u30e9\u30fc\u306a\u3057"
     # docker run's note before it pulls an image it does not have yet
     r"|^Unable to find image '[^'\n]{1,300}' locally$"
+    # nvidia-smi -q's flags when nothing happened ("Remapping Failure Occurred : No"), and the
+    # kernel's note on every load of an unsigned out-of-tree module (the module loads; Secure
+    # Boot's refusal reads "Key was rejected by service" / "Required key not available")
+    r"|\b(?:Failure|Error)s? Occurred\s{0,40}:\s{0,3}(?:No|None|N/A)\b"
+    r"|module verification failed: signature and/or required key missing - tainting kernel"
 )
 #: notices that libraries print on healthy runs (at start-up, or as a performance hint),
 #: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
