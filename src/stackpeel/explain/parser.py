@@ -315,6 +315,9 @@ STARTUP_NOTICE_RE = re.compile(
     r"|The caller indicates that this is not a failure"
     r"|Using synchronous transfer as pinned memory \(\d{1,20} bytes\) could not be allocated"
     r"|Grid size \d{1,12} will likely result in GPU under-utilization"
+    # Megatron-core's norm fallback at import (megatron/core/fusions/fused_layer_norm.py:
+    # warnings.warn('Apex is not installed. Falling back to Torch Norm')): the run goes on
+    r"|Apex is not installed\. Falling back to Torch Norm"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
