@@ -150,6 +150,8 @@ FAMILIES = {
         "RuntimeError: CUDA 12.8 or higher is required for compute capability 12.0.",
         # transformer_engine/common/cast
         "RuntimeError: FP4 support requires CUDA 12.8+, but compile-time CUDA version is 12040",
+        # flashinfer/compilation_context.py
+        "RuntimeError: SM 12.x requires CUDA >= 12.9",
     ],
     "build-native-arch-without-gpu": [
         # SageAttention setup.py
@@ -178,8 +180,23 @@ FAMILIES = {
         # unsloth/_gpu_init.py, unsloth/kernels
         "ImportError: Unsloth: Please install unsloth_zoo via `pip install unsloth_zoo` then retry!",
         "ImportError: Unsloth: `bitsandbytes` is not installed.",
+        # flashinfer cute_dsl/comm modules; TransformerEngine's cudnn-frontend import
+        "ImportError: Could not import the 'cuda' module. Please install cuda-python that matches your CUDA version.",
+        "ImportError: cuDNN frontend Python package not found. Install it with: pip install nvidia-cudnn-frontend",
+    ],
+    "nvcc-torch-cuda-mismatch": [
+        # torch/utils/cpp_extension.py (1.8-1.13) ninja rule given to an nvcc older than 10.2
+        "nvcc fatal   : Unknown option '-generate-dependencies-with-compile'",
+    ],
+    "torch-too-old-for-package": [
+        # unsloth/import_fixes.py
+        "RuntimeError: Unsloth: refusing to load checkpoint RNG state on torch < 2.6 (CVE-2026-1839 / "
+        "CVE-2025-32434); upgrade to torch >= 2.6.",
     ],
     "extension-torch-mismatch": [
+        # unsloth/import_fixes.py torchvision check (an existing signature names it)
+        "ImportError: Unsloth: torchvision==0.20.1 claims to match torch==2.5.1, but its compiled operators do "
+        "not load (RuntimeError: operator torchvision::nms does not exist).",
         # unsloth/models/_utils.py
         "ImportError: Unsloth: You have torch = 2.2.0 but xformers = 0.0.26. Please install xformers < 0.0.26 "
         "for torch = 2.2.0.",
@@ -251,8 +268,11 @@ test_healthy_notices_name_nothing = healthy_test([
     "batch_prefill.cuda.o -gencode=arch=compute_90a,code=sm_90a",
     '-- Found pybind11: /usr/include (found version "2.11.1")',
     "Unsloth: Will patch your computer to enable 2x faster free finetuning.",
+    "Device does not support bfloat16. Will change to float16.",
     "Unsloth: Fast downloading is enabled - ignore downloading bars which are red colored!",
     "2025-01-01 12:00:00,000 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill_with_kv_cache",
+    # torchao/__init__.py when the user asks it to skip its C++ extensions
+    "Skipping import of cpp extensions due to TORCHAO_FORCE_SKIP_LOADING_SO_FILES=1",
     "Successfully installed transformer-engine-2.8.0 transformer-engine-cu12-2.8.0 transformer-engine-torch-2.8.0",
 ])
 
