@@ -342,6 +342,9 @@ STARTUP_NOTICE_RE = re.compile(
     r"|The IPv6 network addresses of \([^)\n]{1,200}\) cannot be retrieved \(gai error"
     r"|Guessing device ID based on global rank\. This can cause a hang"
     r"|to perform barrier as devices used by this process are currently unknown"
+    # Megatron-core's norm fallback at import (megatron/core/fusions/fused_layer_norm.py:
+    # warnings.warn('Apex is not installed. Falling back to Torch Norm')): the run goes on
+    r"|Apex is not installed\. Falling back to Torch Norm"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
