@@ -315,6 +315,11 @@ STARTUP_NOTICE_RE = re.compile(
     r"|The caller indicates that this is not a failure"
     r"|Using synchronous transfer as pinned memory \(\d{1,20} bytes\) could not be allocated"
     r"|Grid size \d{1,12} will likely result in GPU under-utilization"
+    # openai-whisper whisper/transcribe.py: a run on the CPU (asked for, or the only device) casts
+    # to float32 and goes on
+    r"|FP16 is not supported on CPU; using FP32 instead|Performing inference on CPU when CUDA is available"
+    # LostRuins/koboldcpp koboldcpp.py: a CPU without AVX2 gets the failsafe build, which runs
+    r"|NoAVX2 library file not found\. Failsafe library will be used"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
