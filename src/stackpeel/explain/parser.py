@@ -345,6 +345,11 @@ STARTUP_NOTICE_RE = re.compile(
     # Megatron-core's norm fallback at import (megatron/core/fusions/fused_layer_norm.py:
     # warnings.warn('Apex is not installed. Falling back to Torch Norm')): the run goes on
     r"|Apex is not installed\. Falling back to Torch Norm"
+    # openai-whisper whisper/transcribe.py: a run on the CPU (asked for, or the only device) casts
+    # to float32 and goes on
+    r"|FP16 is not supported on CPU; using FP32 instead|Performing inference on CPU when CUDA is available"
+    # LostRuins/koboldcpp koboldcpp.py: a CPU without AVX2 gets the failsafe build, which runs
+    r"|NoAVX2 library file not found\. Failsafe library will be used"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
