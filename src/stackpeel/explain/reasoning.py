@@ -428,7 +428,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         ev = _pick_evidence(acc.evidence)
         could_be = deepest_first(acc.could_be, catalogue)
         why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
-                    for hits in [_clue_hits(c, parsed, kb)] if hits) if parsed.clues else ()
+                    for hits in [_clue_hits(c, parsed, kb, rivals=could_be)] if hits) if parsed.clues else ()
         fact = acc.fact if not acc.entries else None
         if fact is not None:
             explanation, fix = fact.explanation, fact.fix or fix
@@ -663,7 +663,7 @@ def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: 
     if codes != e.codes or not clue_lines:
         return codes, None
     for rule in e.refine:
-        if not any(kb.clues.get(c) for c in rule.codes):
+        if rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):
             continue
         for line, text in clue_lines:
             m = rule.context.search(text)
@@ -672,13 +672,47 @@ def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: 
     return codes, None
 
 
-def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = ()) -> List[Tuple[str, Tuple[int, str]]]:
-    """The clues of ``code`` the log holds (with the first line that holds each)."""
+def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = (),
+               rivals: Sequence[str] = ()) -> List[Tuple[str, Tuple[int, str]]]:
+    """The clues of ``code`` the log holds (with the first line that holds each). A literal
+    does not count on a line where each of its occurrences is glued, inside a longer clue of a
+    rival cause (another cause of the same symptom), to a letter or digit: "docker"
+    (nccl-shm-too-small) inside NCCL's interface list "[1]docker0:" is that interface's name
+    (nccl-socket-ifname-wrong's clue ``]docker0:``), not a container. "RTX 40" inside "RTX 4090"
+    of a cause of another symptom still counts."""
+    own = set(kb.clues.get(code, ()))
+    theirs = {m for r in rivals if r != code for m in kb.clues.get(r, ())} - own
     out = []
     for lit in kb.clues.get(code, ()):
-        where = [w for w in parsed.clues.get(lit, ()) if w[0] not in skip]
+        longer = [m for m in parsed.clues if len(m) > len(lit) and lit in m and m in theirs]
+        where = [w for w in parsed.clues.get(lit, ()) if w[0] not in skip
+                 and not (longer and _glued_inside(lit, w[1], longer))]
         if where:
             out.append((lit, where[0]))
+    return out
+
+
+def _glued_inside(lit: str, text: str, longer: Sequence[str]) -> bool:
+    """Whether every occurrence of ``lit`` in ``text`` lies inside an occurrence of one of the
+    ``longer`` literals with a letter or digit right next to it there."""
+    spans = [(j, j + len(m)) for m in longer for j in _occurrences(m, text)]
+    if not spans:
+        return False
+    for i in _occurrences(lit, text):
+        end = i + len(lit)
+        glued = any(a <= i and end <= b and ((i > a and text[i - 1].isalnum() and lit[0].isalnum()) or
+                                             (end < b and text[end].isalnum() and lit[-1].isalnum()))
+                    for a, b in spans)
+        if not glued:
+            return False
+    return True
+
+
+def _occurrences(lit: str, text: str) -> List[int]:
+    out, i = [], text.find(lit)
+    while i >= 0 and len(out) < 20:
+        out.append(i)
+        i = text.find(lit, i + 1)
     return out
 
 
@@ -691,7 +725,11 @@ def _infer(accs: Dict[str, _Acc], parsed: ParseResult, kb: KnowledgeBase, catalo
     evidence is the symptom's line and the lines that hold the clues."""
     if not parsed.clues:
         return
-    support = {c: _clue_hits(c, parsed, kb) for acc in accs.values() for c in acc.could_be}
+    rivals: Dict[str, List[str]] = {}
+    for acc in accs.values():
+        for c in acc.could_be:
+            rivals.setdefault(c, []).extend(acc.could_be)
+    support = {c: _clue_hits(c, parsed, kb, rivals=rivals[c]) for c in rivals}
     for acc in accs.values():
         acc.could_be.sort(key=lambda c: -len(support.get(c, ())))
     named = {c for c, a in accs.items() if a.root}
