@@ -70,6 +70,10 @@ FAMILIES = {
         "libcublas.so.11 not found",
         "cublas64_100.dll, cusparse64_100.dll and a few others are missing from torch-1.3.0-cp37-cp37m-win_amd64.whl",
         "The code execution cannot proceed because cudart64_110.dll was not found.",
+    ],
+    # cuDNN's own DLL named missing: cudnn-unusable's (the cuDNN major the framework was built
+    # for), as the loaders' other cuDNN wordings (docs/dev/context-rules.md)
+    "cudnn-unusable": [
         "cudnn64_8.dll could not be found",
     ],
 }

@@ -328,21 +328,35 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     accs: Dict[str, _Acc] = {}
     # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched
     specific = any(not e.fallback for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
-    clue_lines = "\n".join(dict.fromkeys(text for seen in parsed.clues.values() for _, text in seen))
+    clue_lines = list(dict.fromkeys(w for seen in parsed.clues.values() for w in seen))
+    #: codes a line of the log names itself, and codes only the context far from the line chose
+    near: set = set()
+    far: Dict[str, List[Evidence]] = {}
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific):
             continue
-        for code in _refined(e, hit.context, clue_lines, kb):
+        codes, context_line = _refined(e, hit.context, clue_lines, kb)
+        for code in codes:
             acc = accs.setdefault(code, _Acc(code))
             if e not in acc.entries:
                 acc.entries.append(e)
             acc.evidence.append(Evidence(hit.line.number, hit.line.text.strip(), e.id, hit.line.stream))
+            if context_line is None:
+                near.add(code)
+            else:
+                far.setdefault(code, []).append(context_line)
             acc.root = acc.root or e.is_root
             acc.weight = max(acc.weight, e.weight)
             for c in e.could_be:
                 if c != code and c not in acc.could_be:
                     acc.could_be.append(c)
+    # a code that only a context line far from the generic line chose is an inference: a
+    # cause another line names outranks it (and its context line is part of its evidence)
+    for code, evs in far.items():
+        if code not in near:
+            accs[code].inferred = True
+            accs[code].evidence.extend(dict.fromkeys(evs))
     # counts include hits beyond those kept
     for acc in accs.values():
         acc.count = sum(parsed.hit_counts.get(e.id, 0) for e in acc.entries) or len(acc.evidence)
@@ -414,7 +428,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         ev = _pick_evidence(acc.evidence)
         could_be = deepest_first(acc.could_be, catalogue)
         why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
-                    for hits in [_clue_hits(c, parsed, kb)] if hits) if parsed.clues else ()
+                    for hits in [_clue_hits(c, parsed, kb, rivals=could_be)] if hits) if parsed.clues else ()
         fact = acc.fact if not acc.entries else None
         if fact is not None:
             explanation, fix = fact.explanation, fact.fix or fix
@@ -472,9 +486,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     elif candidates and candidates[0].confidence == "inferred":
         top = candidates[0]
         why = ", ".join(f"'{e.text.split(': ', 1)[-1]}'" for e in top.evidence if e.entry.startswith("clue:"))
-        notes.append(f"no line names the cause: {top.code} is inferred from the symptom(s) "
-                     f"{', '.join(top.explains)} and the log's context ({why}); run on the affected machine "
-                     "without --no-live (or `stackpeel check`) to confirm it")
+        seen_as = (f"the symptom(s) {', '.join(top.explains)}" if top.explains else
+                   "a line of a more generic cause (" + ", ".join(dict.fromkeys(
+                       e.entry for e in top.evidence if not e.entry.startswith("clue:"))) + ")")
+        notes.append(f"no line names the cause: {top.code} is inferred from {seen_as} and the log's "
+                     f"context ({why}); run on the affected machine without --no-live (or `stackpeel check`) "
+                     "to confirm it")
     elif candidates and candidates[0].kind == "symptom" and any(r.startswith("combination:") for r in candidates[0].facts):
         top = candidates[0]
         ids = ", ".join(r.split(":", 1)[1] for r in top.facts if r.startswith("combination:"))
@@ -635,26 +652,67 @@ def _similar_guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], k
     return out
 
 
-def _refined(e: Entry, context: str, clue_lines: str, kb: KnowledgeBase) -> Tuple[str, ...]:
+def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase
+             ) -> Tuple[Tuple[str, ...], Optional[Evidence]]:
     """The codes a hit stands for: a refinement reads the lines around the hit; one whose code has
-    clues (the code of a place the log runs in: a Jetson, WSL, a container) also reads the lines
-    of the log that hold clue literals, wherever they are."""
+    clues (the code of a place the log runs in: a Jetson, WSL, a container; or a fact that names
+    the narrower cause of a generic line: a kernel update, Secure Boot) also reads the lines of
+    the log that hold clue literals, wherever they are. The second value is the clue line that
+    decided (as evidence), None when the line's own context did."""
     codes = e.codes_for(context)
     if codes != e.codes or not clue_lines:
-        return codes
+        return codes, None
     for rule in e.refine:
-        if any(kb.clues.get(c) for c in rule.codes) and rule.context.search(clue_lines):
-            return rule.codes
-    return codes
+        if rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):
+            continue
+        for line, text in clue_lines:
+            m = rule.context.search(text)
+            if m:
+                return rule.codes, Evidence(line, f"{text[:200]} [clue: {m.group(0)[:60]}]", f"clue:{m.group(0)[:60]}")
+    return codes, None
 
 
-def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = ()) -> List[Tuple[str, Tuple[int, str]]]:
-    """The clues of ``code`` the log holds (with the first line that holds each)."""
+def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = (),
+               rivals: Sequence[str] = ()) -> List[Tuple[str, Tuple[int, str]]]:
+    """The clues of ``code`` the log holds (with the first line that holds each). A literal
+    does not count on a line where each of its occurrences is glued, inside a longer clue of a
+    rival cause (another cause of the same symptom), to a letter or digit: "docker"
+    (nccl-shm-too-small) inside NCCL's interface list "[1]docker0:" is that interface's name
+    (nccl-socket-ifname-wrong's clue ``]docker0:``), not a container. "RTX 40" inside "RTX 4090"
+    of a cause of another symptom still counts."""
+    own = set(kb.clues.get(code, ()))
+    theirs = {m for r in rivals if r != code for m in kb.clues.get(r, ())} - own
     out = []
     for lit in kb.clues.get(code, ()):
-        where = [w for w in parsed.clues.get(lit, ()) if w[0] not in skip]
+        longer = [m for m in parsed.clues if len(m) > len(lit) and lit in m and m in theirs]
+        where = [w for w in parsed.clues.get(lit, ()) if w[0] not in skip
+                 and not (longer and _glued_inside(lit, w[1], longer))]
         if where:
             out.append((lit, where[0]))
+    return out
+
+
+def _glued_inside(lit: str, text: str, longer: Sequence[str]) -> bool:
+    """Whether every occurrence of ``lit`` in ``text`` lies inside an occurrence of one of the
+    ``longer`` literals with a letter or digit right next to it there."""
+    spans = [(j, j + len(m)) for m in longer for j in _occurrences(m, text)]
+    if not spans:
+        return False
+    for i in _occurrences(lit, text):
+        end = i + len(lit)
+        glued = any(a <= i and end <= b and ((i > a and text[i - 1].isalnum() and lit[0].isalnum()) or
+                                             (end < b and text[end].isalnum() and lit[-1].isalnum()))
+                    for a, b in spans)
+        if not glued:
+            return False
+    return True
+
+
+def _occurrences(lit: str, text: str) -> List[int]:
+    out, i = [], text.find(lit)
+    while i >= 0 and len(out) < 20:
+        out.append(i)
+        i = text.find(lit, i + 1)
     return out
 
 
@@ -667,7 +725,11 @@ def _infer(accs: Dict[str, _Acc], parsed: ParseResult, kb: KnowledgeBase, catalo
     evidence is the symptom's line and the lines that hold the clues."""
     if not parsed.clues:
         return
-    support = {c: _clue_hits(c, parsed, kb) for acc in accs.values() for c in acc.could_be}
+    rivals: Dict[str, List[str]] = {}
+    for acc in accs.values():
+        for c in acc.could_be:
+            rivals.setdefault(c, []).extend(acc.could_be)
+    support = {c: _clue_hits(c, parsed, kb, rivals=rivals[c]) for c in rivals}
     for acc in accs.values():
         acc.could_be.sort(key=lambda c: -len(support.get(c, ())))
     named = {c for c, a in accs.items() if a.root}
