@@ -142,8 +142,9 @@ FAMILIES = {
         "supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
         "Capability >= 7.0, but your device is of CUDA capability 6.0",
     ],
-    "torch-compile-failed": [
-        # torch/_inductor/exc.py InvalidCxxCompiler on Linux without g++
+    # torch/_inductor/exc.py InvalidCxxCompiler on Linux without g++ names its cause (harvg): the
+    # compiler root, as `check` does (toolchain.c_compiler explains kernels.torch_compile)
+    "no-c-compiler": [
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
         "compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
     ],
