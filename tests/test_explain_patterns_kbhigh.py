@@ -106,6 +106,10 @@ FAMILIES = {
         "RuntimeError: Failed to find C++ compiler. Please specify via CXX environment variable or set "
         "triton.knobs.build.impl.",
         "W0101 12:00:00.000000 1234 torch/utils/cpp_extension.py:606] Error checking compiler version for c++",
+        # torch/_inductor/exc.py InvalidCxxCompiler on Linux without g++ names its cause (harvg): the
+        # compiler root, as `check` does (toolchain.c_compiler explains kernels.torch_compile)
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
+        "compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
     ],
     "extension-build-failed": [
         "error: command '/usr/bin/gcc' failed with exit code 1",
@@ -141,12 +145,6 @@ FAMILIES = {
         "torch._inductor.exc.InductorError: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be "
         "supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
         "Capability >= 7.0, but your device is of CUDA capability 6.0",
-    ],
-    # torch/_inductor/exc.py InvalidCxxCompiler on Linux without g++ names its cause (harvg): the
-    # compiler root, as `check` does (toolchain.c_compiler explains kernels.torch_compile)
-    "no-c-compiler": [
-        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler: No working C++ "
-        "compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
     ],
     # the same exception on Windows names its cause: cl.exe is not on PATH (no MSVC environment);
     # torch's check_compiler_exist_windows (recall9) outranks the torch.compile symptom
