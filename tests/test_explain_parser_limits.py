@@ -238,8 +238,14 @@ def test_pips_finished_install_step_names_nothing():
     '  File "train.py", line 16, in',
     'File "C:\\Windows\\System32\\gaussian-splatting\\gaussian_renderer_init_.py", line 14, in',
     '  File "/usr/lib/python3.10/runpy.py", line 86',
+    # a Python logging record ("%(levelname)s - %(message)s") quoted in the user's sentence
+    'when i mined cbk,it reported "ERROR - No OpenCL kernel for Device: GeForce GTX 980 Ti."',
+    # Ray's and Kubernetes' nouns for what the kernel or the scheduler killed
+    "Actor killed after training one episode.",
+    "the worker got killed when the second epoch started",
+    "our pod was killed during checkpointing",
 ])
-def test_a_frame_whose_function_markdown_ate_is_a_possible_failure(line):
+def test_a_cut_frame_a_quoted_record_or_a_kill_is_a_possible_failure(line):
     expl = explain_text(line + "\n")
     assert expl.has_errors and SILENT not in render_text(expl), line
 
@@ -250,19 +256,6 @@ def test_a_frame_without_its_function_still_reads_the_exception_below():
            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
            "and installed a driver from http://www.nvidia.com/Download/index.aspx\n")
     assert explain_text(log).codes[:1] == ["no-nvidia-driver"]
-
-
-@pytest.mark.parametrize("line", [
-    # a Python logging record ("%(levelname)s - %(message)s") quoted in the user's sentence
-    'when i mined cbk,it reported "ERROR - No OpenCL kernel for Device: GeForce GTX 980 Ti."',
-    # Ray's and Kubernetes' nouns for what the kernel or the scheduler killed
-    "Actor killed after training one episode.",
-    "the worker got killed when the second epoch started",
-    "our pod was killed during checkpointing",
-])
-def test_users_words_for_a_record_or_a_kill_are_a_possible_failure(line):
-    expl = explain_text(line + "\n")
-    assert expl.has_errors and SILENT not in render_text(expl), line
 
 
 @pytest.mark.parametrize("line", [
