@@ -199,6 +199,8 @@ class Entry:
     needles: Tuple[str, ...] = ()
     #: a catch-all: counts only when no other entry matched the log
     fallback: bool = False
+    #: a user's sentence stating the cause: ranks after the roots programs' lines state
+    said: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -475,6 +477,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
             fallback=sig.fallback,
+            said=sig.said,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
