@@ -212,7 +212,7 @@ class Entry:
         for pat in self.patterns:
             m = pat.search(line)
             if m:
-                return m
+                return None if self.said and not stated(line) else m
         return None
 
     def codes_for(self, context: str) -> Tuple[str, ...]:
@@ -373,7 +373,8 @@ class KnowledgeBase:
         the parser asks it only for error lines nothing matched, a bounded number per log."""
         low = line.casefold()
         return [e for e, needles in self._folded_needles
-                if any(n in low for n in needles) and any(_ignoring_case(p).search(line) for p in e.patterns)]
+                if any(n in low for n in needles) and any(_ignoring_case(p).search(line) for p in e.patterns)
+                and (not e.said or stated(line))]
 
 
 #: rough frequency of characters in ML logs (per mille); others count as 2. Used to cut
@@ -412,6 +413,22 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
     if not at:
         return rare_start(word, keep)
     return word[min(at, key=lambda p: (_CHAR_FREQ.get(word[p], 2), p)):]
+
+
+#: a line that asks or guesses (a question word first, a question mark, *maybe*, *could it be*,
+#: *if*, *make sure*): a user's words there state no cause, so no ``said`` signature reads it.
+#: Searched only on lines a ``said`` pattern matched; linear (no nested quantifiers).
+SAID_NOT_STATED_RE = re.compile(
+    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which|anyone|any)\s"
+    r"|[?\uff1f]|\u5417"
+    r"|\b(?:maybe|perhaps|probably|possibly|is it|could it be|could this be|could be|might be|may be|"
+    r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case)\b",
+    re.IGNORECASE)
+
+
+def stated(line: str) -> bool:
+    """Whether a user's sentence on ``line`` states something (no question, guess or condition)."""
+    return SAID_NOT_STATED_RE.search(line) is None
 
 
 @functools.lru_cache(maxsize=None)
