@@ -317,3 +317,24 @@ def test_healthy_sentences_with_the_same_words_name_nothing(line):
     expl = explain_text(line + "\n")
     assert not expl.candidates, [(c.code, [ev.entry for ev in c.evidence]) for c in expl.candidates]
     assert int(expl.exit_code) == 0
+
+
+@pytest.mark.parametrize("text, code", [
+    # a title's question after the statement is another sentence
+    ("Any time I compile flash attention it exaust the RAM and the PC crashes. Is there a way to "
+     "limit the resources used by build?", "host-oom-killed"),
+    ("Maybe it is the driver. Later I found that the NVIDIA driver was not installed.", "no-nvidia-driver"),
+    ("Installed CUDA 11.8 and cuDNN 8.9.2. I didn't have gcc installed.", "no-c-compiler"),
+])
+def test_the_guard_reads_the_sentence_that_holds_the_statement(text, code):
+    expl = explain_text(text + "\n")
+    assert expl.candidates and expl.candidates[0].code == code, [c.code for c in expl.candidates]
+
+
+@pytest.mark.parametrize("text", [
+    "I ran out of disk space? No, df shows 40% used.",
+    "Could it be that the NVIDIA driver is too old. I have 470.",
+    "The root partition was full, I think? Not sure.",
+])
+def test_a_sentence_that_asks_or_guesses_is_not_read(text):
+    assert not _said_entries(explain_text(text + "\n"))
