@@ -147,7 +147,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "autoawq-398-no-kernel-image-old-gpu": "'no kernel image' with the GPU unnamed: torch's arch list and AutoAWQ's sm_75 minimum read alike",
     "autogptq-203-cuda-extension-torch-cu117": "'CUDA extension not installed' quoted in prose: the CUDA 11.8 toolkit against torch's cu117 is the reporter's later finding",
     "h2ogpt-1624-no-gpu-detected-torch-false": "prose only ('it still says no GPU detected', is_available() 'says False' on another line): the torch build is not printed",
-    "jan-3355-gpu-acceleration-without-cuda-runtime": "'model fails to start' with the CUDA toolkit missing in prose: Jan's engine error is not in the paste",
     "ktransformers-1367-stuck-loading-layers-host-ram": "'stuck at loading model.layers.12' with no error: model-load-hang, host memory first of its causes; 128 GB for a 400 GB model is the maintainer's arithmetic",
     "ollama-7031-runner-0xc0000409-old-ollama": "'llama runner process has terminated: exit status 0xc0000409' only: the runner's reason (a model newer than Ollama 0.1.42) is not printed",
     "ollama-8606-tesla-m60-gpu-idle": "'the GPU is 0%' only: the Tesla M60 (sm_52, not in that Ollama build) is named only in a comment",
@@ -168,10 +167,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "pytorch-geometric-8948-conda-cpu-build": "'cpu version instead of cu121' only: that the package is pyg (not torch) is the thread's title and repository",
     # training-2026-12-01n (kbgrow8): research-code and extension users' pastes whose text does not
     # hold the thread's cause
-    "alphafold3-423-cpu-only-jaxlib": "JAX's cuInit CUDA_ERROR_UNKNOWN (cuda-init-failed): that the image's rebuild installed a CPU-only jaxlib is the reporter's title",
     "apex-214-multiple-cuda-versions": "pip's 'setup.py ... --cuda_ext install ... failed with error code 1' only: several CUDA toolkits on the server is the reporter's finding",
     "flash-attention-389-max-jobs-ram": "prose ('it will raise errors ... MAX_JOBS=16'): the error log is not pasted; RAM running out is the maintainer's answer",
-    "flash-attention-1811-build-exhausts-ram": "prose ('it exaust the RAM and the PC crashes'): no error line",
     "nerfstudio-1642-tcnn-no-arch-windows": "torch's 'No CUDA runtime is found, using CUDA_HOME=...' only, a notice every GPU-less build prints (healthy in kbdrift): the missing TCNN_CUDA_ARCHITECTURES is the answer in the thread",
     "jax-7118-cublas-not-initialized-preallocation": "the title 'CUBLAS_STATUS_NOT_INITIALIZED' (cublas-call-failed): that JAX's preallocation starved cuBLAS is the maintainer's answer",
     "rl-mpc-locomotion-19-libpython-not-found": "libpython3.8.so.1.0 not found reads as an OS package (system-library-missing); the thread's fixes are that or the conda environment's lib directory on LD_LIBRARY_PATH",
