@@ -199,6 +199,8 @@ class Entry:
     needles: Tuple[str, ...] = ()
     #: a catch-all: counts only when no other entry matched the log
     fallback: bool = False
+    #: a user's sentence stating the cause: ranks after the roots programs' lines state
+    said: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -210,7 +212,7 @@ class Entry:
         for pat in self.patterns:
             m = pat.search(line)
             if m:
-                return m
+                return None if self.said and not stated(line, m.start(), m.end()) else m
         return None
 
     def codes_for(self, context: str) -> Tuple[str, ...]:
@@ -399,7 +401,9 @@ class KnowledgeBase:
         the parser asks it only for error lines nothing matched, a bounded number per log."""
         low = line.casefold()
         return [e for e, needles in self._folded_needles
-                if any(n in low for n in needles) and any(_ignoring_case(p).search(line) for p in e.patterns)]
+                if any(n in low for n in needles) and any(
+                    m is not None and (not e.said or stated(line, m.start(), m.end()))
+                    for m in (_ignoring_case(p).search(line) for p in e.patterns))]
 
 
 class _NeedleIndex:
@@ -473,6 +477,33 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
     return word[min(at, key=lambda p: (_CHAR_FREQ.get(word[p], 2), p)):]
 
 
+#: a sentence that asks or guesses (a question word first, a question mark, *maybe*, *could it
+#: be*, *if*, *make sure*): a user's words there state no cause, so no ``said`` signature reads
+#: it. Searched only on the sentence a ``said`` pattern matched in; linear (no nested quantifiers).
+SAID_NOT_STATED_RE = re.compile(
+    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which)\s"
+    r"|[?\uff1f]|\u5417"
+    r"|\b(?:maybe|perhaps|probably|possibly|is it|could it be|could this be|could be|might be|may be|"
+    r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case)\b",
+    re.IGNORECASE)
+
+
+#: the end of a sentence: CJK full stops, or . ! ? before a space or the line's end (not the dot
+#: of a version, a file name or a URL)
+_SENTENCE_END_RE = re.compile(r"[\u3002\uff01\uff1f]|[.!?](?=\s|$)")
+
+
+def stated(line: str, start: int = 0, end: int = -1) -> bool:
+    """Whether the sentence of ``line`` that holds ``line[start:end]`` states something (no
+    question, guess or condition): a title's question after the statement does not count."""
+    end = len(line) if end < 0 else end
+    begin = 0
+    for m in _SENTENCE_END_RE.finditer(line, 0, start):
+        begin = m.end()
+    m = _SENTENCE_END_RE.search(line, end)
+    return SAID_NOT_STATED_RE.search(line[begin:m.end() if m else len(line)]) is None
+
+
 @functools.lru_cache(maxsize=None)
 def _ignoring_case(pattern: Pattern[str]) -> Pattern[str]:
     return re.compile(pattern.pattern, pattern.flags | re.IGNORECASE)
@@ -536,6 +567,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
             order=i,
             fallback=sig.fallback,
+            said=sig.said,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)

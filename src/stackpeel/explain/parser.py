@@ -1085,7 +1085,8 @@ class LogScanner:
                 parts = _quoted_parts(rest)
                 self._rejoins += bool(parts)
                 for part in parts:
-                    entries = self.kb.match_line(part)
+                    # (a quoted span is a program's message: a user's statement is read whole)
+                    entries = [e for e in self.kb.match_line(part) if not e.said]
                     if entries:
                         break
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \

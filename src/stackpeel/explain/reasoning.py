@@ -295,6 +295,14 @@ class _Acc:
     #: rules of the facts that support it
     rules: List[str] = field(default_factory=list)
 
+    @property
+    def said(self) -> bool:
+        """Only a user's sentence names it (signatures with ``said = true``): among the roots
+        nothing else explains, it ranks after those a program's own line states. It still
+        explains what lists it in ``could_be`` (the deeper cause of a line that says it may be
+        this: *Secure Boot is enabled* under *NVIDIA driver not loaded*)."""
+        return bool(self.entries) and all(e.said for e in self.entries) and self.fact is None
+
 
 def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
     from .knowledge import codes_of_entries
@@ -396,8 +404,10 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         first = min((ev.line for ev in acc.evidence), default=0)
         if group == 2:
             return (group, 0, layer_rank(layer), -acc.weight, first)
-        # a cause a line names outranks one inferred from context
-        return (group, int(acc.inferred), -len(closure_of(acc.code)), -acc.weight, layer_rank(layer), first)
+        # a cause a line names outranks one inferred from context; a program's line outranks
+        # a user's sentence
+        return (group, int(acc.inferred), int(acc.said), -len(closure_of(acc.code)), -acc.weight,
+                layer_rank(layer), first)
 
     # what each root accounts for, directly or through a chain of explained causes
     closure: Dict[str, List[str]] = {}

@@ -74,6 +74,9 @@ class LogSignature:
     #: a catch-all wording (a bare CUDA error name): its code is a candidate only when no
     #: other signature matched anything in the log
     fallback: bool = False
+    #: a user's sentence stating the cause (no program prints it): its code ranks after every
+    #: root that a program's own line states (it still explains what lists it in could_be)
+    said: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,7 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
               "clues", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
-_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback"}
+_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said"}
 _EXC_KEYS = {"type", "message"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -394,7 +397,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
-            fallback=_flag(lraw, "fallback", lwhere),
+            fallback=_flag(lraw, "fallback", lwhere), said=_flag(lraw, "said", lwhere),
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
