@@ -51,7 +51,9 @@ RULES = [
     ("no-device/kernel-update",
      "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in "
      "CUDA_ERROR_NO_DEVICE (100)", "no-nvidia-driver",
-     "This started after a kernel upgrade.", "nvidia-module-missing-for-kernel",
+     # (apt's log, not the user's sentence: a sentence stating it is a cause stated in words,
+     # tests/test_explain_users_words.py)
+     "Start-Date: 2024-11-05  06:25:13 Commandline: /usr/bin/unattended-upgrade", "nvidia-module-missing-for-kernel",
      "Linux DESKTOP-7Q2 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux", "wsl-gpu-unavailable"),
     ("driver-not-loaded/nouveau",
      "Failed to initialize NVML: Driver Not Loaded", "no-nvidia-driver",

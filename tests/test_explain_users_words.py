@@ -207,10 +207,12 @@ CASES = {
 
 TRACEBACK = ('Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
              "RuntimeError: the job failed\n")
+#: an error line no signature knows: a statement names the cause of a failure the log shows
+FAILURE = "Error: the run failed\n"
 SHAPES = {
-    "title": lambda s: s + "\n",
+    "title": lambda s: s + "\n" + FAILURE,
     "before-traceback": lambda s: "### Describe the bug\n\n" + s + "\n\n```\n" + TRACEBACK + "```\n",
-    "quote": lambda s: "> " + s + "\n",
+    "quote": lambda s: "> " + s + "\n" + FAILURE,
 }
 #: a program's own line naming a root cause none of the statements is about, with its code
 LIBRARY = [
@@ -289,7 +291,7 @@ def test_a_question_or_a_guess_fires_no_statement_rule(code, line):
 
 @pytest.mark.parametrize("code, sentence", _statements(), ids=[f"{c}-{i}" for i, (c, _) in enumerate(_statements())])
 def test_a_programs_line_for_another_cause_outranks_the_statement(code, sentence):
-    alone = explain_text(sentence + "\n")
+    alone = explain_text(sentence + "\n" + FAILURE)
     if not all(ev.entry.startswith("said-") for ev in alone.candidates[0].evidence):
         pytest.skip("an older signature (no statement rule) reads this sentence too")
     for line, lib_code in LIBRARY:
@@ -327,7 +329,7 @@ def test_healthy_sentences_with_the_same_words_name_nothing(line):
     ("Installed CUDA 11.8 and cuDNN 8.9.2. I didn't have gcc installed.", "no-c-compiler"),
 ])
 def test_the_guard_reads_the_sentence_that_holds_the_statement(text, code):
-    expl = explain_text(text + "\n")
+    expl = explain_text(text + "\n" + FAILURE)
     assert expl.candidates and expl.candidates[0].code == code, [c.code for c in expl.candidates]
 
 
@@ -338,3 +340,21 @@ def test_the_guard_reads_the_sentence_that_holds_the_statement(text, code):
 ])
 def test_a_sentence_that_asks_or_guesses_is_not_read(text):
     assert not _said_entries(explain_text(text + "\n"))
+
+
+@pytest.mark.parametrize("text", [
+    # facts of a machine, with no failure in the log (the context rules read them as clues)
+    "mokutil --sb-state says SecureBoot enabled",
+    "It started after a kernel update last night.",
+    "Secure Boot is enabled on this machine",
+])
+def test_a_statement_in_a_log_that_shows_no_failure_names_nothing(text):
+    expl = explain_text(text + "\n")
+    assert not expl.candidates and int(expl.exit_code) == 0, [c.code for c in expl.candidates]
+
+
+def test_a_statement_that_is_an_error_line_itself_names_its_cause():
+    # "I ran out of disk space" is no failure line by the rule; "the job failed because the
+    # disk is full" is (its 'failed'): the statement names its cause with no other line
+    expl = explain_text("the job failed because the disk is full\n")
+    assert [c.code for c in expl.candidates][:1] == ["disk-full"], [c.code for c in expl.candidates]

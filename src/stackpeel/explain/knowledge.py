@@ -484,7 +484,9 @@ SAID_NOT_STATED_RE = re.compile(
     r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which)\s"
     r"|[?\uff1f]|\u5417"
     r"|\b(?:maybe|perhaps|probably|possibly|is it|could it be|could this be|could be|might be|may be|"
-    r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case)\b",
+    r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case"
+    # advice, not a report: "Don't forget to add --gpus all", "remember to", "be sure to"
+    r"|don'?t forget|do not forget|remember to|be sure to|you (?:need|have|must|ought) to|you should)\b",
     re.IGNORECASE)
 
 

@@ -1071,8 +1071,10 @@ class LogScanner:
                                                                     or rest.startswith('File "'))
             shape = None if entries or in_frames else error_shape(rest)
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
-            # a message a specific signature names once joined
-            catch_all = bool(entries) and all(e.fallback for e in entries)
+            # a message a specific signature names once joined; so may a line only a user's-
+            # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
+            # CPU version" wrapped before "PaddlePaddle.")
+            catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
             if catch_all and INFO_LEVEL_RE.match(rest):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
                 # error (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
@@ -1094,7 +1096,7 @@ class LogScanner:
                 joined, found = self._rejoin(rest, where)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
-                if found and not (catch_all and all(e.fallback for e in found)):
+                if found and not (catch_all and all(e.fallback or e.said for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
             if not entries and shape and self._folded < MAX_FOLDED:

@@ -33,7 +33,7 @@ from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
-from .parser import ParseResult
+from .parser import ParseResult, error_shape
 
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
@@ -340,9 +340,17 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     #: codes a line of the log names itself, and codes only the context far from the line chose
     near: set = set()
     far: Dict[str, List[Evidence]] = {}
+    # a user's sentence (a ``said`` signature) states the cause of a failure: it counts when the
+    # log shows one besides such sentences (a program's line, a traceback, another error line)
+    # or the sentence is an error line itself; alone, "SecureBoot enabled" or "it started after
+    # a kernel update" is a fact of the machine, not a failure
+    failing = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
+        not e.said for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific):
+            continue
+        if e.said and not failing and error_shape(hit.line.text) is None:
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
         for code in codes:
@@ -351,7 +359,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                 acc.entries.append(e)
             acc.evidence.append(Evidence(hit.line.number, hit.line.text.strip(), e.id, hit.line.stream))
             if context_line is None:
-                near.add(code)
+                if not e.said:  # a user's sentence does not make a code the far context chose stated
+                    near.add(code)
             else:
                 far.setdefault(code, []).append(context_line)
             acc.root = acc.root or e.is_root
@@ -498,7 +507,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         why = ", ".join(f"'{e.text.split(': ', 1)[-1]}'" for e in top.evidence if e.entry.startswith("clue:"))
         seen_as = (f"the symptom(s) {', '.join(top.explains)}" if top.explains else
                    "a line of a more generic cause (" + ", ".join(dict.fromkeys(
-                       e.entry for e in top.evidence if not e.entry.startswith("clue:"))) + ")")
+                       e.entry for e in top.evidence
+                       if not e.entry.startswith("clue:") and not getattr(entries.get(e.entry), "said", False))) + ")")
         notes.append(f"no line names the cause: {top.code} is inferred from {seen_as} and the log's "
                      f"context ({why}); run on the affected machine without --no-live (or `stackpeel check`) "
                      "to confirm it")
