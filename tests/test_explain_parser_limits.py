@@ -244,6 +244,8 @@ def test_pips_finished_install_step_names_nothing():
     "Actor killed after training one episode.",
     "the worker got killed when the second epoch started",
     "our pod was killed during checkpointing",
+    # a machine or a program that crashed, in the user's words (training log flash-attention-1811)
+    "Any time I try to compile flash attention it exhausts the RAM and the PC crashes.",
 ])
 def test_a_cut_frame_a_quoted_record_or_a_kill_is_a_possible_failure(line):
     expl = explain_text(line + "\n")
@@ -262,6 +264,7 @@ def test_a_frame_without_its_function_still_reads_the_exception_below():
     "set the logger's format to '%(levelname)s - %(message)s' to read ERROR lines",
     "killed_workers = 0",
     "Restarted the worker after it was idle for an hour",
+    "the crash reporter is off; crashes: 0",
 ])
 def test_lines_like_them_that_state_no_failure_name_nothing(line):
     expl = explain_text(line + "\n")

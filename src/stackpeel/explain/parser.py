@@ -256,7 +256,10 @@ SOFT_ERROR_RE = re.compile(
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
     r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
     # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
-    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s? (?:was |is |got |gets |get |being )?killed\b)"
+    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s? (?:was |is |got |gets |get |being )?killed\b"
+    # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC crashes")
+    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|it|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script)"
+    r"(?: just| always| then| still| also)? (?:crashes|crashed|keeps crashing)\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
     r"|(?P<foreign>\u9519\u8bef|\u62a5\u9519|\u5931\u8d25|\u5931\u6557|\u30a8\u30e9\u30fc|\uc624\ub958"

@@ -342,8 +342,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     far: Dict[str, List[Evidence]] = {}
     # a user's sentence (a ``said`` signature) states the cause of a failure: it counts when the
     # log shows one besides such sentences (a program's line, a traceback, another error line)
-    # or the sentence is an error line itself; alone, "SecureBoot enabled" or "it started after
-    # a kernel update" is a fact of the machine, not a failure
+    # or the sentence is an error line itself ("it exhausts the RAM and the PC crashes"); alone,
+    # "SecureBoot enabled" or "it started after a kernel update" is a fact of the machine, and
+    # "installing the CPU version of torch for the docs build" a plan, not a failure
     failing = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
         not e.said for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     for hit in parsed.hits:
