@@ -257,8 +257,9 @@ SOFT_ERROR_RE = re.compile(
     r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
     # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
     r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s? (?:was |is |got |gets |get |being )?killed\b"
-    # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC crashes")
-    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|it|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script)"
+    # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
+    # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
+    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script)"
     r"(?: just| always| then| still| also)? (?:crashes|crashed|keeps crashing)\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
