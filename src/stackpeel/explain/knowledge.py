@@ -477,9 +477,9 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
     return word[min(at, key=lambda p: (_CHAR_FREQ.get(word[p], 2), p)):]
 
 
-#: a sentence that asks or guesses (a question word first, a question mark, *maybe*, *could it
-#: be*, *if*, *make sure*): a user's words there state no cause, so no ``said`` signature reads
-#: it. Searched only on the sentence a ``said`` pattern matched in; linear (no nested quantifiers).
+#: a sentence that asks, guesses or advises (a question word first, a question mark, *maybe*,
+#: *could it be*, *if*, *make sure*, *don't forget*, *you should*): a user's words there state no
+#: cause, so no ``said`` signature reads it. Searched only on the sentence a ``said`` pattern matched in; linear (no nested quantifiers).
 SAID_NOT_STATED_RE = re.compile(
     r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which)\s"
     r"|[?\uff1f]|\u5417"

@@ -1081,7 +1081,7 @@ class LogScanner:
             catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
             if catch_all and INFO_LEVEL_RE.match(rest):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
-                # error (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
+                # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
                 # file ... using internal implementation" on every healthy run)
                 entries, catch_all = [], False
             if not entries and partial and self._rejoins < MAX_REJOINS:
