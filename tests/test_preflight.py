@@ -191,7 +191,11 @@ def test_a_verdict_directory_another_user_could_write_is_not_used(plugin_venv, s
     """Each rank then checks alone: correct, only slower (a planted verdict is never read)."""
     job["shared"].mkdir(mode=0o777)
     os.chmod(job["shared"], 0o777)
-    procs = [start(plugin_venv, stack_python, ranks_env(job, r, world=2)) for r in (0, 1)]
+    # each rank its own result cache: with one, the rank that finished first wrote results the
+    # other could reuse, running no probe (the marker then held one rank: a race of the starts)
+    procs = [start(plugin_venv, stack_python,
+                   ranks_env(job, r, world=2, XDG_CACHE_HOME=str(job["marker"].parent / f"cache-{r}")))
+             for r in (0, 1)]
     results = [outcome(p) for p in procs]
     assert sorted(m[0] for m in marks(job["marker"])) == ["0", "1"]
     assert all(r["ok"] and r["preflight"]["role"] == "checked" and not r["preflight"]["shared"] for r in results)
