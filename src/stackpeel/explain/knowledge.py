@@ -479,7 +479,8 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
 
 #: a sentence that asks, guesses or advises (a question word first, a question mark, *maybe*,
 #: *could it be*, *if*, *make sure*, *don't forget*, *you should*): a user's words there state no
-#: cause, so no ``said`` signature reads it. Searched only on the sentence a ``said`` pattern matched in; linear (no nested quantifiers).
+#: cause, so no ``said`` signature reads it. Searched only on the sentence a ``said`` pattern
+#: matched in; linear (no nested quantifiers).
 SAID_NOT_STATED_RE = re.compile(
     r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which)\s"
     r"|[?\uff1f]|\u5417"

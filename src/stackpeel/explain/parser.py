@@ -100,7 +100,8 @@ FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?
 #: the last lines of a log): it opens a traceback marked truncated. The function may be
 #: missing when nothing follows it: GitHub's Markdown drops ``<module>``, ``<lambda>`` and
 #: ``<listcomp>`` as unknown HTML tags, so a pasted frame often ends at ", in"
-HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<line>\d{1,9})(?:, in (?P<func>\S.*)|(?:, in)?\s*$)')
+HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<line>\d{1,9})'
+                               r'(?:, in (?P<func>\S.*)|(?:, in)?\s*$)')
 #: ``Type: message`` of an exception line. One greedy run of name characters followed by
 #: ":" or the end: linear on any line (the old one-regex form nested ``\w*`` inside
 #: alternatives and took seconds on a 16 KB line of ``ErrorErrorError...``); the type's
@@ -256,7 +257,8 @@ SOFT_ERROR_RE = re.compile(
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
     r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
     # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
-    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s? (?:was |is |got |gets |get |being )?killed\b"
+    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s?"
+    r" (?:was |is |got |gets |get |being )?killed\b"
     # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
     # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
     r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script)"
@@ -1081,8 +1083,8 @@ class LogScanner:
             catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
             if catch_all and INFO_LEVEL_RE.match(rest):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
-                # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so: cannot open shared object
-                # file ... using internal implementation" on every healthy run)
+                # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so:
+                # cannot open shared object file ... using internal implementation" on every healthy run)
                 entries, catch_all = [], False
             if not entries and partial and self._rejoins < MAX_REJOINS:
                 # a message quoted in prose: a pattern anchored at its end ('...named 'torch'$')
