@@ -31,6 +31,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tupl
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
+from .translate import translate
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -64,6 +65,8 @@ FRAMES_KEPT = 12
 MESSAGE_LINES = 15
 #: distinct clue literals recorded per log, and lines kept per clue
 MAX_CLUES = 200
+#: localized lines read in English whose own words are kept for the report (:mod:`.translate`)
+MAX_TRANSLATED = 2000
 CLUE_LINES = 3
 #: characters of traceback text kept as context for refinements
 TB_CONTEXT_CHARS = 6000
@@ -616,6 +619,9 @@ class ParseResult:
     #: last FACT_WINDOW characters (where environment reports are printed) and from every line
     #: the scan kept
     facts: _combinations.LogFacts = field(default_factory=_combinations.LogFacts)
+    #: line number -> the line in the log's own language, for the lines read in English
+    #: (what the C library, bash, gcc, binutils and make printed translated: :mod:`.translate`)
+    translated: Dict[int, str] = field(default_factory=dict)
 
     def traceback(self, index: Optional[int]) -> Optional[Traceback]:
         if index is None:
@@ -649,6 +655,8 @@ def _scrub_kept(r: ParseResult) -> None:
     r.hits[:] = [replace(h, line=line(h.line), before=tuple(line(b) for b in h.before),
                          after=tuple(line(a) for a in h.after), context=s(h.context)) for h in r.hits]
     r.other_errors[:] = [line(ln) for ln in r.other_errors]
+    for number, text in r.translated.items():
+        r.translated[number] = s(text)
     for tb in r.tracebacks:
         tb.message, tb.files_text, tb.stream = s(tb.message), s(tb.files_text), s(tb.stream)
         tb.exc_type = s(tb.exc_type) if tb.exc_type else tb.exc_type
@@ -831,6 +839,8 @@ class LogScanner:
             body = body.replace("\r\n", "\n")
         body, junk = clean(body)
         r.junk_chars += junk
+        if not body.isascii():
+            body = self._translate(body)
         if self._quiet is not None:
             if r.hits or r.n_tracebacks or r.n_other_errors or self._quiet_chars + len(body) > QUIET_RESCAN_CHARS:
                 self._quiet = None
@@ -896,6 +906,23 @@ class LogScanner:
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
         self._lineno = base + n
+
+    def _translate(self, body: str) -> str:
+        """``body`` with its localized system messages read in English, line for line; the
+        lines as written are kept (``ParseResult.translated``) for the report."""
+        lines = body.split("\n")
+        kept = self.result.translated
+        changed = False
+        for i, raw in enumerate(lines):
+            if raw.isascii() or len(raw) > MAX_LINE:
+                continue
+            new = translate(raw)
+            if new != raw:
+                lines[i] = new
+                changed = True
+                if len(kept) < MAX_TRANSLATED:
+                    kept[self._lineno + i + 1] = raw
+        return "\n".join(lines) if changed else body
 
     def _find_clues(self, body: str, lines: List[str], base: int) -> None:
         """Record where each clue literal first occurs (one more C-speed pass over the chunk).

@@ -536,6 +536,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             notes.append(f"no knowledge-base entry explains these {'lines' if parsed.suspect_only else 'errors'}; "
                          f"fingerprint {fingerprint} identifies them (the same failure elsewhere gets the same "
                          "fingerprint)")
+    if parsed.translated:  # matched in English, shown as the log wrote them (the fingerprint stays English)
+        candidates, unexplained = _as_written(candidates, unexplained, parsed.translated)
     return Explanation(
         source=source, lines=parsed.lines, bytes=parsed.bytes, candidates=tuple(candidates),
         exceptions=tuple(exceptions), n_exceptions=n_exc, unexplained=unexplained,
@@ -544,6 +546,19 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
         fact_findings=tuple(findings),
     )
+
+
+def _as_written(candidates: Sequence[Candidate], unexplained: Tuple[Evidence, ...],
+                translated: Mapping[int, str]) -> Tuple[List[Candidate], Tuple[Evidence, ...]]:
+    """Evidence of a line read in English (:mod:`.translate`) shows the line in the log's own
+    language again; clue evidence (a line with the clue named after it) is left as it is."""
+    def ev(e: Evidence) -> Evidence:
+        if e.line in translated and not e.entry.startswith("clue:"):
+            return replace(e, text=translated[e.line].strip())
+        return e
+
+    return ([replace(c, evidence=tuple(ev(e) for e in c.evidence)) for c in candidates],
+            tuple(ev(e) for e in unexplained))
 
 
 def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequence[ExceptionInfo],
