@@ -22,7 +22,7 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Dict, List, Optional, Pattern, Tuple
+from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
 FILE = Path(__file__).resolve().parent.parent / "knowledge" / "locales.json"
 #: translations no distribution catalogue holds (Windows, Visual Studio, cmd.exe, PowerShell),
@@ -164,9 +164,18 @@ def _render(english: Tuple, m: "re.Match[str]", order: Tuple[int, ...]) -> str:
     return "".join(p if isinstance(p, str) else m.group(order[p]) for p in english)
 
 
+@functools.lru_cache(maxsize=1)
+def _letters() -> FrozenSet[str]:
+    """Every character outside ASCII that a translation holds: a line with none of them (a
+    progress bar's blocks, an emoji, an arrow) holds no translation, and the table is not even
+    compiled for it."""
+    return frozenset(ch for msg in _messages() for text in msg.get("tr", {}).values()
+                     for ch in text if ord(ch) > 127)
+
+
 def translate(line: str) -> str:
     """``line`` with every catalogue message it holds in English (unchanged when none)."""
-    if line.isascii():
+    if line.isascii() or _letters().isdisjoint(line):
         return line
     gate, table = _table()
     if gate is None:
