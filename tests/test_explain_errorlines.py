@@ -62,6 +62,10 @@ ERROR_LINES = {
         "make: *** [Makefile:12: all] Error 137",
         # subprocess.CalledProcessError's message
         "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+        # the same in a CI runner's or a user's words (GitHub Actions: 'Process completed with
+        # exit code 1'; 'the job had a non-zero exit')
+        "The container exited with a non-zero exit code after the first epoch",
+        "train.py returned a nonzero exit status",
     ],
     "crash": [
         "Aborted (core dumped)",                     # bash, SIGABRT
