@@ -6,8 +6,9 @@ the table (source file, message, what explain named before and after).
 
 Also the class behind "No module named 'distutils'" being guessed as Triton's absence: a guess by
 resemblance compared only the words every missing-module line shares (``modulenotfounderror``,
-``module``, ``named``); a line that says which module is missing now resembles only a thread
-that names that module (stackpeel/explain/similar.py ``missing_modules``).
+``module``, ``named``); those words now count only towards a thread that names the same
+missing module (stackpeel/explain/similar.py ``missing_modules``); the log's other lines count as
+before.
 """
 
 from __future__ import annotations
