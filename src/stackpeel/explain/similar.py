@@ -79,6 +79,23 @@ def tokens(text: str) -> List[str]:
     return out
 
 
+#: the module a ModuleNotFoundError / ImportError says is missing (``No module named 'distutils'``,
+#: Python 2's ``No module named distutils``): which module is absent is the whole statement of such
+#: a line; its other words (``modulenotfounderror``, ``module``, ``named``) are the same for every
+#: module, so without the name a missing ``distutils`` or ``_lzma`` "resembles" a thread whose
+#: missing module was ``triton``
+_MISSING_MODULE = re.compile(r"No module named ['\"`]?([A-Za-z_][\w.]{0,100})")
+
+
+#: the words every missing-module line has, whichever module is missing
+_MISSING_MODULE_WORDS = frozenset(("modulenotfounderror", "module", "named"))
+
+
+def missing_modules(text: str) -> FrozenSet[str]:
+    """The top-level names of the modules the text says are missing, lower-cased."""
+    return frozenset(m.split(".", 1)[0].lower() for m in _MISSING_MODULE.findall(text))
+
+
 #: lines printed after every failure of their kind, whatever it was: they resemble every
 #: thread that pasted them and tell none apart (c10/cuda/CUDAException.cpp appends the first
 #: three to each CUDA error)
@@ -167,11 +184,16 @@ class Index:
             return []
         sims = []
         left_out = LEAVE_OUT | _LEFT_OUT.get()
+        # a query that says which module is missing shares the words of that statement only
+        # with a thread that names one of those modules: a missing module is a class of
+        # failures, the module decides the cause (its other lines still count as they are)
+        absent = missing_modules(text)
         for ex in self.exemplars:
             if ex.source in left_out:
                 continue
+            ignore = _MISSING_MODULE_WORDS if absent and not any(m in ex.vector for m in absent) else ()
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
-            shared = [x * b[t] for t, x in a.items() if t in b]
+            shared = [x * b[t] for t, x in a.items() if t in b and t not in ignore]
             if len(shared) < MIN_SHARED:
                 continue
             s = sum(shared)
