@@ -229,3 +229,38 @@ def test_every_hand_kept_translation_names_its_source_and_reads_back_as_its_engl
             if not line.isascii() and T.translate(line) != english:
                 wrong.append((lang, line, T.translate(line)))
     assert not wrong, wrong
+
+
+_ADVERSARIAL = r'''
+import json, sys, time
+from stackpeel.explain import explain_text
+from stackpeel.explain.translate import translate
+translate("\u9519\u8bef")  # the table is built outside the timing
+worst = 0.0
+lines = json.loads(sys.stdin.read())
+for line in lines:
+    t = time.process_time(); translate(line); worst = max(worst, time.process_time() - t)
+text = "".join(line[:16000] + "\n" for line in lines * 8)
+t = time.process_time(); explain_text(text); whole = time.process_time() - t
+print(json.dumps({"worst": worst, "whole": whole}))
+'''
+
+
+def test_translation_is_linear_on_adversarial_lines():
+    """Lines made of one translation's literals over and over (the first version, a regex
+    with three lazy wildcards, took 7 s on a 400-character line of '[' then '\uff1a' then make's
+    '] \u9519\u8bef' and 88 s on one twice as long). Measured with the literal search: the worst
+    line 0.04 s of CPU; explain over 1.1 MB of such lines 2.9 s (1.4 s without translating them:
+    the English they become goes through the signatures); the bounds are about 10x that in CPU
+    time (a loaded machine stretches the wall clock, not the CPU); killed at 120 s."""
+    n = 8000
+    lines = ["[" * n + "\uff1a" * n + "] \u9519\u8bef x", "] \u9519\u8bef x" * n, "[a\uff1ab] \u9519\u8bef " * n,
+             "\uff1a" * n + "\u9519\u8bef\uff1a" * n, "x\uff1a" * n + "] \u9519\u8bef 1",
+             "\u6ca1\u6709\u90a3\u4e2a\u6587\u4ef6\u6216\u76ee\u5f55" * n, "\u672a\u627e\u5230\u547d\u4ee4 " * n,
+             ": \u65e0\u6cd5\u6253\u5f00\u5171\u4eab\u5bf9\u8c61\u6587\u4ef6" * n, "\u201c" * n + "\u201d\uff0c\u7531\u201c" * n]
+    src = str(ROOT / "src")
+    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {src!r})\n" + _ADVERSARIAL],
+                         input=json.dumps(lines), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout)
+    assert res["worst"] < 0.5 and res["whole"] < 30, res

@@ -45,8 +45,8 @@ MAX_PASSES = 8
 
 
 @functools.lru_cache(maxsize=1)
-def _table() -> Tuple[Optional[Pattern[str]], Dict[str, List[Tuple[str, str, Tuple, Tuple[int, ...]]]]]:
-    """(gate, prefix -> [(key, pattern, English parts, argument groups)]).
+def _table() -> Tuple[Optional[Pattern[str]], Dict[str, List[Tuple[str, Tuple, Tuple]]]]:
+    """(gate, prefix -> [(key, (translation's parts, index of its key), English parts)]).
 
     Each translation is filed under its key (its longest literal: the words a line must hold
     for it to apply). The gate is a trie of the keys that stops at the shortest key a position
@@ -55,26 +55,27 @@ def _table() -> Tuple[Optional[Pattern[str]], Dict[str, List[Tuple[str, str, Tup
     messages = _messages()
     if not messages:
         return None, {}
-    by_key: Dict[str, List[Tuple[int, str, Tuple, Tuple[int, ...]]]] = {}
+    by_key: Dict[str, List[Tuple[int, Tuple, Tuple]]] = {}
     for msg in messages:
         english = _english_parts(msg["msgid"].strip("\n"))
         for text in msg.get("tr", {}).values():
             compiled = _compile(text.strip("\n"), english)
             if compiled is None:
                 continue
-            pattern, order, key, size = compiled
-            by_key.setdefault(key, []).append((size, pattern, english, order))
+            parts, k, key, size = compiled
+            by_key.setdefault(key, []).append((size, (parts, k), english))
     if not by_key:
         return None, {}
     from .knowledge import _literal_alternation
 
     keys = set(by_key)
-    table: Dict[str, List[Tuple[str, str, Tuple, Tuple[int, ...]]]] = {}
+    table: Dict[str, List[Tuple[str, Tuple, Tuple]]] = {}
     for key, found in by_key.items():
         prefix = next(key[:n] for n in range(1, len(key) + 1) if key[:n] in keys)
-        table.setdefault(prefix, []).extend((key, p, e, o) for _, p, e, o in found)
+        # longest translation first (its literals' size), then the longest key
+        table.setdefault(prefix, []).extend((key, c, e) for _, c, e in sorted(found, key=lambda t: -t[0]))
     for prefix, rows in table.items():
-        rows.sort(key=lambda r: -sum(len(x) for x in r[2] if isinstance(x, str)) - len(r[0]))
+        rows.sort(key=lambda r: -len(r[0]))
     return _literal_alternation(sorted(keys)), table
 
 
@@ -115,53 +116,144 @@ def _english_parts(msgid: str) -> Optional[Tuple]:
     return tuple(p for p in parts if p != "")
 
 
-def _compile(text: str, english: Tuple) -> Optional[Tuple[str, Tuple[int, ...], str, int]]:
-    """(regex, the group of each English argument, its gate key, the size of its literals)."""
-    out: List[str] = []
-    literals: List[str] = []
+#: an argument of a translation: ("arg", index of the argument in the English message, numeric)
+#: a literal: ("lit", text); an optional quote mark (gcc's %< %>): ("quote",)
+Part = Tuple
+
+
+def _compile(text: str, english: Tuple) -> Optional[Tuple[Tuple[Part, ...], int, str, int]]:
+    """(the translation's parts, the index of its key among them, the key, the size of its literals).
+
+    No regular expression: a translation is matched by finding its literals in order with
+    ``str.find`` from its key outwards, each argument taking the text between (the first
+    occurrence going right, the nearest going left), so a line of any length costs linear time
+    (a regex with two or three lazy wildcards backtracks cubically on an adversarial line)."""
+    parts: List[Part] = []
     pos = 0
     arg = 0
-    order: List[int] = []
+    indexes: List[int] = []
     for m in DIRECTIVE_RE.finditer(text):
-        lit = text[pos:m.start()]
-        out.append(re.escape(lit))
-        literals.append(lit)
+        if m.start() > pos:
+            parts.append(("lit", text[pos:m.start()]))
         conv = m.group("conv")
         if conv == "%":
-            out.append("%")
+            parts.append(("lit", "%"))
         elif conv in "<>'":
-            out.append("[\"'`\u2018\u2019\u201c\u201d\u300c\u300d\u00ab\u00bb]?")
+            parts.append(("quote",))
         else:
             index = int(m.group("pos")) - 1 if m.group("pos") else arg
             arg += 1
-            order.append(index)
-            out.append(r"(-?\d+)" if conv in "diouxX" else "(.*?)")
+            indexes.append(index)
+            parts.append(("arg", index, conv in "diouxX"))
         pos = m.end()
-    literals.append(text[pos:])
-    out.append(re.escape(text[pos:]))
+    if pos < len(text):
+        parts.append(("lit", text[pos:]))
     n_args = sum(1 for p in english if isinstance(p, int))
-    if sorted(order) != list(range(n_args)):
+    if sorted(indexes) != list(range(n_args)):
         return None  # the translation drops or adds an argument: not a faithful one
-    if out and out[-1] == "" and len(out) > 1 and out[-2] == "(.*?)":
-        out[-2] = "(.*)"  # a trailing argument runs to the end of the line
-    keys = [lit.strip() for lit in literals
-            if len(lit.strip()) >= (MIN_KEY if not lit.isascii() else MIN_ASCII_KEY)]
-    if not keys:
+    best = -1
+    for i, part in enumerate(parts):
+        if part[0] == "lit":
+            lit = part[1].strip()
+            if len(lit) >= (MIN_KEY if not lit.isascii() else MIN_ASCII_KEY) and \
+                    (best < 0 or len(lit) > len(parts[best][1].strip())):
+                best = i
+    if best < 0:
         return None
-    key = max(keys, key=len)
-    # the group that holds each argument of the English message
-    groups = {index: g + 1 for g, index in enumerate(order)}
-    return ("".join(out), tuple(groups[i] for i in range(n_args)), key, sum(len(lit) for lit in literals))
+    size = sum(len(p[1]) for p in parts if p[0] == "lit")
+    return tuple(parts), best, parts[best][1].strip(), size
 
 
-@functools.lru_cache(maxsize=None)
-def _regex(pattern: str) -> Pattern[str]:
-    """A translation's regex, compiled when a line first holds its key."""
-    return re.compile(pattern)
+#: the most characters an argument between two literals may take (a path, a name, a number):
+#: bounds each search, so a line full of one translation's key stays linear
+MAX_ARG = 1000
+QUOTES = frozenset("\"'`\u2018\u2019\u201c\u201d\u300c\u300d\u00ab\u00bb")
+NUMBER_RE = re.compile(r"-?\d+")
 
 
-def _render(english: Tuple, m: "re.Match[str]", order: Tuple[int, ...]) -> str:
-    return "".join(p if isinstance(p, str) else m.group(order[p]) for p in english)
+def _match(line: str, parts: Tuple[Part, ...], k: int, at: int) -> Optional[Tuple[int, int, Dict[int, str]]]:
+    """(start, end, arguments) of the translation whose key literal (parts[k], stripped) was
+    found at ``at``, or None."""
+    lit = parts[k][1]
+    begin = at - (len(lit) - len(lit.lstrip()))
+    if begin < 0 or not line.startswith(lit, begin):
+        return None
+    args: Dict[int, str] = {}
+    # rightwards from the key
+    p = begin + len(lit)
+    pending: Optional[Part] = None
+    for part in parts[k + 1:]:
+        if part[0] == "quote":
+            if pending is None and p < len(line) and line[p] in QUOTES:
+                p += 1
+            continue
+        if part[0] == "arg":
+            if pending is not None:  # two arguments side by side ("%d%s"): a number takes its digits
+                m = NUMBER_RE.match(line, p) if pending[2] else None
+                if pending[2] and m is None:
+                    return None
+                args[pending[1]], p = (m.group(0), m.end()) if m else ("", p)
+            pending = part
+            continue
+        found = line.find(part[1], p, p + MAX_ARG + len(part[1])) if pending is not None else \
+            (p if line.startswith(part[1], p) else -1)
+        if found < 0:
+            return None
+        if pending is not None:
+            value = line[p:found]
+            if pending[2] and not NUMBER_RE.fullmatch(value):
+                return None
+            args[pending[1]] = value
+            pending = None
+        p = found + len(part[1])
+    if pending is not None:  # a trailing argument: the rest of the line (a number: its digits)
+        if pending[2]:
+            m = NUMBER_RE.match(line, p)
+            if m is None:
+                return None
+            args[pending[1]], p = m.group(0), m.end()
+        else:
+            args[pending[1]], p = line[p:], len(line)
+    end = p
+    # leftwards from the key
+    q = begin
+    pending = None
+    for part in reversed(parts[:k]):
+        if part[0] == "quote":
+            if pending is None and q > 0 and line[q - 1] in QUOTES:
+                q -= 1
+            continue
+        if part[0] == "arg":
+            if pending is not None:
+                if pending[2]:
+                    return None  # a number right after another argument, read leftwards: give up
+                args[pending[1]] = ""
+            pending = part
+            continue
+        found = line.rfind(part[1], max(0, q - MAX_ARG - len(part[1])), q) if pending is not None else \
+            (q - len(part[1]) if line.startswith(part[1], q - len(part[1])) and q >= len(part[1]) else -1)
+        if found < 0:
+            return None
+        if pending is not None:
+            value = line[found + len(part[1]):q]
+            if pending[2] and not NUMBER_RE.fullmatch(value):
+                return None
+            args[pending[1]] = value
+            pending = None
+        q = found
+    if pending is not None:  # a leading argument: the line from its start (a number: its digits)
+        if pending[2]:
+            m = re.search(r"-?\d+$", line[:q])
+            if m is None:
+                return None
+            args[pending[1]], q = m.group(0), m.start()
+        else:
+            args[pending[1]], q = line[:q], 0
+    return q, end, args
+
+
+def _render(english: Tuple, args: Dict[int, str]) -> str:
+    return "".join(p if isinstance(p, str) else args.get(p, "") for p in english)
 
 
 @functools.lru_cache(maxsize=1)
@@ -195,10 +287,11 @@ def translate(line: str) -> str:
 
 def _pass(line: str, gate: Pattern[str], table: Dict) -> str:
     for m in gate.finditer(line):
-        for key, pattern, english, order in table[m.group(0)]:
+        for key, (parts, k), english in table[m.group(0)]:
             if not line.startswith(key, m.start()):
                 continue
-            new = _regex(pattern).sub(lambda mm: _render(english, mm, order), line)
-            if new != line:
-                return new
+            found = _match(line, parts, k, m.start())
+            if found is not None:
+                start, end, args = found
+                return line[:start] + _render(english, args) + line[end:]
     return line
