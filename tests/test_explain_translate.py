@@ -264,3 +264,12 @@ def test_translation_is_linear_on_adversarial_lines():
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout)
     assert res["worst"] < 0.5 and res["whole"] < 30, res
+
+
+def test_match_codes_reads_a_localized_exception_text_as_the_scanner_does():
+    """``stackpeel run`` classifies an exception's text with match_codes: the same reading."""
+    from stackpeel.explain import match_codes
+
+    english = match_codes("OSError: libcuda.so.1: cannot open shared object file: No such file or directory")
+    localized = match_codes("OSError: libcuda.so.1: 无法打开共享对象文件: 没有那个文件或目录")
+    assert english and localized == english

@@ -600,11 +600,16 @@ def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:
     one line or a whole exception text; refinements (e.g. "no kernel image" inside
     causal_conv1d -> ``extension-arch-missing``) are judged on ``text`` itself. When no
     pattern matches as written, they are tried whatever the letter case
-    (:meth:`KnowledgeBase.match_line_folded`). Never raises for any string input.
+    (:meth:`KnowledgeBase.match_line_folded`); a line in another language is read in English
+    first (:mod:`.translate`), as the scanner reads it. Never raises for any string input.
     """
     if not isinstance(text, str) or not text:
         return []
     kb = kb or load()
+    if not text.isascii():  # what the system printed in the machine's language, read in English
+        from .translate import translate
+
+        text = "\n".join(translate(line) for line in text.split("\n"))
     matched = [e for e in kb.entries if e.search(text)] if kb.entry_gate.search(text) else []
     # as the scanner does for an error line: whatever the letter case when nothing matched
     hits = [(e.sort_key(), e.codes_for(text)) for e in matched or kb.match_line_folded(text)]
