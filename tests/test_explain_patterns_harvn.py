@@ -51,6 +51,30 @@ FAMILIES = {
         "file does not exist: could not extract squashfs data, unsquashfs not found",
         # hpc/charliecloud bin/ch-run.c FATAL(0, "this ch-run does not support internal SquashFS mounts")
         "ch-run[4242]: error: this ch-run does not support internal SquashFS mounts (ch-run.c:213)",
+        # libfuse lib/mount.c (before 3.18 / 3.18+), util/fusermount.c, as squashfuse prints them
+        "squashfuse: fuse: device not found, try 'modprobe fuse' first",
+        "fuse: device /dev/fuse not found. Kernel module not loaded?",
+        "fusermount: mount failed: Operation not permitted",
+        # NVIDIA/enroot src/runtime.sh common::err "Failed to mount: ${image}", inside pyxis' log
+        "slurmstepd: error: pyxis:     [ERROR] Failed to mount: /lustre/home/alice/pytorch+24.05.sqsh",
+        # NERSC/shifter src/shifter.c, src/shifter_core.c
+        "FAILED to mount image on loop device.",
+        "ERROR: no apparent support for loop devices!",
+        # eth-cscs/sarus src/libsarus/utility/mount.cpp ('Failed to loop mount %s on %s')
+        "[1.234567] [nid001234-5678] [main] [ERROR] Failed to loop mount /scratch/alice/.sarus/images/pytorch.squashfs "
+        "on /var/sarus/rootfs",
+    ],
+    "container-gpu-device-unknown": [
+        # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
+        'time="2025-01-01T10:00:00Z" level=warning msg="could not resolve CDI devices: [nvidia.com/gpu=all]"',
+    ],
+    "nvidia-hook-mode-not-legacy": [
+        # NVIDIA/nvidia-container-toolkit cmd/nvidia-container-runtime-hook/hook_config.go assertModeIsLegacy
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+        "OCI runtime create failed: runc create failed: unable to start container process: error during container "
+        "init: error running hook #0: error running hook: exit status 1, stdout: , stderr: invoking the NVIDIA "
+        "Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the "
+        "NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.: unknown.",
     ],
     "unprivileged-userns-unavailable": [
         # apptainer cmd/starter/c/starter.c: fatalf("Failed to create user namespace: %s\n", nserror(...))
@@ -102,6 +126,10 @@ FAMILIES = {
         # glibc's loader on a noexec /tmp, when torch dlopens what it built there
         "ImportError: /tmp/torch_extensions/py310_cu121/fused_adam/fused_adam.so: failed to map segment from shared object: Operation not permitted",
         "ImportError: /tmp/torchinductor_alice/triton/0/ab/cuda_utils.so: failed to map segment from shared object",
+        # ninja src/disk_interface.cc RealDiskInterface::MakeDir
+        "ninja: error: mkdir(/opt/conda/lib/python3.10/site-packages/xformers/build/temp): Permission denied",
+        # torch/utils/cpp_extension.py _create_if_not_exist (the precompiled header beside torch's headers)
+        "RuntimeError: Fail to create path /usr/lib/python3/dist-packages/torch/include/torch",
     ],
 }
 
@@ -110,7 +138,7 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
 
 test_new_codes_are_sourced_roots = sourced_roots_test([
     "cuda-arch-value-malformed", "build-path-has-spaces", "build-dir-unusable",
-    "container-image-mount-failed", "unprivileged-userns-unavailable",
+    "container-image-mount-failed", "unprivileged-userns-unavailable", "nvidia-hook-mode-not-legacy",
 ])
 
 # notices of healthy runs with the same words: they must name nothing
@@ -134,6 +162,8 @@ test_healthy_notices_name_nothing = healthy_test([
     # setuptools and torch's cpp_extension on healthy builds
     "creating build/temp.linux-x86_64-cpython-310/csrc",
     "Using /home/alice/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...",
+    # nvidia-ctk's notices on a healthy CDI setup
+    'time="2025-01-01T10:00:00Z" level=info msg="Auto-detected mode as \'legacy\'"',
 ])
 
 
