@@ -124,6 +124,13 @@ FAMILIES = {
         # nvcc (CUDA 13.0) run here: nvcc -c a b.cu -o x.o
         "nvcc fatal   : A single input file is required for a non-link phase when an outputfile is specified",
     ],
+    "msvc-given-gcc-flags": [
+        # MSVC (closed source) as training-side threads paste it: CharlesShang/FastMaskRCNN#173,
+        # PartnershipOnAI/safelife#11, libigl/libigl-example-project#2
+        "cl : Command line error D8021 : invalid numeric argument '/Wno-cpp'",
+        "cl : Command line error D8021 : invalid numeric argument '/Wno-shorten-64-to-32'",
+        "cl : Command line error D8021 : invalid numeric argument '/Wextra'",
+    ],
     "build-dir-unusable": [
         # setuptools/_distutils/dir_util.py mkpath: DistutilsFileError(f"could not create '{name}': {exc.args[-1]}")
         "error: could not create 'build/lib.linux-x86_64-cpython-310/flash_attn': Permission denied",
@@ -149,7 +156,7 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
 test_new_codes_are_sourced_roots = sourced_roots_test([
     "cuda-arch-value-malformed", "build-path-has-spaces", "build-dir-unusable",
     "container-image-mount-failed", "unprivileged-userns-unavailable", "nvidia-hook-mode-not-legacy",
-    "apptainer-nvccli-unusable",
+    "apptainer-nvccli-unusable", "msvc-given-gcc-flags",
 ])
 
 # notices of healthy runs with the same words: they must name nothing
