@@ -100,6 +100,10 @@ FAMILIES = {
         # NVIDIA/enroot bin/enroot-nsenter.c err(EXIT_FAILURE, "failed to create user namespace")
         "enroot-nsenter: failed to create user namespace: Operation not permitted",
     ],
+    "env-torch-cuda-arch-list-invalid": [
+        # torch/utils/cpp_extension.py _get_cuda_arch_flags (named right before this harvest: a comma list)
+        "ValueError: Unknown CUDA arch (8.6,8.9) or GPU not supported",
+    ],
     "cuda-arch-value-malformed": [
         # nvcc (CUDA 13.0) run here: -arch=sm_86;sm_89, -arch=sm_86,sm_89, -arch=8.6, -arch=sm_8.6
         "nvcc fatal   : Unsupported gpu architecture 'sm_86;sm_89'",
@@ -179,6 +183,9 @@ test_healthy_notices_name_nothing = healthy_test([
     "nvcc -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 -c kernel.cu -o kernel.o",
     'export TORCH_CUDA_ARCH_LIST="8.6;8.9+PTX"',
     "-- CMAKE_CUDA_ARCHITECTURES=86;89 (from CUDAARCHS)",
+    # torch/utils/cpp_extension.py _get_cuda_arch_flags (logger.debug today, a warning in torch 1.x/2.0-2.5)
+    "TORCH_CUDA_ARCH_LIST is not set, using TORCH_CUDA_ARCH_LIST='8.6;9.0+PTX' for visible GPU architectures. "
+    "Set os.environ['TORCH_CUDA_ARCH_LIST'] to override.",
     # setuptools and torch's cpp_extension on healthy builds
     "creating build/temp.linux-x86_64-cpython-310/csrc",
     "Using /home/alice/.cache/torch_extensions/py310_cu121 as PyTorch extensions root...",
