@@ -8,6 +8,8 @@ named before and after).
 
 from __future__ import annotations
 
+import pytest
+
 from stackpeel.explain import explain_text
 from test_explain_patterns import family_tests, healthy_test
 
@@ -227,3 +229,16 @@ def test_a_gl_function_missing_in_a_context_is_not_a_missing_library():
     line = ("OpenGL.error.NullFunctionError: Attempt to call an undefined function glGenVertexArrays, "
             "check for bool(glGenVertexArrays) before calling\n")
     assert "system-library-missing" not in _codes(line)
+
+
+@pytest.mark.parametrize("log, code", [
+    # the same context reads as for CUDA's own 'no CUDA-capable device' and the loader's libcuda line
+    ("CUDA_VISIBLE_DEVICES=5 ffmpeg -hwaccel cuda -i in.mp4 out.mp4\n[h264_nvenc @ 0x55d5c] No CUDA capable devices found\n",
+     "cuda-visible-devices-hides-gpus"),
+    ("Linux 5.15.90.1-microsoft-standard-WSL2\n[h264_nvenc @ 0x55d5c] No CUDA capable devices found\n", "wsl-gpu-unavailable"),
+    ("Linux 5.15.90.1-microsoft-standard-WSL2\n[AVHWDeviceContext @ 0x5] Could not dynamically load CUDA\n",
+     "wsl-libcuda-not-linked"),
+    ("[h264_nvenc @ 0x55d5c] No CUDA capable devices found\n", "no-nvidia-driver"),
+])
+def test_video_stack_no_device_lines_read_their_context_like_cudas_own(log, code):
+    assert [c.code for c in explain_text(log).candidates][:1] == [code]
