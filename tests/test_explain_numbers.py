@@ -147,6 +147,10 @@ def test_lines_users_paste_get_the_name(line, want):
     "RuntimeError: CUDA error: out of memory", "NCCL version 2.18.1+cuda12.1", "CUDA Version: 12.2",
     "vkAcquireNextImageKHR returned 2", "cudnnStatus_t 9", "CUDA_VISIBLE_DEVICES=3 python x.py",
     "exit code 255", "exit code 127", "0xC0000999 is not a status we keep", "", "no digits here: exit code",
+    # old torch's numbering (CUDA <= 10.0: 8 was invalid device function) with its own text
+    "RuntimeError: cuda runtime error (8) : invalid device function at /pytorch/aten/src/THC/THCGeneral.cpp:405",
+    "RuntimeError: NCCL Error 2: unhandled system error",  # the program's own text after the number
+    "FAILED: [code=1] ht_cuda.cuda.o im2ht.o -lcudart -o im2ht.so",  # ninja's code on a line of CUDA objects
 ])
 def test_lines_without_a_status_number_are_left_as_they_are(line):
     assert N.read_numbers(line) == line

@@ -15,7 +15,10 @@ CUDA runtime's and driver's numbers after their usual words or a ``cuda*``/``cu*
 cuBLAS's, cuDNN's and NVML's after theirs, a Vulkan call's negative result. The names and texts
 come from the vendors' headers and libraries (``knowledge/status_codes.json``, written by
 ``scripts/build_status_codes.py``). A number whose name or text the line already holds is
-left as it is, and so are exit statuses 0, 1 and -1 (a program's own failure, no signal).
+left as it is (and so is one the program follows with its own text: ``NCCL Error 2: unhandled
+system error``), and so are exit statuses 0, 1 and -1 (a program's own failure, no signal).
+The CUDA runtime's numbers are read in the numbering of CUDA 10.1 and later (older releases
+numbered most of them otherwise; their ``cuda runtime error (N) : text`` is not read).
 Pure and standard library only.
 """
 
@@ -152,8 +155,10 @@ CONTEXTS: Tuple[Context, ...] = (
             ("0x",), lambda m: _hex(m.group("hex"))),
     # "HRESULT -2005270523", "HRESULT: -2005270523" (a negative decimal HRESULT)
     Context("HRESULT", r"\bHRESULT\b" + _SEP + _NUM, ("hresult",), lambda m: _negative_hresult(_num(m))),
-    # the CUDA runtime's: "CUDA error 35", "CUDA error: 35", "CUDA Runtime Error 2", "cuda error code 700"
-    Context("CUDA error", r"(?i)\bcuda[ _](?:runtime[ _])?error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
+    # the CUDA runtime's: "CUDA error 35", "CUDA error: 35", "cuda error code 700" (not old torch's
+    # "cuda runtime error (8) : invalid device function": CUDA 10.0 and older numbered them otherwise,
+    # and the text follows anyway)
+    Context("CUDA error", r"(?i)\bcuda[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
             lambda m: ("cudaError", _num(m))),
     # the CUDA driver's: "CUDA driver error: 999", "CUDA driver error 804"
     Context("CUDA driver error", r"(?i)\bcuda[ _]driver[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
@@ -182,8 +187,10 @@ CONTEXTS: Tuple[Context, ...] = (
             r"[ \t]{0,4}(?:(?i:error|code|status|value)[ \t]{0,2}){0,2}(?:[:=#][ \t]{0,4})?\(?" + _NUM,
             ("cu", "nccl", "nvml", "vk"), lambda m: _call_result(m.group("call"), _num(m))),
     # CUDA's samples' checkCudaErrors: "CUDA error at x.cu:12 code=35 "cudaGetDeviceCount(&n)""
-    Context("code= on a CUDA line", r"\bcode[ \t]{0,2}=[ \t]{0,2}" + _NUM, ("code",),
-            lambda m: ("cudaError", _num(m)) if "cuda" in m.string.lower() else None),
+    # (after "CUDA error" only: ninja's "FAILED: [code=1]" on a line of CUDA objects is no CUDA error)
+    Context("code= after CUDA error",
+            r"(?i)\bcuda[ _]error\b[^\n]{0,200}?\bcode[ \t]{0,2}=[ \t]{0,2}" + _NUM, ("code",),
+            lambda m: ("cudaError", _num(m))),
 )
 
 
@@ -204,6 +211,9 @@ _DIGIT_RE = re.compile(r"\d")
 _NAMED_AFTER_RE = re.compile(r"[ \t]{0,2}[(\[][ \t]{0,2}(?:cuda|CUDA_|nccl|CUBLAS_|CUDNN_|NVML_|VK_|SIG[A-Z]|STATUS_|DXGI_|E_[A-Z])")
 #: a hexadecimal form right after a decimal one: "-1073741819 (0xC0000005)": the name goes after it
 _HEX_AFTER_RE = re.compile(r"[ \t]{0,2}\(0[xX][0-9A-Fa-f]{1,8}\)")
+#: a number the program follows with its own text: "NCCL Error 2: unhandled system error",
+#: "cuda runtime error (8) : invalid device function"
+_TEXT_AFTER_RE = re.compile(r"[)\]]?[ \t]{0,2}:[ \t]{0,2}[A-Za-z]")
 
 
 def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
@@ -225,8 +235,8 @@ def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
                 continue
             group = "hex" if "hex" in m.re.groupindex and m.group("hex") else "num"
             end = m.end(group)
-            if _NAMED_AFTER_RE.match(line, end):
-                continue  # "code=35(cudaErrorInsufficientDriver)": named as written
+            if _NAMED_AFTER_RE.match(line, end) or _TEXT_AFTER_RE.match(line, end):
+                continue  # "code=35(cudaErrorInsufficientDriver)", "Error 2: unhandled ...": named as written
             if names[0] in line or (len(names) > 1 and names[1] in line):
                 continue  # the line holds the name or the text already
             after = _HEX_AFTER_RE.match(line, end)
