@@ -601,7 +601,8 @@ def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:
     causal_conv1d -> ``extension-arch-missing``) are judged on ``text`` itself. When no
     pattern matches as written, they are tried whatever the letter case
     (:meth:`KnowledgeBase.match_line_folded`); a line in another language is read in English
-    first (:mod:`.translate`), as the scanner reads it. Never raises for any string input.
+    first (:mod:`.translate`), and a bare status number with its name (:mod:`.numbers`), as the
+    scanner reads them. Never raises for any string input.
     """
     if not isinstance(text, str) or not text:
         return []
@@ -610,6 +611,9 @@ def match_codes(text: str, kb: Optional[KnowledgeBase] = None) -> List[str]:
         from .translate import translate
 
         text = "\n".join(translate(line) for line in text.split("\n"))
+    from .numbers import read_text  # a bare status number read as its name ("exit code 132 [SIGILL: ...]")
+
+    text = read_text(text)
     matched = [e for e in kb.entries if e.search(text)] if kb.entry_gate.search(text) else []
     # as the scanner does for an error line: whatever the letter case when nothing matched
     hits = [(e.sort_key(), e.codes_for(text)) for e in matched or kb.match_line_folded(text)]

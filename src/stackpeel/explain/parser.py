@@ -31,6 +31,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tupl
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
+from .numbers import GATE_RE as NUMBERS_GATE, read_numbers
 from .translate import translate
 
 #: characters of one line that are kept and searched
@@ -843,6 +844,7 @@ class LogScanner:
         r.junk_chars += junk
         if not body.isascii():
             body = self._translate(body)
+        body = self._read_numbers(body)
         if self._quiet is not None:
             if r.hits or r.n_tracebacks or r.n_other_errors or self._quiet_chars + len(body) > QUIET_RESCAN_CHARS:
                 self._quiet = None
@@ -924,6 +926,36 @@ class LogScanner:
                 changed = True
                 if len(kept) < MAX_TRANSLATED:
                     kept[self._lineno + i + 1] = raw
+        return "\n".join(lines) if changed else body
+
+    def _read_numbers(self, body: str) -> str:
+        """``body`` with the names of the bare status numbers it holds appended (``exit code
+        132 [SIGILL: Illegal instruction]``, :mod:`.numbers`); only the lines the numbers' gate
+        flags are read, and the lines as written are kept (``ParseResult.translated``) for the
+        report."""
+        flagged: List[int] = []
+        line_of, last = 0, 0
+        for m in NUMBERS_GATE.finditer(body):
+            pos = m.start()
+            line_of += body.count("\n", last, pos)
+            last = pos
+            if not flagged or flagged[-1] != line_of:
+                flagged.append(line_of)
+        if not flagged:
+            return body
+        lines = body.split("\n")
+        kept = self.result.translated
+        changed = False
+        for i in flagged:
+            raw = lines[i]
+            if len(raw) > MAX_LINE:
+                continue
+            new = read_numbers(raw)
+            if new != raw:
+                lines[i] = new
+                changed = True
+                if len(kept) < MAX_TRANSLATED:
+                    kept.setdefault(self._lineno + i + 1, raw)
         return "\n".join(lines) if changed else body
 
     def _find_clues(self, body: str, lines: List[str], base: int) -> None:

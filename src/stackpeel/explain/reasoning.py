@@ -33,7 +33,7 @@ from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
-from .parser import ParseResult, error_shape
+from .parser import ParseResult, error_shape, split_prefix
 
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
@@ -550,11 +550,13 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
 
 def _as_written(candidates: Sequence[Candidate], unexplained: Tuple[Evidence, ...],
                 translated: Mapping[int, str]) -> Tuple[List[Candidate], Tuple[Evidence, ...]]:
-    """Evidence of a line read in English (:mod:`.translate`) shows the line in the log's own
-    language again; clue evidence (a line with the clue named after it) is left as it is."""
+    """Evidence of a line read in English (:mod:`.translate`) or with a status number's name
+    appended (:mod:`.numbers`) shows the line as the log wrote it again, without the
+    per-process prefix the report prints from the stream (``[rank3]:``); clue evidence (a
+    line with the clue named after it) is left as it is."""
     def ev(e: Evidence) -> Evidence:
         if e.line in translated and not e.entry.startswith("clue:"):
-            return replace(e, text=translated[e.line].strip())
+            return replace(e, text=split_prefix(translated[e.line])[1].strip())
         return e
 
     return ([replace(c, evidence=tuple(ev(e) for e in c.evidence)) for c in candidates],

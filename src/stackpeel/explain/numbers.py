@@ -1,0 +1,288 @@
+"""Read a bare numeric status code as its name: what a program printed as a number, put next
+to the name and text explain's signatures are written for.
+
+``exited with code 132`` becomes ``exited with code 132 [SIGILL: Illegal instruction]``;
+``exit code -1073741819 (0xC0000005)`` becomes ``... (0xC0000005) [STATUS_ACCESS_VIOLATION]``;
+``RuntimeError: CUDA error 35`` becomes ``RuntimeError: CUDA error 35
+[cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version]``;
+``NCCL error 2`` becomes ``NCCL error 2 [ncclSystemError: unhandled system error ...]``.
+
+A number is read only in a context that says which namespace it belongs to (:data:`CONTEXTS`,
+each a regular expression anchored on literal words, with bounded repeats only, so a line
+costs linear time): a process's exit status (128+N and a negative N are signal N, a negative
+32-bit value or one >= 0xC0000000 an NTSTATUS), ``0xC0000...``/``0x887A...`` anywhere, the
+CUDA runtime's and driver's numbers after their usual words or a ``cuda*``/``cu*`` call, NCCL's,
+cuBLAS's, cuDNN's and NVML's after theirs, a Vulkan call's negative result. The names and texts
+come from the vendors' headers and libraries (``knowledge/status_codes.json``, written by
+``scripts/build_status_codes.py``). A number whose name or text the line already holds is
+left as it is (and so is one the program follows with its own text: ``NCCL Error 2: unhandled
+system error``), and so are exit statuses 0, 1 and -1 (a program's own failure, no signal).
+The CUDA runtime's numbers are read in the numbering of CUDA 10.1 and later (older releases
+numbered most of them otherwise; their ``cuda runtime error (N) : text`` is not read).
+Pure and standard library only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import string
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Pattern, Tuple
+
+from .knowledge import _literal_alternation
+
+FILE = Path(__file__).resolve().parent.parent / "knowledge" / "status_codes.json"
+
+#: names appended to one line at most
+MAX_READINGS = 8
+
+Names = Dict[str, Dict[str, Tuple[str, ...]]]
+
+
+@functools.lru_cache(maxsize=1)
+def table() -> Names:
+    """namespace -> key (a decimal number; ``0xC0000005`` for NTSTATUS and HRESULT) -> (name, text?)."""
+    try:
+        doc = json.loads(FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {ns: {k: tuple(v) for k, v in values.items()} for ns, values in doc.get("namespaces", {}).items()}
+
+
+def lookup(namespace: str, value: int) -> Optional[Tuple[str, ...]]:
+    """(name, text?) of ``value`` in ``namespace``, or None."""
+    values = table().get(namespace)
+    if not values:
+        return None
+    key = f"0x{value & 0xFFFFFFFF:08X}" if namespace in ("NTSTATUS", "HRESULT") else str(value)
+    return values.get(key)
+
+
+# -- what a number means in each context ------------------------------------------------------
+
+Reading = Tuple[str, int]  # (namespace, value)
+
+
+def _exit_status(value: int) -> Optional[Reading]:
+    """A process's exit status: 128+N (a shell's, Docker's, make's) and -N (Python's
+    returncode, torch elastic's exitcode) are signal N; a negative 32-bit value or one from
+    0xC0000000 up is what Windows reports for a process an exception or the loader ended."""
+    if value in (0, 1, -1):
+        return None
+    if 129 <= value <= 159:
+        return ("signal", value - 128)
+    if -31 <= value <= -2:
+        return ("signal", -value)
+    if -0x80000000 <= value < 0 or 0x80000000 <= value <= 0xFFFFFFFF:
+        u = value & 0xFFFFFFFF
+        return ("NTSTATUS", u) if u >= 0xC0000000 else ("HRESULT", u)
+    return None
+
+
+def _signal(value: int) -> Optional[Reading]:
+    return ("signal", value) if 1 <= value <= 31 else None
+
+
+def _hex(text: str) -> Optional[Reading]:
+    u = int(text, 16)
+    return ("NTSTATUS", u) if u >= 0xC0000000 else ("HRESULT", u)
+
+
+def _negative_hresult(value: int) -> Optional[Reading]:
+    return ("HRESULT", value & 0xFFFFFFFF) if -0x80000000 <= value < 0 else None
+
+
+#: a library's words -> its namespace
+_LIBRARY = {"cuda": "cudaError", "cudaerror": "cudaError", "cudaerror_t": "cudaError",
+            "curesult": "CUresult", "nccl": "ncclResult", "ncclresult": "ncclResult",
+            "ncclresult_t": "ncclResult", "cublas": "cublasStatus", "cublasstatus": "cublasStatus",
+            "cublasstatus_t": "cublasStatus", "cudnn": "cudnnStatus", "cudnnstatus": "cudnnStatus",
+            "cudnnstatus_t": "cudnnStatus", "nvml": "nvmlReturn", "nvmlreturn": "nvmlReturn",
+            "nvmlreturn_t": "nvmlReturn", "vkresult": "VkResult"}
+
+
+def _call_namespace(call: str) -> Optional[str]:
+    """The namespace of what an API call returns, by its name."""
+    for prefix, ns in (("cublas", "cublasStatus"), ("cudnn", "cudnnStatus"), ("cuda", "cudaError"),
+                       ("cu", "CUresult"), ("nccl", "ncclResult"), ("nvml", "nvmlReturn"), ("vk", "VkResult")):
+        if call.startswith(prefix):
+            return ns
+    return None
+
+
+_NUM = r"(?P<num>-?\d{1,10})\b"
+_SEP = r"[ \t]{0,8}(?:[:=#][ \t]{0,4})?\(?[ \t]{0,2}"
+#: the CUDA driver API's call names (``cuInit``, ``cuDeviceGet``, ``cuMemAlloc_v2``, ``cuTensorMapEncodeTiled``):
+#: named one by one so cuDNN, cuBLAS, cuFFT, cuPy ... are not taken for driver calls
+_DRIVER_CALL = (r"cu(?:Init|Device|Ctx|Mem|Module|Launch|Stream|Event|Graph|Link|Library|Func|Tex|Surf"
+                r"|GetProcAddress|DriverGetVersion|Pointer|Ipc|Array|Occupancy|Kernel|TensorMap|Import"
+                r"|External|Multicast)")
+
+
+class Context:
+    """One context: a literal-anchored pattern with a ``num`` (or ``hex``) group, the words a
+    line must hold for it to be tried (lower case), and what the number means there."""
+
+    def __init__(self, name: str, pattern: str, needles: Tuple[str, ...],
+                 read: Callable[[re.Match], Optional[Reading]]):
+        self.name = name
+        self.regex: Pattern[str] = re.compile(pattern)
+        self.needles = needles
+        self.read = read
+
+
+def _num(m: re.Match) -> int:
+    return int(m.group("num"))
+
+
+CONTEXTS: Tuple[Context, ...] = (
+    # a process's exit status: "exit code 139", "exited with code 132", "Exit Code: 137",
+    # "returned non-zero exit status 134", "exitcode  : -11" (torch elastic), "returncode=-9",
+    # "Process finished with exit code -1073741819 (0xC0000005)"
+    Context("exit status",
+            r"(?i)\b(?:exit(?:ed)?(?:[ _]?code|[ _]status| with(?: exit)? code)|exitcode|exit value"
+            r"|return(?:ed)?[ _]?code|returncode|terminated with(?: exit)? code)\b" + _SEP + _NUM,
+            ("exit", "return", "terminated"), lambda m: _exit_status(_num(m))),
+    # make's "make: *** [Makefile:5: all] Error 139", docker's "Exited (137)"
+    Context("make or docker exit status", r"(?:\] Error |\bExited \()" + _NUM, ("] error", "exited ("),
+            lambda m: _exit_status(_num(m))),
+    # "killed by signal 9", "received signal 11", "Signal 7 (SIGBUS) received" (named: left)
+    Context("signal", r"(?i)\bsignal[ \t]{0,2}(?:[:=#][ \t]{0,2})?\(?" + _NUM, ("signal",),
+            lambda m: _signal(_num(m))),
+    # Windows' codes written in hexadecimal anywhere: "(0xC0000005)", "exit status 0xc0000135",
+    # "GetDeviceRemovedReason: 0x887A0006", "hr=0x8007000E"
+    Context("Windows status in hexadecimal",
+            r"\b0[xX](?P<hex>[cC]0000[0-9A-Fa-f]{3}|887[aA][0-9A-Fa-f]{4}|8007000[eE]|80004005|80070057)\b",
+            ("0x",), lambda m: _hex(m.group("hex"))),
+    # "HRESULT -2005270523", "HRESULT: -2005270523" (a negative decimal HRESULT)
+    Context("HRESULT", r"\bHRESULT\b" + _SEP + _NUM, ("hresult",), lambda m: _negative_hresult(_num(m))),
+    # the CUDA runtime's: "CUDA error 35", "CUDA error: 35", "cuda error code 700" (not old torch's
+    # "cuda runtime error (8) : invalid device function": CUDA 10.0 and older numbered them otherwise,
+    # and the text follows anyway)
+    Context("CUDA error", r"(?i)\bcuda[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
+            lambda m: ("cudaError", _num(m))),
+    # the CUDA driver's: "CUDA driver error: 999", "CUDA driver error 804"
+    Context("CUDA driver error", r"(?i)\bcuda[ _]driver[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
+            lambda m: ("CUresult", _num(m))),
+    # a status type's name: "cudaError 35", "cudaError_t = 2", "CUresult 804", "ncclResult_t 2",
+    # "cublasStatus_t 13", "nvmlReturn_t 9", "VkResult -4"
+    Context("status type",
+            r"\b(?P<lib>cudaError(?:_t)?|CUresult|ncclResult(?:_t)?|cublasStatus(?:_t)?|cudnnStatus(?:_t)?"
+            r"|nvmlReturn(?:_t)?|VkResult)\b" + _SEP + _NUM,
+            ("cudaerror", "curesult", "ncclresult", "cublasstatus", "cudnnstatus", "nvmlreturn", "vkresult"),
+            lambda m: (_LIBRARY[m.group("lib").lower()], _num(m))),
+    # a library's words: "NCCL error 2", "nccl error: 3", "cuBLAS error 13", "CUDNN status 3000", "NVML error 9"
+    Context("library error",
+            r"(?i)\b(?P<lib>nccl|cublas|cudnn|nvml)[ _](?:error|status|result|failure)(?:[ _]code)?" + _SEP + _NUM,
+            ("nccl", "cublas", "cudnn", "nvml"), lambda m: (_LIBRARY[m.group("lib").lower()], _num(m))),
+    # numba's "[804] Call to cuInit results in UNKNOWN_CUDA_ERROR"
+    Context("numba driver call", r"\[(?P<num>\d{1,4})\] Call to " + _DRIVER_CALL, ("call to cu",),
+            lambda m: ("CUresult", _num(m))),
+    # a call's result: "cudaGetDeviceCount returned 804", "cuInit(0) failed: 100",
+    # "failed call to cuInit: UNKNOWN ERROR (303)", "ncclCommInitRank failed with error 2",
+    # "vkCreateDevice returned -4", "nvmlInit_v2 returned 9", "checkCudaErrors: code=35"
+    Context("call result",
+            r"\b(?P<call>cuda[A-Z]\w{0,60}|" + _DRIVER_CALL + r"\w{0,60}|nccl[A-Z]\w{0,60}|cublas[A-Z]\w{0,60}"
+            r"|cudnn[A-Z]\w{0,60}|nvml[A-Z]\w{0,60}|vk[A-Z]\w{0,60})\b(?:\([^()\n]{0,80}\))?[^\n]{0,40}?"
+            r"\b(?i:returned|returns|failed with|failed|error|result|status|code)\b"
+            r"[ \t]{0,4}(?:(?i:error|code|status|value)[ \t]{0,2}){0,2}(?:[:=#][ \t]{0,4})?\(?" + _NUM,
+            ("cu", "nccl", "nvml", "vk"), lambda m: _call_result(m.group("call"), _num(m))),
+    # CUDA's samples' checkCudaErrors: "CUDA error at x.cu:12 code=35 "cudaGetDeviceCount(&n)""
+    # (after "CUDA error" only: ninja's "FAILED: [code=1]" on a line of CUDA objects is no CUDA error)
+    Context("code= after CUDA error",
+            r"(?i)\bcuda[ _]error\b[^\n]{0,200}?\bcode[ \t]{0,2}=[ \t]{0,2}" + _NUM, ("code",),
+            lambda m: ("cudaError", _num(m))),
+)
+
+
+def _call_result(call: str, value: int) -> Optional[Reading]:
+    ns = _call_namespace(call)
+    if ns == "VkResult" and value >= 0:
+        return None  # a Vulkan call's non-negative results are not errors
+    return (ns, value) if ns else None
+
+
+#: the cheap gate of all contexts: literals in the forms logs print them, run over a whole chunk
+#: as a trie (:func:`.knowledge._literal_alternation`: 4x faster than the alternation of classes
+#: it replaced); only the lines it flags are read
+GATE_LITERALS: Tuple[str, ...] = (
+    "xit", "XIT", "eturned", "eturn code", "eturn_code", "eturncode", "ETURN", "erminated with", "ignal",
+    "IGNAL", "] Error", "0xC", "0xc", "0XC", "0x8", "0X8", "HRESULT", "CUDA", "Cuda", "cuda", "CUresult",
+    "Nccl", "nccl", "NCCL", "cublas", "CUBLAS", "cudnn", "CUDNN", "nvml", "NVML", "VkResult",
+    "code=", "code =", "code  =",
+    *("cu" + c for c in string.ascii_uppercase), *("vk" + c for c in string.ascii_uppercase),
+)
+GATE_RE = _literal_alternation(GATE_LITERALS)
+_DIGIT_RE = re.compile(r"\d")
+#: what follows a number that already carries its name: "35(cudaErrorInsufficientDriver)", "2 [ncclSystemError"
+_NAMED_AFTER_RE = re.compile(r"[ \t]{0,2}[(\[][ \t]{0,2}(?:cuda|CUDA_|nccl|CUBLAS_|CUDNN_|NVML_|VK_|SIG[A-Z]|STATUS_|DXGI_|E_[A-Z])")
+#: a hexadecimal form right after a decimal one: "-1073741819 (0xC0000005)": the name goes after it
+_HEX_AFTER_RE = re.compile(r"[ \t]{0,2}\(0[xX][0-9A-Fa-f]{1,8}\)")
+#: a number the program follows with its own text: "NCCL Error 2: unhandled system error",
+#: "cuda runtime error (8) : invalid device function"
+_TEXT_AFTER_RE = re.compile(r"[)\]]?[ \t]{0,2}:[ \t]{0,2}[A-Za-z]")
+
+
+def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
+    """(position after the number, namespace, (name, text?)) of every number ``line`` holds in
+    a context, left to right, each name once; not those the line already names."""
+    if not _DIGIT_RE.search(line):
+        return []
+    low = line.lower()
+    found: Dict[str, Tuple[int, str, Tuple[str, ...]]] = {}
+    for ctx in CONTEXTS:
+        if not any(n in low for n in ctx.needles):
+            continue
+        for m in ctx.regex.finditer(line):
+            reading = ctx.read(m)
+            if reading is None:
+                continue
+            names = lookup(*reading)
+            if names is None or names[0] in found:
+                continue
+            group = "hex" if "hex" in m.re.groupindex and m.group("hex") else "num"
+            end = m.end(group)
+            if _NAMED_AFTER_RE.match(line, end) or _TEXT_AFTER_RE.match(line, end):
+                continue  # "code=35(cudaErrorInsufficientDriver)", "Error 2: unhandled ...": named as written
+            if names[0] in line or (len(names) > 1 and names[1] in line):
+                continue  # the line holds the name or the text already
+            after = _HEX_AFTER_RE.match(line, end)
+            if after is not None:
+                end = after.end()
+            elif end < len(line) and line[end] in ")]" and m.start(group) > 0 and \
+                    line[m.start(group) - 1] == "([" [line[end] == "]"]:
+                end += 1  # "(303)", "[804]": the name goes after the number's brackets
+            found[names[0]] = (end, reading[0], names)
+            if len(found) >= MAX_READINGS:
+                break
+        if len(found) >= MAX_READINGS:
+            break
+    return sorted(found.values(), key=lambda r: r[0])
+
+
+def render(names: Tuple[str, ...]) -> str:
+    return f"[{names[0]}: {names[1]}]" if len(names) > 1 else f"[{names[0]}]"
+
+
+def read_numbers(line: str) -> str:
+    """``line`` with the name (and text) of every status number it holds in a context appended
+    in brackets after the number (unchanged when none)."""
+    found = readings(line)
+    if not found:
+        return line
+    out, pos = [], 0
+    for end, _, names in found:
+        out.append(line[pos:end])
+        out.append(" " + render(names))
+        pos = end
+    out.append(line[pos:])
+    return "".join(out)
+
+
+def read_text(text: str) -> str:
+    """Every line of ``text`` read (:func:`read_numbers`); only the lines :data:`GATE_RE` flags are looked at."""
+    if not GATE_RE.search(text):
+        return text
+    return "\n".join(read_numbers(ln) if GATE_RE.search(ln) else ln for ln in text.split("\n"))
