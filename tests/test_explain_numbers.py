@@ -247,3 +247,12 @@ def test_reading_is_linear_on_adversarial_lines():
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout)
     assert res["worst"] < 0.5 and res["whole"] < 30, res
+
+
+@pytest.mark.parametrize("line", [
+    "cudaGetDeviceCount returned 8 devices",  # a count, not a status (tests/test_explain_patterns_kbgrow2.py)
+    "cudaGetDeviceCount returned 3 CUDA GPUs",
+    "cudaMemGetInfo returned 2048 MB free",
+])
+def test_a_call_that_returns_a_count_is_not_read_as_a_status(line):
+    assert N.read_numbers(line) == line

@@ -114,6 +114,10 @@ def _call_namespace(call: str) -> Optional[str]:
 
 _NUM = r"(?P<num>-?\d{1,10})\b"
 _SEP = r"[ \t]{0,8}(?:[:=#][ \t]{0,4})?\(?[ \t]{0,2}"
+#: a call's result that is a count, not a status: "cudaGetDeviceCount returned 8 devices",
+#: "returned 3 CUDA GPUs", "cudaMemGetInfo returned 2048 MB"
+_NOT_A_COUNT = (r"(?![ \t]{1,2}(?:[A-Za-z]{1,12} )?(?:devices?|GPUs?|gpus?|bytes?|[KMGT]i?B|elements?|items?"
+                r"|entries|times|ms|seconds?|threads?|blocks?|streams?|kernels?|ranks?|nodes?|processes)\b)")
 #: the CUDA driver API's call names (``cuInit``, ``cuDeviceGet``, ``cuMemAlloc_v2``, ``cuTensorMapEncodeTiled``):
 #: named one by one so cuDNN, cuBLAS, cuFFT, cuPy ... are not taken for driver calls
 _DRIVER_CALL = (r"cu(?:Init|Device|Ctx|Mem|Module|Launch|Stream|Event|Graph|Link|Library|Func|Tex|Surf"
@@ -187,7 +191,7 @@ CONTEXTS: Tuple[Context, ...] = (
             r"\b(?P<call>cuda[A-Z]\w{0,60}|" + _DRIVER_CALL + r"\w{0,60}|nccl[A-Z]\w{0,60}|cublas[A-Z]\w{0,60}"
             r"|cudnn[A-Z]\w{0,60}|nvml[A-Z]\w{0,60}|vk[A-Z]\w{0,60})\b(?:\([^()\n]{0,80}\))?[^\n]{0,40}?"
             r"\b(?i:returned|returns|failed with|failed|error|result|status|code)\b"
-            r"[ \t]{0,4}(?:(?i:error|code|status|value)[ \t]{0,2}){0,2}(?:[:=#][ \t]{0,4})?\(?" + _NUM,
+            r"[ \t]{0,4}(?:(?i:error|code|status|value)[ \t]{0,2}){0,2}(?:[:=#][ \t]{0,4})?\(?" + _NUM + _NOT_A_COUNT,
             ("cu", "nccl", "nvml", "vk"), lambda m: _call_result(m.group("call"), _num(m))),
     # CUDA's samples' checkCudaErrors: "CUDA error at x.cu:12 code=35 "cudaGetDeviceCount(&n)""
     # (after "CUDA error" only: ninja's "FAILED: [code=1]" on a line of CUDA objects is no CUDA error)
