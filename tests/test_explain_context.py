@@ -12,14 +12,11 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
+from test_explain_patterns import codes_of as _codes
 
 #: lines between the generic line and a context line "far" from it (beyond the scanner's
 #: CONTEXT_BEFORE/CONTEXT_AFTER, so only the log's clue lines carry it)
 GAP = "\n".join(f"step {i}: ok" for i in range(8))
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def _top(text: str):

@@ -64,6 +64,11 @@ WRAPPERS = {
 }
 
 
+def codes_of(text: str):
+    """The codes explain names for ``text``, in its order (the helper every pattern file uses)."""
+    return [c.code for c in explain_text(text).candidates]
+
+
 def family_tests(families, skip=None, wrappers=None):
     """The two tests every family of messages gets, shared by the family files
     (test_explain_families.py, test_explain_patterns_*.py): each message, in every wrapper of

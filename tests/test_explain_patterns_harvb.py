@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
-from test_explain_patterns import assert_sourced_root, family_tests, healthy_test
+from test_explain_patterns import assert_sourced_root, family_tests, healthy_test, codes_of as _codes
 
 
 def _in_traceback(msg: str) -> str:
@@ -179,10 +178,6 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
 def test_the_torchaudio_backend_code_is_a_sourced_root():
     entry = assert_sourced_root("torchaudio-backend-missing")
     assert "soundfile" in entry.fix and "torchcodec" in entry.fix
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def test_a_cpu_built_op_under_a_real_traceback_is_the_cpu_build():

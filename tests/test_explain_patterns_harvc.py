@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, codes_of as _codes
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -193,10 +192,6 @@ FAMILIES = {
 
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
     family_tests(FAMILIES)
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 # DeepSpeed accelerator/real_accelerator.py get_accelerator: a warning that names its cause only

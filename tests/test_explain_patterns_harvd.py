@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
+from test_explain_patterns import family_tests, healthy_test, sourced_roots_test, codes_of as _codes
 
 #: a paste that keeps the Python traceback above the message
 TRACEBACK = {
@@ -241,10 +240,6 @@ HEALTHY = [
 ]
 
 test_healthy_lines_name_nothing = healthy_test(HEALTHY)
-
-
-def _codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def test_llama_cuda_warning_is_not_the_removed_option():

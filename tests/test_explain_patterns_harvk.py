@@ -17,7 +17,7 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.explain import similar
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, codes_of as _codes
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -133,10 +133,6 @@ FAMILIES = {
 
 test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
     family_tests(FAMILIES)
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 # notices printed on healthy runs, with the same words: they name nothing

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, codes_of as _codes
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -157,10 +157,6 @@ FAMILIES = {
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 test_healthy_lines_name_nothing = healthy_test([

@@ -15,8 +15,7 @@ wrong syntax), ``build-path-has-spaces`` (nvcc's 'A single input file is require
 
 from __future__ import annotations
 
-from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
+from test_explain_patterns import family_tests, healthy_test, sourced_roots_test, codes_of as _codes
 
 FAMILIES = {
     "no-nvidia-driver": [
@@ -192,10 +191,6 @@ test_healthy_notices_name_nothing = healthy_test([
     # nvidia-ctk's notices on a healthy CDI setup
     'time="2025-01-01T10:00:00Z" level=info msg="Auto-detected mode as \'legacy\'"',
 ])
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def test_a_known_architecture_nvcc_is_too_old_for_stays_nvcc_arch_unsupported():

@@ -31,7 +31,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
+from test_explain_patterns import family_tests, healthy_test, sourced_roots_test, codes_of as _codes
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -139,10 +139,6 @@ test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_b
     family_tests(FAMILIES)
 
 test_new_root_is_sourced_and_says_what_to_do = sourced_roots_test(["llm-gpu-layers-not-offloaded"])
-
-
-def _codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 # --- users' words for the GPU not used, and the context that decides among its causes ---------

@@ -28,12 +28,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
-from test_explain_patterns import family_tests, healthy_test, users_words_test
-
-
-def _codes(text):
-    return [c.code for c in explain_text(text).candidates]
+from test_explain_patterns import family_tests, healthy_test, users_words_test, codes_of as _codes
 
 
 # code -> messages (each must rank the code first, whatever wraps it)

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
 from stackpeel.explain.knowledge import load
-from test_explain_patterns import family_tests, healthy_test, users_words_test
+from test_explain_patterns import family_tests, healthy_test, users_words_test, codes_of as _codes
 
 # code -> messages (each must rank the code first, whatever wraps it)
 FAMILIES = {
@@ -71,10 +70,6 @@ test_users_words_name_the_mismatch = users_words_test({
     "nvcc -V shows release 12.4, while torch.version.cuda is 11.8":
         "nvcc-torch-cuda-mismatch",
 })
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def test_a_cut_ld_so_line_with_another_reason_is_not_a_missing_library():
