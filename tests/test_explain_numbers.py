@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from stackpeel.explain import explain_text, match_codes
 from stackpeel.explain import numbers as N
 from stackpeel.explain.parser import scan_text
+from test_explain_translate import cpu_on_adversarial_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = json.loads(N.FILE.read_text(encoding="utf-8"))
@@ -214,26 +213,11 @@ def test_match_codes_reads_a_status_number_as_the_scanner_does():
 
 # -- linear time ---------------------------------------------------------------------------------
 
-_ADVERSARIAL = r'''
-import json, sys, time
-from stackpeel.explain import explain_text
-from stackpeel.explain.numbers import read_numbers
-read_numbers("exit code 132")  # the table is loaded outside the timing
-worst = 0.0
-lines = json.loads(sys.stdin.read())
-for line in lines:
-    t = time.process_time(); read_numbers(line); worst = max(worst, time.process_time() - t)
-text = "".join(line[:16000] + "\n" for line in lines * 4)
-t = time.process_time(); explain_text(text); whole = time.process_time() - t
-print(json.dumps({"worst": worst, "whole": whole}))
-'''
-
-
 def test_reading_is_linear_on_adversarial_lines():
     """Lines made of the contexts' words over and over, 16 KB each (the scanner's cut):
     measured, the worst line 0.02 s of CPU and explain over 1.6 MB of them about 6 s (5.6 s
-    without reading the numbers: the rest is the signatures); the bounds are about 10x that in CPU time (a loaded machine stretches the wall clock, not the
-    CPU); killed at 120 s."""
+    without reading the numbers: the rest is the signatures); the bounds are about 10x that in
+    CPU time (a loaded machine stretches the wall clock, not the CPU); killed at 120 s."""
     n = 16000
     shapes = ["exit code " * 1600, "exit code 139 " * 1100, "cudaMallocX" * 1450, "cudaMalloc(" * 1450,
               "cudaMalloc returned " * 800, "cuInit " + "x" * n, "cudaGetDevice" + " error" * 2600,
@@ -242,10 +226,7 @@ def test_reading_is_linear_on_adversarial_lines():
               "[804] Call to cuInit " * 760, "1" * n, "exitcode  : -" + "9" * n, "cublasX " * 2000,
               "cudaMalloc returned x1 " * 700, "cuInit1 failed error " * 700, "vkX(1) " * 2000,
               "cudaX" + "(" * 80 + " error 1" * 1500, "exit code -" * 1400 + "5", "cudaMalloc" + "a" * 59 + " 1 " * 5000]
-    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r})\n" + _ADVERSARIAL],
-                         input=json.dumps(shapes), capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    res = json.loads(out.stdout)
+    res = cpu_on_adversarial_lines("stackpeel.explain.numbers", "read_numbers", "exit code 132", shapes, 4)
     assert res["worst"] < 0.5 and res["whole"] < 30, res
 
 
