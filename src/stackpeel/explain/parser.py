@@ -26,7 +26,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Set, Tuple
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
@@ -854,23 +854,10 @@ class LogScanner:
         lines = body.split("\n")
         base = self._lineno
         n = len(lines)
-        flagged: List[int] = []
-        line_of, last = 0, 0
-        for m in self.kb.gate.finditer(body):
-            pos = m.start()
-            line_of += body.count("\n", last, pos)
-            last = pos
-            if not flagged or flagged[-1] != line_of:
-                flagged.append(line_of)
+        flagged = flagged_lines(self.kb.gate, body)
         if not body.isascii():
             # error words of other languages (knowledge.FOREIGN_WORDS): an ASCII chunk holds none
-            line_of, last = 0, 0
-            extra = []
-            for m in self.kb.foreign_gate.finditer(body):
-                pos = m.start()
-                line_of += body.count("\n", last, pos)
-                last = pos
-                extra.append(line_of)
+            extra = flagged_lines(self.kb.foreign_gate, body)
             if extra:
                 flagged = sorted(set(flagged) | set(extra))
         # a message wrapped onto the next line (a terminal, a logger or the user cut it):
@@ -912,51 +899,38 @@ class LogScanner:
         self._lineno = base + n
 
     def _translate(self, body: str) -> str:
-        """``body`` with its localized system messages read in English, line for line; the
-        lines as written are kept (``ParseResult.translated``) for the report."""
+        """``body`` with its localized system messages read in English (:mod:`.translate`)."""
         lines = body.split("\n")
-        kept = self.result.translated
-        changed = False
-        for i, raw in enumerate(lines):
-            if raw.isascii() or len(raw) > MAX_LINE:
-                continue
-            new = translate(raw)
-            if new != raw:
-                lines[i] = new
-                changed = True
-                if len(kept) < MAX_TRANSLATED:
-                    kept[self._lineno + i + 1] = raw
-        return "\n".join(lines) if changed else body
+        found = self._read_lines(lines, [i for i, raw in enumerate(lines) if not raw.isascii()], translate)
+        return "\n".join(lines) if found else body
 
     def _read_numbers(self, body: str) -> str:
         """``body`` with the names of the bare status numbers it holds appended (``exit code
         132 [SIGILL: Illegal instruction]``, :mod:`.numbers`); only the lines the numbers' gate
-        flags are read, and the lines as written are kept (``ParseResult.translated``) for the
-        report."""
-        flagged: List[int] = []
-        line_of, last = 0, 0
-        for m in NUMBERS_GATE.finditer(body):
-            pos = m.start()
-            line_of += body.count("\n", last, pos)
-            last = pos
-            if not flagged or flagged[-1] != line_of:
-                flagged.append(line_of)
+        flags are read."""
+        flagged = flagged_lines(NUMBERS_GATE, body)
         if not flagged:
             return body
         lines = body.split("\n")
+        return "\n".join(lines) if self._read_lines(lines, flagged, read_numbers) else body
+
+    def _read_lines(self, lines: List[str], indexes: List[int], read) -> bool:
+        """Replace ``lines[i]`` by ``read(lines[i])`` for each index (a line past MAX_LINE is
+        left); the line as the log wrote it is kept for the report (``ParseResult.translated``,
+        the first reading's input when two readers change one line). True when one changed."""
         kept = self.result.translated
         changed = False
-        for i in flagged:
+        for i in indexes:
             raw = lines[i]
             if len(raw) > MAX_LINE:
                 continue
-            new = read_numbers(raw)
+            new = read(raw)
             if new != raw:
                 lines[i] = new
                 changed = True
                 if len(kept) < MAX_TRANSLATED:
                     kept.setdefault(self._lineno + i + 1, raw)
-        return "\n".join(lines) if changed else body
+        return changed
 
     def _find_clues(self, body: str, lines: List[str], base: int) -> None:
         """Record where each clue literal first occurs (one more C-speed pass over the chunk).
@@ -1386,6 +1360,20 @@ class _Prepend(io.RawIOBase):
         n = len(data)
         b[:n] = data
         return n
+
+
+def flagged_lines(pattern: Pattern[str], body: str) -> List[int]:
+    """The indexes of the lines of ``body`` that ``pattern`` matches in, in order, each once:
+    one search over the chunk (in C), Python touching only the matches."""
+    flagged: List[int] = []
+    line_of, last = 0, 0
+    for m in pattern.finditer(body):
+        pos = m.start()
+        line_of += body.count("\n", last, pos)
+        last = pos
+        if not flagged or flagged[-1] != line_of:
+            flagged.append(line_of)
+    return flagged
 
 
 def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None) -> ParseResult:
