@@ -79,8 +79,10 @@ def _table() -> Tuple[Optional[Pattern[str]], Dict[str, List[Tuple[str, Tuple, T
     return _literal_alternation(sorted(keys)), table
 
 
-def _messages() -> List[dict]:
-    """Every message with its translations: the catalogues' and the hand-kept ones."""
+@functools.lru_cache(maxsize=1)
+def _messages() -> Tuple[dict, ...]:
+    """Every message with its translations: the catalogues' and the hand-kept ones (read once:
+    the table and the letters gate both need them)."""
     out: List[dict] = []
     try:
         out.extend(json.loads(FILE.read_text(encoding="utf-8")).get("messages", []))
@@ -93,10 +95,10 @@ def _messages() -> List[dict]:
             with EXTRA.open("rb") as fh:
                 doc = _toml.load(fh)
             out.extend({"msgid": m["english"], "tr": m.get("tr", {})} for m in doc.get("message", []))
-    return out
+    return tuple(out)
 
 
-def _english_parts(msgid: str) -> Optional[Tuple]:
+def _english_parts(msgid: str) -> Tuple:
     """The English message as a tuple of literal strings and argument indexes (ints)."""
     parts: List = []
     pos = 0
