@@ -288,3 +288,73 @@ def test_a_cut_traceback_names_what_is_known_of_it():
     log = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
     text = render_text(explain_text(log))
     assert "None:" not in text and "cut before its exception line" in text and "train.py:3" in text
+
+
+#: a user's words that something does not work, with no program's message (parser.COMPLAINT_RE):
+#: an issue whose body is a description. Each from a training thread's body or title.
+COMPLAINTS = [
+    "Cuda server dies on startup",                                   # aici#87
+    "GPU becomes unavailable after computer wakes up",               # nvidia-docker#910
+    "- nvidia-docker stops working",                                 # nvidia-docker#910
+    "[arcface_torch] Problems with distributed training in arcface_torch",   # insightface#1905
+    "\u6700\u8fd1\u66f4\u65b0\u4ee5\u540e\u51fa\u56fe\u53d8\u5f97\u5f88\u6162\u5f88\u6162\u4e86",  # "images got very slow since the update"
+    "Triton is not available",                                       # xformers#1240
+    "Pip install does not work. I use pyenv installed 3.12.13.",     # tabbyAPI#417
+    "it always says no graphic driver found.",                       # WSL#1788
+]
+
+
+@pytest.mark.parametrize("line", COMPLAINTS)
+def test_a_description_of_a_failure_is_a_possible_failure_never_silence(line):
+    from stackpeel.explain.parser import error_shape, suspect_shape
+
+    assert error_shape(line) is None and suspect_shape(line) == "suspect"
+    expl = explain_text("## Environment\nUbuntu 22.04, driver 550\n" + line + "\n")
+    assert expl.has_errors and int(expl.exit_code) == 1
+    # listed as a possible failure, or read by a `said` symptom that ranks the causes
+    assert expl.suspect_only or expl.candidates[0].code == "torch-cuda-unavailable" or \
+        "torch-cuda-unavailable" in expl.candidates[1].explains
+    text = render_text(expl)
+    assert SILENT not in text and line[:30] in text
+
+
+@pytest.mark.parametrize("log, first", [
+    # homelab-monitor#203: a compose file, the GPU not seen: the container got no device nodes
+    ("GPU not detected on fresh install. Everything else seems fine.\nStandard docker-compose from repo.\n",
+     "device-nodes-missing"),
+    # bitsandbytes#337: the same words under WSL
+    ("Solution to GPU not detected in Windows WSL\n", "wsl-gpu-unavailable"),
+    ("print(torch.cuda.is_available()) returns False on my laptop.\n", "torch-cuda-unavailable"),
+    ("\u88c5\u597d\u4e86\u9a71\u52a8\uff0c\u4f46\u662f\u68c0\u6d4b\u4e0d\u5230\u663e\u5361\n", "torch-cuda-unavailable"),
+])
+def test_a_user_saying_the_gpu_is_not_seen_gets_the_causes_of_that_symptom(log, first):
+    expl = explain_text(log)
+    codes = [c.code for c in expl.candidates]
+    assert codes[0] == first, codes
+    top = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert top.kind == "symptom" and "no-nvidia-driver" in top.could_be
+    assert expl.has_errors and int(expl.exit_code) == 1
+    assert SILENT not in render_text(expl)
+
+
+def test_the_users_summary_does_not_outrank_the_programs_own_lines():
+    # PaddlePaddle#21638: glog's warning says "no GPU found"; the exception below it names the cause
+    log = ("W1209 17:28:31.056532 232107 init.cc:128] Compiled with WITH_GPU, but no GPU found in runtime.\n"
+           "paddle.fluid.core_avx.EnforceNotMet: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCount: "
+           "CUDA driver version is insufficient for CUDA runtime version\n")
+    expl = explain_text(log)
+    assert all(ev.entry != "said-torch-cuda-unavailable" for c in expl.candidates for ev in c.evidence)
+    assert not expl.suspect_only
+
+
+@pytest.mark.parametrize("line", [
+    "Is CUDA available: False",                                   # collect_env on a CPU-only machine
+    "Triton is not available, falling back to eager mode",        # a fallback notice
+    "Is the GPU not detected because of the driver?",             # a question states nothing...
+])
+def test_healthy_notices_stay_quiet(line):
+    expl = explain_text("epoch 1 done\n" + line + "\n")
+    if line.endswith("?"):  # ...but it still says something does not work: listed, no cause named
+        assert expl.suspect_only and not any(c.code == "torch-cuda-unavailable" for c in expl.candidates)
+    else:
+        assert not expl.has_errors and SILENT in render_text(expl)

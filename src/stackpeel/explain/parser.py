@@ -472,6 +472,43 @@ SUSPECT_RE = re.compile(
     r"|^\s{0,8}File (?:\"[^\"\n]{1,1000}\"|\?\?\?), line (?:\d{1,9}|\?\?\?) in \S",
     re.I,
 )
+#: A user's words that something does not work, with no program's message quoted (issue 8, item 3:
+#: "No known problem" only when the log holds no error at all): the GPU or a library "not
+#: detected", "not available", "unavailable"; "no GPU detected"; a program that "does not work",
+#: "stopped working", "dies", "crashes"; ``is_available()`` that "says False"; a run that got "very
+#: slow"; a job that would "time out"; the same in Chinese. No error line by itself (a sentence is
+#: no message, and "crashes" in prose is judged by SOFT_ERROR_RE's ``prose``); a possible failure
+#: when the log holds nothing else (:func:`suspect_shape`), so that an issue whose body is a
+#: description gets its lines listed, and a ``said`` symptom signature can rank the causes.
+#: Bounded repeats only (linear on any line).
+COMPLAINT_RE = re.compile(
+    r"(?<![-\w./\"'(=\[{<])(?:not|never|isn't|aren't|wasn't|weren't|no longer) (?:being |been |getting )?"
+    r"(?:detected|recogni[sz]ed|visible|seen|available|accessible|usable|working)\b"
+    r"|\b(?:un(?:available|detected|usable|recogni[sz]ed)|inaccessible)\b"
+    r"|\bno (?:\w{1,20} ){0,2}(?:GPUs?|CUDA|NVIDIA|gpus?|graphics?|devices?|drivers?|accelerators?)(?: \w{1,20}){0,2}"
+    r" (?:was |were |is |are )?(?:detected|found|available|visible)\b"
+    r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|load(?:ing)?)\b"
+    r"|\b(?:stop(?:s|ped)|quits?) (?:working|responding)\b|\bno longer (?:works?|runs?|starts?)\b"
+    r"|\bwon't (?:work|run|start|load|build|compile)\b|\b(?:dies|died)\b"
+    r"|\bis_available\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
+    r"|printed|is|was|=)?\W{0,4}False\b"
+    r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
+    r"|\btimes? out\b|\bproblems? (?:with|when|running|using)\b"
+    r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
+    r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
+    re.I,
+)
+#: a notice that says what a program uses instead ("No CUDA runtime is found, using CUDA_HOME=...",
+#: "CPU/No GPU detected (using precise math)"): a program talking, no user's complaint
+COMPLAINT_NOTICE_RE = re.compile(r"[,(;:]\s{0,3}(?:using|will use|falling back|fall back|defaulting|switching)\b", re.I)
+
+
+def complaint(text: str) -> bool:
+    """True when ``text`` says in a user's words that something does not work (:data:`COMPLAINT_RE`),
+    not in a program's leveled record (a WARNING's "lazy loading is not enabled") nor in a notice
+    of what it uses instead."""
+    return COMPLAINT_RE.search(text) is not None and not WARN_LEVEL_RE.match(text) \
+        and not COMPLAINT_NOTICE_RE.search(text)
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
 SUSPECT_GOES_ON_RE = re.compile(
@@ -488,14 +525,15 @@ SUSPECT_GOES_ON_RE = re.compile(
 
 def suspect_shape(text: str) -> Optional[str]:
     """"suspect" when ``text`` states a failure by the documented rule though
-    :func:`error_shape` does not count it (see :data:`SUSPECT_RE`), else None. Never for a
+    :func:`error_shape` does not count it (see :data:`SUSPECT_RE`), or says in a user's words
+    that something does not work (:data:`COMPLAINT_RE`), else None. Never for a
     record at INFO or DEBUG level, a healthy count, a fallback notice or a notice that the run
     goes on without something (:data:`SUSPECT_GOES_ON_RE`)."""
     if not text:
         return None
     text = text[:ERROR_SHAPE_CHARS]
     if INFO_LEVEL_RE.match(text) or HEALTHY_ERROR_WORDS_RE.search(text) or startup_notice(text) \
-            or not SUSPECT_RE.search(text) \
+            or not (SUSPECT_RE.search(text) or complaint(text)) \
             or SUSPECT_GOES_ON_RE.search(text):
         return None
     return "suspect"
@@ -818,7 +856,8 @@ class LogScanner:
         found: List[Line] = []
         n = 0
         for number, raw in enumerate("\n".join(self._quiet).split("\n"), 1):
-            if number in seen or not SUSPECT_RE.search(raw) or INFO_LEVEL_RE.match(raw):
+            if number in seen or not (SUSPECT_RE.search(raw) or complaint(raw)) \
+                    or INFO_LEVEL_RE.match(raw):
                 continue
             text = strip_log_prefix(undecorate(raw)).strip()
             if suspect_shape(text) and not ECHOED_COMMENT_RE.match(text):
@@ -1160,6 +1199,10 @@ class LogScanner:
                         hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
                                   ctx)
                         self._waiting.append((hit, []))
+                if all(e.said and not e.is_root for e in entries):
+                    # a user's words for a symptom ("GPU not detected") read only where nothing else
+                    # shows the failure (reasoning): the line still counts as what it is
+                    self._other(line, error_shape(rest))
             elif not in_frames:
                 self._other(line, shape)
 

@@ -33,7 +33,7 @@ from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
-from .parser import ParseResult, error_shape, split_prefix
+from .parser import ParseResult, error_shape, split_prefix, suspect_shape
 
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
@@ -344,14 +344,24 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     # log shows one besides such sentences (a program's line, a traceback, another error line)
     # or the sentence is an error line itself ("it exhausts the RAM and the PC crashes"); alone,
     # "SecureBoot enabled" or "it started after a kernel update" is a fact of the machine, and
-    # "installing the CPU version of torch for the docs build" a plan, not a failure
+    # "installing the CPU version of torch for the docs build" a plan, not a failure. A sentence
+    # that says something does not work ("GPU not detected on fresh install") is a possible
+    # failure of its own (parser.COMPLAINT_RE): a `said` symptom reads it in a log with nothing
+    # else, and only there (where a program's lines show the failure, they tell more than the
+    # user's summary of it: "no GPU found" may be a program's warning above the real error)
     failing = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
         not e.said for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
+    #: a program's line shows the failure (lines that only may show one do not count)
+    shown = failing and not (parsed.suspect_only and not parsed.n_tracebacks and all(
+        e is None or e.said for e in (entries.get(h.entry) for h in parsed.hits)))
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific):
             continue
-        if e.said and not failing and error_shape(hit.line.text) is None:
+        if e.said and not e.is_root:
+            if shown or not suspect_shape(hit.line.text):
+                continue
+        elif e.said and not failing and error_shape(hit.line.text) is None:
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
         for code in codes:
@@ -475,7 +485,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             facts=tuple(acc.rules),
         ))
 
-    unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10])
+    cited = {ev.line for c in candidates for ev in c.evidence}
+    unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10]
+                        if ln.number not in cited)
     if not candidates:
         candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
         if parsed.suspect_only:
