@@ -56,6 +56,11 @@ FAMILIES = {
         "strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, "
         "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
     ],
+    "shared-memory-too-small": [
+        # HigherOrderCO/HVM src/hvm.cu: the launch error and its note for GPUs with a small L1/shared memory
+        "Failed to launch kernels. Error code: invalid argument.",
+        "Note: for now, HVM-CUDA requires a GPU with at least 128 KB of L1 cache per SM.",
+    ],
     "container-option-after-image": [
         # the container's /.singularity.d/actions/exec ends in exec "$@" (dash and bash wording)
         "/.singularity.d/actions/exec: 9: exec: --nv: not found",
