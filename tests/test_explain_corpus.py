@@ -234,9 +234,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "nbminer-121-kernel-image-invalid-cc52": "'device kernel image is invalid (err_no=200)' on a cc 5.2 card (read as a driver older than the kernels' toolkit): that the miner needs cc 6.0+ is the maintainer's answer; the log shows the card's cc but no minimum",
     # training-2026-12-02q (sweepj, sampled by the blind sets' generic queries)
     "deepspeed-536-nccl-unhandled-system-error-shm": "ProcessGroupNCCL's bare 'unhandled system error' (nccl-error, the small /dev/shm offered first in could_be): the docker container and its shm-size are only in the reporter's fix",
-    "hvm1-383-failed-to-launch-kernels-shared-memory": "Bend's 'Failed to launch kernels. Error code: invalid argument.' on an RTX 2060 SUPER: that its shared memory is too small for the kernels is the maintainer's answer; no signature reads it (a resemblance to another thread's guess may)",
     # training-2026-12-02u (sweepm): a +cpu torch named in a report, next to prose only
     "ultralytics-227-torch-cpu-build-device0": "only 'pytorch 1.13.1+cpu' beside prose: a healthy CPU-only run reports the same (negative control), the GPU failure itself is in a screenshot",
+    # training-2026-12-03p (harvp, programs' own messages from issue threads)
+    "hidream-sampler-7-windows-triton-31-too-old": "inductor's 'Cannot find a working triton installation. Either the package is not installed or it is too old' (triton-not-installed): that Triton 3.1 was installed and too old for the torch is the reporter's fix; the log shows no Triton version",
+    "nv-wavenet-92-undefined-symbol-stale-build": "'undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE' (extension-imported-without-torch, the usual reading of that symbol): that the extension was a stale build is the reporter's fix; only the IPython session's earlier 'import torch' argues against the import order",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
