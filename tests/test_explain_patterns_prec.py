@@ -1,0 +1,84 @@
+"""Precision of specific rules (prec, docs/dev/signature-precision.md): a signature written for one
+cause must need the part of a message that shows that cause. A generic line (the CUDA error every
+refused kernel image raises, OpenSSH's refusal of any key) is the symptom with its ranked causes,
+or nothing, never one specific cause; the specific message still names its cause.
+
+Found with ``bench/signature_precision.py`` on the training part: per signature, the logs where
+it led explain's answer with a cause other than the established one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.knowledge import load
+from test_explain_patterns import family_tests, codes_of
+
+# code -> messages (each must rank the code first, whatever wraps it)
+FAMILIES = {
+    "ptxas-newer-than-driver": [
+        # triton/backends/nvidia/driver.c gpuAssert (triton 2.0 - 3.x), triton 2971 / pytorch 141744
+        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+        # through torch.compile (pytorch 119054)
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+    ],
+    "launcher-ssh-unreachable": [
+        # pdsh's rcmd relaying OpenSSH, as DeepSpeed's pdsh launcher prints it
+        "worker-1: jiaming@worker-1: Permission denied (publickey,password).",
+        "pdsh@node-0: node-1: ssh exited with exit code 255",
+    ],
+}
+
+test_each_message_heads_explain_in_every_wrapper, test_each_message_is_matched_by_its_code = \
+    family_tests(FAMILIES)
+
+
+def _ids(line: str):
+    return [e.id for e in load().match_line(line)]
+
+
+# a refused kernel image, as programs other than Triton print it: the driver's error string
+# (cuGetErrorString(CUDA_ERROR_INVALID_IMAGE)) or its enum name, without saying why
+GENERIC_INVALID_IMAGE = [
+    # nbminer 121 (a cc 5.2 card the miner's kernels were not built for)
+    'mining eth ,it reported "ERROR - CUDA Error: device kernel image is invalid (err_no=200)',
+    "CUDA error: device kernel image is invalid",
+    "cuModuleLoadData(&module, image) failed with CUDA_ERROR_INVALID_IMAGE",
+    "  [2024-05-01 10:00:00] what():  cudaErrorInvalidKernelImage: device kernel image is invalid",
+]
+
+
+@pytest.mark.parametrize("line", GENERIC_INVALID_IMAGE)
+def test_a_bare_invalid_image_is_the_symptom_with_its_causes(line):
+    assert "kernel-image-invalid" not in _ids(line)
+    expl = explain_text(line + "\n")
+    first = expl.candidates[0]
+    assert first.code == "cuda-error-unclassified" and first.kind == "symptom", [c.code for c in expl.candidates]
+    assert {"framework-gpu-arch-unsupported", "driver-too-old-for-build", "ptxas-newer-than-driver"} <= set(first.could_be)
+    assert "ptxas-newer-than-driver" not in codes_of(line + "\n")
+
+
+def test_an_invalid_image_in_tritons_traceback_is_still_its_ptxas():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/usr/lib/python3/site-packages/triton/compiler/compiler.py", line 411, in __getattribute__\n'
+           "    self._init_handles()\n"
+           "RuntimeError: device kernel image is invalid\n")
+    assert codes_of(log)[:1] == ["ptxas-newer-than-driver"]
+
+
+@pytest.mark.parametrize("line", [
+    "git@github.com: Permission denied (publickey).",
+    "  git@gitlab.com: Permission denied (publickey,keyboard-interactive).",
+    "Cloning into 'apex'... git@github.com: Permission denied (publickey). fatal: Could not read from remote repository.",
+])
+def test_a_git_hosts_key_refusal_is_no_launcher(line):
+    assert "pdsh-ssh-failed" not in _ids(line)
+    assert "launcher-ssh-unreachable" not in codes_of(line + "\n")
+
+
+def test_a_nodes_key_refusal_is_still_the_launcher():
+    # quoted and prefixed as users paste it
+    for line in ["`node2: Permission denied (publickey).`",
+                 "[2023-06-01 12:00:01,123] [INFO] [multinode_runner.py:70:get_cmd] gpu3: Permission denied (publickey,gssapi-keyex,gssapi-with-mic)."]:
+        assert codes_of(line + "\n")[:1] == ["launcher-ssh-unreachable"], line
