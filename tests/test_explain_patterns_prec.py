@@ -82,3 +82,34 @@ def test_a_nodes_key_refusal_is_still_the_launcher():
     for line in ["`node2: Permission denied (publickey).`",
                  "[2023-06-01 12:00:01,123] [INFO] [multinode_runner.py:70:get_cmd] gpu3: Permission denied (publickey,gssapi-keyex,gssapi-with-mic)."]:
         assert codes_of(line + "\n")[:1] == ["launcher-ssh-unreachable"], line
+
+
+# torch's wording of cudaErrorInitializationError (c10/cuda/CUDAFunctions.cpp device_count_impl)
+TORCH_INIT_ERROR = "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu."
+
+
+@pytest.mark.parametrize("line", [
+    TORCH_INIT_ERROR,
+    "    raise RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+    "(EngineCore_0 pid=123) `RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.`",
+])
+def test_torchs_driver_initialization_failed_is_the_init_symptom_not_a_missing_driver(line):
+    assert "no-nvidia-driver" not in _ids(line)
+    assert "cuda-initialization-error" in _ids(line)
+    expl = explain_text(line + "\n")
+    first = expl.candidates[0]
+    assert first.code == "cuda-init-failed" and first.kind == "symptom", [c.code for c in expl.candidates]
+    assert "no-nvidia-driver" in first.could_be
+
+
+def test_torchs_driver_initialization_failed_in_a_forked_worker_is_the_fork():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop\n'
+           "    data = fetcher.fetch(index)\n"
+           + TORCH_INIT_ERROR + "\n")
+    assert codes_of(log)[:1] == ["cuda-initialized-before-fork"]
+
+
+def test_no_cuda_capable_device_still_names_the_driver():
+    line = "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+    assert codes_of(line + "\n")[:1] == ["no-nvidia-driver"]
