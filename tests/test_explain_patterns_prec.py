@@ -113,3 +113,24 @@ def test_torchs_driver_initialization_failed_in_a_forked_worker_is_the_fork():
 def test_no_cuda_capable_device_still_names_the_driver():
     line = "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
     assert codes_of(line + "\n")[:1] == ["no-nvidia-driver"]
+
+
+# libnvidia-container's requirement check (src/nvc_info.c) and the toolkit's CSV mode
+# (internal/modifier/csv.go): the image's CUDA is newer than the host driver
+CONTAINER_REQUIREMENT = [
+    "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown",
+    "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy' nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.6, please update your driver to a newer version, or use an earlier cuda container: unknown.",
+    "Error: requirements not met: unsatisfied condition: cuda>=12.2 (cuda=11.4)",
+]
+
+
+@pytest.mark.parametrize("line", CONTAINER_REQUIREMENT)
+def test_a_containers_cuda_requirement_is_the_driver_too_old_for_the_image(line):
+    assert codes_of(line + "\n")[:1] == ["driver-too-old-for-build"]
+    assert "driver-too-old-for-torch" not in codes_of(line + "\n")
+
+
+def test_a_containers_cuda_requirement_beside_a_torch_image_stays_torchs():
+    log = ("$ docker run --gpus all -it pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\n"
+           + CONTAINER_REQUIREMENT[0] + "\n")
+    assert codes_of(log)[:1] == ["driver-too-old-for-torch"]
