@@ -15,8 +15,9 @@ body below ``# ---``, the log's own thread left out of the resemblance exemplars
 :func:`stackpeel.explain.parser.scan_text` and :func:`stackpeel.explain.reasoning.explain`, which
 ``stackpeel explain --no-live`` calls; the hits of the scan name their signature (``Hit.entry``).
 
-Prints a table sorted by wrong-firsts, then for each signature with wrong-firsts the matched line of
-each such log (with its expected code). Usage::
+Prints a table sorted by wrong-firsts (its code column is the table the signature is declared in; a
+``refine`` may have chosen another code in a log), then for each signature with wrong-firsts the
+matched line of each such log, with its expected code and explain's first code. Usage::
 
     python bench/signature_precision.py [--part training] [--top N] [--all]
 
@@ -101,7 +102,7 @@ def measure(part: str) -> Tuple[Dict[str, Dict], Dict[str, Tuple[str, ...]]]:
                 s["first"] += 1
                 if first not in ok:
                     s["wrong"] += 1
-                    s["lines"].append((h.name, ",".join(expected), line_of.get(sid, "?")))
+                    s["lines"].append((h.name, ",".join(expected), first, line_of.get(sid, "?")))
     return stats, {e.id: e.codes for e in ekb.entries}
 
 
@@ -139,8 +140,8 @@ def main(argv: List[str] = None) -> int:
         if not s["lines"]:
             continue
         print(f"== {sid} ({','.join(codes[sid])})")
-        for name, expected, line in s["lines"]:
-            print(f"   {name}  expected={expected}\n      {line[:300]}")
+        for name, expected, first, line in s["lines"]:
+            print(f"   {name}  expected={expected}  first={first}\n      {line[:300]}")
     return 0
 
 
