@@ -134,3 +134,7 @@ def test_a_containers_cuda_requirement_beside_a_torch_image_stays_torchs():
     log = ("$ docker run --gpus all -it pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime\n"
            + CONTAINER_REQUIREMENT[0] + "\n")
     assert codes_of(log)[:1] == ["driver-too-old-for-torch"]
+
+
+def test_a_bare_key_refusal_is_still_the_launcher():
+    assert codes_of("Permission denied (publickey,password).\n")[:1] == ["launcher-ssh-unreachable"]
