@@ -138,3 +138,17 @@ def test_a_containers_cuda_requirement_beside_a_torch_image_stays_torchs():
 
 def test_a_bare_key_refusal_is_still_the_launcher():
     assert codes_of("Permission denied (publickey,password).\n")[:1] == ["launcher-ssh-unreachable"]
+
+
+@pytest.mark.parametrize("line", [
+    # ninja's own last line, as torch.utils.cpp_extension re-raises it
+    "RuntimeError: ninja: build stopped: subcommand failed.",
+    "  ninja: build stopped: subcommand failed.",
+])
+def test_a_build_that_stopped_is_the_build_symptom_not_a_missing_nvcc(line):
+    # a guess from words (knowledge/vocabulary.toml, the word extension-build): the words say a
+    # build failed, not which of its causes; the symptom leads, its causes follow
+    expl = explain_text(line + "\n")
+    first = expl.candidates[0]
+    assert (first.code, first.basis) == ("extension-build-failed", "vocabulary"), [c.code for c in expl.candidates]
+    assert "nvcc-missing" in first.could_be
