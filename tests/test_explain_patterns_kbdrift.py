@@ -286,10 +286,10 @@ WORDINGS = [
      "case given their connectivity, and is probably due to a hardware issue."),
     ("nccl-ib-hca-wrong", "NCCL 2.4.8-2.30", "src/transport/net_ib.cc",
      "node1:123:456 [0] NCCL WARN NET/IB : Unable to open device mlx5_1"),
-    ("driver-too-old-for-torch", "libnvidia-container 1.x (legacy)", "src/nvc_info.c requirement check",
+    ("driver-too-old-for-build", "libnvidia-container 1.x (legacy)", "src/nvc_info.c requirement check",
      "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
      "newer version, or use an earlier cuda container: unknown"),
-    ("driver-too-old-for-torch", "nvidia-container-toolkit 1.10+ (csv mode)", "internal/modifier/csv.go",
+    ("driver-too-old-for-build", "nvidia-container-toolkit 1.10+ (csv mode)", "internal/modifier/csv.go",
      "requirements not met: unsatisfied condition: cuda>=12.2 (cuda=11.4)"),
     ("container-toolkit-missing", "Docker 19.03-27", "moby daemon",
      'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'),
