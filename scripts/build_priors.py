@@ -12,6 +12,7 @@ Validation logs are never read: the split (scripts/corpus_split.py) decides, by 
     python scripts/build_priors.py            # rewrite the file
     python scripts/build_priors.py --check    # exit 1 if the file is not current
     python scripts/build_priors.py --loo      # leave-one-thread-out top-1 change per threshold pair
+    python scripts/build_priors.py --loo --expected-only   # the same, counting expected codes only
 """
 
 from __future__ import annotations
@@ -63,11 +64,15 @@ def content(rows=None) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
 
-def loo(rows) -> str:
+def loo(rows, expected_only: bool = False) -> str:
     """Top-1 gained and lost on the symptom-first training logs, each with its own thread left
-    out of the priors, per (MIN_THREADS, MIN_SHARE)."""
+    out of the priors, per (MIN_THREADS, MIN_SHARE); ``expected_only`` counts each log's expected
+    codes instead of its thread's established cause."""
+    if expected_only:
+        rows = [(s, u, e, cb, e) for s, u, _, cb, e in rows]
     data = priors.build([r[:4] for r in rows], all_codes())["priors"]
-    out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out:",
+    out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out"
+           + (" (counting expected codes, not the threads' causes)" if expected_only else "") + ":",
            "min_threads min_share  fires  gained  lost  net"]
     for n_min in (3, 4, 5, 6, 8, 10):
         for share in (0.3, 0.4, 0.5, 0.6, 0.7):
@@ -89,10 +94,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed file is not current")
     ap.add_argument("--loo", action="store_true", help="print the leave-one-out grid of thresholds")
+    ap.add_argument("--expected-only", action="store_true",
+                    help="with --loo: count the logs' expected codes, not the '# cause:' their threads established")
     args = ap.parse_args(argv)
     rows = symptom_first()
     if args.loo:
-        print(loo(rows))
+        print(loo(rows, args.expected_only))
         return 0
     new = content(rows)
     if args.check:
