@@ -77,11 +77,11 @@ def loo(rows, expected_only: bool = False) -> str:
     for n_min in (3, 4, 5, 6, 8, 10):
         for share in (0.3, 0.4, 0.5, 0.6, 0.7):
             fires = gained = lost = 0
-            for symptom, source, _, _, expected in rows:
+            for symptom, source, _, could_be, expected in rows:
                 with similar.leaving_out(source):
                     p = priors.of(symptom, data)
                 g = p.guess(n_min, share) if p else None
-                if g is None:
+                if g is None or g[0] not in could_be:
                     continue
                 fires += 1
                 gained += g[0] in expected and symptom not in expected

@@ -647,7 +647,9 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     top = out[0]
     p = priors.of(top.code)
     guess = p.guess() if p is not None else None
-    if guess is None or guess[0] not in catalogue:
+    # the cause must be one this log's line can have: "No HIP GPUs are available" is
+    # torch-cuda-unavailable too, but CUDA_VISIBLE_DEVICES is not among its causes
+    if guess is None or guess[0] not in catalogue or guess[0] not in top.could_be:
         return out
     code, k = guess
     spec = catalogue[code]
