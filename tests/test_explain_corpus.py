@@ -27,6 +27,9 @@ from stackpeel.knowledge import load as load_kb
 
 CORPUS = Path(__file__).parent / "corpus" / "explain"
 
+#: explained with the base rates of earlier threads (tests/conftest.py turns them off elsewhere)
+USES_PRIORS = True
+
 
 def _validation_repos():
     """Repositories of the validation part (SPLIT.toml; scripts/corpus_split.py): their

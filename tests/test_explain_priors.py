@@ -26,6 +26,9 @@ import corpus_split  # noqa: E402
 #: a bare torch.cuda.is_available() False: torch-cuda-unavailable and nothing else
 BARE = ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n"
 
+#: explained with the base rates of earlier threads (tests/conftest.py turns them off elsewhere)
+USES_PRIORS = True
+
 
 def _prior_cause(symptom: str) -> str:
     p = priors.of(symptom)
@@ -94,6 +97,22 @@ def test_a_line_naming_the_cause_is_not_changed():
     expl = explain_text(BARE + "AssertionError: Torch not compiled with CUDA enabled\n")
     assert expl.root.code == "torch-cpu-only-build" and expl.root.basis == "signature"
     assert all(c.basis != "prior" for c in expl.candidates)
+
+
+def test_a_prior_names_only_a_cause_the_line_can_have():
+    # "No HIP GPUs are available" is torch-cuda-unavailable too; its causes are ROCm's
+    expl = explain_text("RuntimeError: No HIP GPUs are available\n")
+    assert expl.root.code == "torch-cuda-unavailable" and expl.root.basis == "signature"
+    assert all(c.basis != "prior" for c in expl.candidates)
+
+
+def test_the_prior_orders_could_be_after_the_clues():
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert symptom.could_be[0] == _prior_cause("torch-cuda-unavailable")
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\nI am running this on Colab\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert expl.root.code == "no-nvidia-driver" and symptom.could_be[0] == "no-nvidia-driver"
 
 
 def test_leaving_a_thread_out_subtracts_it_from_the_prior():
