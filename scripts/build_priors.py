@@ -38,9 +38,9 @@ def body(path: Path) -> str:
     return rest if sep else text
 
 
-def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str]]]:
-    """(symptom first, thread URL, established codes, its could_be, expected codes) of the
-    training logs a prior may speak for."""
+def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str], List[str]]]:
+    """(symptom first, thread URL, established codes, its could_be, the signatures that showed it,
+    expected codes) of the training logs a prior may speak for."""
     split = corpus_split.compute_split()
     alias = dict(getattr(load(), "aliases", {}))
     rows = []
@@ -54,13 +54,14 @@ def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str]]]:
             first = expl.candidates[0]
             expected = [alias.get(c, c) for c in h.expected]
             cause = alias.get(h.meta.get("cause", ""), h.meta.get("cause", ""))
-            rows.append((first.code, source, [cause] if cause else expected, list(first.could_be), expected))
+            entries = sorted({ev.entry for ev in first.evidence})
+            rows.append((first.code, source, [cause] if cause else expected, list(first.could_be), entries, expected))
     return rows
 
 
 def content(rows=None) -> str:
     rows = symptom_first() if rows is None else rows
-    data = priors.build([r[:4] for r in rows], all_codes())
+    data = priors.build([r[:5] for r in rows], all_codes())
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
 
@@ -69,19 +70,19 @@ def loo(rows, expected_only: bool = False) -> str:
     out of the priors, per (MIN_THREADS, MIN_SHARE); ``expected_only`` counts each log's expected
     codes instead of its thread's established cause."""
     if expected_only:
-        rows = [(s, u, e, cb, e) for s, u, _, cb, e in rows]
-    data = priors.build([r[:4] for r in rows], all_codes())["priors"]
+        rows = [(s, u, e, cb, en, e) for s, u, _, cb, en, e in rows]
+    data = priors.build([r[:5] for r in rows], all_codes())["priors"]
     out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out"
            + (" (counting expected codes, not the threads' causes)" if expected_only else "") + ":",
            "min_threads min_share  fires  gained  lost  net"]
     for n_min in (3, 4, 5, 6, 8, 10):
         for share in (0.3, 0.4, 0.5, 0.6, 0.7):
             fires = gained = lost = 0
-            for symptom, source, _, could_be, expected in rows:
+            for symptom, source, _, could_be, entries, expected in rows:
                 with similar.leaving_out(source):
                     p = priors.of(symptom, data)
                 g = p.guess(n_min, share) if p else None
-                if g is None or g[0] not in could_be:
+                if g is None or g[0] not in could_be or not p.shown_by(entries):
                     continue
                 fires += 1
                 gained += g[0] in expected and symptom not in expected

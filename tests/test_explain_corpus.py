@@ -232,12 +232,12 @@ KNOWN_MISSES: Dict[str, str] = {
     "hvm1-383-failed-to-launch-kernels-shared-memory": "Bend's 'Failed to launch kernels. Error code: invalid argument.' on an RTX 2060 SUPER: that its shared memory is too small for the kernels is the maintainer's answer; no signature reads it (a resemblance to another thread's guess may)",
     # training-2026-12-02u (sweepm): a +cpu torch named in a report, next to prose only
     "ultralytics-227-torch-cpu-build-device0": "only 'pytorch 1.13.1+cpu' beside prose: a healthy CPU-only run reports the same (negative control), the GPU failure itself is in a screenshot",
+    "nccl-473-unhandled-system-error-ipc": "NCCL's bare 'unhandled system error': nothing says container or /dev/shm",
     # the base rates of earlier threads (explain/priors.py, issue 8): the log shows only the symptom
     # (its expected code); the prior names the cause most threads with it established
     "anomaly-transformer-74-no-cuda-gpus-script-export": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "cor-gs-23-no-cuda-gpus-set-device": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
-    "vllm-8885-k8s-no-nvidia-runtimeclass": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus before the symptom (the thread's cause was device-nodes-missing)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

@@ -37,9 +37,9 @@ FORMAT = "stackpeel-priors"
 VERSION = 1
 #: threads (with this symptom first) a prior needs before it names a cause, and the share of
 #: them whose established cause it is, at least. Chosen on the training part, each log without
-#: its own thread (``scripts/build_priors.py --loo``): 4 and 0.5 gain 8 top-1 and lose 4 (logs
-#: whose expected code is the symptom itself, 3 of them with the prior's cause as their thread's
-#: cause); 6 and 0.5 gain 5 and lose the same 4; a share of 0.6 or more keeps 4 of 4 losses
+#: its own thread (``scripts/build_priors.py --loo``): 4 and 0.5 gain 7 top-1 and lose 3 (logs
+#: whose expected code is the symptom itself, the prior's cause their thread's cause); 6 and 0.5
+#: gain 5 and lose the same 3; 0.6 with 4 threads gains 5 and loses 3
 MIN_THREADS = 4
 MIN_SHARE = 0.5
 
@@ -64,6 +64,15 @@ class Prior:
     n: int
     #: (code, threads) most frequent first; the symptom's own code means "nothing deeper found"
     causes: Tuple[Tuple[str, int], ...]
+    #: the signatures (entry ids) that showed the symptom in those threads, with their thread counts
+    lines: Tuple[Tuple[str, int], ...] = ()
+
+    def shown_by(self, entries: Any) -> bool:
+        """Whether one of these signatures showed the symptom in an earlier thread: a prior speaks
+        for the lines its threads showed (a float16 op a CPU kernel lacks is read as CUDA not in
+        use too, but no thread with that line taught the prior anything)."""
+        seen = dict(self.lines)
+        return any(seen.get(e, 0) > 0 for e in entries)
 
     def count(self, code: str) -> int:
         return dict(self.causes).get(code, 0)
@@ -114,7 +123,9 @@ def of(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Optional[Prior
     if not threads:
         return None
     causes = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return Prior(symptom, len(threads), causes)
+    lines = tuple(sorted((e, k) for e, urls in row.get("lines", {}).items()
+                         for k in [len({u for u in urls if u not in gone})] if k))
+    return Prior(symptom, len(threads), causes, lines)
 
 
 def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
@@ -130,13 +141,17 @@ def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     return seen
 
 
-def build(rows: List[Tuple[str, str, List[str], List[str]]], catalogue: Mapping[str, Any]) -> Dict[str, Any]:
+def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any]) -> Dict[str, Any]:
     """The priors file's content from (symptom first, thread URL, established codes, the symptom's
-    ``could_be`` in that log) of training logs."""
+    ``could_be`` in that log, the signatures that showed it) of training logs."""
     out: Dict[str, Dict[str, Any]] = {}
-    for symptom, source, established, could_be in rows:
+    for symptom, source, established, could_be, entries in rows:
         allowed = [symptom, *closure(symptom, catalogue), *could_be]
-        row = out.setdefault(symptom, {"causes": {}, "other": []})
+        row = out.setdefault(symptom, {"causes": {}, "other": [], "lines": {}})
+        for e in entries:
+            urls = row["lines"].setdefault(e, [])
+            if source not in urls:
+                urls.append(source)
         hit = next((c for c in established if c in allowed), None)
         bucket = row["causes"].setdefault(hit, []) if hit else row["other"]
         if source not in bucket:
@@ -144,12 +159,14 @@ def build(rows: List[Tuple[str, str, List[str], List[str]]], catalogue: Mapping[
     for row in out.values():
         row["causes"] = {c: sorted(u) for c, u in sorted(row["causes"].items())}
         row["other"] = sorted(row["other"])
+        row["lines"] = {e: sorted(u) for e, u in sorted(row["lines"].items())}
         row["n"] = len({u for us in row["causes"].values() for u in us} | set(row["other"]))
     return {"format": FORMAT, "version": VERSION,
             "about": "for each symptom code explain put first on a training log of tests/corpus/explain (no clue, "
                      "no line naming a cause), the causes its threads established and the threads; built by "
                      "scripts/build_priors.py, never from a validation log",
-            "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"]} for s, r in sorted(out.items())}}
+            "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"], "lines": r["lines"]}
+                       for s, r in sorted(out.items())}}
 
 
 @functools.lru_cache(maxsize=1)

@@ -651,6 +651,9 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     # torch-cuda-unavailable too, but CUDA_VISIBLE_DEVICES is not among its causes
     if guess is None or guess[0] not in catalogue or guess[0] not in top.could_be:
         return out
+    # and the symptom is shown by a line its earlier threads showed
+    if not p.shown_by(e.entry for e in top.evidence):
+        return out
     code, k = guess
     spec = catalogue[code]
     kind = spec.kind if spec.kind in ("root", "symptom") else "root"
