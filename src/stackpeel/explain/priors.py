@@ -10,8 +10,9 @@ established (the header's ``# cause:`` where the log alone shows only the sympto
 symptom itself (nothing deeper), with the thread URLs; any other code counts as "other".
 
 When a symptom comes first and its prior is supported enough (:data:`MIN_THREADS`,
-:data:`MIN_SHARE`, and the cause outnumbers the symptom itself), reasoning puts that cause
-first as a low-confidence guess with basis "prior"; otherwise the prior only orders the
+:data:`MIN_SHARE`, the cause outnumbers the symptom itself, is among the ``could_be`` of the
+log's line, and a signature of the log's line showed the symptom in those threads), reasoning
+puts that cause first as a low-confidence guess with basis "prior"; otherwise the prior only orders the
 symptom's ``could_be`` (after the causes the log's clues point to). Context clues and any line
 that names a cause always win over a prior.
 
