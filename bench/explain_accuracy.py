@@ -22,9 +22,11 @@ A top-1 whose first candidate is a guess from the words of the error lines (``"b
 "vocabulary"``, low confidence: no signature matched) is counted as top-1 and also shown
 apart ("top-1 by a guess from words"), so signature matches and guesses can be told apart;
 likewise a first candidate guessed from the threads the error lines resemble (``"basis":
-"similar"``, ``knowledge/exemplars.json``), shown as "by resemblance". Each log is explained
-without its own thread among the exemplars (``STACKPEEL_EXEMPLARS_LEAVE_OUT``), so a training
-log never counts as recognising itself.
+"similar"``, ``knowledge/exemplars.json``), shown as "by resemblance"; and a cause put before
+a symptom the log shows alone from the base rate of earlier threads (``"basis": "prior"``,
+``knowledge/priors.json``), shown as "by prior". Each log is explained without its own thread
+among the exemplars and the priors (``STACKPEEL_EXEMPLARS_LEAVE_OUT``), so a training log never
+counts as recognising itself.
 
 Prints the figures and the misses per category, and writes the raw per-log answers with
 the machine and commit to bench/results/explain_accuracy-<date>.txt (``--out`` to
@@ -162,9 +164,10 @@ def score(rows: List[Dict]) -> Dict:
     silent = sum(r["silent"] for r in rows)
     guessed = sum(r["top1"] and r["basis"] == "vocabulary" for r in rows)
     resembled = sum(r["top1"] and r["basis"] == "similar" for r in rows)
+    by_prior = sum(r["top1"] and r["basis"] == "prior" for r in rows)
     pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
     return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent, "guessed": guessed,
-            "resembled": resembled,
+            "resembled": resembled, "by_prior": by_prior,
             "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
 
 
@@ -306,7 +309,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append(f"{part:10s} {s['logs']:4d} logs  top-1 {s['top1']:4d} ({s['top1_pct']:5.1f} %)  "
                      f"top-3 {s['top3']:4d} ({s['top3_pct']:5.1f} %)  "
                      f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}  "
-                     f"top-1 by a guess from words {s['guessed']:3d}, by resemblance {s['resembled']:3d}")
+                     f"top-1 by a guess from words {s['guessed']:3d}, by resemblance {s['resembled']:3d}, "
+                     f"by prior {s['by_prior']:3d}")
     if args.compare:
         old = read_verdicts(args.compare)
         new = {part: {r["file"]: verdict_of(r) for r in rows if r["part"] == part} for part in parts}
@@ -336,7 +340,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         verdict = verdict_of(r)
         raw.append(f"{r['part']}\t{r['file']}\texpected={','.join(r['expected'])}\t"
                    f"ranked={','.join(r['ranked'][:5]) or '-'}\texit={r['exit']}\t{verdict}"
-                   + ("\tguess" if r["basis"] == "vocabulary" else "")
+                   + ("\tguess" if r["basis"] == "vocabulary" else "\tprior" if r["basis"] == "prior" else "")
                    + (f"\terror={r['error']}" if r["error"] else ""))
     suffix = ("" if args.part == "all" else f"-{args.part}") + (f"-{args.collected}" if args.collected else "")
     out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"

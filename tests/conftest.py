@@ -110,6 +110,21 @@ def nocc_env(tmp_path, clean_env):
     return env
 
 
+@pytest.fixture(autouse=True)
+def signatures_without_priors(request):
+    """The pattern and ranking tests pin what signatures, clues and facts say of a log; the base
+    rates of earlier threads (explain/priors.py), which put a cause before a symptom shown alone,
+    are pinned by the modules that set ``USES_PRIORS = True`` (tests/test_explain_priors.py, and
+    the corpus tests that measure explain as a user gets it). CLI runs in a subprocess get them."""
+    if getattr(request.module, "USES_PRIORS", False):
+        yield
+        return
+    from stackpeel.explain import priors
+
+    with priors.off():
+        yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_result_cache(tmp_path_factory):
     """`stackpeel check` reuses an unchanged machine's results from $XDG_CACHE_HOME/stackpeel:

@@ -40,6 +40,9 @@ EVIDENCE_PER_CANDIDATE = 5
 #: what a guess rests on (no line states the cause): the words of the error lines, or their
 #: resemblance to threads whose cause was established
 GUESS_BASES = ("vocabulary", "similar")
+#: a cause put before a symptom the log shows alone, from the base rate of the threads that
+#: showed it (knowledge/priors.json): a guess too, but the symptom's lines are known
+PRIOR_BASIS = "prior"
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ class Candidate:
     #: what the candidate rests on: "signature" (a knowledge-base pattern matched a line),
     #: "clues" (inferred from a symptom and context clues), "vocabulary" (words of unexplained
     #: error lines, knowledge/vocabulary.toml), "similar" (unexplained error lines resemble
-    #: those of a thread whose cause was established, knowledge/exemplars.json)
+    #: those of a thread whose cause was established, knowledge/exemplars.json), "prior" (the log
+    #: shows only a symptom; the cause most earlier threads with it established, knowledge/priors.json)
     basis: str = "signature"
     #: for a guess from words: (word id, the text it matched) that implicated the code, and the
     #: context entries or clue literals that re-ranked it
@@ -110,6 +114,9 @@ class Candidate:
     #: for a guess by resemblance (basis "similar"): (thread URL, similarity) of the training
     #: logs with an established cause that the log's error lines resemble (:mod:`.similar`)
     resembles: Tuple[Tuple[str, float], ...] = ()
+    #: for a base-rate guess (basis "prior"): (the symptom, threads whose established cause was
+    #: this code, threads with that symptom first) (:mod:`.priors`)
+    prior: Optional[Tuple[str, int, int]] = None
 
     @property
     def first_line(self) -> int:
@@ -139,6 +146,8 @@ class Candidate:
             "could_be_clues": {code: list(lits) for code, lits in self.could_be_clues},
             "facts": list(self.facts),
             "resembles": [{"source": u, "similarity": x} for u, x in self.resembles],
+            "prior": ({"symptom": self.prior[0], "threads": self.prior[1], "of": self.prior[2]}
+                      if self.prior else None),
         }
 
 
@@ -485,6 +494,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             facts=tuple(acc.rules),
         ))
 
+    candidates = _apply_prior(candidates, kb, catalogue)
     cited = {ev.line for c in candidates for ev in c.evidence}
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10]
                         if ln.number not in cited)
@@ -507,7 +517,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
-    if candidates and candidates[0].basis == "similar":
+    if candidates and candidates[0].basis == PRIOR_BASIS and candidates[0].prior:
+        symptom, k, n = candidates[0].prior
+        notes.append(f"the log shows only {symptom}; in {k} of {n} earlier threads with it the cause was "
+                     f"{candidates[0].code}: a base-rate guess (low confidence), not read from the log; confirm it "
+                     "with `stackpeel check` on the affected machine (or explain without --no-live there)")
+    elif candidates and candidates[0].basis == "similar":
         notes.append("no knowledge-base message or word matches these error lines: the causes listed are those of "
                      "earlier threads whose error lines resemble them (low confidence; open the threads to compare); "
                      "run `stackpeel check` on the affected machine to tell which, if any, it is")
@@ -620,6 +635,49 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
         if not acc.root and spec is not None:
             acc.could_be.extend(c for c in spec.caused_by if c not in acc.could_be)
     return findings, notes, guesses
+
+
+def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> List[Candidate]:
+    """Base rates (:mod:`.priors`) for a log whose first candidate is a symptom nothing in the log
+    narrows (no line names a cause, no clue points at one): each symptom's ``could_be`` is ordered
+    by how often earlier threads with it established each cause, two threads at least (causes the
+    log's clues point to stay first); and when the first symptom's prior is supported enough, its cause comes first
+    as a low-confidence guess with basis "prior", its evidence the symptom's lines."""
+    from . import priors
+
+    if not candidates or not priors.applies(candidates[0]):
+        return candidates
+    out = []
+    for c in candidates:
+        p = priors.of(c.code) if c.kind == "symptom" and c.basis == "signature" else None
+        if p is not None and c.could_be:
+            clued = {code for code, _ in c.could_be_clues}
+            # a cause one earlier thread established is no base rate: it keeps its place
+            order = sorted(c.could_be, key=lambda code: (code not in clued, -max(p.count(code) - 1, 0)))
+            c = replace(c, could_be=tuple(order))
+        out.append(c)
+    top = out[0]
+    p = priors.of(top.code)
+    guess = p.guess() if p is not None else None
+    # the cause must be one this log's line can have: "No HIP GPUs are available" is
+    # torch-cuda-unavailable too, but CUDA_VISIBLE_DEVICES is not among its causes
+    if guess is None or guess[0] not in catalogue or guess[0] not in top.could_be:
+        return out
+    # and the symptom is shown by a line its earlier threads showed
+    if not p.shown_by(e.entry for e in top.evidence):
+        return out
+    code, k = guess
+    spec = catalogue[code]
+    kind = spec.kind if spec.kind in ("root", "symptom") else "root"
+    rest = [c for c in out if c.code != code]
+    cand = Candidate(
+        code=code, layer=spec.layer, kind=kind, title=spec.title, evidence=top.evidence, count=top.count, weight=0,
+        explanation=spec.meaning, fix=fix_text(spec), links=tuple(spec.links),
+        explains=tuple(dict.fromkeys([top.code, *top.explains])),
+        could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
+        check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, p.n),
+    )
+    return [cand, *rest]
 
 
 def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,

@@ -271,6 +271,12 @@ def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
 def _headline(c: Candidate) -> str:
     """What the top candidate is, and how sure stackpeel is of it."""
     live = c.live.verdict if c.live else ""
+    if c.basis == "prior":
+        if live == "confirmed":
+            return "Root cause (a base-rate guess, confirmed live)"
+        how = f"{c.prior[1]} of {c.prior[2]} earlier threads that showed only {c.prior[0]}" if c.prior else \
+            "earlier threads that showed only this symptom"
+        return f"Likeliest cause (a base-rate guess from {how}; not in the log, low confidence)"
     if c.confidence == "low":
         return "Root cause (guessed from words, confirmed live)" if live == "confirmed" else \
             "Possible cause (guessed from the words of the error lines, low confidence)"

@@ -51,7 +51,8 @@ FRAME_CHARS = 600
 
 #: threads whose exemplars are left out: the accuracy bench and the corpus tests explain a
 #: training log without its own thread (leave-one-out), so its figure is not a log recognising
-#: itself. ``STACKPEEL_EXEMPLARS_LEAVE_OUT`` (thread URLs, comma-separated) sets it for a process.
+#: itself. ``STACKPEEL_EXEMPLARS_LEAVE_OUT`` (thread URLs, comma-separated) sets it for a process; the
+#: priors (:mod:`.priors`) leave the same threads out.
 LEAVE_OUT: FrozenSet[str] = frozenset(filter(None, os.environ.get("STACKPEEL_EXEMPLARS_LEAVE_OUT", "").split(",")))
 #: what :func:`leaving_out` adds, per thread and task (a context variable, not a module global that
 #: two threads explaining at once would overwrite for each other)
@@ -183,13 +184,13 @@ class Index:
         if not q:
             return []
         sims = []
-        left_out = LEAVE_OUT | _LEFT_OUT.get()
+        gone = left_out()
         # a query that says which module is missing shares the words of that statement only
         # with a thread that names one of those modules: a missing module is a class of
         # failures, the module decides the cause (its other lines still count as they are)
         absent = missing_modules(text)
         for ex in self.exemplars:
-            if ex.source in left_out:
+            if ex.source in gone:
                 continue
             ignore = _MISSING_MODULE_WORDS if absent and not any(m in ex.vector for m in absent) else ()
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
@@ -210,9 +211,16 @@ class Index:
         return out[:MAX_GUESSES]
 
 
+def left_out() -> FrozenSet[str]:
+    """The threads left out now (:data:`LEAVE_OUT` and :func:`leaving_out`): their exemplars, and
+    their counts in the priors (:mod:`.priors`)."""
+    return LEAVE_OUT | _LEFT_OUT.get()
+
+
 @contextlib.contextmanager
 def leaving_out(*sources: str) -> Iterator[None]:
-    """Explain without the exemplars of these threads (a corpus log without its own thread)."""
+    """Explain without the exemplars of these threads (a corpus log without its own thread), and
+    without their counts in the priors (:mod:`.priors`)."""
     token = _LEFT_OUT.set(_LEFT_OUT.get() | frozenset(filter(None, sources)))
     try:
         yield

@@ -30,6 +30,8 @@ CONFIDENCE = {"stated": "a line of the log names this cause",
               "low": "a guess (low confidence) from the words of error lines no known message matches"}
 SIMILAR = ("a guess (low confidence): the error lines resemble those of threads where this was the established "
            "cause (the first links below)")
+PRIOR = ("a base-rate guess (low confidence): the log shows only a symptom, and this was the established cause "
+         "in most earlier threads that showed it alone; not read from the log")
 
 
 def _sec(code: str) -> str:
@@ -142,7 +144,7 @@ def _candidate_section(c: Candidate, top: Candidate, present: Set[str]) -> str:
              f'aria-labelledby="h-{_sec(c.code)}">',
              f'<h3 id="h-{_sec(c.code)}"><span class="badge {classes[0]}">{_e(state.split(SEP)[0])}</span> '
              f"{_e(c.title)} <code>{_e(c.code)}</code></h3>",
-             f'<p class="meta">layer {_e(c.layer)}; {_e(SIMILAR if c.basis == "similar" else CONFIDENCE.get(c.confidence, c.confidence))}</p>',
+             f'<p class="meta">layer {_e(c.layer)}; {_e(SIMILAR if c.basis == "similar" else PRIOR if c.basis == "prior" else CONFIDENCE.get(c.confidence, c.confidence))}</p>',
              _evidence(c), f"<p>{_e(c.explanation)}</p>" if c.explanation else ""]
     if c.explains:
         parts.append("<p>Explains: " + ", ".join(_code_link(x, present) for x in c.explains) + "</p>")

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Build src/stackpeel/knowledge/priors.json from the TRAINING part of the explain corpus.
+
+Each training log is explained as the accuracy bench explains it (the body only, its own thread
+left out of the exemplars) with priors off; when its first candidate is a symptom a prior may
+speak for (``stackpeel.explain.priors.applies``), the log's expected codes are counted under
+that symptom: the cause its thread established (``# cause:`` where the log alone shows only the
+symptom, else the expected code), if it is in the symptom's ``caused_by`` closure or ``could_be`` or
+is the symptom itself; else "other".
+Validation logs are never read: the split (scripts/corpus_split.py) decides, by repository.
+
+    python scripts/build_priors.py            # rewrite the file
+    python scripts/build_priors.py --check    # exit 1 if the file is not current
+    python scripts/build_priors.py --loo      # leave-one-thread-out top-1 change per threshold pair
+    python scripts/build_priors.py --loo --expected-only   # the same, counting expected codes only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import corpus_split  # noqa: E402
+from stackpeel.explain import explain_text, priors, similar  # noqa: E402
+from stackpeel.knowledge import all_codes, load  # noqa: E402
+
+
+def body(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    head, sep, rest = text.partition("# ---\n")
+    return rest if sep else text
+
+
+def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str], List[str]]]:
+    """(symptom first, thread URL, established codes, its could_be, the signatures that showed it,
+    expected codes) of the training logs a prior may speak for."""
+    split = corpus_split.compute_split()
+    alias = dict(getattr(load(), "aliases", {}))
+    rows = []
+    for h in split.training:
+        source = h.meta.get("source", "")
+        if not source:
+            continue
+        with priors.off(), similar.leaving_out(source):
+            expl = explain_text(body(h.path), source=h.name)
+        if expl.candidates and priors.applies(expl.candidates[0]):
+            first = expl.candidates[0]
+            expected = [alias.get(c, c) for c in h.expected]
+            cause = alias.get(h.meta.get("cause", ""), h.meta.get("cause", ""))
+            entries = sorted({ev.entry for ev in first.evidence})
+            rows.append((first.code, source, [cause] if cause else expected, list(first.could_be), entries, expected))
+    return rows
+
+
+def content(rows=None) -> str:
+    rows = symptom_first() if rows is None else rows
+    data = priors.build([r[:5] for r in rows], all_codes())
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+def loo(rows, expected_only: bool = False) -> str:
+    """Top-1 gained and lost on the symptom-first training logs, each with its own thread left
+    out of the priors, per (MIN_THREADS, MIN_SHARE); ``expected_only`` counts each log's expected
+    codes instead of its thread's established cause."""
+    if expected_only:
+        rows = [(s, u, e, cb, en, e) for s, u, _, cb, en, e in rows]
+    data = priors.build([r[:5] for r in rows], all_codes())["priors"]
+    out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out"
+           + (" (counting expected codes, not the threads' causes)" if expected_only else "") + ":",
+           "min_threads min_share  fires  gained  lost  net"]
+    for n_min in (3, 4, 5, 6, 8, 10):
+        for share in (0.3, 0.4, 0.5, 0.6, 0.7):
+            fires = gained = lost = 0
+            for symptom, source, _, could_be, entries, expected in rows:
+                with similar.leaving_out(source):
+                    p = priors.of(symptom, data)
+                g = p.guess(n_min, share) if p else None
+                if g is None or g[0] not in could_be or not p.shown_by(entries):
+                    continue
+                fires += 1
+                gained += g[0] in expected and symptom not in expected
+                lost += symptom in expected and g[0] not in expected
+            out.append(f"{n_min:11d} {share:9.1f} {fires:6d} {gained:7d} {lost:5d} {gained - lost:4d}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the committed file is not current")
+    ap.add_argument("--loo", action="store_true", help="print the leave-one-out grid of thresholds")
+    ap.add_argument("--expected-only", action="store_true",
+                    help="with --loo: count the logs' expected codes, not the '# cause:' their threads established")
+    args = ap.parse_args(argv)
+    rows = symptom_first()
+    if args.loo:
+        print(loo(rows, args.expected_only))
+        return 0
+    new = content(rows)
+    if args.check:
+        old = priors.PRIORS_FILE.read_text(encoding="utf-8") if priors.PRIORS_FILE.exists() else ""
+        if old != new:
+            print(f"{priors.PRIORS_FILE.name} is not current: run scripts/build_priors.py", file=sys.stderr)
+            return 1
+        return 0
+    priors.PRIORS_FILE.write_text(new, encoding="utf-8")
+    print(f"wrote {priors.PRIORS_FILE.relative_to(ROOT)} ({len(json.loads(new)['priors'])} symptoms, {len(rows)} logs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

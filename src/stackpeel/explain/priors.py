@@ -1,0 +1,181 @@
+"""Base rates: the likeliest cause of a symptom that comes first with nothing else (issue 8).
+
+A log that shows only a symptom (``torch-cuda-unavailable``, ``nccl-error`` ...) gets that
+symptom first and its causes under "could be". An expert who has seen many such threads
+still says which cause it usually was. ``knowledge/priors.json`` records, for each symptom
+that came first in the explanation of a TRAINING log of the corpus (signature basis, no
+context clue pointing at one of its causes, no known-bad combination), the cause each thread
+established (the header's ``# cause:`` where the log alone shows only the symptom, else its
+``# expected:`` code): a cause in the symptom's ``caused_by`` closure or ``could_be``, or the
+symptom itself (nothing deeper), with the thread URLs; any other code counts as "other".
+
+When a symptom comes first and its prior is supported enough (:data:`MIN_THREADS`,
+:data:`MIN_SHARE`, the cause outnumbers the symptom itself, is among the ``could_be`` of the
+log's line, and a signature of the log's line showed the symptom in those threads), reasoning
+puts that cause first as a low-confidence guess with basis "prior"; otherwise the prior only orders the
+symptom's ``could_be`` (after the causes the log's clues point to). Context clues and any line
+that names a cause always win over a prior.
+
+Built by ``scripts/build_priors.py`` (explaining each training log without priors, as the
+accuracy bench does); a test keeps the file current. The threads left out of the exemplars
+(:func:`.similar.left_out`: ``STACKPEEL_EXEMPLARS_LEAVE_OUT``, :func:`.similar.leaving_out`)
+are left out of the priors too, so a corpus log is never explained from its own thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from ..knowledge import KB_DIR
+
+PRIORS_FILE = KB_DIR / "priors.json"
+FORMAT = "stackpeel-priors"
+VERSION = 1
+#: threads (with this symptom first) a prior needs before it names a cause, and the share of
+#: them whose established cause it is, at least. Chosen on the training part, each log without
+#: its own thread (``scripts/build_priors.py --loo``): 4 and 0.5 gain 7 top-1 and lose 3 (logs
+#: whose expected code is the symptom itself, the prior's cause their thread's cause); 6 and 0.5
+#: gain 5 and lose the same 3; 0.6 with 4 threads gains 5 and loses 3
+MIN_THREADS = 4
+MIN_SHARE = 0.5
+
+#: priors switched off (the builder explains the training logs without them)
+_OFF: "contextvars.ContextVar[bool]" = contextvars.ContextVar("stackpeel_priors_off", default=False)
+
+
+@contextlib.contextmanager
+def off() -> Iterator[None]:
+    """Explain without priors (what the priors are built from)."""
+    token = _OFF.set(True)
+    try:
+        yield
+    finally:
+        _OFF.reset(token)
+
+
+@dataclass(frozen=True)
+class Prior:
+    symptom: str
+    #: threads with this symptom first (those left out excluded)
+    n: int
+    #: (code, threads) most frequent first; the symptom's own code means "nothing deeper found"
+    causes: Tuple[Tuple[str, int], ...]
+    #: the signatures (entry ids) that showed the symptom in those threads, with their thread counts
+    lines: Tuple[Tuple[str, int], ...] = ()
+
+    def shown_by(self, entries: Any) -> bool:
+        """Whether one of these signatures showed the symptom in an earlier thread: a prior speaks
+        for the lines its threads showed (a float16 op a CPU kernel lacks is read as CUDA not in
+        use too, but no thread with that line taught the prior anything)."""
+        seen = dict(self.lines)
+        return any(seen.get(e, 0) > 0 for e in entries)
+
+    def count(self, code: str) -> int:
+        return dict(self.causes).get(code, 0)
+
+    @property
+    def top(self) -> Optional[Tuple[str, int]]:
+        return self.causes[0] if self.causes else None
+
+    def guess(self, min_threads: int = MIN_THREADS, min_share: float = MIN_SHARE) -> Optional[Tuple[str, int]]:
+        """The cause to put first, (code, threads), or None: enough threads, a large enough
+        share, and more threads than those where nothing deeper than the symptom was found."""
+        if self.n < min_threads or not self.causes:
+            return None
+        code, k = self.causes[0]
+        if code == self.symptom or k <= self.count(self.symptom) or k / self.n < min_share:
+            return None
+        if len(self.causes) > 1 and self.causes[1][1] == k:
+            return None  # a tie names nothing
+        return code, k
+
+
+def applies(candidate: Any) -> bool:
+    """Whether a first candidate is a symptom a prior may speak for: named by a signature, with
+    no context clue pointing at one of its causes and no known-bad combination behind it."""
+    return (candidate.kind == "symptom" and candidate.basis == "signature" and candidate.confidence == "symptom"
+            and not candidate.could_be_clues and not any(r.startswith("combination:") for r in candidate.facts))
+
+
+def of(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Optional[Prior]:
+    """The prior of ``symptom`` without the threads left out, or None (none recorded, or off)."""
+    if _OFF.get():
+        return None
+    from .similar import left_out
+
+    data = load() if data is None else data
+    row = (data or {}).get(symptom)
+    if not row:
+        return None
+    gone = left_out()
+    threads = set()
+    counts: Dict[str, int] = {}
+    for code, urls in row.get("causes", {}).items():
+        kept = {u for u in urls if u not in gone}
+        threads |= kept
+        if kept:
+            counts[code] = len(kept)
+    threads |= {u for u in row.get("other", []) if u not in gone}
+    if not threads:
+        return None
+    causes = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines = tuple(sorted((e, k) for e, urls in row.get("lines", {}).items()
+                         for k in [len({u for u in urls if u not in gone})] if k))
+    return Prior(symptom, len(threads), causes, lines)
+
+
+def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
+    """The codes that can cause ``code``, directly or through a chain (``caused_by``)."""
+    seen: List[str] = []
+    todo = list(getattr(catalogue.get(code), "caused_by", ()) or ())
+    while todo:
+        c = todo.pop(0)
+        if c in seen or c == code:
+            continue
+        seen.append(c)
+        todo.extend(getattr(catalogue.get(c), "caused_by", ()) or ())
+    return seen
+
+
+def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any]) -> Dict[str, Any]:
+    """The priors file's content from (symptom first, thread URL, established codes, the symptom's
+    ``could_be`` in that log, the signatures that showed it) of training logs."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for symptom, source, established, could_be, entries in rows:
+        allowed = [symptom, *closure(symptom, catalogue), *could_be]
+        row = out.setdefault(symptom, {"causes": {}, "other": [], "lines": {}})
+        for e in entries:
+            urls = row["lines"].setdefault(e, [])
+            if source not in urls:
+                urls.append(source)
+        hit = next((c for c in established if c in allowed), None)
+        bucket = row["causes"].setdefault(hit, []) if hit else row["other"]
+        if source not in bucket:
+            bucket.append(source)
+    for row in out.values():
+        row["causes"] = {c: sorted(u) for c, u in sorted(row["causes"].items())}
+        row["other"] = sorted(row["other"])
+        row["lines"] = {e: sorted(u) for e, u in sorted(row["lines"].items())}
+        row["n"] = len({u for us in row["causes"].values() for u in us} | set(row["other"]))
+    return {"format": FORMAT, "version": VERSION,
+            "about": "for each symptom code explain put first on a training log of tests/corpus/explain (no clue, "
+                     "no line naming a cause), the causes its threads established and the threads; built by "
+                     "scripts/build_priors.py, never from a validation log",
+            "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"], "lines": r["lines"]}
+                       for s, r in sorted(out.items())}}
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> Optional[Dict[str, Any]]:
+    try:
+        data = json.loads(PRIORS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        return None
+    return data.get("priors") or {}

@@ -1,0 +1,145 @@
+"""Base rates for a symptom the log shows alone (explain/priors.py, knowledge/priors.json).
+
+When the first candidate is a symptom that no line and no clue narrows, explain puts the cause
+most earlier training threads with that symptom established first, as a low-confidence guess
+with basis "prior". These tests hold the file to the split (training threads only, current with
+the corpus), pin where the guess may and may not appear, and check leave-one-out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from stackpeel.codes import all_codes
+from stackpeel.explain import explain_text, priors, similar
+from stackpeel.explain.render import render
+
+ROOT = Path(__file__).resolve().parent.parent
+NEGATIVE = sorted((ROOT / "tests" / "corpus" / "negative").glob("*.log"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import corpus_split  # noqa: E402
+
+#: a bare torch.cuda.is_available() False: torch-cuda-unavailable and nothing else
+BARE = ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n"
+
+#: explained with the base rates of earlier threads (tests/conftest.py turns them off elsewhere)
+USES_PRIORS = True
+
+
+def _prior_cause(symptom: str) -> str:
+    p = priors.of(symptom)
+    assert p is not None and p.guess() is not None, p
+    return p.guess()[0]
+
+
+def test_the_priors_file_is_current_with_the_training_corpus():
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_priors.py"), "--check"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+
+
+def test_priors_come_from_training_threads_only():
+    split = corpus_split.compute_split()
+    training = {h.meta.get("source") for h in split.training}
+    validation_repos = {h.repository.lower() for h in split.validation}
+    data = json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["priors"]
+    codes = set(all_codes())
+    assert data
+    for symptom, row in data.items():
+        assert symptom in codes, symptom
+        urls = [u for us in row["causes"].values() for u in us] + row["other"]
+        assert row["n"] == len(set(urls))
+        for code in row["causes"]:
+            assert code in codes, code
+        for u in urls:
+            assert u in training, u
+            assert re.match(r"https://github\.com/([^/]+/[^/]+)/", u).group(1).lower() not in validation_repos, u
+
+
+def test_a_symptom_alone_gets_the_prior_cause_first_labelled_as_a_base_rate_guess():
+    cause = _prior_cause("torch-cuda-unavailable")
+    expl = explain_text(BARE)
+    top, second = expl.candidates[0], expl.candidates[1]
+    assert (top.code, top.basis, top.confidence) == (cause, "prior", "low")
+    assert second.code == "torch-cuda-unavailable" and second.basis == "signature"
+    assert top.evidence == second.evidence and top.evidence[0].line == 2
+    assert "torch-cuda-unavailable" in top.explains
+    symptom, k, n = top.prior
+    assert symptom == "torch-cuda-unavailable" and n >= priors.MIN_THREADS and k / n >= priors.MIN_SHARE
+    assert any(f"in {k} of {n} earlier threads" in note and "confirm" in note for note in expl.notes)
+    data = json.loads(render(expl, "json"))
+    first = data["candidates"][0]
+    assert first["basis"] == "prior" and first["confidence"] == "low"
+    assert first["prior"] == {"symptom": "torch-cuda-unavailable", "threads": k, "of": n}
+    assert "base-rate guess" in render(expl, "text")
+    assert "base-rate guess" in render(expl, "markdown")
+
+
+def test_without_priors_the_symptom_comes_first():
+    with priors.off():
+        expl = explain_text(BARE)
+    assert expl.root.code == "torch-cuda-unavailable" and expl.root.basis == "signature"
+
+
+def test_a_clue_in_the_log_wins_over_the_prior():
+    for extra, code in (("I am running this on Colab\n", "no-nvidia-driver"),
+                        ("docker run --gpus all -it img\n", "container-toolkit-missing")):
+        expl = explain_text(BARE + extra)
+        assert expl.root.code == code and expl.root.basis == "clues", (extra, expl.codes)
+        assert all(c.basis != "prior" for c in expl.candidates)
+
+
+def test_a_line_naming_the_cause_is_not_changed():
+    expl = explain_text(BARE + "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert expl.root.code == "torch-cpu-only-build" and expl.root.basis == "signature"
+    assert all(c.basis != "prior" for c in expl.candidates)
+
+
+def test_a_prior_names_only_a_cause_the_line_can_have():
+    # "No HIP GPUs are available" is torch-cuda-unavailable too; its causes are ROCm's
+    expl = explain_text("RuntimeError: No HIP GPUs are available\n")
+    assert expl.root.code == "torch-cuda-unavailable" and expl.root.basis == "signature"
+    assert all(c.basis != "prior" for c in expl.candidates)
+
+
+def test_the_prior_orders_could_be_after_the_clues():
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert symptom.could_be[0] == _prior_cause("torch-cuda-unavailable")
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\nI am running this on Colab\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert expl.root.code == "no-nvidia-driver" and symptom.could_be[0] == "no-nvidia-driver"
+
+
+def test_leaving_a_thread_out_subtracts_it_from_the_prior():
+    data = json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["priors"]["torch-cuda-unavailable"]
+    cause = _prior_cause("torch-cuda-unavailable")
+    full = priors.of("torch-cuda-unavailable")
+    one = data["causes"][cause][0]
+    with similar.leaving_out(one):
+        p = priors.of("torch-cuda-unavailable")
+        assert (p.n, p.count(cause)) == (full.n - 1, full.count(cause) - 1)
+    with similar.leaving_out(*data["causes"][cause]):
+        expl = explain_text(BARE)
+        assert priors.of("torch-cuda-unavailable").count(cause) == 0
+        assert expl.root.code == "torch-cuda-unavailable" and expl.root.basis == "signature"
+
+
+def test_a_prior_needs_support_and_a_margin_over_the_symptom_itself():
+    p = priors.Prior("s", 10, (("a", 5), ("s", 3)))
+    assert p.guess(4, 0.5) == ("a", 5)
+    assert p.guess(11, 0.5) is None                                   # too few threads
+    assert p.guess(4, 0.6) is None                                    # too small a share
+    assert priors.Prior("s", 10, (("a", 4), ("s", 4))).guess(4, 0.3) is None   # no more than the symptom
+    assert priors.Prior("s", 10, (("a", 4), ("b", 4))).guess(4, 0.3) is None  # a tie
+    assert priors.Prior("s", 10, (("s", 6), ("a", 4))).guess(4, 0.3) is None  # the symptom itself
+
+
+def test_healthy_logs_get_no_prior():
+    for path in NEGATIVE:
+        expl = explain_text(path.read_text(encoding="utf-8", errors="replace"), source=path.name)
+        assert all(c.basis != "prior" for c in expl.candidates), path.name
