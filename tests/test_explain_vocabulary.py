@@ -48,7 +48,9 @@ REAL_LINES = {
     "nvidia-driver": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
     "device-nodes": "open /dev/nvidiactl: operation not permitted: unknown",                        # container runtime
     "uvm": "modprobe: FATAL: Module nvidia-uvm not found in directory /lib/modules/6.8.0-45-generic",
-    "permission": "PermissionError: [Errno 13] Permission denied: '/dev/nvidia0'",
+    "permission": "OSError: [Errno 1] Operation not permitted",
+    "device-permission": "PermissionError: [Errno 13] Permission denied: '/dev/nvidia0'",
+    "triton-cache-permission": "PermissionError: [Errno 13] Permission denied: '/home/u/.triton/cache/ab12'",
     "cuda-init": "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
                  "before calling NumCudaDevices() that might have already set an error?",           # c10/cuda
     "no-gpu": "RuntimeError: No CUDA GPUs are available",                                           # torch/cuda
@@ -102,6 +104,7 @@ REAL_LINES = {
     "collective-timeout": "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
                           "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600071 ms",
     "memlock": "NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory",           # net_ib.cc
+    "enomem": "OSError: [Errno 12] Cannot allocate memory",                                        # os.fork, strerror(ENOMEM)
     # training log nccl-210-socket-address-family.log (a user's words: no library prints a hang)
     "hang": "but I find rank 0 will hang when I call ncclcommInitRank and all ranks report the following warning.",
     # torch/multiprocessing/spawn.py ProcessExitedException

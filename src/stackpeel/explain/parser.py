@@ -362,6 +362,9 @@ STARTUP_NOTICE_RE = re.compile(
     r"|FP16 is not supported on CPU; using FP32 instead|Performing inference on CPU when CUDA is available"
     # LostRuins/koboldcpp koboldcpp.py: a CPU without AVX2 gets the failsafe build, which runs
     r"|NoAVX2 library file not found\. Failsafe library will be used"
+    # torch/utils/cpp_extension.py _get_cuda_arch_flags: a UserWarning on every extension build
+    # without TORCH_CUDA_ARCH_LIST (it builds for the visible cards and goes on)
+    r"|TORCH_CUDA_ARCH_LIST is not set, all archs for visible cards are included for compilation"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))

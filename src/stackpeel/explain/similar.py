@@ -92,6 +92,14 @@ _MISSING_MODULE = re.compile(r"No module named ['\"`]?([A-Za-z_][\w.]{0,100})")
 _MISSING_MODULE_WORDS = frozenset(("modulenotfounderror", "module", "named"))
 
 
+#: the words of Python's OSError family that every errno line has, whatever the errno
+#: (``OSError: [Errno 5] Input/output error`` and ``OSError: [Errno 28] No space left on device``
+#: share only ``oserror`` and ``errno``; the number is no word): they still weigh in the cosine
+#: but are no shared word of their own, so a bare errno line does not "resemble" every thread
+#: that pasted another errno
+_ERRNO_WORDS = frozenset(("oserror", "errno", "ioerror", "permissionerror", "filenotfounderror"))
+
+
 def missing_modules(text: str) -> FrozenSet[str]:
     """The top-level names of the modules the text says are missing, lower-cased."""
     return frozenset(m.split(".", 1)[0].lower() for m in _MISSING_MODULE.findall(text))
@@ -195,7 +203,8 @@ class Index:
             ignore = _MISSING_MODULE_WORDS if absent and not any(m in ex.vector for m in absent) else ()
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
             shared = [x * b[t] for t, x in a.items() if t in b and t not in ignore]
-            if len(shared) < MIN_SHARED:
+            if len(shared) < MIN_SHARED or sum(1 for t in a if t in b and t not in ignore
+                                               and t not in _ERRNO_WORDS) < MIN_SHARED:
                 continue
             s = sum(shared)
             if s >= MIN_SIMILARITY:
