@@ -24,6 +24,13 @@ FAMILIES = {
         "between allocated memory size and expected size of serialized engine.\"' failed.",
         'Assertion size >= bsize && "Mismatch between allocated memory size and expected size of serialized engine." failed.',
     ],
+    "scheduler-gpu-request-unsatisfiable": [
+        # ray autoscaler/_private/autoscaler.py, the demand printed as a defaultdict (ray 2.x)
+        "(autoscaler +8m46s) Error: No available node types can fulfill resource request defaultdict(<class "
+        "'float'>, {'CPU': 2.0, 'GPU': 2.0}). Add suitable node types to this cluster to resolve this issue.",
+        "Error: No available node types can fulfill resource request defaultdict(<class 'float'>, "
+        "{'accelerator_type_a10': 0.02, 'CPU': 9.0, 'GPU': 1.0}).",
+    ],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -36,3 +43,11 @@ def test_a_uv_conflict_between_two_packages_is_no_missing_wheel():
         "torch==2.1.0, we can conclude that your project's requirements are unsatisfiable.")
     assert "package-no-matching-wheel" not in codes
 
+
+
+def test_a_ray_demand_without_gpu_is_not_a_gpu_request():
+    # the same autoscaler line for a CPU-only demand says nothing about GPUs
+    codes = match_codes("(autoscaler +32s) Error: No available node types can fulfill resource request "
+                        "defaultdict(<class 'float'>, {'CPU': 64.0}). Add suitable node types to this cluster "
+                        "to resolve this issue.")
+    assert "scheduler-gpu-request-unsatisfiable" not in codes
