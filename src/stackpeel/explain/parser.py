@@ -478,9 +478,11 @@ SUSPECT_RE = re.compile(
 #: A user's words that something does not work, with no program's message quoted (issue 8, item 3:
 #: "No known problem" only when the log holds no error at all): the GPU or a library "not
 #: detected", "not available", "unavailable"; "no GPU detected"; a program that "does not work",
-#: "stopped working", "dies", "crashes"; ``is_available()`` that "says False"; a run that got "very
-#: slow"; a job that would "time out"; the same in Chinese. No error line by itself (a sentence is
-#: no message, and "crashes" in prose is judged by SOFT_ERROR_RE's ``prose``); a possible failure
+#: "stopped working", "dies"; ``is_available()`` that "says False"; a run that got "very slow"; a
+#: job that would "time out"; the same in Chinese. Not "crashes" (SOFT_ERROR_RE's ``prose`` and
+#: ``slain`` judge it, and a changelog's "fixes a crash" is healthy), nor "not supported" ("drivers
+#: older than 450 are not supported" states a requirement). No error line by itself (a sentence is
+#: no message); a possible failure
 #: when the log holds nothing else (:func:`suspect_shape`), so that an issue whose body is a
 #: description gets its lines listed, and a ``said`` symptom signature can rank the causes.
 #: Bounded repeats only (linear on any line).
