@@ -101,21 +101,12 @@ def ranking(report) -> List[str]:
     return ranked
 
 
-def log_body(path: Path) -> str:
-    """The pasted log without the corpus header: the header names the thread, the
-    established cause and the expected code, which no user's log carries; explain must
-    never see them (its context clues would read them)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    head, sep, body = text.partition("# ---\n")
-    return body if sep else text
-
-
 def explain(cmd: List[str], path: Path, source: str = "") -> Dict:
     # the log's own thread is left out of the exemplars (leave-one-out): a training log that
     # resembles itself says nothing about logs nobody collected
     env = dict(os.environ, STACKPEEL_EXEMPLARS_LEAVE_OUT=source)
-    proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"], input=log_body(path),
-                          capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(cmd + ["explain", "--no-live", "--format", "json", "-"],
+                          input=corpus_split.read_body(path), capture_output=True, text=True, timeout=300, env=env)
     return _answer(proc)
 
 
@@ -146,7 +137,7 @@ def explain_in_process(path: Path, source: str = "") -> Dict:
     out, err = io.StringIO(), io.StringIO()
     with tempfile.TemporaryDirectory() as tmp:  # the body alone, as standard input gets it
         body = Path(tmp) / "log"
-        body.write_text(log_body(path), encoding="utf-8")
+        body.write_text(corpus_split.read_body(path), encoding="utf-8")
         with similar.leaving_out(source), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = stackpeel_main(["explain", "--no-live", "--format", "json", str(body)])

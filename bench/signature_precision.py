@@ -42,12 +42,6 @@ sys.modules["corpus_split"] = corpus_split
 _spec.loader.exec_module(corpus_split)
 
 
-def log_body(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    head, sep, body = text.partition("# ---\n")
-    return body if sep else text
-
-
 def related(code: str, kb) -> Set[str]:
     """The codes a first answer may be when ``code`` is expected: itself, what causes it, what it causes."""
     entry = kb.codes.get(code)
@@ -77,7 +71,7 @@ def measure(part: str) -> Tuple[Dict[str, Dict], Dict[str, Tuple[str, ...]]]:
         ok: Set[str] = set()
         for c in expected:
             ok |= related(c, kb)
-        parsed = scan_text(log_body(h.path))
+        parsed = scan_text(corpus_split.read_body(h.path))
         with similar.leaving_out(h.meta.get("source", "")):
             expl = explain(parsed, source="<log>")
         first = expl.candidates[0].code if expl.candidates else None

@@ -26,12 +26,6 @@ from stackpeel.explain.parser import scan_text  # noqa: E402
 from stackpeel.knowledge import all_codes, load  # noqa: E402
 
 
-def body(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    head, sep, rest = text.partition("# ---\n")
-    return rest if sep else text
-
-
 def content() -> str:
     split = corpus_split.compute_split()
     kb = load()
@@ -42,7 +36,7 @@ def content() -> str:
         expected = [alias.get(c, c) for c in h.expected]
         if not expected or expected[0] not in codes or not h.meta.get("source"):
             continue  # a proposed code (no entry yet) teaches nothing a user can act on
-        rows.append((expected[0], h.meta["source"], similar.material(scan_text(body(h.path)))))
+        rows.append((expected[0], h.meta["source"], similar.material(scan_text(corpus_split.read_body(h.path)))))
     data = similar.build(rows)
     rows_text = ",\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in data.pop("exemplars"))
     head = json.dumps(data, ensure_ascii=False, indent=1)[:-2]  # one exemplar a line: small diffs

@@ -32,12 +32,6 @@ from stackpeel.explain import explain_text, priors, similar  # noqa: E402
 from stackpeel.knowledge import all_codes, load  # noqa: E402
 
 
-def body(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    head, sep, rest = text.partition("# ---\n")
-    return rest if sep else text
-
-
 def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str], List[str]]]:
     """(symptom first, thread URL, established codes, its could_be, the signatures that showed it,
     expected codes) of the training logs a prior may speak for."""
@@ -49,7 +43,7 @@ def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str], Lis
         if not source:
             continue
         with priors.off(), similar.leaving_out(source):
-            expl = explain_text(body(h.path), source=h.name)
+            expl = explain_text(corpus_split.read_body(h.path), source=h.name)
         if expl.candidates and priors.applies(expl.candidates[0]):
             first = expl.candidates[0]
             expected = [alias.get(c, c) for c in h.expected]

@@ -90,6 +90,15 @@ def read_header(path: Path) -> LogHeader:
     return LogHeader(path, meta)
 
 
+
+def read_body(path: Path) -> str:
+    """The pasted log below the ``# ---`` line, without the corpus header: the header names the
+    thread, the established cause and the expected code, which no user's log carries; explain
+    must never see them (its context clues would read them)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    head, sep, body = text.partition("# ---\n")
+    return body if sep else text
+
 def hash_prefix(repo: str) -> str:
     return hashlib.sha256(repo.lower().encode()).hexdigest()[0]
 
