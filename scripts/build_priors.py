@@ -75,8 +75,8 @@ def loo(rows, expected_only: bool = False) -> str:
             for symptom, source, _, could_be, entries, expected in rows:
                 with similar.leaving_out(source):
                     p = priors.of(symptom, data)
-                g = p.guess(n_min, share) if p else None
-                if g is None or g[0] not in could_be or not p.shown_by(entries):
+                g = p.cause_for(could_be, entries, n_min, share) if p else None
+                if g is None:
                     continue
                 fires += 1
                 gained += g[0] in expected and symptom not in expected

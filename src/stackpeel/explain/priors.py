@@ -94,6 +94,18 @@ class Prior:
             return None  # a tie names nothing
         return code, k
 
+    def cause_for(self, could_be: Any, entries: Any, min_threads: int = MIN_THREADS,
+                  min_share: float = MIN_SHARE) -> Optional[Tuple[str, int]]:
+        """The cause to put before the symptom on one log, (code, threads), or None: :meth:`guess`,
+        and only a cause the log's symptom line can have (``could_be``: "No HIP GPUs are available"
+        is torch-cuda-unavailable too, but CUDA_VISIBLE_DEVICES is not among its causes) and only
+        for a line its earlier threads showed (``entries``, :meth:`shown_by`). What reasoning
+        applies and what ``scripts/build_priors.py --loo`` scores."""
+        g = self.guess(min_threads, min_share)
+        if g is None or g[0] not in could_be or not self.shown_by(entries):
+            return None
+        return g
+
 
 def applies(candidate: Any) -> bool:
     """Whether a first candidate is a symptom a prior may speak for: named by a signature, with

@@ -658,13 +658,8 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         out.append(c)
     top = out[0]
     p = priors.of(top.code)
-    guess = p.guess() if p is not None else None
-    # the cause must be one this log's line can have: "No HIP GPUs are available" is
-    # torch-cuda-unavailable too, but CUDA_VISIBLE_DEVICES is not among its causes
-    if guess is None or guess[0] not in catalogue or guess[0] not in top.could_be:
-        return out
-    # and the symptom is shown by a line its earlier threads showed
-    if not p.shown_by(e.entry for e in top.evidence):
+    guess = p.cause_for(top.could_be, [e.entry for e in top.evidence]) if p is not None else None
+    if guess is None or guess[0] not in catalogue:
         return out
     code, k = guess
     spec = catalogue[code]
