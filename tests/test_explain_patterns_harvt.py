@@ -48,6 +48,9 @@ FAMILIES = {
         # gradio/networking.py
         "OSError: Cannot find empty port in range: 7860-7860. You can specify a different port by setting "
         "the GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
+        # gradio 3.x networking.py
+        "OSError: All ports from 7860 to 7959 are in use. Please close a port.",
+        "OSError: Port 7860 is in use. If a gradio.Blocks is running on the port, you can close() it or gradio.close_all().",
         # ray/_private/node.py
         "ValueError: Ray component gcs_server is trying to use a port number 6379 that is used by other components.",
         # socket.bind
