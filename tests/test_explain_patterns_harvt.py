@@ -83,6 +83,12 @@ def test_mpi_words_without_the_refusal_are_not_read():
         "The user requested CUDA support with the --mca mpi_cuda_support 0 flag")
 
 
+def test_a_bind_refused_for_another_reason_is_not_a_port_in_use():
+    # asyncio's same wording with EACCES (a port below 1024 without privileges)
+    assert "rendezvous-port-in-use" not in match_codes(
+        "ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): permission denied")
+
+
 def test_a_free_port_search_that_succeeds_is_not_read():
     assert "rendezvous-port-in-use" not in match_codes("Running on local URL:  http://127.0.0.1:7860")
     assert "rendezvous-port-in-use" not in match_codes(
