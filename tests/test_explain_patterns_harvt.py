@@ -27,6 +27,9 @@ FAMILIES = {
         "EnvironmentNotWritableError: The current user does not have write permissions to the target environment.",
         "NotWritableError: The current user does not have write permissions to a required path.",
         "NoWritablePkgsDirError: No writeable pkgs directories configured.",
+        # WinError 5 on a directory of an all-users install (Comfy-Org/ComfyUI-Manager#1667)
+        "ERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: "
+        "'C:\\\\ProgramData\\\\anaconda3\\\\envs\\\\ml\\\\Lib\\\\site-packages\\\\numpy'",
         # uv (fs-err + io::Error on one line, astral-sh/uv#15691)
         "error: failed to create directory `/usr/local/lib/python3.10/site-packages/torch`: Permission denied (os error 13)",
     ],
@@ -69,6 +72,10 @@ def test_pip_out_of_space_and_windows_locked_file_are_not_permissions():
             "'C:\\\\Python311\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll'\n"
             "Consider using the `--user` option or check the permissions.")
     assert "install-dir-unwritable" not in match_codes(text)
+    # ... also under an all-users install when it is a module Python has loaded
+    assert "install-dir-unwritable" not in match_codes(
+        "ERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: "
+        "'C:\\\\ProgramData\\\\anaconda3\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll'")
 
 
 def test_uv_permission_denied_outside_an_environment_is_not_read():
