@@ -240,6 +240,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "anomaly-transformer-74-no-cuda-gpus-script-export": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "cor-gs-23-no-cuda-gpus-set-device": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
+    # training-2026-12-03s (harvs, crash/kill symptoms whose thread established the cause)
+    "pytorch-examples-548-illegal-memory-access-faulty-gpu": "a title with a bare 'an illegal memory access was encountered' (resembles dnmp-13's GPU out of memory): that the GPU itself was faulty is the reporter's finding after the vendor replaced it",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
