@@ -242,6 +242,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     # training-2026-12-03s (harvs, crash/kill symptoms whose thread established the cause)
     "pytorch-examples-548-illegal-memory-access-faulty-gpu": "a title with a bare 'an illegal memory access was encountered' (resembles dnmp-13's GPU out of memory): that the GPU itself was faulty is the reporter's finding after the vendor replaced it",
+    "videowalk-26-cudnn-internal-error-faulty-gpu": "a title with a bare CUDNN_STATUS_INTERNAL_ERROR and a batch size: the prior of the earlier threads that showed cudnn-call-failed first (GPU memory in two of four) puts gpu-out-of-memory before the symptom; that one of the eight GPUs was faulty is the reporter's finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
