@@ -240,6 +240,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "anomaly-transformer-74-no-cuda-gpus-script-export": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "cor-gs-23-no-cuda-gpus-set-device": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
+    # training-2026-12-03s (harvs, crash/kill symptoms whose thread established the cause)
+    "pytorch-examples-548-illegal-memory-access-faulty-gpu": "a title with a bare 'an illegal memory access was encountered' (resembles dnmp-13's GPU out of memory): that the GPU itself was faulty is the reporter's finding after the vendor replaced it",
+    "videowalk-26-cudnn-internal-error-faulty-gpu": "a title with a bare CUDNN_STATUS_INTERNAL_ERROR and a batch size: the prior of the earlier threads that showed cudnn-call-failed first (GPU memory in two of four) puts gpu-out-of-memory before the symptom; that one of the eight GPUs was faulty is the reporter's finding",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -285,6 +288,13 @@ GUESSED = {
     "kohya-ss-1775-bitsandbytes-cuda-setup-paths": "\"No module named 'bitsandbytes.cuda_setup.paths'\": the bitsandbytes word",
     # training-2026-12-02e (sweepa)
     "gpubtree-19-initialization-error-driver-cuda": "'CUDA error at ...pool_allocator.cuh 36: initialization error' in an issue's prose: CUDA's init-error words",
+    # training-2026-12-03s (harvs): SIGKILL in the words of the line
+    "af-sfmlearner-38-killed-savez-memory": "'程序显示了Killed' (Killed glued to Chinese text)",
+    "digits-1362-detectnet-error-code-minus9": "'ERROR: error code -9' (a child's return code -9 is SIGKILL)",
+    "langchain-chatchat-35-checkpoint-shards-killed": "bash's 'Killed' glued to the end of the shards' progress bar",
+    "video-llava-13-checkpoint-shards-killed-0": "bash's 'Killed' glued to the end of the shards' progress bar",
+    "selfmask-11-exit-code-137-sigkill": "PyCharm's 'exit code 137 (interrupted by signal 9:SIGKILL)'",
+    "graspnet-baseline-89-loading-labels-killed-oom": "a bare 'Killed' after the loading bars",
 }
 TOP1_FLOOR = 0.89  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES); 468/523 (89.5%) with kbgrow4's 37 image/audio/speech logs (7 more KNOWN_MISSES); 560 logs with kbgrow6's 37 fine-tuning logs (2 more); 592 with recall2's 32 cuda/torch/config logs (3 more); 620 logs with recall4's 60 kernels/runtime-libs logs (3 more); 781 with recall7's 27 cuda/config/multi_gpu/triton logs (2 more)
 

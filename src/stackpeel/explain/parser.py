@@ -218,7 +218,10 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
-    r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$)"
+    r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$"
+    # "Killed" as a Chinese sentence quotes the shell's report, glued to the ideographs before it
+    # ("the program showed Killed" in Chinese, ShuweiShao/AF-SfMLearner#38), where \b sees no boundary
+    r"|(?<=[\u4e00-\u9fff])Killed(?![A-Za-z]))"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
     # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
