@@ -240,6 +240,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "anomaly-transformer-74-no-cuda-gpus-script-export": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "cor-gs-23-no-cuda-gpus-set-device": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
+    # harvr (2026-12-03): only a version list and TensorFlow's CPU-only device list; no program message
+    # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
+    "tensorflow-38090-tf21-cuda102-cpu-only": "prose only: 'CUDA/cuDNN version: 10.2.89' with TF 2.1.0 and a device list of the CPU; no message of a program to read",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

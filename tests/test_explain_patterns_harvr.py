@@ -26,3 +26,24 @@ def test_a_tpu_host_that_found_its_tpu_is_no_cpu_build():
     codes = match_codes("jax.devices(): [TpuDevice(id=0, process_index=0, coords=(0,0,0), core_on_chip=0)] "
                         "libtpu is installed")
     assert "framework-cpu-only-build" not in codes
+
+
+TF_FALSE = [
+    # tensorflow/python/platform/test.py is_built_with_cuda(), printed by the user (tensorflow/tensorflow#60156)
+    "print(tf.test.is_build_with_cuda()) #  false is returned",
+    ">>> print(tf.test.is_built_with_cuda())  -> False",
+    "tf.test.is_built_with_cuda(): False",
+    "Is TensorFlow built with CUDA?: False",
+]
+
+
+def test_tensorflow_built_without_cuda_is_a_cpu_build():
+    for line in TF_FALSE:
+        assert "framework-cpu-only-build" in match_codes(line), line
+        assert "framework-cpu-only-build" in match_codes("    " + line + "\n"), line
+
+
+def test_tensorflow_built_with_cuda_is_no_cpu_build():
+    for line in ("print(tf.test.is_built_with_cuda())  # True", "if not tf.test.is_built_with_cuda(): sys.exit(1)",
+                 "Is TensorFlow built with CUDA?: True"):
+        assert "framework-cpu-only-build" not in match_codes(line), line
