@@ -243,6 +243,9 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-03s (harvs, crash/kill symptoms whose thread established the cause)
     "pytorch-examples-548-illegal-memory-access-faulty-gpu": "a title with a bare 'an illegal memory access was encountered' (resembles dnmp-13's GPU out of memory): that the GPU itself was faulty is the reporter's finding after the vendor replaced it",
     "videowalk-26-cudnn-internal-error-faulty-gpu": "a title with a bare CUDNN_STATUS_INTERNAL_ERROR and a batch size: the prior of the earlier threads that showed cudnn-call-failed first (GPU memory in two of four) puts gpu-out-of-memory before the symptom; that one of the eight GPUs was faulty is the reporter's finding",
+    # harvr (2026-12-03): only a version list and TensorFlow's CPU-only device list; no program message
+    # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
+    "tensorflow-38090-tf21-cuda102-cpu-only": "prose only: 'CUDA/cuDNN version: 10.2.89' with TF 2.1.0 and a device list of the CPU; no message of a program to read",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
