@@ -100,3 +100,11 @@ def test_near_misses_are_not_the_oom_killer(text):
 def test_killed_glued_to_chinese_is_an_error_line():
     assert HARD_ERROR_RE.search("程序显示了Killed。")
     assert not HARD_ERROR_RE.search("显示了Killedlist")
+
+
+def test_killed_retyped_in_lower_case_alone_is_an_error_line():
+    # the last line of a pasted log (video-llava-13): the user's own 'killed' under bash's 'Killed'
+    assert HARD_ERROR_RE.search("killed")
+    assert HARD_ERROR_RE.search("  killed  ")
+    assert not HARD_ERROR_RE.search("the process was killed by me")
+    assert not HARD_ERROR_RE.search("killed_processes = 0")

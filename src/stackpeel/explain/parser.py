@@ -221,7 +221,9 @@ HARD_ERROR_RE = re.compile(
     r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$"
     # "Killed" as a Chinese sentence quotes the shell's report, glued to the ideographs before it
     # ("the program showed Killed" in Chinese, ShuweiShao/AF-SfMLearner#38), where \b sees no boundary
-    r"|(?<=[\u4e00-\u9fff])Killed(?![A-Za-z]))"
+    r"|(?<=[\u4e00-\u9fff])Killed(?![A-Za-z])"
+    # the shell's report retyped in lower case on a line of its own (the only words on the line)
+    r"|^\s*killed\s*$)"
     # a record a logger wrote at ERROR/CRITICAL level (Python logging's "ERROR 05-26 ...",
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
     # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
