@@ -48,6 +48,14 @@ RULES = [
      "torch-compile-failed", "triton-gpu-too-old", CXX_MISSING_STATED, "torch-compile-python-unsupported"),
     ("gpu-below-triton/tuple", [">>> torch.cuda.get_device_capability() (6, 1)"], INDUCTOR_FAIL,
      "torch-compile-failed", "triton-gpu-too-old", CXX_MISSING_STATED, "torch-compile-python-unsupported"),
+    ("invalid-image-on-gpu-below-7", [" 0|52| 6144M|22|  1076M| 3505M| 384|  3072K| NO| 1:0:0 GeForce GTX 980 Ti"],
+     "ERROR - CUDA Error: device kernel image is invalid (err_no=200)", "cuda-error-unclassified",
+     "framework-gpu-arch-unsupported", "CUDA driver version is insufficient for CUDA runtime version",
+     "driver-too-old-for-torch"),
+    ("invalid-image-on-gpu-below-7/capability", ["Device 0: Quadro K620, compute capability 5.0"],
+     "CUDA_ERROR_INVALID_IMAGE", "cuda-error-unclassified",
+     "framework-gpu-arch-unsupported", "CUDA driver version is insufficient for CUDA runtime version",
+     "driver-too-old-for-torch"),
     ("python-newer-than-torch-compile", ["PyTorch version: 2.2.1+cu121", "Python version: 3.12.4 (main) [GCC 11.2.0]"],
      INDUCTOR_FAIL, "torch-compile-failed", "torch-compile-python-unsupported", HEADERS_STATED, "python-headers-missing"),
 ]
@@ -132,3 +140,9 @@ def test_capability_shapes(line, cc):
 ])
 def test_capability_near_misses(line):
     assert not facts_from_text(line + "\n").versions.get("gpu_cc")
+
+
+def test_invalid_image_on_a_new_gpu_stays_generic():
+    """On a GPU Triton supports, an invalid image may be a ptxas newer than the driver: no narrowing."""
+    log = "GPU 0: NVIDIA GeForce RTX 3090\n" + GAP + "\nCUDA error: device kernel image is invalid\n"
+    assert _top(log) == ["cuda-error-unclassified"], _codes(log)

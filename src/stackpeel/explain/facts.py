@@ -124,7 +124,7 @@ def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, s
 
 
 def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
-             catalogue: Mapping[str, Any]) -> List[FactFinding]:
+             catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
     the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
     guesses from words: kind "guess")."""
@@ -136,7 +136,7 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
         evidenced = {**evidenced, "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
     out: List[FactFinding] = []
     out.extend(_combination_findings(facts, evidenced, catalogue))
-    out.extend(_state_findings(facts, evidenced, catalogue))
+    out.extend(_state_findings(facts, evidenced, catalogue, entries or {}))
     # the surest first: the first finding of a code makes its candidate, the others support it
     return sorted(out, key=lambda f: CONFIDENCES.index(f.confidence))
 
@@ -195,7 +195,7 @@ def _major(v: Any) -> Optional[int]:
 
 
 def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
-                    catalogue: Mapping[str, Any]) -> List[FactFinding]:
+                    catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     out: List[FactFinding] = []
     v = facts.versions
     gpu_shown = bool(facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver"))
@@ -260,9 +260,14 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     #    item 3; docs/dev/context-rules.md): each holds only when a line states one of the generic
     #    codes it narrows, so a version or GPU alone never makes a candidate
     for code, rule, keys, text, generic in _narrowing_facts(facts):
-        hit = tuple(c for c in generic if evidenced.get(c, ("guess",))[0] != "guess")
+        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code)
+        hit = tuple(dict.fromkeys(
+            (entries or {}).get(c[6:], "") if c.startswith("entry:") else c for c in generic
+            if ((entries or {}).get(c[6:]) if c.startswith("entry:") else evidenced.get(c, ("guess",))[0] != "guess")))
         if not hit or code not in catalogue or any(f.code == code for f in out):
             continue
+        if any(kind == "root" and c not in generic and c != code for c, (kind, _) in evidenced.items()):
+            continue  # a line states another cause: the facts do not compete with it
         spec = catalogue[code]
         out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence="high",
                                evidence=_evidence(facts, keys, f"facts:{rule}"),
@@ -338,6 +343,16 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}; Triton, which torch.compile "
                     "and Triton kernels run on, supports compute capability 7.0 and newer only (torch/_inductor's "
                     "'too old to be supported by the triton GPU compiler').", COMPILE_GENERIC))
+    # a kernel image the driver refuses (CUDA_ERROR_INVALID_IMAGE) on a GPU below compute capability
+    # 7.0: Triton's cause (a ptxas newer than the driver) needs 7.0, so the binary has no kernels
+    # for this GPU's architecture (cuda.h: "the device kernel image is invalid")
+    if ccs and all(c[:2] < (7, 0) for c in ccs):
+        shown = ", ".join(facts.gpus) or "the GPU"
+        out.append(("framework-gpu-arch-unsupported", "invalid-image-on-gpu-below-7", ["gpu_cc"],
+                    f"The driver refused the program's kernel image (CUDA_ERROR_INVALID_IMAGE) on {shown}, compute "
+                    f"capability {'.'.join(map(str, ccs[0][:2]))}: the build has no kernels (no cubin and no PTX) "
+                    "for this architecture. Triton's cause of the same error, a ptxas newer than the driver, "
+                    "needs compute capability 7.0 or newer.", ("entry:cuda-invalid-image",)))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \
