@@ -146,3 +146,23 @@ def test_invalid_image_on_a_new_gpu_stays_generic():
     """On a GPU Triton supports, an invalid image may be a ptxas newer than the driver: no narrowing."""
     log = "GPU 0: NVIDIA GeForce RTX 3090\n" + GAP + "\nCUDA error: device kernel image is invalid\n"
     assert _top(log) == ["cuda-error-unclassified"], _codes(log)
+
+
+@pytest.mark.parametrize("text,clue,counts", [
+    ("see https://github.com/microsoft/WSL/issues/5 for the same", "WSL", False),
+    ("the steps at www.example.org/docker/install did not help", "docker", False),
+    ("I run it in WSL 2 on Windows 11", "WSL", True),
+    ("Linux box 5.15.153.1-microsoft-standard-WSL2 x86_64", "WSL", True),
+    ("pip install torch --index-url https://download.pytorch.org/whl/cpu", "whl/cpu", True),
+])
+def test_clue_words_inside_links(text, clue, counts):
+    """A clue word inside a link is where the user read, not where the program ran; a clue that is
+    itself a host or a path (whl/cpu, /usr/lib/wsl) still counts there (parser._in_url)."""
+    from stackpeel.explain.knowledge import load
+    from stackpeel.explain.parser import scan_text
+
+    if not any(clue in lits for lits in load().clues.values()):
+        pytest.skip(f"{clue!r} is no clue literal")
+    line = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
+    found = scan_text(f"{text}\n{GAP}\n{line}\n").clues
+    assert (clue in found) == counts, sorted(found)
