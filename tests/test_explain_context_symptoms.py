@@ -56,6 +56,16 @@ RULES = [
      "CUDA_ERROR_INVALID_IMAGE", "cuda-error-unclassified",
      "framework-gpu-arch-unsupported", "CUDA driver version is insufficient for CUDA runtime version",
      "driver-too-old-for-torch"),
+    ("gpu-in-torch-arch-list", ["torch.cuda.get_arch_list() ['sm_50', 'sm_60', 'sm_70', 'sm_75', 'sm_80', 'sm_86', 'sm_90']",
+                                "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-5b1c)"],
+     "RuntimeError: CUDA error: no kernel image is available for execution on the device", "torch-arch-not-supported",
+     "extension-arch-missing", "CUDA driver version is insufficient for CUDA runtime version",
+     "driver-too-old-for-torch"),
+    ("gpu-in-torch-arch-list/ptx", ["torch.cuda.get_arch_list() ['sm_70', 'sm_80', 'sm_90', 'compute_90']",
+                                    "GPU 0: NVIDIA H200"],
+     "RuntimeError: CUDA error: no kernel image is available for execution on the device", "torch-arch-not-supported",
+     "extension-arch-missing", "CUDA driver version is insufficient for CUDA runtime version",
+     "driver-too-old-for-torch"),
     ("python-newer-than-torch-compile", ["PyTorch version: 2.2.1+cu121", "Python version: 3.12.4 (main) [GCC 11.2.0]"],
      INDUCTOR_FAIL, "torch-compile-failed", "torch-compile-python-unsupported", HEADERS_STATED, "python-headers-missing"),
 ]
@@ -111,7 +121,11 @@ def test_a_failure_of_another_layer_is_not_narrowed(rule):
     ["Cuda compilation tools, release 12.8, V12.8.61", "GPU 0: NVIDIA GeForce RTX 5090"],  # new enough
     ["GPU 0: NVIDIA GeForce GTX 1080 Ti", "GPU 1: NVIDIA GeForce RTX 3090"],  # one GPU Triton supports
     ["PyTorch version: 2.4.0", "Python version: 3.12.4"],                # torch.compile runs on 3.12 from 2.4
-], ids=["same-major", "cpu-build", "nvcc-12.8-blackwell", "mixed-gpus", "torch-2.4-py312"])
+    # no cubin the GPU runs: sm_86 is not run by an sm_80 GPU, sm_120 not by sm_90 code
+    ["torch.cuda.get_arch_list() ['sm_86', 'sm_90']", "GPU 0: NVIDIA A100-SXM4-80GB"],
+    ["torch.cuda.get_arch_list() ['sm_50', 'sm_80', 'sm_90']", "GPU 0: NVIDIA GeForce RTX 5090"],
+], ids=["same-major", "cpu-build", "nvcc-12.8-blackwell", "mixed-gpus", "torch-2.4-py312", "sm86-list-on-a100",
+        "blackwell-not-in-list"])
 def test_facts_that_decide_nothing(facts):
     assert _narrowing_facts(facts_from_text("\n".join(facts) + "\n")) == []
 

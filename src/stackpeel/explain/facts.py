@@ -266,7 +266,7 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
             if ((entries or {}).get(c[6:]) if c.startswith("entry:") else evidenced.get(c, ("guess",))[0] != "guess")))
         if not hit or code not in catalogue or any(f.code == code for f in out):
             continue
-        if any(kind == "root" and c not in generic and c != code for c, (kind, _) in evidenced.items()):
+        if any(kind == "root" and c not in generic and c not in hit and c != code for c, (kind, _) in evidenced.items()):
             continue  # a line states another cause: the facts do not compete with it
         spec = catalogue[code]
         out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence="high",
@@ -306,6 +306,23 @@ COMPILE_GENERIC = ("torch-compile-failed", "triton-compiler-bug")
 def _release(v: Any) -> Optional[Tuple[int, ...]]:
     p = _combinations.parse_version(str(v).rstrip(".")) if v else None
     return tuple(p.release) if p is not None else None
+
+
+def _arch_runs(arch_list: Sequence[str], cc: Tuple[int, ...]) -> bool:
+    """Whether an arch list holds code a GPU of capability ``cc`` runs: a cubin sm_XY of its major
+    with Y not above its minor, or PTX compute_XY not above it (JIT-compiled by the driver)."""
+    major, minor = cc[0], (cc[1] if len(cc) > 1 else 0)
+    for a in arch_list:
+        kind, _, num = a.partition("_")
+        digits = "".join(ch for ch in num if ch.isdigit())
+        if len(digits) < 2:
+            continue
+        m, n = int(digits[:-1]), int(digits[-1])
+        if kind == "sm" and m == major and n <= minor and not num.endswith("a"):
+            return True
+        if kind == "compute" and (m, n) <= (major, minor):
+            return True
+    return False
 
 
 def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List[str], str, Tuple[str, ...]]]:
@@ -353,6 +370,16 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"capability {'.'.join(map(str, ccs[0][:2]))}: the build has no kernels (no cubin and no PTX) "
                     "for this architecture. Triton's cause of the same error, a ptxas newer than the driver, "
                     "needs compute capability 7.0 or newer.", ("entry:cuda-invalid-image",)))
+    # "no kernel image is available" although torch's printed arch list holds a cubin for every GPU
+    # the log names (an sm_ of the GPU's major and a minor not above its own: binary compatibility,
+    # CUDA C Programming Guide; or a compute_ PTX not above it): torch's own kernels run there, so the
+    # kernel without an image is an extension's
+    if ccs and facts.arch_list and all(_arch_runs(facts.arch_list, c) for c in ccs):
+        out.append(("extension-arch-missing", "gpu-in-torch-arch-list", ["gpu_cc", "arch_list"],
+                    f"The GPU (compute capability {', '.join('.'.join(map(str, c[:2])) for c in ccs)}) is in this "
+                    f"torch build's arch list ({' '.join(facts.arch_list)}), so torch's own kernels have an image "
+                    "for it: the kernel without one belongs to an extension built without this GPU's architecture "
+                    "(its TORCH_CUDA_ARCH_LIST or prebuilt wheel).", ("entry:no-kernel-image",)))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \
