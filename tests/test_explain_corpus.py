@@ -227,7 +227,6 @@ KNOWN_MISSES: Dict[str, str] = {
     # training-2026-12-02p (sweepi, sampled by the blind sets' generic queries)
     "cutorch-270-segfault-gpu-memory-used-by-other": "a bare 'Segmentation fault (core dumped)' on require 'cutorch' (native-crash-in-gpu-library): that another user's job held the GPU's memory is the reporter's later finding",
     "faster-rcnn-pytorch-719-nvcc-gcc65": "only setuptools' 'command '/usr/local/cuda/bin/nvcc' failed with exit status 1', no compiler output: that gcc 6.5 was too new for that nvcc is the reporter's fix",
-    "nbminer-121-kernel-image-invalid-cc52": "'device kernel image is invalid (err_no=200)' on a cc 5.2 card (a refused image whose cause the line does not say: cuda-error-unclassified, the arch among its causes): that the miner needs cc 6.0+ is the maintainer's answer; the log shows the card's cc but no minimum",
     # training-2026-12-02q (sweepj, sampled by the blind sets' generic queries)
     # training-2026-12-02u (sweepm): a +cpu torch named in a report, next to prose only
     "ultralytics-227-torch-cpu-build-device0": "only 'pytorch 1.13.1+cpu' beside prose: a healthy CPU-only run reports the same (negative control), the GPU failure itself is in a screenshot",

@@ -440,6 +440,14 @@ _FACT_RES = (
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
     ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
     ("gpu_cc", re.compile(r"CUDA Capability Major/Minor version number:\s*(\d{1,2}\.\d)")),
+    # "compute_capability: 7.5" (xFormers' info), "Compute Capability: 8.6", "**Compute Capability:** 12.0";
+    # not a requirement ("minimum compute capability: 8.0")
+    ("gpu_cc", re.compile(r"(?<![Mm]inimum )(?<![Rr]equired )(?<![Rr]equires )(?<!min )\b[Cc]ompute[ _][Cc]apability"
+                          r"\**\s{0,3}[:=]\**\s{0,3}(\d{1,2})\.(\d)\b")),
+    # torch.cuda.get_device_capability()'s tuple: "capability: (8, 6)", "get_device_capability() (8, 6)"
+    ("gpu_cc", re.compile(r"[Cc]apability(?:\(\d?\))?[\s:=]{0,4}\((\d{1,2}),\s?(\d)\)")),
+    # a capability in parentheses after the GPU or its capability: "RTX 3090 (sm_86)", "12.0 (`sm_120`)"
+    ("gpu_cc", re.compile(r"(?:GPU|[Cc]apability|GeForce|RTX|Tesla)\b[^()\n]{0,60}\(`?sm_(\d{2,3})`?\)")),
 )
 #: words of the setting a log was made in (the context facts); each found anywhere in a line
 CONTEXT_WORDS = (
@@ -609,7 +617,7 @@ class FactCollector:
             if not m:
                 continue
             if key == "gpu_cc":
-                v = m.group(1)
+                v = m.group(1) if m.lastindex == 1 else f"{m.group(1)}.{m.group(2)}"
                 self._ccs.setdefault(v if "." in v else f"{v[:-1]}.{v[-1]}", None)
                 where.setdefault("gpu", (number, text.strip()[:300]))
             elif key not in self._facts:

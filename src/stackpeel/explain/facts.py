@@ -124,7 +124,7 @@ def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, s
 
 
 def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
-             catalogue: Mapping[str, Any]) -> List[FactFinding]:
+             catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
     the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
     guesses from words: kind "guess")."""
@@ -136,7 +136,7 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
         evidenced = {**evidenced, "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
     out: List[FactFinding] = []
     out.extend(_combination_findings(facts, evidenced, catalogue))
-    out.extend(_state_findings(facts, evidenced, catalogue))
+    out.extend(_state_findings(facts, evidenced, catalogue, entries or {}))
     # the surest first: the first finding of a code makes its candidate, the others support it
     return sorted(out, key=lambda f: CONFIDENCES.index(f.confidence))
 
@@ -195,7 +195,7 @@ def _major(v: Any) -> Optional[int]:
 
 
 def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, str]],
-                    catalogue: Mapping[str, Any]) -> List[FactFinding]:
+                    catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     out: List[FactFinding] = []
     v = facts.versions
     gpu_shown = bool(facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver"))
@@ -256,6 +256,23 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
             "against, so importing it fails with an undefined symbol (flash-attn's setup.py names each prebuilt "
             "wheel after the torch and CUDA it was built for).")
         break
+    # 6-9. facts that pick the specific cause of a generic failure the log already shows (issue 8
+    #    item 3; docs/dev/context-rules.md): each holds only when a line states one of the generic
+    #    codes it narrows, so a version or GPU alone never makes a candidate
+    for code, rule, keys, text, generic in _narrowing_facts(facts):
+        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code)
+        hit = tuple(dict.fromkeys(
+            (entries or {}).get(c[6:], "") if c.startswith("entry:") else c for c in generic
+            if ((entries or {}).get(c[6:]) if c.startswith("entry:") else evidenced.get(c, ("guess",))[0] != "guess")))
+        if not hit or code not in catalogue or any(f.code == code for f in out):
+            continue
+        if any(kind == "root" and c not in generic and c not in hit and c != code for c, (kind, _) in evidenced.items()):
+            continue  # a line states another cause: the facts do not compete with it
+        spec = catalogue[code]
+        out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence="high",
+                               evidence=_evidence(facts, keys, f"facts:{rule}"),
+                               explains=tuple(c for c in hit if c != code), explanation=text,
+                               fix=render_prose(spec.fix, {}), links=spec.links))
     # 5. "Is CUDA available: False" with a GPU listed: the symptom, when no fact explains it
     #    (the caller adds the symptom's causes; a combination that explains it is ranked above it)
     if unavailable and not any(f.code in ("torch-cpu-only-build", "driver-too-old-for-torch") for f in out) \
@@ -268,6 +285,110 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
                 "The log says 'Is CUDA available: False' while it lists an NVIDIA GPU or driver "
                 f"({', '.join(facts.gpus) or v.get('driver') or ''}): torch cannot use the GPU the machine has."),
             fix=render_prose(spec.fix, {}), links=spec.links))
+    return out
+
+
+#: the oldest nvcc that compiles for a compute capability (the CUDA Toolkit release notes: sm_80
+#: in 11.0, sm_86 in 11.1, sm_87 in 11.4, sm_89 and sm_90 in 11.8, sm_100 and sm_120 in 12.8,
+#: sm_103 and sm_121 in 12.9, sm_110 in 13.0)
+NVCC_FOR_CC = {"8.0": "11.0", "8.6": "11.1", "8.7": "11.4", "8.9": "11.8", "9.0": "11.8", "10.0": "12.8",
+               "10.3": "12.9", "11.0": "13.0", "12.0": "12.8", "12.1": "12.9"}
+#: the first torch release whose torch.compile (Dynamo) runs on a Python minor; older ones raise
+#: "Python 3.x+ not yet supported for torch.compile" / "Dynamo is not supported on Python 3.x+"
+#: (torch/_dynamo/eval_frame.py check_if_dynamo_supported)
+COMPILE_PYTHON_FROM = {(3, 11): (2, 1), (3, 12): (2, 4), (3, 13): (2, 6), (3, 14): (2, 9)}
+#: generic codes a C++/CUDA extension build that fails shows
+BUILD_GENERIC = ("extension-build-failed", "kernel-extension-not-built")
+#: generic codes of a failing torch.compile / Triton kernel
+COMPILE_GENERIC = ("torch-compile-failed", "triton-compiler-bug")
+
+
+def _release(v: Any) -> Optional[Tuple[int, ...]]:
+    p = _combinations.parse_version(str(v).rstrip(".")) if v else None
+    return tuple(p.release) if p is not None else None
+
+
+def _arch_runs(arch_list: Sequence[str], cc: Tuple[int, ...]) -> bool:
+    """Whether an arch list holds code a GPU of capability ``cc`` runs: a cubin sm_XY of its major
+    with Y not above its minor, or PTX compute_XY not above it (JIT-compiled by the driver)."""
+    major, minor = cc[0], (cc[1] if len(cc) > 1 else 0)
+    for a in arch_list:
+        kind, _, num = a.partition("_")
+        digits = "".join(ch for ch in num if ch.isdigit())
+        if len(digits) < 2:
+            continue
+        m, n = int(digits[:-1]), int(digits[-1])
+        if kind == "sm" and m == major and n <= minor and not num.endswith("a"):
+            return True
+        if kind == "compute" and (m, n) <= (major, minor):
+            return True
+    return False
+
+
+def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List[str], str, Tuple[str, ...]]]:
+    """(code, rule, fact keys, explanation, the generic codes it narrows) for each fact of the log
+    that decides the specific cause of a generic build or compile failure."""
+    v = facts.versions
+    out: List[Tuple[str, str, List[str], str, Tuple[str, ...]]] = []
+    nvcc, cuda = _release(facts.other.get("nvcc")), _release(v.get("cuda"))
+    ccs = [c for c in (_release(x) for x in v.get("gpu_cc") or ()) if c]
+    # nvcc's major differs from the CUDA major torch was built with: torch.utils.cpp_extension
+    # (_check_cuda_version) refuses to build ("The detected CUDA version (X) mismatches ...")
+    if nvcc and cuda and not facts.torch_cpu and nvcc[0] != cuda[0]:
+        out.append(("nvcc-torch-cuda-mismatch", "nvcc-major-differs-from-torch-cuda", ["nvcc", "cuda"],
+                    f"nvcc is CUDA {facts.other['nvcc']} but torch was built with CUDA {v.get('cuda')}: "
+                    "torch.utils.cpp_extension builds an extension only with an nvcc of the same CUDA major "
+                    "(_check_cuda_version raises 'The detected CUDA version ... mismatches the version that was "
+                    "used to compile PyTorch').", BUILD_GENERIC))
+    # nvcc older than the GPU's architecture: it rejects -gencode arch=compute_XY for it
+    elif nvcc and ccs:
+        need = [(".".join(map(str, c[:2])), NVCC_FOR_CC[".".join(map(str, c[:2]))]) for c in ccs
+                if ".".join(map(str, c[:2])) in NVCC_FOR_CC]
+        old = [(cc, n) for cc, n in need if nvcc[:2] < _release(n)[:2]]  # type: ignore[index]
+        if old and len(old) == len(ccs):
+            cc, n = old[0]
+            out.append(("nvcc-arch-unsupported", "nvcc-older-than-gpu-arch", ["nvcc", "gpu_cc"],
+                        f"nvcc is CUDA {facts.other['nvcc']} but the GPU has compute capability {cc}, which nvcc "
+                        f"compiles for only from CUDA {n} (CUDA Toolkit release notes): building for this GPU "
+                        f"fails with \"Unsupported gpu architecture 'compute_{cc.replace('.', '')}'\".",
+                        BUILD_GENERIC))
+    # every GPU the log names is older than compute capability 7.0, the oldest Triton compiles for
+    # (torch/_inductor: "Found ... which is too old to be supported by the triton GPU compiler")
+    if ccs and all(c[:2] < (7, 0) for c in ccs):
+        shown = ", ".join(facts.gpus) or "the GPU"
+        out.append(("triton-gpu-too-old", "gpu-older-than-triton-supports", ["gpu_cc"],
+                    f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}; Triton, which torch.compile "
+                    "and Triton kernels run on, supports compute capability 7.0 and newer only (torch/_inductor's "
+                    "'too old to be supported by the triton GPU compiler').", COMPILE_GENERIC))
+    # a kernel image the driver refuses (CUDA_ERROR_INVALID_IMAGE) on a GPU below compute capability
+    # 7.0: Triton's cause (a ptxas newer than the driver) needs 7.0, so the binary has no kernels
+    # for this GPU's architecture (cuda.h: "the device kernel image is invalid")
+    if ccs and all(c[:2] < (7, 0) for c in ccs):
+        shown = ", ".join(facts.gpus) or "the GPU"
+        out.append(("framework-gpu-arch-unsupported", "invalid-image-on-gpu-below-7", ["gpu_cc"],
+                    f"The driver refused the program's kernel image (CUDA_ERROR_INVALID_IMAGE) on {shown}, compute "
+                    f"capability {'.'.join(map(str, ccs[0][:2]))}: the build has no kernels (no cubin and no PTX) "
+                    "for this architecture. Triton's cause of the same error, a ptxas newer than the driver, "
+                    "needs compute capability 7.0 or newer.", ("entry:cuda-invalid-image",)))
+    # "no kernel image is available" although torch's printed arch list holds a cubin for every GPU
+    # the log names (an sm_ of the GPU's major and a minor not above its own: binary compatibility,
+    # CUDA C Programming Guide; or a compute_ PTX not above it): torch's own kernels run there, so the
+    # kernel without an image is an extension's
+    if ccs and facts.arch_list and all(_arch_runs(facts.arch_list, c) for c in ccs):
+        out.append(("extension-arch-missing", "gpu-in-torch-arch-list", ["gpu_cc", "arch_list"],
+                    f"The GPU (compute capability {', '.join('.'.join(map(str, c[:2])) for c in ccs)}) is in this "
+                    f"torch build's arch list ({' '.join(facts.arch_list)}), so torch's own kernels have an image "
+                    "for it: the kernel without one belongs to an extension built without this GPU's architecture "
+                    "(its TORCH_CUDA_ARCH_LIST or prebuilt wheel).", ("entry:no-kernel-image",)))
+    # a Python newer than the torch release's torch.compile supports
+    py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
+    if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \
+            and tuple(torch[:2]) < COMPILE_PYTHON_FROM[tuple(py[:2])]:
+        first = ".".join(map(str, COMPILE_PYTHON_FROM[tuple(py[:2])]))
+        out.append(("torch-compile-python-unsupported", "python-newer-than-torch-compile", ["python", "torch"],
+                    f"Python {v.get('python')} with torch {v.get('torch')}: torch.compile supports Python "
+                    f"{py[0]}.{py[1]} only from torch {first} (torch/_dynamo/eval_frame.py "
+                    "check_if_dynamo_supported raises before compiling).", COMPILE_GENERIC))
     return out
 
 

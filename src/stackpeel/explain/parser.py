@@ -374,6 +374,18 @@ STARTUP_NOTICE_RE = re.compile(
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
 
+#: a clue literal shaped like a host name or a path: it names the place even inside a link
+URL_SHAPED_CLUE_RE = re.compile(r"[./\\]")
+_URL_START_RE = re.compile(r"(?:https?|ftp)://|www\.")
+
+
+def _in_url(body: str, pos: int) -> bool:
+    """Whether ``body[pos]`` lies inside a link (the whitespace-free word around it starts a URL)."""
+    start = pos
+    while start > 0 and pos - start < 300 and not body[start - 1].isspace() and body[start - 1] not in "(<[\"'":
+        start -= 1
+    return bool(_URL_START_RE.match(body, start))
+
 
 def startup_notice(text: str) -> bool:
     """True when ``text`` is one of :data:`STARTUP_NOTICE_RE`'s healthy start-up notices."""
@@ -994,7 +1006,13 @@ class LogScanner:
             last = pos
             if ECHOED_COMMENT_RE.match(lines[line_of]):
                 continue
+            url = _in_url(body, pos)
             for lit in self.kb.clues_at(body, pos, hit):
+                if url and not URL_SHAPED_CLUE_RE.search(lit):
+                    # a word of a link ("github.com/microsoft/WSL/issues/..."): where the user read,
+                    # not where the program ran; a clue that is itself a host or a path
+                    # ("colab.research.google", "/usr/lib/wsl") still counts
+                    continue
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
                     seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))

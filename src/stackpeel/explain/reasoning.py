@@ -606,7 +606,8 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
     if not evidenced and (parsed.other_errors or exceptions):
         guesses = _guesses(parsed, exceptions, kb, catalogue)
         evidenced = {g.code: ("guess", g.layer) for g in guesses}
-    findings = evaluate(parsed.facts, evidenced, catalogue)
+    entries = {e.id: c for c, a in accs.items() for e in a.entries}
+    findings = evaluate(parsed.facts, evidenced, catalogue, entries)
     notes = []
     for f in findings:
         if f.confidence == "context":
