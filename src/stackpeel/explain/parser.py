@@ -11,7 +11,9 @@ It reads a log once, line by line, in bounded memory, and keeps only what matter
   lines, ``file:line: Category: msg`` warnings and exception lines that no entry
   explains (a bounded sample, for the "nothing known" case).
 
-Robust to ANSI colours, CRLF and bare CR (progress bars), NUL and other binary junk,
+Robust to ANSI colours, CRLF and bare CR (progress bars), NUL and other binary junk, log
+records written as JSON lines (docker's json-file driver, ``journalctl -o json``, structured
+loggers: :func:`decode_json_records`),
 UTF-16 logs with a BOM, gzip-compressed logs, and very long lines (cut at
 :data:`MAX_LINE` characters). Cost per line that matches nothing: one regex search.
 """
@@ -22,6 +24,7 @@ import codecs
 import collections
 import gzip
 import io
+import json
 import os
 import re
 import zlib
@@ -91,9 +94,14 @@ PREFIX_RE = re.compile(
     r"^(?:"
     r"(?P<rank>\[(?:rank|Rank|RANK|default)\s*\d+\]\s*:?\s?)"        # [rank0]: , [default0]:
     r"|(?P<mpi>\[\d+,\d+\]<std(?:out|err)>:\s?)"                     # mpirun [1,0]<stderr>:
-    r"|(?P<ray>\((?:pid=\d+|[\w.]+ pid=\d+)(?:, ip=[\w.:-]+)?\)\s)"   # (RayWorker pid=12, ip=1.2.3.4)
+    r"|(?P<ray>\((?:[\w.-]+(?: [\w.=-]+){0,3} )?pid=\d+(?:, ip=[\w.:-]+)?\)\s)"  # (RayWorker pid=12, ip=1.2.3.4),
+    #                                                        (VllmWorker rank=0 pid=12), (EngineCore_0 pid=3)
     r"|(?P<compose>[\w.-]+-\d+\s+\|\s)"                             # docker compose: vllm-1  |
     r"|(?P<num>\d{1,4}: )"                                          # srun/torchrun: 0:
+    r"|(?P<kube>\[pod/[\w.-]{1,253}/[\w.-]{1,63}\]\s)"               # kubectl logs --prefix: [pod/name/container]
+    # journalctl's short format: 'May 01 12:00:00 host python3[4242]: ' (the stream is the process)
+    r"|(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} "
+    r"(?P<journal>[\w.@/()-]{1,64}(?:\[\d{1,10}\])?): )"
     r")"
 )
 TB_START = "Traceback (most recent call last)"
@@ -151,6 +159,58 @@ def exception_line(text: str) -> Optional[Tuple[str, str]]:
     if m is None or not _is_exception_type(m.group("type")):
         return None
     return m.group("type"), m.group("msg") or ""
+
+
+#: a line that opens a JSON object with a string key: the only lines :func:`decode_json_records`
+#: parses (found by one C-speed search over a chunk)
+JSON_RECORD_LINE_RE = re.compile(r'^[ \t]*\{[ \t]*"[^"\n]{1,40}"[ \t]*:[^\n]*\}[ \t\r]*$', re.M)
+#: keys that hold a log record's text: docker json-file's "log", journald's "MESSAGE", structured
+#: loggers' "message" / "msg"
+JSON_TEXT_KEYS = ("log", "MESSAGE", "message", "msg")
+#: keys that make a JSON object a log record (a time, a level, a stream, a process): a JSON line
+#: of data that merely has a "message" field stays as it is
+JSON_RECORD_MARKS = frozenset(("stream", "time", "timestamp", "@timestamp", "ts", "level", "levelname",
+                               "severity", "_PID", "__REALTIME_TIMESTAMP", "SYSLOG_IDENTIFIER", "logger"))
+
+
+def json_record_text(line: str) -> Optional[str]:
+    """The text of a log record written as one JSON object (``{"log":"...\\n","stream":"stderr",
+    "time":"..."}``), or None when the line is no such record."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or JSON_RECORD_MARKS.isdisjoint(obj):
+        return None
+    for key in JSON_TEXT_KEYS:
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value[:-1] if value.endswith("\n") else value
+    return None
+
+
+def decode_json_records(body: str) -> str:
+    """``body`` with each line that is a JSON log record replaced by the record's text (its
+    escapes decoded: quotes, tabs, ANSI colours, non-ASCII). A record whose text holds newlines
+    (a traceback logged as one record) becomes several lines: line numbers count the decoded
+    lines. Other lines, JSON or not, are left as they are."""
+    out: List[str] = []
+    last = 0
+    for m in JSON_RECORD_LINE_RE.finditer(body):
+        text = json_record_text(m.group(0).strip())
+        if text is None:
+            continue
+        out.append(body[last:m.start()])
+        out.append(text)
+        last = m.end()
+    if not out:
+        return body
+    out.append(body[last:])
+    return "".join(out)
+
+
+def _has_json_records(text: str) -> bool:
+    return "{" in text and '":' in text and JSON_RECORD_LINE_RE.search(text) is not None
 
 
 def strip_log_prefix(text: str) -> str:
@@ -583,6 +643,9 @@ DECOR_RE = re.compile(
     r"|>[ \t]?|\|[ \t]|E {3,8}(?=\S))"
 )
 _DECOR_FIRST = frozenset("0123456789>|E")
+#: first characters of a line that may carry a decoration or a stream prefix (a quote, a rank,
+#: a worker, a pod, a timestamp): such a line is bared before it is judged an echoed comment
+_PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 
 
 def undecorate(text: str) -> str:
@@ -772,7 +835,7 @@ def split_prefix(line: str) -> Tuple[str, str]:
     m = PREFIX_RE.match(line)
     if not m:
         return "", line
-    key = m.group(0)
+    key = m.group("journal") or m.group(0)
     return key.strip(), line[m.end():]
 
 
@@ -837,14 +900,18 @@ class LogScanner:
                 self._carry = text
             return
         self._carry = text[cut + 1:]
-        self._lines(scrub_text(text[:cut], self._secrets, shapes=False).split("\n"))
+        text = text[:cut]
+        if _has_json_records(text):
+            text = decode_json_records(text)
+        self._lines(scrub_text(text, self._secrets, shapes=False).split("\n"))
 
     def close(self) -> ParseResult:
         if self._closed:
             return self.result
         self._closed = True
         if self._carry:
-            self._lines([scrub_text(self._carry, self._secrets, shapes=False)])
+            carry = decode_json_records(self._carry) if _has_json_records(self._carry) else self._carry
+            self._lines(scrub_text(carry, self._secrets, shapes=False).split("\n"))
             self._carry = ""
         for key in list(self._open):
             op = self._open.pop(key)
@@ -1004,7 +1071,9 @@ class LogScanner:
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
-            if ECHOED_COMMENT_RE.match(lines[line_of]):
+            if ECHOED_COMMENT_RE.match(lines[line_of]) or (
+                    lines[line_of][:1] in _PREFIXED_FIRST
+                    and ECHOED_COMMENT_RE.match(bare(lines[line_of][:MAX_LINE])[1])):
                 continue
             url = _in_url(body, pos)
             for lit in self.kb.clues_at(body, pos, hit):

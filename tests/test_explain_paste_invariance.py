@@ -1,0 +1,132 @@
+"""How a log is pasted must not change what explain reads in it (issue 8 item 2): container
+runtimes' JSON lines, whole-stream prefixes of kubectl, journald and vLLM/Ray workers, and the
+echoed source comments of a traceback under such a prefix. bench/explain_invariance.py measures
+the same over the training corpus; these tests pin the mechanisms and their near misses.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.parser import decode_json_records, json_record_text, scan_text, split_prefix
+
+SEED = """Traceback (most recent call last):
+  File "/app/train.py", line 12, in <module>
+    out = model(x)
+  File "/usr/lib/python3/dist-packages/triton/runtime/build.py", line 32, in _build
+    raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")
+RuntimeError: Failed to find C compiler. Please specify via CC environment variable."""
+
+
+def _docker(body: str) -> str:
+    return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": "2024-05-01T12:00:00.1Z"})
+                     for line in body.split("\n"))
+
+
+def _codes(text: str):
+    return [c.code for c in explain_text(text).candidates]
+
+
+# -- JSON log records -------------------------------------------------------------------------
+
+def test_docker_json_lines_read_as_the_log_they_hold():
+    assert _codes(_docker(SEED))[:1] == ["no-c-compiler"]
+    r = scan_text(_docker(SEED))
+    assert r.n_tracebacks == 1 and r.tracebacks[0].exc_type == "RuntimeError"
+
+
+def test_record_text_decodes_escapes():
+    line = json.dumps({"log": 'E  \u001b[31mRuntimeError: "x"\tfailed\u001b[0m\n', "stream": "stderr", "time": "t"})
+    assert json_record_text(line) == 'E  \x1b[31mRuntimeError: "x"\tfailed\x1b[0m'
+
+
+@pytest.mark.parametrize("record", [
+    {"MESSAGE": "RuntimeError: Failed to find C compiler.", "_PID": "4242", "SYSLOG_IDENTIFIER": "python3"},  # journalctl -o json
+    {"level": "error", "ts": 1714564800.1, "msg": "RuntimeError: Failed to find C compiler."},                 # zap-style
+    {"timestamp": "2024-05-01T12:00:00Z", "levelname": "ERROR", "message": "RuntimeError: Failed to find C compiler."},
+])
+def test_structured_logger_records(record):
+    assert _codes("starting\n" + json.dumps(record) + "\n")[:1] == ["no-c-compiler"]
+
+
+def test_a_record_holding_a_traceback_becomes_its_lines():
+    rec = json.dumps({"log": SEED + "\n", "stream": "stderr", "time": "t"})
+    out = decode_json_records("first\n" + rec + "\nlast")
+    assert out.split("\n")[0] == "first" and out.split("\n")[-1] == "last"
+    assert SEED in out
+
+
+@pytest.mark.parametrize("line", [
+    '{"message": "RuntimeError: Failed to find C compiler.", "id": 3}',      # data: no time/level/stream
+    '{"log": 3, "stream": "stderr"}',                                         # no text
+    '{"log": "x", "stream": "stderr"',                                        # not closed
+    '[{"log": "x", "stream": "stderr"}]',                                     # not an object
+    'config = {"log": "x", "stream": "stderr"}',                              # code, not a record line
+])
+def test_other_json_and_code_stay_as_they_are(line):
+    assert decode_json_records("a\n" + line + "\nb") == "a\n" + line + "\nb"
+
+
+def test_json_data_line_with_an_error_word_is_not_decoded_into_a_cause():
+    text = 'result = {"message": "RuntimeError: Failed to find C compiler.", "count": 1}\n'
+    # the line still holds the message (as data), but was not rewritten
+    assert decode_json_records(text) == text
+
+
+# -- whole-stream prefixes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("prefix,key", [
+    ("[pod/trainer-0/main] ", "[pod/trainer-0/main]"),
+    ("May 01 12:00:00 gpu-node-3 python3[4242]: ", "python3[4242]"),
+    ("Dec  4 03:05:09 host kernel: ", "kernel"),
+    ("(VllmWorker rank=0 pid=123) ", "(VllmWorker rank=0 pid=123)"),
+    ("(VllmWorker TP0 pid=2305) ", "(VllmWorker TP0 pid=2305)"),
+    ("(EngineCore_0 pid=77) ", "(EngineCore_0 pid=77)"),
+    ("(RayWorkerWrapper pid=1234, ip=10.0.0.1) ", "(RayWorkerWrapper pid=1234, ip=10.0.0.1)"),
+])
+def test_stream_prefixes(prefix, key):
+    assert split_prefix(prefix + "RuntimeError: x") == (key, "RuntimeError: x")
+
+
+def test_journald_stream_is_the_process_not_the_timestamp():
+    # every line has its own time: the traceback must still be one stream
+    lines = SEED.split("\n")
+    text = "\n".join(f"May 01 12:00:{i:02d} node python3[4242]: {ln}" for i, ln in enumerate(lines))
+    r = scan_text(text)
+    assert r.n_tracebacks == 1 and r.streams == ["python3[4242]"]
+    assert _codes(text)[:1] == ["no-c-compiler"]
+
+
+@pytest.mark.parametrize("line", [
+    "May 01 is when it started: RuntimeError: x",      # a date in prose
+    "[pod/trainer-0] RuntimeError: x",                   # kubectl names pod AND container
+    "(see pid=12 below) RuntimeError: x",               # prose in parentheses
+    "(pid 12) RuntimeError: x",
+])
+def test_prefix_near_misses(line):
+    assert split_prefix(line)[0] == ""
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda ln: "[pod/nb-0/notebook] " + ln,
+    lambda ln: "May 01 12:00:00 node jupyter[12]: " + ln,
+    lambda ln: "[rank0]: " + ln,
+    lambda ln: "> " + ln,
+])
+def test_echoed_source_comment_under_a_prefix_is_no_clue(wrap):
+    # an IPython traceback echoes torch's source; its comment words ("driver initialization
+    # error") are the library's, not the user's situation
+    body = "\n".join(wrap(ln) for ln in [
+        "/usr/local/lib/python3.7/dist-packages/torch/cuda/__init__.py in _lazy_init()",
+        "    168         # This function throws if there's a driver initialization error, no GPUs",
+        "    169         # are found or any other error occurs",
+        "--> 170         torch._C._cuda_init()",
+        "",
+        "RuntimeError: No CUDA GPUs are available",
+    ])
+    plain = "\n".join(ln.split("] ", 1)[-1] if ln.startswith("[") else ln for ln in body.split("\n"))
+    assert _codes(body)[:1] == _codes(plain)[:1]
+    assert "driver initialization error" not in scan_text(body).clues
