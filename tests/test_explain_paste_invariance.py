@@ -130,3 +130,70 @@ def test_echoed_source_comment_under_a_prefix_is_no_clue(wrap):
     plain = "\n".join(ln.split("] ", 1)[-1] if ln.startswith("[") else ln for ln in body.split("\n"))
     assert _codes(body)[:1] == _codes(plain)[:1]
     assert "driver initialization error" not in scan_text(body).clues
+
+
+# -- a terminal's hard wrap -------------------------------------------------------------------
+
+from stackpeel.explain.parser import hard_wrap_cuts, rejoin_hard_wraps  # noqa: E402
+
+LONG = [
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+    "calling NumCudaDevices() that might have already set an error? Error 500: named symbol not found",
+    "  File \"/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 118, in is_available and more",
+    "W0501 12:00:00.000000 1 worker.cc:88] CUDA initialization: the driver on this machine reported an error, see above",
+]
+
+
+def _cut(text: str, width: int) -> str:
+    return "\n".join(piece for line in text.split("\n")
+                     for piece in ([line[i:i + width] for i in range(0, len(line), width)] or [""]))
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_a_terminal_wrapped_log_is_joined_back(width):
+    text = "\n".join(["starting", *LONG, "done"])
+    assert rejoin_hard_wraps(_cut(text, width)) == text
+
+
+def test_one_message_cut_twice_is_read_whole():
+    # one long line in a short paste: two cuts in a row (not enough to rewrite the log, enough
+    # to try the join), and the cut lands after a '?' whose space the terminal kept
+    text = "step 1/10\n" + _cut(LONG[0], 80) + "\nexiting\n"
+    assert rejoin_hard_wraps(text) == text
+    assert hard_wrap_cuts(text.split("\n"))
+    assert _codes(text)[:1] == ["wsl-gpu-unavailable"]
+
+
+@pytest.mark.parametrize("text", [
+    # nvidia-smi's table: every row as wide by design
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 510.68.02    Driver Version: 510.68.02    CUDA Version: 11.6     |\n"
+    "|-------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n",
+    # the same record twice, and records of one shape (torch's device list)
+    "Device: 2, GeForce GTX 1080 Ti, pciBusID: 82, pciDeviceID: 0, pciDomainID:0\n"
+    "Device: 3, GeForce GTX 1080 Ti, pciBusID: 83, pciDeviceID: 0, pciDomainID:0\n"
+    "Device: 4, GeForce GTX 1080 Ti, pciBusID: 84, pciDeviceID: 0, pciDomainID:0\n",
+    # a message of several sentences whose lines happen to be as long (torch's old driver text)
+    "The NVIDIA driver on your system is too old (found version 9000).\n"
+    "Please update your GPU driver by downloading and installing a new\n"
+    "version from the URL: http://www.nvidia.com/Download/index.aspx Alt\n"
+    "ernatively, go to: https://pytorch.org to install a PyTorch vers.\n",
+    # progress bars
+    "  0%|                                                      | 0/20 [00:00<?, ?it/s]\n"
+    " 50%|###########################                           | 10/20 [00:01<?, ?it/s]\n"
+    "100%|######################################################| 20/20 [00:02<?, ?it/s]\n",
+])
+def test_lines_as_wide_by_design_are_not_joined(text):
+    assert rejoin_hard_wraps(text) == text
+
+
+def test_a_word_wrap_whose_lines_are_equally_long_is_not_glued():
+    # textwrap drops the space at each break; two lines of exactly the longest length in a row
+    # are a weak sign: the lines stay apart and a join is kept only where it reads more
+    msg = ("numba.cuda.cudadrv.error.CudaSupportError: CUDA is disabled due to setting NUMBA_DISABLE_CUDA=1 in "
+           "the environment, or because CUDA is unsupported on 32-bit systems.")
+    import textwrap
+    text = "step 1/10\n" + "\n".join(textwrap.wrap(msg, 80, break_long_words=False)) + "\nexiting\n"
+    assert rejoin_hard_wraps(text) == text
+    assert _codes(text)[:1] == ["env-switch-set"]

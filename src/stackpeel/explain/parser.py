@@ -209,6 +209,108 @@ def decode_json_records(body: str) -> str:
     return "".join(out)
 
 
+#: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width a
+#: chunk must hold (with none longer) before its lines of that width are read as cut ones
+HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
+#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there)
+HARD_WRAP_NEAR = 8
+
+
+_BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
+
+
+def _may_be_cut(line: str, nxt: str) -> bool:
+    """Whether ``line`` (of the chunk's widest length) may be a piece a terminal cut from a
+    longer line continued by ``nxt``: not a separator of one repeated character, not a row
+    of a table or a box (nvidia-smi, rich) that is as wide by design, not a sentence ended
+    before a new one (unless the line keeps the space a terminal cuts after), and not followed by a new record of the same shape (a repeated log
+    line: same first characters), a log record or a traceback's line."""
+    core = line.strip()
+    if len(set(core)) < 2 or not nxt.strip():
+        return False
+    if core[0] in _BOX_CHARS or core[-1] in _BOX_CHARS or core.endswith(("it/s]", "s/it]")):
+        return False                                  # a table's row, a box, a progress bar
+    if core[-1] in ".:;!?" and nxt[:1].isupper() and not line.endswith(" "):
+        return False            # a sentence ended, a new one begins (a terminal keeps the space)
+    if nxt[:8] == line[:8] or RECORD_RE.match(nxt) or nxt.lstrip().startswith(("File \"", "Traceback (")):
+        return False
+    return True
+
+
+def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
+    """The indexes of the lines a terminal cut at its width (issue 8: a message copied from an
+    80- or 120-column console arrives in pieces, cut inside words).
+
+    The width is inferred, not assumed: the longest line of the chunk, when at least
+    HARD_WRAP_LINES lines have exactly that length, or two different ones in a row (one message
+    cut twice), and it lies between HARD_WRAP_MIN and HARD_WRAP_MAX; a line of that width
+    counts only where :func:`_may_be_cut` allows (no table row, separator, progress bar,
+    sentence end, or repeated record). A log that was not wrapped almost never qualifies; one
+    that was has a cut at every full line. The scanner then reads each such line joined with
+    the pieces that follow (:meth:`LogScanner._chunk`), and keeps the joined text only where it
+    matches an entry the piece alone does not: a word-wrap whose lines happen to be as long
+    changes nothing. ``strong``: only a chunk that shows the wrap beyond doubt (at least
+    HARD_WRAP_LINES cuts, and twice as many lines of exactly the width as lines up to
+    HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
+    if len(lines) < 2:
+        return set()
+    width = max(len(ln) for ln in lines)
+    if not HARD_WRAP_MIN <= width <= HARD_WRAP_MAX:
+        return set()
+    cut = [len(ln) == width and _may_be_cut(ln, nxt) for ln, nxt in zip(lines, lines[1:] + [""])]
+    n_cut = sum(cut)
+    if n_cut < HARD_WRAP_LINES and not any(
+            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)):
+        # fewer than three cuts, and no line cut twice (two different lines of the width in a
+        # row): no sign of a terminal's wrap
+        return set()
+    if strong:
+        # a terminal cuts every long line at the width, so lines just shorter than it are rare;
+        # a word-wrapper leaves many (its lines end where a word ends)
+        near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
+        if n_cut < HARD_WRAP_LINES or n_cut < 2 * near:
+            return set()
+    return {i for i, was_cut in enumerate(cut) if was_cut}
+
+
+def rejoin_hard_wraps(body: str) -> str:
+    """``body`` with the lines :func:`hard_wrap_cuts` finds beyond doubt (``strong``) joined to
+    the pieces after them, as the terminal split them (no space added). Line numbers then count
+    the joined lines. A chunk with weaker signs keeps its lines; the scanner tries their joins
+    one line at a time (:meth:`LogScanner._chunk`)."""
+    if "\n" not in body:
+        return body
+    lines = body.split("\n")
+    cuts = hard_wrap_cuts(lines, strong=True)
+    if not cuts:
+        return body
+    out: List[str] = []
+    piece = ""
+    for i, ln in enumerate(lines):
+        piece += ln
+        if i not in cuts:
+            out.append(piece)
+            piece = ""
+    if piece:
+        out.append(piece)
+    return "\n".join(out)
+
+
+def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
+    """The pieces that continue the cut line ``i``: the next line and, while a piece was cut
+    too, the one after it, glued as the terminal split them (MAX_LINE characters at most)."""
+    out: List[str] = []
+    size = 0
+    j = i + 1
+    while j < len(lines) and size < MAX_LINE:
+        out.append(lines[j])
+        size += len(lines[j])
+        if j not in cuts:
+            break
+        j += 1
+    return "".join(out)[:MAX_LINE]
+
+
 def _has_json_records(text: str) -> bool:
     return "{" in text and '":' in text and JSON_RECORD_LINE_RE.search(text) is not None
 
@@ -903,6 +1005,7 @@ class LogScanner:
         text = text[:cut]
         if _has_json_records(text):
             text = decode_json_records(text)
+        text = rejoin_hard_wraps(text)
         self._lines(scrub_text(text, self._secrets, shapes=False).split("\n"))
 
     def close(self) -> ParseResult:
@@ -998,8 +1101,10 @@ class LogScanner:
             last = pos
             if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and SEAM_MIN <= len(lines[line_of]) <= SEAM_MAX:
                 seams.add(line_of)
-        if seams:
-            flagged = sorted(set(flagged) | seams)
+        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
+        wraps = hard_wrap_cuts(lines) if n > 1 else set()
+        if seams or wraps:
+            flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
@@ -1020,7 +1125,10 @@ class LogScanner:
                 raw = scrub_shapes(raw)[:MAX_LINE]
                 r.cut_lines += 1
             for seg in (self._segments(raw) if "\r" in raw else (raw,)):
-                self._line(base + i + 1, seg, (lines, i, base), self._joined(lines, i) if i in seams else None)
+                if i in wraps:   # a terminal's cut: glued as it was split, a space tried second
+                    self._line(base + i + 1, seg, (lines, i, base), _wrapped_rest(lines, i, wraps), glued_first=True)
+                else:
+                    self._line(base + i + 1, seg, (lines, i, base), self._joined(lines, i) if i in seams else None)
             i += 1
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
@@ -1200,7 +1308,7 @@ class LogScanner:
         return rest, []
 
     def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None,
-              continuation: Optional[str] = None) -> None:
+              continuation: Optional[str] = None, glued_first: bool = False) -> None:
         text = undecorate(text)
         key, rest = split_prefix(text)
         if key:
@@ -1226,7 +1334,10 @@ class LogScanner:
 
         if continuation is not None:
             # word-wrapped (a space was lost at the break) or cut mid-word by a terminal
-            for joined in (f"{rest.rstrip()} {continuation}", rest.rstrip() + continuation):
+            # (a terminal keeps the space where it cut at one: glued as is)
+            spaced = f"{rest.rstrip()} {continuation}"
+            glued = rest + continuation if glued_first else rest.rstrip() + continuation
+            for joined in ((glued, spaced) if glued_first else (spaced, glued)):
                 if self._entry_gate(joined) is None:
                     continue
                 alone = self.kb.match_line(rest) if self._entry_gate(rest) is not None else []
