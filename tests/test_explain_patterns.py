@@ -61,6 +61,10 @@ WRAPPERS = {
     "word-wrapped-80": lambda m: "\n".join(textwrap.wrap(m, 80, break_long_words=False, break_on_hyphens=False)),
     "terminal-cut-80": lambda m: "\n".join(m[i:i + 80] for i in range(0, len(m), 80)),
     "crlf": lambda m: "step 1\r\n" + m + "\r\n",
+    # whole-stream prefixes of container and service logs (bench/explain_invariance.py)
+    "kubectl-prefix": lambda m: "[pod/trainer-0/main] " + m,
+    "journald": lambda m: "May 01 12:00:00 gpu-node-3 python3[4242]: " + m,
+    "docker-json": lambda m: json.dumps({"log": m + "\n", "stream": "stderr", "time": "2024-05-01T12:00:00.123456789Z"}),
 }
 
 

@@ -151,8 +151,9 @@ FAMILIES = {
 def _skip(msg, wrapper):
     # Ray's placement-group TimeoutError is one line of 300+ characters whose GPU bundles come
     # last: cut at 80 columns, the 'GPU' that makes it a GPU request lies four lines after the
-    # core, beyond what the parser re-joins
-    if msg.startswith("TimeoutError: Placement group") and wrapper in ("word-wrapped-80", "terminal-cut-80"):
+    # core, beyond what the parser re-joins after a word-wrap (a terminal's cut at the width is
+    # re-joined whole: parser.hard_wrap_cuts)
+    if msg.startswith("TimeoutError: Placement group") and wrapper == "word-wrapped-80":
         return "GPU bundles four wrapped lines after the core"
     return None
 

@@ -84,7 +84,7 @@ def _wrap_limit(msg, wrapper):
     ('Error 500: ...') starts a line of its own after the '?' that ends the question, and the
     joining of wrapped lines rightly stops at a finished sentence (its 999 and 804 siblings share
     the limit; the 804 one is named by its error text alone)."""
-    if wrapper in ("word-wrapped-80", "terminal-cut-80") and "NumCudaDevices()" in msg:
+    if wrapper == "word-wrapped-80" and "NumCudaDevices()" in msg:   # a terminal's cut is re-joined
         return "the error number is wrapped onto a line after a finished sentence"
     return None
 

@@ -11,7 +11,9 @@ It reads a log once, line by line, in bounded memory, and keeps only what matter
   lines, ``file:line: Category: msg`` warnings and exception lines that no entry
   explains (a bounded sample, for the "nothing known" case).
 
-Robust to ANSI colours, CRLF and bare CR (progress bars), NUL and other binary junk,
+Robust to ANSI colours, CRLF and bare CR (progress bars), NUL and other binary junk, log
+records written as JSON lines (docker's json-file driver, ``journalctl -o json``, structured
+loggers: :func:`decode_json_records`),
 UTF-16 logs with a BOM, gzip-compressed logs, and very long lines (cut at
 :data:`MAX_LINE` characters). Cost per line that matches nothing: one regex search.
 """
@@ -22,6 +24,7 @@ import codecs
 import collections
 import gzip
 import io
+import json
 import os
 import re
 import zlib
@@ -91,9 +94,14 @@ PREFIX_RE = re.compile(
     r"^(?:"
     r"(?P<rank>\[(?:rank|Rank|RANK|default)\s*\d+\]\s*:?\s?)"        # [rank0]: , [default0]:
     r"|(?P<mpi>\[\d+,\d+\]<std(?:out|err)>:\s?)"                     # mpirun [1,0]<stderr>:
-    r"|(?P<ray>\((?:pid=\d+|[\w.]+ pid=\d+)(?:, ip=[\w.:-]+)?\)\s)"   # (RayWorker pid=12, ip=1.2.3.4)
+    r"|(?P<ray>\((?:[\w.-]+(?: [\w.=-]+){0,3} )?pid=\d+(?:, ip=[\w.:-]+)?\)\s)"  # (RayWorker pid=12, ip=1.2.3.4),
+    #                                                        (VllmWorker rank=0 pid=12), (EngineCore_0 pid=3)
     r"|(?P<compose>[\w.-]+-\d+\s+\|\s)"                             # docker compose: vllm-1  |
     r"|(?P<num>\d{1,4}: )"                                          # srun/torchrun: 0:
+    r"|(?P<kube>\[pod/[\w.-]{1,253}/[\w.-]{1,63}\]\s)"               # kubectl logs --prefix: [pod/name/container]
+    # journalctl's short format: 'May 01 12:00:00 host python3[4242]: ' (the stream is the process)
+    r"|(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} "
+    r"(?P<journal>[\w.@/()-]{1,64}(?:\[\d{1,10}\])?): )"
     r")"
 )
 TB_START = "Traceback (most recent call last)"
@@ -151,6 +159,160 @@ def exception_line(text: str) -> Optional[Tuple[str, str]]:
     if m is None or not _is_exception_type(m.group("type")):
         return None
     return m.group("type"), m.group("msg") or ""
+
+
+#: a line that opens a JSON object with a string key: the only lines :func:`decode_json_records`
+#: parses (found by one C-speed search over a chunk)
+JSON_RECORD_LINE_RE = re.compile(r'^[ \t]*\{[ \t]*"[^"\n]{1,40}"[ \t]*:[^\n]*\}[ \t\r]*$', re.M)
+#: keys that hold a log record's text: docker json-file's "log", journald's "MESSAGE", structured
+#: loggers' "message" / "msg"
+JSON_TEXT_KEYS = ("log", "MESSAGE", "message", "msg")
+#: keys that make a JSON object a log record (a time, a level, a stream, a process): a JSON line
+#: of data that merely has a "message" field stays as it is
+JSON_RECORD_MARKS = frozenset(("stream", "time", "timestamp", "@timestamp", "ts", "level", "levelname",
+                               "severity", "_PID", "__REALTIME_TIMESTAMP", "SYSLOG_IDENTIFIER", "logger"))
+
+
+def json_record_text(line: str) -> Optional[str]:
+    """The text of a log record written as one JSON object (``{"log":"...\\n","stream":"stderr",
+    "time":"..."}``), or None when the line is no such record."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or JSON_RECORD_MARKS.isdisjoint(obj):
+        return None
+    for key in JSON_TEXT_KEYS:
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value[:-1] if value.endswith("\n") else value
+    return None
+
+
+def decode_json_records(body: str) -> str:
+    """``body`` with each line that is a JSON log record replaced by the record's text (its
+    escapes decoded: quotes, tabs, ANSI colours, non-ASCII). A record whose text holds newlines
+    (a traceback logged as one record) becomes several lines: line numbers count the decoded
+    lines. Other lines, JSON or not, are left as they are."""
+    out: List[str] = []
+    last = 0
+    for m in JSON_RECORD_LINE_RE.finditer(body):
+        text = json_record_text(m.group(0).strip())
+        if text is None:
+            continue
+        out.append(body[last:m.start()])
+        out.append(text)
+        last = m.end()
+    if not out:
+        return body
+    out.append(body[last:])
+    return "".join(out)
+
+
+#: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width a
+#: chunk must hold (with none longer) before its lines of that width are read as cut ones
+HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
+#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there)
+HARD_WRAP_NEAR = 8
+
+
+_BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
+
+
+def _may_be_cut(line: str, nxt: str) -> bool:
+    """Whether ``line`` (of the chunk's widest length) may be a piece a terminal cut from a
+    longer line continued by ``nxt``: not a separator of one repeated character, not a row
+    of a table or a box (nvidia-smi, rich) that is as wide by design, not a sentence ended
+    before a new one (unless the line keeps the space a terminal cuts after), and not followed by a new record of the same shape (a repeated log
+    line: same first characters), a log record or a traceback's line."""
+    core = line.strip()
+    if len(set(core)) < 2 or not nxt.strip():
+        return False
+    if core[0] in _BOX_CHARS or core[-1] in _BOX_CHARS or core.endswith(("it/s]", "s/it]")):
+        return False                                  # a table's row, a box, a progress bar
+    if core[-1] in ".:;!?" and nxt[:1].isupper() and not line.endswith(" "):
+        return False            # a sentence ended, a new one begins (a terminal keeps the space)
+    if nxt[:8] == line[:8] or RECORD_RE.match(nxt) or nxt.lstrip().startswith(("File \"", "Traceback (")):
+        return False
+    return True
+
+
+def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
+    """The indexes of the lines a terminal cut at its width (issue 8: a message copied from an
+    80- or 120-column console arrives in pieces, cut inside words).
+
+    The width is inferred, not assumed: the longest line of the chunk, when at least
+    HARD_WRAP_LINES lines have exactly that length, or two different ones in a row (one message
+    cut twice), and it lies between HARD_WRAP_MIN and HARD_WRAP_MAX; a line of that width
+    counts only where :func:`_may_be_cut` allows (no table row, separator, progress bar,
+    sentence end, or repeated record). A log that was not wrapped almost never qualifies; one
+    that was has a cut at every full line. The scanner then reads each such line joined with
+    the pieces that follow (:meth:`LogScanner._chunk`), and keeps the joined text only where it
+    matches an entry the piece alone does not: a word-wrap whose lines happen to be as long
+    changes nothing. ``strong``: only a chunk that shows the wrap beyond doubt (at least
+    HARD_WRAP_LINES cuts, and twice as many lines of exactly the width as lines up to
+    HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
+    if len(lines) < 2:
+        return set()
+    width = max(len(ln) for ln in lines)
+    if not HARD_WRAP_MIN <= width <= HARD_WRAP_MAX:
+        return set()
+    cut = [len(ln) == width and _may_be_cut(ln, nxt) for ln, nxt in zip(lines, lines[1:] + [""])]
+    n_cut = sum(cut)
+    if n_cut < HARD_WRAP_LINES and not any(
+            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)):
+        # fewer than three cuts, and no line cut twice (two different lines of the width in a
+        # row): no sign of a terminal's wrap
+        return set()
+    if strong:
+        # a terminal cuts every long line at the width, so lines just shorter than it are rare;
+        # a word-wrapper leaves many (its lines end where a word ends)
+        near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
+        if n_cut < HARD_WRAP_LINES or n_cut < 2 * near:
+            return set()
+    return {i for i, was_cut in enumerate(cut) if was_cut}
+
+
+def rejoin_hard_wraps(body: str) -> str:
+    """``body`` with the lines :func:`hard_wrap_cuts` finds beyond doubt (``strong``) joined to
+    the pieces after them, as the terminal split them (no space added). Line numbers then count
+    the joined lines. A chunk with weaker signs keeps its lines; the scanner tries their joins
+    one line at a time (:meth:`LogScanner._chunk`)."""
+    if "\n" not in body:
+        return body
+    lines = body.split("\n")
+    cuts = hard_wrap_cuts(lines, strong=True)
+    if not cuts:
+        return body
+    out: List[str] = []
+    piece = ""
+    for i, ln in enumerate(lines):
+        piece += ln
+        if i not in cuts:
+            out.append(piece)
+            piece = ""
+    if piece:
+        out.append(piece)
+    return "\n".join(out)
+
+
+def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
+    """The pieces that continue the cut line ``i``: the next line and, while a piece was cut
+    too, the one after it, glued as the terminal split them (MAX_LINE characters at most)."""
+    out: List[str] = []
+    size = 0
+    j = i + 1
+    while j < len(lines) and size < MAX_LINE:
+        out.append(lines[j])
+        size += len(lines[j])
+        if j not in cuts:
+            break
+        j += 1
+    return "".join(out)[:MAX_LINE]
+
+
+def _has_json_records(text: str) -> bool:
+    return "{" in text and '":' in text and JSON_RECORD_LINE_RE.search(text) is not None
 
 
 def strip_log_prefix(text: str) -> str:
@@ -583,6 +745,9 @@ DECOR_RE = re.compile(
     r"|>[ \t]?|\|[ \t]|E {3,8}(?=\S))"
 )
 _DECOR_FIRST = frozenset("0123456789>|E")
+#: first characters of a line that may carry a decoration or a stream prefix (a quote, a rank,
+#: a worker, a pod, a timestamp): such a line is bared before it is judged an echoed comment
+_PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 
 
 def undecorate(text: str) -> str:
@@ -772,7 +937,7 @@ def split_prefix(line: str) -> Tuple[str, str]:
     m = PREFIX_RE.match(line)
     if not m:
         return "", line
-    key = m.group(0)
+    key = m.group("journal") or m.group(0)
     return key.strip(), line[m.end():]
 
 
@@ -837,14 +1002,19 @@ class LogScanner:
                 self._carry = text
             return
         self._carry = text[cut + 1:]
-        self._lines(scrub_text(text[:cut], self._secrets, shapes=False).split("\n"))
+        text = text[:cut]
+        if _has_json_records(text):
+            text = decode_json_records(text)
+        text = rejoin_hard_wraps(text)
+        self._lines(scrub_text(text, self._secrets, shapes=False).split("\n"))
 
     def close(self) -> ParseResult:
         if self._closed:
             return self.result
         self._closed = True
         if self._carry:
-            self._lines([scrub_text(self._carry, self._secrets, shapes=False)])
+            carry = decode_json_records(self._carry) if _has_json_records(self._carry) else self._carry
+            self._lines(scrub_text(carry, self._secrets, shapes=False).split("\n"))
             self._carry = ""
         for key in list(self._open):
             op = self._open.pop(key)
@@ -931,8 +1101,10 @@ class LogScanner:
             last = pos
             if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and SEAM_MIN <= len(lines[line_of]) <= SEAM_MAX:
                 seams.add(line_of)
-        if seams:
-            flagged = sorted(set(flagged) | seams)
+        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
+        wraps = hard_wrap_cuts(lines) if n > 1 else set()
+        if seams or wraps:
+            flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base)
@@ -953,7 +1125,10 @@ class LogScanner:
                 raw = scrub_shapes(raw)[:MAX_LINE]
                 r.cut_lines += 1
             for seg in (self._segments(raw) if "\r" in raw else (raw,)):
-                self._line(base + i + 1, seg, (lines, i, base), self._joined(lines, i) if i in seams else None)
+                if i in wraps:   # a terminal's cut: glued as it was split, a space tried second
+                    self._line(base + i + 1, seg, (lines, i, base), _wrapped_rest(lines, i, wraps), glued_first=True)
+                else:
+                    self._line(base + i + 1, seg, (lines, i, base), self._joined(lines, i) if i in seams else None)
             i += 1
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
@@ -1004,7 +1179,9 @@ class LogScanner:
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
-            if ECHOED_COMMENT_RE.match(lines[line_of]):
+            if ECHOED_COMMENT_RE.match(lines[line_of]) or (
+                    lines[line_of][:1] in _PREFIXED_FIRST
+                    and ECHOED_COMMENT_RE.match(bare(lines[line_of][:MAX_LINE])[1])):
                 continue
             url = _in_url(body, pos)
             for lit in self.kb.clues_at(body, pos, hit):
@@ -1131,7 +1308,7 @@ class LogScanner:
         return rest, []
 
     def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None,
-              continuation: Optional[str] = None) -> None:
+              continuation: Optional[str] = None, glued_first: bool = False) -> None:
         text = undecorate(text)
         key, rest = split_prefix(text)
         if key:
@@ -1157,7 +1334,10 @@ class LogScanner:
 
         if continuation is not None:
             # word-wrapped (a space was lost at the break) or cut mid-word by a terminal
-            for joined in (f"{rest.rstrip()} {continuation}", rest.rstrip() + continuation):
+            # (a terminal keeps the space where it cut at one: glued as is)
+            spaced = f"{rest.rstrip()} {continuation}"
+            glued = rest + continuation if glued_first else rest.rstrip() + continuation
+            for joined in ((glued, spaced) if glued_first else (spaced, glued)):
                 if self._entry_gate(joined) is None:
                     continue
                 alone = self.kb.match_line(rest) if self._entry_gate(rest) is not None else []
