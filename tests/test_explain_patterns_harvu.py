@@ -26,6 +26,10 @@ FAMILIES = {
         # transformers/training_args.py _setup_devices
         "ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.21.0`: Please run "
         "`pip install transformers[torch]` or `pip install accelerate -U`",
+        # transformers/modeling_utils.py from_pretrained (new and old wording)
+        "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: "
+        "`pip install 'accelerate>=0.26.0'`",
+        "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: `pip install accelerate`",
         # pybind11/pybind11.h generic_type::initialize
         'ImportError: generic_type: type "Device" is already registered!',
         "ImportError: generic_type: type \"open3d::core::Tensor\" is already registered!",
@@ -41,6 +45,8 @@ def test_version_gate_near_misses_are_not_read():
         "accelerate>=0.21.0 is required for this example; install it with pip install accelerate")
     assert "dependency-version-mismatch" not in match_codes(
         "Using the Trainer with PyTorch on 8 GPUs")
+    assert "dependency-version-mismatch" not in match_codes(
+        "Using low_cpu_mem_usage=True or a device_map speeds up loading")
     # pybind11's other registration message (a name clash in one module) is another matter
     assert "dependency-version-mismatch" not in match_codes(
         'generic_type: cannot initialize type "Foo": an object with that name is already defined')
