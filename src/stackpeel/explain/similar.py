@@ -101,12 +101,13 @@ _ERRNO_WORDS = frozenset(("oserror", "errno", "ioerror", "permissionerror", "fil
 
 
 def _distinct_words(words: Iterable[str]) -> FrozenSet[str]:
-    """The shared words that count towards :data:`MIN_SHARED`: a dotted, hyphenated or
-    underscored name and the parts :func:`tokens` splits it into are one word, not several
-    (``tensorrt-llm``, ``tensorrt`` and ``llm`` shared are one product's name: a line of another
-    failure of the same tool resembles nothing by it alone)."""
+    """The shared words that count towards :data:`MIN_SHARED`: a hyphenated name and the parts
+    :func:`tokens` splits it into are one word, not several (``tensorrt-llm``, ``tensorrt`` and
+    ``llm`` shared are one product's name: a line of another failure of the same tool resembles
+    nothing by it alone). A dotted or underscored name (a file, a module path in a traceback's
+    frames) still counts with its parts: frames that pass through the same files resemble."""
     seen = frozenset(words)
-    parts = {p for t in seen if _SPLIT.search(t) for p in _SPLIT.split(t)}
+    parts = {p for t in seen if "-" in t for p in t.split("-")}
     return frozenset(t for t in seen if t not in parts)
 
 
