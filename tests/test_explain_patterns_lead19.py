@@ -3,8 +3,9 @@ own error name, and NCCL's ibv_modify_qp warning without its "Call to" (docs/dev
 
 cuSOLVER's, cuSPARSE's, cuRAND's and cuFFT's allocation statuses are a cudaMalloc failing inside
 the library (their guides say so), as cuBLAS's and cuDNN's are; cuSOLVER's INTERNAL_ERROR is a
-symptom whose likeliest cause is GPU memory (the threads that established a cause); the other
-status names are a CUDA error no entry explains, never silence.
+symptom with GPU memory among its causes (the threads that established a cause); the other
+status names are a CUDA error no entry explains, never silence. The gaps merge holds the
+cuSOLVER/cuRAND entries (tests/test_explain_gaps.py); these tests read them in every wrapper too.
 """
 
 from __future__ import annotations
@@ -56,10 +57,11 @@ def _codes(text: str):
     return expl, [c.code for c in expl.candidates]
 
 
-def test_cusolver_internal_error_offers_gpu_memory_first():
+def test_cusolver_internal_error_offers_gpu_memory():
     expl, codes = _codes("RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`\n")
     assert codes[:1] == ["cuda-error-unclassified"]
-    assert list(expl.candidates[0].could_be)[:1] == ["gpu-out-of-memory"]
+    # the causes are listed deepest first (reasoning.deepest_first), GPU memory among them
+    assert "gpu-out-of-memory" in expl.candidates[0].could_be
     assert expl.exit_code == 1
 
 

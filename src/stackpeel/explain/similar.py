@@ -100,6 +100,17 @@ _MISSING_MODULE_WORDS = frozenset(("modulenotfounderror", "module", "named"))
 _ERRNO_WORDS = frozenset(("oserror", "errno", "ioerror", "permissionerror", "filenotfounderror"))
 
 
+def _distinct_words(words: Iterable[str]) -> FrozenSet[str]:
+    """The shared words that count towards :data:`MIN_SHARED`: a hyphenated name and the parts
+    :func:`tokens` splits it into are one word, not several (``tensorrt-llm``, ``tensorrt`` and
+    ``llm`` shared are one product's name: a line of another failure of the same tool resembles
+    nothing by it alone). A dotted or underscored name (a file, a module path in a traceback's
+    frames) still counts with its parts: frames that pass through the same files resemble."""
+    seen = frozenset(words)
+    parts = {p for t in seen if "-" in t for p in t.split("-")}
+    return frozenset(t for t in seen if t not in parts)
+
+
 def missing_modules(text: str) -> FrozenSet[str]:
     """The top-level names of the modules the text says are missing, lower-cased."""
     return frozenset(m.split(".", 1)[0].lower() for m in _MISSING_MODULE.findall(text))
@@ -203,8 +214,8 @@ class Index:
             ignore = _MISSING_MODULE_WORDS if absent and not any(m in ex.vector for m in absent) else ()
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
             shared = [x * b[t] for t, x in a.items() if t in b and t not in ignore]
-            if len(shared) < MIN_SHARED or sum(1 for t in a if t in b and t not in ignore
-                                               and t not in _ERRNO_WORDS) < MIN_SHARED:
+            if len(shared) < MIN_SHARED or len(_distinct_words(
+                    t for t in a if t in b and t not in ignore and t not in _ERRNO_WORDS)) < MIN_SHARED:
                 continue
             s = sum(shared)
             if s >= MIN_SIMILARITY:
