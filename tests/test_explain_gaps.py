@@ -38,10 +38,6 @@ FAMILIES = {
         "2023-07-05T19:53:48.448329Z  WARN shard-manager: text_generation_launcher: Could not import Flash "
         "Attention enabled models: CUDA is not available",
     ],
-    "triton-not-installed": [
-        "A matching Triton is not available, some optimizations will not be enabled",
-        "Triton is not available, some optimizations will not be enabled.",
-    ],
 }
 
 test_gap_message_in_every_wrapper, test_every_gap_message_matches_a_signature_of_its_code = family_tests(FAMILIES)
@@ -78,6 +74,8 @@ def test_cufft_on_ada_names_the_old_cufft():
 
 
 def test_xformers_triton_notice_is_no_cause_beside_another_error():
+    # xformers' notice is healthy on its own (test_explain_patterns_harvc: it names nothing); its
+    # fallback signature was dropped at the merge for that reason
     log = ("A matching Triton is not available, some optimizations will not be enabled\n"
            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total "
            "capacity; 5.10 GiB already allocated)\n")
