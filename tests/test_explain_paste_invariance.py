@@ -197,3 +197,37 @@ def test_a_word_wrap_whose_lines_are_equally_long_is_not_glued():
     text = "step 1/10\n" + "\n".join(textwrap.wrap(msg, 80, break_long_words=False)) + "\nexiting\n"
     assert rejoin_hard_wraps(text) == text
     assert _codes(text)[:1] == ["env-switch-set"]
+
+
+# -- a logger's record prefix (robust, session 19) ---------------------------------------------
+
+# tests/corpus/explain/samus-39-no-cuda-gpus-visible-devices-3.log (training)
+TRACEBACK = """\
+Traceback (most recent call last):
+  File "/home/user/SAMUS/train.py", line 120, in <module>
+    model.to(device)
+RuntimeError: No CUDA GPUs are available"""
+
+RECORD_PREFIXES = (
+    "2024-05-01 12:00:00,123 - root - ERROR - ",
+    "[2024-05-01 12:00:00] ERROR: ",
+    "E0501 12:00:00.123 123 file.cc:12] ",
+    "INFO 05-01 12:00:00 [file.py:12] ",
+    "May 01 12:00:00 host python[123]: ",
+)
+
+
+def _exc(text):
+    return [(tb.exc_type, tb.message) for tb in scan_text(text).tracebacks]
+
+
+@pytest.mark.parametrize("prefix", RECORD_PREFIXES)
+def test_logger_record_prefixes_leave_the_message_core(prefix):
+    wrapped = "\n".join(prefix + line for line in TRACEBACK.split("\n"))
+    assert _exc(wrapped) == [("RuntimeError", "No CUDA GPUs are available")]
+
+
+@pytest.mark.parametrize("near", ["ERROR - RuntimeError: x", "[note] ERROR: x", "May the GPU: x", "E0501 is a code] x"])
+def test_record_prefix_needs_a_timestamp(near):
+    from stackpeel.explain.parser import RECORD_PREFIX_RE
+    assert RECORD_PREFIX_RE.match(near) is None

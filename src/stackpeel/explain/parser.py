@@ -750,6 +750,26 @@ _DECOR_FIRST = frozenset("0123456789>|E")
 _PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 
 
+#: a logger's record prefix before the message, on a line of its own or on every line of a
+#: paste: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
+#: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
+#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``,
+#: journald's ``May 01 12:00:00 host python[123]: ``. Each needs a timestamp; the groups hold the level.
+_LEVEL = r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
+RECORD_PREFIX_RE = re.compile(
+    r"(?:" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL + r" - "
+    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL + r":? "
+    r"|" + _STAMP + r" \|? ?" + _LEVEL.replace("(", "(?P<l3>", 1) + r" \|? ?"
+    r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
+    r"|" + _LEVEL.replace("(", "(?P<l5>", 1) + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w.@/-]{1,64}(?:\[\d{1,9}\])?: ()"
+    r")"
+)
+_RECORD_FIRST = frozenset("0123456789[IWEFDCNJMASOT")
+_QUIET_LEVELS = frozenset(("DEBUG", "INFO", "NOTICE", "I", "D"))
+
+
 def undecorate(text: str) -> str:
     """``text`` without the decorations of :data:`DECOR_RE` (at most three, e.g. a quoted,
     timestamped line), and without a table row's closing border."""
@@ -1313,6 +1333,13 @@ class LogScanner:
         key, rest = split_prefix(text)
         if key:
             rest = undecorate(rest)
+        level = ""
+        if rest and rest[0] in _RECORD_FIRST:
+            m = RECORD_PREFIX_RE.match(rest)
+            if m is not None and len(rest) > m.end():
+                # the message core; the record's level is kept apart (an INFO record is no error)
+                level = next((g for g in m.groups() if g), "")
+                rest = rest[m.end():]
         if not key and self._open:
             for k, op in self._open.items():
                 if op.lit and text.startswith(op.lit):
@@ -1363,7 +1390,7 @@ class LogScanner:
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
             # CPU version" wrapped before "PaddlePaddle.")
             catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
-            if catch_all and INFO_LEVEL_RE.match(rest):
+            if catch_all and (INFO_LEVEL_RE.match(rest) or level in _QUIET_LEVELS):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
                 # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so:
                 # cannot open shared object file ... using internal implementation" on every healthy run)
