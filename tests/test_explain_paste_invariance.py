@@ -231,3 +231,10 @@ def test_logger_record_prefixes_leave_the_message_core(prefix):
 def test_record_prefix_needs_a_timestamp(near):
     from stackpeel.explain.parser import RECORD_PREFIX_RE
     assert RECORD_PREFIX_RE.match(near) is None
+
+
+def test_error_record_stays_an_error_once_its_prefix_is_read():
+    # klog (kubectl): the message alone reads as no error, the E level says it is one
+    line = 'E1201 09:22:09.628174    7015 memcache.go:265] "Unhandled Error" err="couldn\'t get current server API group list"'
+    assert scan_text(line).n_other_errors == 1
+

@@ -768,6 +768,7 @@ RECORD_PREFIX_RE = re.compile(
 )
 _RECORD_FIRST = frozenset("0123456789[IWEFDCNJMASOT")
 _QUIET_LEVELS = frozenset(("DEBUG", "INFO", "NOTICE", "I", "D"))
+_AS_WRITTEN_LEVELS = _QUIET_LEVELS | {"WARNING", "WARN", "W"}
 
 
 def undecorate(text: str) -> str:
@@ -1333,7 +1334,7 @@ class LogScanner:
         key, rest = split_prefix(text)
         if key:
             rest = undecorate(rest)
-        level = ""
+        level, whole = "", rest
         if rest and rest[0] in _RECORD_FIRST:
             m = RECORD_PREFIX_RE.match(rest)
             if m is not None and len(rest) > m.end():
@@ -1348,6 +1349,11 @@ class LogScanner:
         self._streams.setdefault(key, None)
         line = Line(lineno, rest, key)
         tb_index = self._traceback_step(key, rest, lineno)
+        if level in _AS_WRITTEN_LEVELS and key not in self._open:
+            # an INFO, DEBUG or WARNING record outside a traceback is read as written: its level
+            # keeps it quiet, or a warning, wherever a rule looks for one
+            rest = whole
+            line = Line(lineno, rest, key)
 
         if self._waiting:
             still = []
@@ -1385,6 +1391,10 @@ class LogScanner:
             in_frames = op is not None and op.state == "frames" and (rest[:1] in (" ", "\t")
                                                                     or rest.startswith('File "'))
             shape = None if entries or in_frames else error_shape(rest)
+            if shape is None and level and not (entries or in_frames):
+                # an error record whose message alone reads as no error (klog's
+                # ``E1201 ... memcache.go:265] "Unhandled Error" err=...``): its level says it is one
+                shape = error_shape(whole)
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined; so may a line only a user's-
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
