@@ -209,8 +209,8 @@ def decode_json_records(body: str) -> str:
     return "".join(out)
 
 
-#: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width a
-#: chunk must hold (with none longer) before its lines of that width are read as cut ones
+#: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width (the
+#: chunk's longest) a chunk must hold before its lines of that width are read as cut ones
 HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
 #: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there)
 HARD_WRAP_NEAR = 8
@@ -223,8 +223,9 @@ def _may_be_cut(line: str, nxt: str) -> bool:
     """Whether ``line`` (of the chunk's widest length) may be a piece a terminal cut from a
     longer line continued by ``nxt``: not a separator of one repeated character, not a row
     of a table or a box (nvidia-smi, rich) that is as wide by design, not a sentence ended
-    before a new one (unless the line keeps the space a terminal cuts after), and not followed by a new record of the same shape (a repeated log
-    line: same first characters), a log record or a traceback's line."""
+    before a new one (unless the line keeps the space a terminal cuts after), and not followed
+    by a new record of the same shape (a repeated log line: same first characters), a log
+    record or a traceback's line."""
     core = line.strip()
     if len(set(core)) < 2 or not nxt.strip():
         return False
