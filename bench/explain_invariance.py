@@ -26,6 +26,7 @@ import datetime as dt
 import hashlib
 import importlib.util
 import json
+import subprocess
 import sys
 import textwrap
 import time
@@ -100,6 +101,12 @@ TRANSFORMS: Dict[str, tuple] = {
 }
 
 
+def _git(*args: str) -> str:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+    return "?"
+
+
 def first_code(text: str, source: str) -> Optional[str]:
     from stackpeel.explain import explain_text, similar
 
@@ -152,7 +159,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         rows.append((name, lost))
     secs = time.monotonic() - start
 
-    commit = corpus_split_git("rev-parse", "--short", "HEAD")
+    commit = _git("rev-parse", "--short", "HEAD")
     lines = [f"stackpeel explain paste invariance, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"commit {commit}; training logs named first as pasted: {len(base)}"
              + (f" (a fixed sample of {args.sample})" if args.sample else " (all)"),
@@ -167,13 +174,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         args.out.write_text(report, encoding="utf-8")
     return 0
 
-
-def corpus_split_git(*args: str) -> str:
-    import subprocess
-
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-    return "?"
 
 
 if __name__ == "__main__":

@@ -754,8 +754,9 @@ _PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 #: a logger's record prefix before the message, on a line of its own or on every line of a
 #: paste: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
 #: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
-#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``,
-#: journald's ``May 01 12:00:00 host python[123]: ``. Each needs a timestamp; the groups hold the level.
+#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``. Each
+#: needs a timestamp; the groups hold the level. (journald's ``May 01 12:00:00 host python[123]: ``
+#: is a stream prefix: :data:`PREFIX_RE` reads it first.)
 _LEVEL = r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
 RECORD_PREFIX_RE = re.compile(
@@ -764,10 +765,10 @@ RECORD_PREFIX_RE = re.compile(
     r"|" + _STAMP + r" \|? ?" + _LEVEL.replace("(", "(?P<l3>", 1) + r" \|? ?"
     r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
     r"|" + _LEVEL.replace("(", "(?P<l5>", 1) + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w.@/-]{1,64}(?:\[\d{1,9}\])?: ()"
     r")"
 )
-_RECORD_FIRST = frozenset("0123456789[IWEFDCNJMASOT")
+#: the first characters of a record prefix: a timestamp's digit, a bracket, a level's letter
+_RECORD_FIRST = frozenset("0123456789[DINWECF")
 _QUIET_LEVELS = frozenset(("DEBUG", "INFO", "NOTICE", "I", "D"))
 _AS_WRITTEN_LEVELS = _QUIET_LEVELS | {"WARNING", "WARN", "W"}
 
