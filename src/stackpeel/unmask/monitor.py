@@ -165,52 +165,80 @@ def _has_handler(code, handler_ops):
     return False
 
 
-class Monitor(object):
-    """One monitor per process. ``start()`` installs it, ``stop()`` removes it,
-    ``record()`` returns what it saw as a JSON-ready dict."""
+# -- what an exception is made of (entries, log records and the uncaught one) ---------------
 
-    def __init__(self, options=None, record_dir=None):
-        opts = dict(DEFAULTS)
-        opts.update(options or {})
-        self.options = opts
-        self.record_dir = record_dir
-        self.mode = None            # "monitoring" | "settrace" | None
-        self.mode_note = None
-        self.tool_id = None
-        self.started = False
-        self.t0 = time.monotonic()
-        self.wall0 = time.time()
-        self._reset_state()
+
+def _message(exc, limit):
+    try:
+        text = str(exc)
+    except Exception as e:  # a broken __str__
+        text = "<str() failed: %s>" % type(e).__name__
+    return _short(text, limit)
+
+
+def _tb_stack(tb, limit):
+    """The frames of a traceback, head first; past ``limit`` the first two and the last ones,
+    with a ``skipped`` count between them."""
+    frames = []
+    t = tb
+    while t is not None:
+        frames.append((t.tb_frame, t.tb_lineno))
+        t = t.tb_next
+    if len(frames) > limit:
+        head, tail = frames[:2], frames[-(limit - 2):]
+        out = [_frame_info(f, n) for f, n in head]
+        out.append({"skipped": len(frames) - len(head) - len(tail)})
+        out.extend(_frame_info(f, n) for f, n in tail)
+        return out
+    return [_frame_info(f, n) for f, n in frames]
+
+
+def _chain(exc, limit):
+    """Up to three exceptions behind ``exc`` (its cause, else its context, and theirs)."""
+    out = []
+    seen = set()
+    cur = exc
+    while len(out) < 3:
+        nxt = cur.__cause__ if cur.__cause__ is not None else cur.__context__
+        if nxt is None or id(nxt) in seen:
+            break
+        seen.add(id(nxt))
+        out.append({"type": _type_name(type(nxt)), "message": _message(nxt, limit),
+                    "relation": "cause" if cur.__cause__ is not None else "context"})
+        cur = nxt
+    return out
+
+
+def _thread_name():
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            return threading.current_thread().name
+        except Exception:
+            pass
+    return str(_thread.get_ident())
+
+
+# -- whose code a frame runs ------------------------------------------------------------------
+
+
+class _Scopes(object):
+    """Which part of the program a file belongs to: stackpeel itself (SELF), the standard
+    library, a library (site-packages, or a module of the GPU stack run from a checkout) or the
+    user's own code, decided once per file name; and which entries the ``include`` /
+    ``exclude`` options keep."""
+
+    def __init__(self, include, exclude):
         here = os.path.dirname(os.path.abspath(__file__))
-        self._self_dirs = (here + os.sep,)
-        self._stdlib_dirs = self._find_stdlib_dirs()
-        self._include = tuple(p for p in opts.get("include") or () if p)
-        self._exclude = tuple(p for p in opts.get("exclude") or () if p)
-        self._journal = None
-        self._crash_file = None
-        self._warn_orig = None
-        self._log_orig = None
-        self._import_hook = None
-        self._finished = False
-
-    # -- state -----------------------------------------------------------------------
-
-    def _reset_state(self):
-        self.pid = os.getpid()
-        self.entries = {}           # key -> entry list
-        self.pending = {}           # id(exc) -> (entry, id(handler frame))
+        self.self_dirs = (here + os.sep,)
+        self.stdlib_dirs = self._find_stdlib_dirs()
+        self.include = tuple(p for p in include or () if p)
+        self.exclude = tuple(p for p in exclude or () if p)
         self.file_scope = {}        # co_filename -> scope
-        self.detailed = {STDLIB: 0, LIBRARY: 0, USER: 0}
-        self.overflow_keys = 0      # keys not stored at all (cap_keys reached)
-        self.overflow_events = 0
-        self.warnings = {}          # key -> warning dict
-        self.logs = {}
-        self.dropped_warnings = 0
-        self.dropped_logs = 0
-        self.system_exit = None     # ["code"] while a SystemExit propagates
-        self.busy = set()           # thread ids inside our slow path
-        self.next_id = itertools.count(1).__next__
-        self.next_seq = itertools.count(1).__next__
+
+    def reset(self):
+        """A new table (after a fork: the hot-path callbacks are rebuilt over it)."""
+        self.file_scope = {}
 
     @staticmethod
     def _find_stdlib_dirs():
@@ -226,21 +254,19 @@ class Monitor(object):
             dirs.add(os.path.join(p, "lib", "python%d.%d" % sys.version_info[:2]))
         return tuple(d.rstrip(os.sep) + os.sep for d in dirs if d)
 
-    # -- classification ----------------------------------------------------------------
-
     def classify(self, filename, frame=None):
         scope = self._classify(filename, frame)
         self.file_scope[filename] = scope
         return scope
 
     def _classify(self, fn, frame):
-        if fn.startswith(self._self_dirs):
+        if fn.startswith(self.self_dirs):
             return SELF
         if fn.startswith("<frozen"):
             return STDLIB
         if "site-packages" in fn or "dist-packages" in fn:
             return LIBRARY
-        if fn.startswith(self._stdlib_dirs):
+        if fn.startswith(self.stdlib_dirs):
             return STDLIB
         module = None
         if frame is not None:
@@ -254,22 +280,588 @@ class Monitor(object):
             return SELF
         return USER
 
-    def _scope_of(self, frame):
+    def scope_of(self, frame):
         fn = frame.f_code.co_filename
         sc = self.file_scope.get(fn)
         if sc is None:
             sc = self.classify(fn, frame)
         return sc
 
-    def _excluded(self, hmod, rmod):
-        if self._exclude and hmod and hmod.startswith(self._exclude):
+    def excluded(self, hmod, rmod):
+        """Do the options leave out an entry handled in module ``hmod``, raised in ``rmod``?"""
+        if self.exclude and hmod and hmod.startswith(self.exclude):
             return True
-        if self._include:
+        if self.include:
             for m in (hmod, rmod):
-                if m and (m.startswith(self._include) or m.split(".", 1)[0] in STACK_LIBS):
+                if m and (m.startswith(self.include) or m.split(".", 1)[0] in STACK_LIBS):
                     return False
             return True
         return False
+
+    def during(self, frame):
+        """The first frame of the user's own code above ``frame``: what the program was doing."""
+        f = frame.f_back
+        steps = 0
+        while f is not None and steps < 200:
+            if self.scope_of(f) == USER:
+                return _frame_info(f, f.f_lineno)
+            f = f.f_back
+            steps += 1
+        return None
+
+    def issuer_stack(self, skip_modules):
+        """The stack of the caller's caller (a warning's issuer), without stackpeel's frames and
+        those of ``skip_modules``, at most eight frames."""
+        frames = []
+        f = sys._getframe(2)
+        while f is not None and len(frames) < 8:
+            fn = f.f_code.co_filename
+            mod = f.f_globals.get("__name__") if isinstance(f.f_globals, dict) else None
+            if not (fn.startswith(self.self_dirs) or mod in skip_modules or fn.startswith("<frozen")):
+                frames.append(_frame_info(f, f.f_lineno))
+            f = f.f_back
+        return frames
+
+
+# -- what a process leaves on disk -------------------------------------------------------------
+
+
+class _Files(object):
+    """The files one process leaves in the record directory: ``journal-<pid>.jsonl`` (each new
+    entry at once, so a process killed by a signal or ``os._exit`` still leaves its evidence),
+    ``crash-<pid>.txt`` (faulthandler's dump on a fatal signal) and ``record-<pid>.json`` (at
+    exit). Without a record directory it writes nothing."""
+
+    def __init__(self, record_dir, journal):
+        self.record_dir = record_dir
+        self.journal = journal
+        self.pid = os.getpid()
+        self._journal = None
+        self._crash = None
+
+    def path(self, stem, ext):
+        return os.path.join(self.record_dir, "%s-%d.%s" % (stem, self.pid, ext))
+
+    def write(self, kind, data):
+        """One journal line; never raises."""
+        if not self.record_dir or not self.journal:
+            return
+        try:
+            if self._journal is None:
+                self._journal = open(self.path("journal", "jsonl"), "a", buffering=1, encoding="utf-8")
+            self._journal.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
+        except Exception:
+            pass
+
+    def arm_crash_dump(self):
+        """Dump tracebacks on fatal signals into crash-<pid>.txt (then die as before)."""
+        if not self.record_dir:
+            return
+        try:
+            import faulthandler
+            import signal
+        except Exception:
+            return
+        try:
+            if faulthandler.is_enabled():
+                return      # the program (or -X faulthandler) uses it already
+            f = open(self.path("crash", "txt"), "w")
+            faulthandler.enable(file=f, all_threads=True)
+            for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+                sig = getattr(signal, name, None)
+                if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                    faulthandler.register(sig, file=f, all_threads=True, chain=True)
+            self._crash = f
+        except Exception:
+            pass
+
+    def after_fork(self, pid):
+        """A forked child writes files of its own: the parent's journal is closed, its crash
+        dump re-armed into the child's file."""
+        self.pid = pid
+        if self._journal is not None:
+            try:
+                self._journal.close()
+            except Exception:
+                pass
+            self._journal = None
+        if self._crash is not None:
+            try:
+                import faulthandler
+                faulthandler.disable()
+                self._crash.close()
+            except Exception:
+                pass
+            self._crash = None
+            self.arm_crash_dump()
+
+    def write_record(self, rec):
+        """record-<pid>.json, replaced atomically; never raises."""
+        if not self.record_dir:
+            return
+        try:
+            path = self.path("record", "json")
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(rec, f)
+            os.replace(tmp, path)
+        except Exception:
+            pass
+
+
+# -- how the events reach the monitor: two backends that stay out of the program's sight -------
+
+
+def _disguise(fn, orig, name=None):
+    """Give a wrapper the name and doc of the function it stands in for."""
+    fn.__name__ = fn.__qualname__ = name or orig.__name__
+    fn.__doc__ = orig.__doc__
+
+
+def _unhide():
+    """Put back every sys / sys.monitoring / threading function a backend wrapped."""
+    M = getattr(sys, "monitoring", None)
+    for name in ("get_tool", "use_tool_id"):
+        if name in _ORIGINAL and M is not None:
+            setattr(M, name, _ORIGINAL[name])
+    if "gettrace" in _ORIGINAL:
+        sys.gettrace, sys.settrace = _ORIGINAL["gettrace"], _ORIGINAL["settrace"]
+    threading = sys.modules.get("threading")
+    if "threading.gettrace" in _ORIGINAL and threading is not None:
+        threading.gettrace = _ORIGINAL["threading.gettrace"]
+
+
+class _MonitoringBackend(object):
+    """Python >= 3.12: ``sys.monitoring`` (PEP 669) events RAISE, RERAISE and EXCEPTION_HANDLED
+    delivered to the monitor's callbacks, under a tool id the program sees as free."""
+
+    name = "monitoring"
+    _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # 0-2 are named for debuggers, coverage, profilers: last
+
+    def __init__(self, mon):
+        self.mon = mon
+        self.tool_id = None
+        self.callbacks = None
+
+    def start(self):
+        """True when monitoring; else the monitor's ``mode_note`` says why not."""
+        tool = self._free_tool_id()
+        if tool is None:
+            self.mon.mode_note = "no free sys.monitoring tool id"
+            return False
+        self._take_tool_id(tool)
+        self.callbacks = self.mon._make_callbacks()
+        self._register(tool)
+        self._hide_tool_id()
+        return True
+
+    def stop(self):
+        self._release_tool_id(self.tool_id)
+
+    def _free_tool_id(self, avoid=()):
+        get_tool = _ORIGINAL.get("get_tool") or sys.monitoring.get_tool
+        for cand in self._TOOL_PREFERENCE:
+            if cand not in avoid and get_tool(cand) is None:
+                return cand
+        return None
+
+    def _take_tool_id(self, tool):
+        use = _ORIGINAL.get("use_tool_id") or sys.monitoring.use_tool_id
+        use(tool, "stackpeel-unmask")
+        self.tool_id = tool
+
+    def _register(self, tool):
+        M = sys.monitoring
+        ev = M.events
+        on_handled, on_raise, on_reraise = self.callbacks
+        M.register_callback(tool, ev.EXCEPTION_HANDLED, on_handled)
+        M.register_callback(tool, ev.RAISE, on_raise)
+        M.register_callback(tool, ev.RERAISE, on_reraise)
+        M.set_events(tool, ev.EXCEPTION_HANDLED | ev.RAISE | ev.RERAISE)
+
+    def _release_tool_id(self, tool):
+        M = sys.monitoring
+        M.set_events(tool, 0)
+        for e in (M.events.EXCEPTION_HANDLED, M.events.RAISE, M.events.RERAISE):
+            M.register_callback(tool, e, None)
+        (_ORIGINAL.get("free_tool_id") or M.free_tool_id)(tool)
+
+    def _hide_tool_id(self):
+        """The program sees every tool id as free that stackpeel holds: get_tool() answers None
+        for it, and use_tool_id() on it moves stackpeel to another free id first (or stops
+        monitoring when none is left), so the program's own call succeeds."""
+        M, mon, backend = sys.monitoring, self.mon, self
+        for name in ("get_tool", "use_tool_id", "free_tool_id"):
+            _ORIGINAL.setdefault(name, getattr(M, name))
+        get_tool, use_tool_id = _ORIGINAL["get_tool"], _ORIGINAL["use_tool_id"]
+
+        def hidden_get_tool(tool_id):
+            if mon.mode == "monitoring" and tool_id == backend.tool_id:
+                return None
+            return get_tool(tool_id)
+
+        def hidden_use_tool_id(tool_id, name):
+            if mon.mode == "monitoring" and tool_id == backend.tool_id:
+                old = backend.tool_id
+                new = backend._free_tool_id(avoid=(old,))
+                backend._release_tool_id(old)
+                if new is None:
+                    mon.mode, backend.tool_id = None, None
+                    mon.mode_note = ("the program took sys.monitoring tool id %d and no other was free: "
+                                     "monitoring stopped there" % old)
+                else:
+                    backend._take_tool_id(new)
+                    backend._register(new)
+            return use_tool_id(tool_id, name)
+
+        _disguise(hidden_get_tool, get_tool)
+        _disguise(hidden_use_tool_id, use_tool_id)
+        M.get_tool, M.use_tool_id = hidden_get_tool, hidden_use_tool_id
+
+
+class _SettraceBackend(object):
+    """The fallback before 3.12: a trace function, local tracing only in frames that can catch
+    anything (code with try/except/finally/with), outside the stdlib.
+
+    An ``exception`` event in a frame switches its line events on until its next event:
+    ``line`` means a handler in it started, ``return`` that it unwound. A caught exception that
+    shows up again in a traced frame above its handler's frame was passed on (re-raised), and
+    one raised while it was handled that shows up above the handler's frame means it was
+    converted."""
+
+    name = "settrace"
+
+    def __init__(self, mon):
+        self.mon = mon
+        self.trace_fns = None
+
+    def start(self):
+        """True when tracing; else the monitor's ``mode_note`` says why not."""
+        mon = self.mon
+        if sys.gettrace() is not None:
+            mon.mode_note = "another trace function (debugger, coverage) is active; not monitoring"
+            return False
+        threading = sys.modules.get("threading")
+        if threading is None:
+            import threading  # noqa: F811 - new threads must be traced too (imported before tracing starts)
+        on_handled, _, _ = mon._make_callbacks()
+        pending = mon.pending
+        pending_pop, pending_get = pending.pop, pending.get
+        armed = {}      # id(frame) -> (exc, tb): from an 'exception' event to the frame's next event
+
+        def above(tb, frame_id):
+            """Is the frame with that id in the traceback, below its head?"""
+            t = tb.tb_next
+            while t is not None:
+                if id(t.tb_frame) == frame_id:
+                    return True
+                t = t.tb_next
+            return False
+
+        def on_exception(exc, tb):
+            if pending:
+                p = pending_pop(id(exc), None)
+                if p is not None and above(tb, p[1]):
+                    mon._mark_reraised(p[0])
+                ctx = exc.__context__
+                if ctx is not None:
+                    p = pending_get(id(ctx))
+                    if p is not None and above(tb, p[1]):
+                        del pending[id(ctx)]
+                        mon._mark_converted(p[0], exc)
+            if exc.__class__ is SystemExit:
+                mon.system_exit = [exc.code]
+
+        def local(frame, event, arg):
+            if event == "return":
+                if armed:
+                    armed.pop(id(frame), None)
+            elif event == "exception":
+                exc, tb = arg[1], arg[2]
+                if exc is None or tb is None:
+                    return local
+                on_exception(exc, tb)
+                armed[id(frame)] = (exc, tb)
+                frame.f_trace_lines = True
+            elif event == "line":
+                frame.f_trace_lines = False
+                a = armed.pop(id(frame), None)
+                if a is not None:
+                    on_handled(frame.f_code, -frame.f_lineno, a[0], a[1])
+            return local
+
+        scope_get, classify = mon.scopes.file_scope.get, mon.scopes.classify
+        can_catch = {}          # id(code) -> bool
+        keep = []               # the code objects of can_catch, so that their ids stay unique
+        handler_ops = _handler_opcodes()
+
+        def decide(code, frame):
+            if len(keep) > 200000:
+                can_catch.clear()
+                del keep[:]
+            fn = code.co_filename
+            sc = scope_get(fn)
+            if sc is None:
+                sc = classify(fn, frame)
+            ok = sc > STDLIB and _has_handler(code, handler_ops)
+            can_catch[id(code)] = ok
+            keep.append(code)
+            return ok
+
+        cc_get = can_catch.get
+
+        def call(frame, event, arg):
+            code = frame.f_code
+            ok = cc_get(id(code))
+            if ok is None:
+                ok = decide(code, frame)
+            if ok:
+                frame.f_trace_lines = False
+                return local
+            return None     # cannot catch anything, or the stdlib's/our own code: no local tracing
+
+        self.trace_fns = (call, local)
+        # frames already running (in-process install): trace them too
+        f = sys._getframe(1)
+        while f is not None:
+            f.f_trace_lines = False
+            f.f_trace = local
+            f = f.f_back
+        sys.settrace(call)
+        threading.settrace(call)
+        self._hide_settrace(call)
+        return True
+
+    def stop(self):
+        call, local = self.trace_fns
+        if sys.gettrace() is call:
+            sys.settrace(None)
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading.settrace(None)
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_trace is local:
+                f.f_trace = None
+            f = f.f_back
+
+    def _hide_settrace(self, call):
+        """sys.gettrace() / threading.gettrace() answer None while stackpeel's hook is the
+        one installed; sys.settrace(None) by the program puts stackpeel's hook back, and
+        sys.settrace(f) hands tracing to f (stackpeel records nothing while f is set)."""
+        _ORIGINAL.setdefault("gettrace", sys.gettrace)
+        _ORIGINAL.setdefault("settrace", sys.settrace)
+        gettrace, settrace, mon = _ORIGINAL["gettrace"], _ORIGINAL["settrace"], self.mon
+
+        def hidden_gettrace():
+            t = gettrace()
+            return None if t is call else t
+
+        def hidden_settrace(fn):
+            if fn is None and mon.mode == "settrace":
+                fn = call
+            return settrace(fn)
+
+        _disguise(hidden_gettrace, gettrace)
+        _disguise(hidden_settrace, settrace)
+        sys.gettrace, sys.settrace = hidden_gettrace, hidden_settrace
+        threading = sys.modules.get("threading")
+        if threading is not None and hasattr(threading, "gettrace"):
+            tget = threading.gettrace
+            _ORIGINAL.setdefault("threading.gettrace", tget)
+
+            def hidden_thread_gettrace():
+                t = tget()
+                return None if t is call else t
+
+            _disguise(hidden_thread_gettrace, tget, "gettrace")
+            threading.gettrace = hidden_thread_gettrace
+
+
+# -- warnings and log records ------------------------------------------------------------------
+
+
+class _WarningsHook(object):
+    """Every warning as shown, to ``mon.record_warning``: wraps ``warnings._showwarnmsg``, so
+    what the user sees does not change."""
+
+    def __init__(self, mon):
+        self.mon = mon
+        self.orig = None
+
+    def install(self):
+        import warnings
+        orig = warnings._showwarnmsg
+        mon = self.mon
+
+        def _showwarnmsg(msg):
+            try:
+                mon.record_warning(msg)
+            except Exception:
+                pass
+            return orig(msg)
+
+        _showwarnmsg._stackpeel_orig = orig
+        warnings._showwarnmsg = _showwarnmsg
+        self.orig = orig
+
+    def uninstall(self):
+        warnings = sys.modules.get("warnings")
+        if warnings is not None and self.orig is not None:
+            if getattr(warnings._showwarnmsg, "_stackpeel_orig", None) is self.orig:
+                warnings._showwarnmsg = self.orig
+        self.orig = None
+
+
+class _LoggingHook(object):
+    """Every log record of level WARNING and above, to ``mon.record_log``: wraps
+    ``logging.Logger.callHandlers``, at once when logging is imported, else right after its
+    import (a one-shot meta path finder), so a program that never logs never imports it."""
+
+    def __init__(self, mon):
+        self.mon = mon
+        self.orig = None
+        self.import_hook = None
+
+    def install(self):
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            self.patch(logging)
+            return
+        mon, hook = self.mon, self
+
+        class _LoggingImportHook(object):
+            """One-shot meta path finder: patches logging right after it is imported."""
+
+            def find_spec(self, name, path=None, target=None):
+                if name != "logging":
+                    return None
+                try:
+                    sys.meta_path.remove(self)
+                except ValueError:
+                    pass
+                hook.import_hook = None
+                for finder in list(sys.meta_path):
+                    find = getattr(finder, "find_spec", None)
+                    if find is None:
+                        continue
+                    spec = find(name, path, target)
+                    if spec is not None:
+                        break
+                else:
+                    return None
+                loader = spec.loader
+                orig_exec = getattr(loader, "exec_module", None)
+                if orig_exec is None:
+                    return spec
+
+                def exec_module(module):
+                    try:
+                        orig_exec(module)
+                    finally:
+                        try:
+                            del loader.exec_module
+                        except AttributeError:
+                            pass
+                    if mon.started:
+                        hook.patch(module)
+
+                try:
+                    loader.exec_module = exec_module
+                except Exception:
+                    pass
+                return spec
+
+            def invalidate_caches(self):
+                pass
+
+        self.import_hook = _LoggingImportHook()
+        sys.meta_path.insert(0, self.import_hook)
+
+    def patch(self, logging):
+        Logger = logging.Logger
+        orig = Logger.callHandlers
+        if getattr(orig, "_stackpeel_orig", None) is not None:
+            return
+        mon = self.mon
+
+        def callHandlers(self, record):
+            if record.levelno >= 30 and mon.started:
+                try:
+                    mon.record_log(record)
+                except Exception:
+                    pass
+            return orig(self, record)
+
+        callHandlers._stackpeel_orig = orig
+        Logger.callHandlers = callHandlers
+        self.orig = orig
+
+    def uninstall(self):
+        if self.import_hook is not None:
+            try:
+                sys.meta_path.remove(self.import_hook)
+            except ValueError:
+                pass
+            self.import_hook = None
+        logging = sys.modules.get("logging")
+        if logging is not None and self.orig is not None:
+            if getattr(logging.Logger.callHandlers, "_stackpeel_orig", None) is self.orig:
+                logging.Logger.callHandlers = self.orig
+        self.orig = None
+
+
+# -- the monitor -------------------------------------------------------------------------------
+
+
+class Monitor(object):
+    """One monitor per process: the state of what it saw, the hot-path callbacks that update
+    it, and the record made of it. The parts it is made of do the rest: :class:`_Scopes` says
+    whose code a frame runs, a backend (:class:`_MonitoringBackend` from Python 3.12,
+    :class:`_SettraceBackend` before) delivers the exception events, :class:`_WarningsHook` and
+    :class:`_LoggingHook` the warnings and log records, :class:`_Files` writes the journal,
+    crash dump and record. ``start()`` installs it, ``stop()`` removes it, ``record()`` returns
+    what it saw as a JSON-ready dict."""
+
+    def __init__(self, options=None, record_dir=None):
+        opts = dict(DEFAULTS)
+        opts.update(options or {})
+        self.options = opts
+        self.record_dir = record_dir
+        self.mode = None            # "monitoring" | "settrace" | None
+        self.mode_note = None
+        self.started = False
+        self.t0 = time.monotonic()
+        self.wall0 = time.time()
+        self.scopes = _Scopes(opts.get("include"), opts.get("exclude"))
+        self.files = _Files(record_dir, opts.get("journal"))
+        self._backend = None
+        self._warnings = _WarningsHook(self)
+        self._logging = _LoggingHook(self)
+        self._finished = False
+        self._reset_state()
+
+    # -- state -----------------------------------------------------------------------
+
+    def _reset_state(self):
+        self.pid = os.getpid()
+        self.entries = {}           # key -> entry list
+        self.pending = {}           # id(exc) -> (entry, id(handler frame))
+        self.scopes.reset()
+        self.detailed = {STDLIB: 0, LIBRARY: 0, USER: 0}
+        self.overflow_keys = 0      # keys not stored at all (cap_keys reached)
+        self.overflow_events = 0
+        self.warnings = {}          # key -> warning dict
+        self.logs = {}
+        self.dropped_warnings = 0
+        self.dropped_logs = 0
+        self.system_exit = None     # ["code"] while a SystemExit propagates
+        self.busy = set()           # thread ids inside our slow path
+        self.next_id = itertools.count(1).__next__
+        self.next_seq = itertools.count(1).__next__
+
+    def _message(self, exc):
+        return _message(exc, self.options["max_message"])
 
     # -- the slow path: a key seen for the first time ----------------------------------
 
@@ -303,7 +895,7 @@ class Monitor(object):
         handled = _frame_info(hframe, tb.tb_lineno)
         handled["except_line"] = except_line
         raised = _frame_info(rframe, last.tb_lineno)
-        if self._excluded(handled["module"], raised["module"]):
+        if self.scopes.excluded(handled["module"], raised["module"]):
             entry[INFO] = {"excluded": True}
             return entry
         self.detailed[hscope] += 1
@@ -315,74 +907,16 @@ class Monitor(object):
             "raised": raised,
             "handled": handled,
             "scope": SCOPE_NAMES[hscope],
-            "raise_scope": SCOPE_NAMES.get(self._scope_of(rframe), "self"),
-            "stack": self._tb_stack(tb),
-            "during": self._during(hframe),
-            "chain": self._chain(exc),
-            "thread": self._thread_name(),
+            "raise_scope": SCOPE_NAMES.get(self.scopes.scope_of(rframe), "self"),
+            "stack": _tb_stack(tb, opts["max_stack"]),
+            "during": self.scopes.during(hframe),
+            "chain": _chain(exc, opts["max_message"]),
+            "thread": _thread_name(),
             "pid": self.pid,
         }
         entry[INFO] = info
-        self._journal_write("handled", dict(info, first_time=now))
+        self.files.write("handled", dict(info, first_time=now))
         return entry
-
-    def _message(self, exc):
-        try:
-            text = str(exc)
-        except Exception as e:  # a broken __str__
-            text = "<str() failed: %s>" % type(e).__name__
-        return _short(text, self.options["max_message"])
-
-    def _tb_stack(self, tb):
-        frames = []
-        t = tb
-        while t is not None:
-            frames.append((t.tb_frame, t.tb_lineno))
-            t = t.tb_next
-        limit = self.options["max_stack"]
-        out = []
-        if len(frames) > limit:
-            head, tail = frames[:2], frames[-(limit - 2):]
-            out = [_frame_info(f, n) for f, n in head]
-            out.append({"skipped": len(frames) - len(head) - len(tail)})
-            out.extend(_frame_info(f, n) for f, n in tail)
-        else:
-            out = [_frame_info(f, n) for f, n in frames]
-        return out
-
-    def _during(self, frame):
-        f = frame.f_back
-        steps = 0
-        while f is not None and steps < 200:
-            if self._scope_of(f) == USER:
-                return _frame_info(f, f.f_lineno)
-            f = f.f_back
-            steps += 1
-        return None
-
-    def _chain(self, exc):
-        out = []
-        seen = set()
-        cur = exc
-        while len(out) < 3:
-            nxt = cur.__cause__ if cur.__cause__ is not None else cur.__context__
-            if nxt is None or id(nxt) in seen:
-                break
-            seen.add(id(nxt))
-            out.append({"type": _type_name(type(nxt)), "message": self._message(nxt),
-                        "relation": "cause" if cur.__cause__ is not None else "context"})
-            cur = nxt
-        return out
-
-    @staticmethod
-    def _thread_name():
-        threading = sys.modules.get("threading")
-        if threading is not None:
-            try:
-                return threading.current_thread().name
-            except Exception:
-                pass
-        return str(_thread.get_ident())
 
     def _mark_reraised(self, entry):
         """A caught exception escaped again (raise e, re-raised into the caller): not swallowed."""
@@ -422,8 +956,8 @@ class Monitor(object):
         The key of an entry is (type, id(handler code), handler tb_lasti, id(raise code),
         raise tb_lasti): cheap to compute (no line-table lookups, no string hashing).
         """
-        entries, pending, file_scope = self.entries, self.pending, self.file_scope
-        classify, new_entry = self.classify, self.new_entry
+        entries, pending, file_scope = self.entries, self.pending, self.scopes.file_scope
+        classify, new_entry = self.scopes.classify, self.new_entry
         clock, nseq = time.monotonic, self.next_seq
         pending_pop, pending_get, entries_get, scope_get = pending.pop, pending.get, entries.get, file_scope.get
         mon = self
@@ -501,287 +1035,33 @@ class Monitor(object):
 
         return on_handled, on_raise, on_reraise
 
-    # -- backends ----------------------------------------------------------------------
+    # -- installing and removing -------------------------------------------------------
 
     def start(self):
         if self.started:
             return self
         if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
-            self._start_monitoring()
+            backend = _MonitoringBackend(self)
         else:
-            self._start_settrace()
-        self._hook_warnings()
-        self._hook_logging()
+            backend = _SettraceBackend(self)
+        if backend.start():
+            self.mode, self._backend = backend.name, backend
+        self._warnings.install()
+        self._logging.install()
         self.started = True
         return self
-
-    def _start_monitoring(self):
-        M = sys.monitoring
-        tool = self._free_tool_id()
-        if tool is None:
-            self.mode_note = "no free sys.monitoring tool id"
-            return
-        self._take_tool_id(tool)
-        self._callbacks = self._make_callbacks()
-        self._register(tool)
-        self._hide_tool_id()
-        self.mode = "monitoring"
-
-    _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # 0-2 are named for debuggers, coverage, profilers: last
-
-    def _free_tool_id(self, avoid=()):
-        get_tool = _ORIGINAL.get("get_tool") or sys.monitoring.get_tool
-        for cand in self._TOOL_PREFERENCE:
-            if cand not in avoid and get_tool(cand) is None:
-                return cand
-        return None
-
-    def _take_tool_id(self, tool):
-        use = _ORIGINAL.get("use_tool_id") or sys.monitoring.use_tool_id
-        use(tool, "stackpeel-unmask")
-        self.tool_id = tool
-
-    def _register(self, tool):
-        M = sys.monitoring
-        ev = M.events
-        on_handled, on_raise, on_reraise = self._callbacks
-        M.register_callback(tool, ev.EXCEPTION_HANDLED, on_handled)
-        M.register_callback(tool, ev.RAISE, on_raise)
-        M.register_callback(tool, ev.RERAISE, on_reraise)
-        M.set_events(tool, ev.EXCEPTION_HANDLED | ev.RAISE | ev.RERAISE)
-
-    def _release_tool_id(self, tool):
-        M = sys.monitoring
-        M.set_events(tool, 0)
-        for e in (M.events.EXCEPTION_HANDLED, M.events.RAISE, M.events.RERAISE):
-            M.register_callback(tool, e, None)
-        (_ORIGINAL.get("free_tool_id") or M.free_tool_id)(tool)
-
-    def _hide_tool_id(self):
-        """The program sees every tool id as free that stackpeel holds: get_tool() answers None
-        for it, and use_tool_id() on it moves stackpeel to another free id first (or stops
-        monitoring when none is left), so the program's own call succeeds."""
-        M, mon = sys.monitoring, self
-        for name in ("get_tool", "use_tool_id", "free_tool_id"):
-            _ORIGINAL.setdefault(name, getattr(M, name))
-        get_tool, use_tool_id = _ORIGINAL["get_tool"], _ORIGINAL["use_tool_id"]
-
-        def hidden_get_tool(tool_id):
-            if mon.mode == "monitoring" and tool_id == mon.tool_id:
-                return None
-            return get_tool(tool_id)
-
-        def hidden_use_tool_id(tool_id, name):
-            if mon.mode == "monitoring" and tool_id == mon.tool_id:
-                old = mon.tool_id
-                new = mon._free_tool_id(avoid=(old,))
-                mon._release_tool_id(old)
-                if new is None:
-                    mon.mode, mon.tool_id = None, None
-                    mon.mode_note = ("the program took sys.monitoring tool id %d and no other was free: "
-                                     "monitoring stopped there" % old)
-                else:
-                    mon._take_tool_id(new)
-                    mon._register(new)
-            return use_tool_id(tool_id, name)
-
-        for fn, orig in ((hidden_get_tool, get_tool), (hidden_use_tool_id, use_tool_id)):
-            fn.__name__, fn.__qualname__, fn.__doc__ = orig.__name__, orig.__name__, orig.__doc__
-        M.get_tool, M.use_tool_id = hidden_get_tool, hidden_use_tool_id
-
-    def _hide_settrace(self, call):
-        """sys.gettrace() / threading.gettrace() answer None while stackpeel's hook is the
-        one installed; sys.settrace(None) by the program puts stackpeel's hook back, and
-        sys.settrace(f) hands tracing to f (stackpeel records nothing while f is set)."""
-        _ORIGINAL.setdefault("gettrace", sys.gettrace)
-        _ORIGINAL.setdefault("settrace", sys.settrace)
-        gettrace, settrace, mon = _ORIGINAL["gettrace"], _ORIGINAL["settrace"], self
-
-        def hidden_gettrace():
-            t = gettrace()
-            return None if t is call else t
-
-        def hidden_settrace(fn):
-            if fn is None and mon.mode == "settrace":
-                fn = call
-            return settrace(fn)
-
-        for fn, orig in ((hidden_gettrace, gettrace), (hidden_settrace, settrace)):
-            fn.__name__, fn.__qualname__, fn.__doc__ = orig.__name__, orig.__name__, orig.__doc__
-        sys.gettrace, sys.settrace = hidden_gettrace, hidden_settrace
-        threading = sys.modules.get("threading")
-        if threading is not None and hasattr(threading, "gettrace"):
-            tget = threading.gettrace
-            _ORIGINAL.setdefault("threading.gettrace", tget)
-
-            def hidden_thread_gettrace():
-                t = tget()
-                return None if t is call else t
-
-            hidden_thread_gettrace.__name__ = hidden_thread_gettrace.__qualname__ = "gettrace"
-            hidden_thread_gettrace.__doc__ = tget.__doc__
-            threading.gettrace = hidden_thread_gettrace
-
-    def _unhide(self):
-        M = getattr(sys, "monitoring", None)
-        for name in ("get_tool", "use_tool_id"):
-            if name in _ORIGINAL and M is not None:
-                setattr(M, name, _ORIGINAL[name])
-        if "gettrace" in _ORIGINAL:
-            sys.gettrace, sys.settrace = _ORIGINAL["gettrace"], _ORIGINAL["settrace"]
-        threading = sys.modules.get("threading")
-        if "threading.gettrace" in _ORIGINAL and threading is not None:
-            threading.gettrace = _ORIGINAL["threading.gettrace"]
-
-    def _start_settrace(self):
-        """The fallback before 3.12: a trace function, local tracing only in frames that
-        can catch anything (code with try/except/finally/with), outside the stdlib.
-
-        An ``exception`` event in a frame switches its line events on until its next
-        event: ``line`` means a handler in it started, ``return`` that it unwound. A
-        caught exception that shows up again in a traced frame above its handler's frame
-        was passed on (re-raised), and one raised while it was handled that shows up
-        above the handler's frame means it was converted."""
-        if sys.gettrace() is not None:
-            self.mode_note = "another trace function (debugger, coverage) is active; not monitoring"
-            return
-        threading = sys.modules.get("threading")
-        if threading is None:
-            import threading  # noqa: F811 - new threads must be traced too (imported before tracing starts)
-        on_handled, _, _ = self._make_callbacks()
-        pending, mon = self.pending, self
-        pending_pop, pending_get = pending.pop, pending.get
-        armed = {}      # id(frame) -> (exc, tb): from an 'exception' event to the frame's next event
-
-        def above(tb, frame_id):
-            """Is the frame with that id in the traceback, below its head?"""
-            t = tb.tb_next
-            while t is not None:
-                if id(t.tb_frame) == frame_id:
-                    return True
-                t = t.tb_next
-            return False
-
-        def on_exception(exc, tb):
-            if pending:
-                p = pending_pop(id(exc), None)
-                if p is not None and above(tb, p[1]):
-                    mon._mark_reraised(p[0])
-                ctx = exc.__context__
-                if ctx is not None:
-                    p = pending_get(id(ctx))
-                    if p is not None and above(tb, p[1]):
-                        del pending[id(ctx)]
-                        mon._mark_converted(p[0], exc)
-            if exc.__class__ is SystemExit:
-                mon.system_exit = [exc.code]
-
-        def local(frame, event, arg):
-            if event == "return":
-                if armed:
-                    armed.pop(id(frame), None)
-            elif event == "exception":
-                exc, tb = arg[1], arg[2]
-                if exc is None or tb is None:
-                    return local
-                on_exception(exc, tb)
-                armed[id(frame)] = (exc, tb)
-                frame.f_trace_lines = True
-            elif event == "line":
-                frame.f_trace_lines = False
-                a = armed.pop(id(frame), None)
-                if a is not None:
-                    on_handled(frame.f_code, -frame.f_lineno, a[0], a[1])
-            return local
-
-        scope_get, classify = self.file_scope.get, self.classify
-        can_catch = {}          # id(code) -> bool
-        keep = []               # the code objects of can_catch, so that their ids stay unique
-        handler_ops = _handler_opcodes()
-
-        def decide(code, frame):
-            if len(keep) > 200000:
-                can_catch.clear()
-                del keep[:]
-            fn = code.co_filename
-            sc = scope_get(fn)
-            if sc is None:
-                sc = classify(fn, frame)
-            ok = sc > STDLIB and _has_handler(code, handler_ops)
-            can_catch[id(code)] = ok
-            keep.append(code)
-            return ok
-
-        cc_get = can_catch.get
-
-        def call(frame, event, arg):
-            code = frame.f_code
-            ok = cc_get(id(code))
-            if ok is None:
-                ok = decide(code, frame)
-            if ok:
-                frame.f_trace_lines = False
-                return local
-            return None     # cannot catch anything, or the stdlib's/our own code: no local tracing
-
-        self._trace_fns = (call, local)
-        # frames already running (in-process install): trace them too
-        f = sys._getframe(1)
-        while f is not None:
-            f.f_trace_lines = False
-            f.f_trace = local
-            f = f.f_back
-        sys.settrace(call)
-        threading.settrace(call)
-        self.mode = "settrace"
-        self._hide_settrace(call)
 
     def stop(self):
         if not self.started:
             return
         self.started = False
-        self._unhide()
-        if self.mode == "monitoring":
-            self._release_tool_id(self.tool_id)
-        elif self.mode == "settrace":
-            call, local = self._trace_fns
-            if sys.gettrace() is call:
-                sys.settrace(None)
-            threading = sys.modules.get("threading")
-            if threading is not None:
-                threading.settrace(None)
-            f = sys._getframe(1)
-            while f is not None:
-                if f.f_trace is local:
-                    f.f_trace = None
-                f = f.f_back
-        self._unhook_warnings()
-        self._unhook_logging()
+        _unhide()
+        if self.mode is not None and self._backend is not None:
+            self._backend.stop()
+        self._warnings.uninstall()
+        self._logging.uninstall()
 
     # -- warnings and logging --------------------------------------------------------
-
-    def _hook_warnings(self):
-        import warnings
-        orig = warnings._showwarnmsg
-        mon = self
-
-        def _showwarnmsg(msg):
-            try:
-                mon.record_warning(msg)
-            except Exception:
-                pass
-            return orig(msg)
-
-        _showwarnmsg._stackpeel_orig = orig
-        warnings._showwarnmsg = _showwarnmsg
-        self._warn_orig = orig
-
-    def _unhook_warnings(self):
-        warnings = sys.modules.get("warnings")
-        if warnings is not None and self._warn_orig is not None:
-            if getattr(warnings._showwarnmsg, "_stackpeel_orig", None) is self._warn_orig:
-                warnings._showwarnmsg = self._warn_orig
-        self._warn_orig = None
 
     def _handling_entry(self):
         """The id of the entry of the exception being handled right now, if recorded."""
@@ -792,17 +1072,6 @@ class Monitor(object):
         if p is not None and p[0][INFO] and "id" in p[0][INFO]:
             return p[0][INFO]["id"]
         return None
-
-    def _issuer_stack(self, skip_modules):
-        frames = []
-        f = sys._getframe(2)
-        while f is not None and len(frames) < 8:
-            fn = f.f_code.co_filename
-            mod = f.f_globals.get("__name__") if isinstance(f.f_globals, dict) else None
-            if not (fn.startswith(self._self_dirs) or mod in skip_modules or fn.startswith("<frozen")):
-                frames.append(_frame_info(f, f.f_lineno))
-            f = f.f_back
-        return frames
 
     def record_warning(self, msg):
         tid = _thread.get_ident()
@@ -822,11 +1091,11 @@ class Monitor(object):
                 w = {"id": self.next_id(), "category": _type_name(msg.category),
                      "message": _short(text, self.options["max_message"]),
                      "file": msg.filename, "line": msg.lineno,
-                     "stack": self._issuer_stack(("warnings",)),
-                     "handling": self._handling_entry(), "thread": self._thread_name(),
+                     "stack": self.scopes.issuer_stack(("warnings",)),
+                     "handling": self._handling_entry(), "thread": _thread_name(),
                      "pid": self.pid, "count": 0, "first_time": now, "first_seq": seq}
                 self.warnings[key] = w
-                self._journal_write("warning", w)
+                self.files.write("warning", w)
             w["count"] += 1
             w["last_time"] = now
             w["last_seq"] = seq
@@ -854,120 +1123,20 @@ class Monitor(object):
                 r = {"id": self.next_id(), "level": record.levelname, "logger": record.name,
                      "message": _short(text, self.options["max_message"]),
                      "file": record.pathname, "line": record.lineno, "function": record.funcName,
-                     "handling": self._handling_entry(), "thread": self._thread_name(),
+                     "handling": self._handling_entry(), "thread": _thread_name(),
                      "pid": self.pid, "count": 0, "first_time": now, "first_seq": seq}
                 ei = record.exc_info
                 if ei and ei[1] is not None:
                     r["exception"] = {"type": _type_name(type(ei[1])), "message": self._message(ei[1])}
                 self.logs[key] = r
-                self._journal_write("log", r)
+                self.files.write("log", r)
             r["count"] += 1
             r["last_time"] = now
             r["last_seq"] = seq
         finally:
             self.busy.discard(tid)
 
-    def _hook_logging(self):
-        logging = sys.modules.get("logging")
-        if logging is not None:
-            self._patch_logging(logging)
-            return
-        mon = self
-
-        class _LoggingImportHook(object):
-            """One-shot meta path finder: patches logging right after it is imported."""
-
-            def find_spec(self, name, path=None, target=None):
-                if name != "logging":
-                    return None
-                try:
-                    sys.meta_path.remove(self)
-                except ValueError:
-                    pass
-                mon._import_hook = None
-                for finder in list(sys.meta_path):
-                    find = getattr(finder, "find_spec", None)
-                    if find is None:
-                        continue
-                    spec = find(name, path, target)
-                    if spec is not None:
-                        break
-                else:
-                    return None
-                loader = spec.loader
-                orig_exec = getattr(loader, "exec_module", None)
-                if orig_exec is None:
-                    return spec
-
-                def exec_module(module):
-                    try:
-                        orig_exec(module)
-                    finally:
-                        try:
-                            del loader.exec_module
-                        except AttributeError:
-                            pass
-                    if mon.started:
-                        mon._patch_logging(module)
-
-                try:
-                    loader.exec_module = exec_module
-                except Exception:
-                    pass
-                return spec
-
-            def invalidate_caches(self):
-                pass
-
-        self._import_hook = _LoggingImportHook()
-        sys.meta_path.insert(0, self._import_hook)
-
-    def _patch_logging(self, logging):
-        Logger = logging.Logger
-        orig = Logger.callHandlers
-        if getattr(orig, "_stackpeel_orig", None) is not None:
-            return
-        mon = self
-
-        def callHandlers(self, record):
-            if record.levelno >= 30 and mon.started:
-                try:
-                    mon.record_log(record)
-                except Exception:
-                    pass
-            return orig(self, record)
-
-        callHandlers._stackpeel_orig = orig
-        Logger.callHandlers = callHandlers
-        self._log_orig = orig
-
-    def _unhook_logging(self):
-        if self._import_hook is not None:
-            try:
-                sys.meta_path.remove(self._import_hook)
-            except ValueError:
-                pass
-            self._import_hook = None
-        logging = sys.modules.get("logging")
-        if logging is not None and self._log_orig is not None:
-            if getattr(logging.Logger.callHandlers, "_stackpeel_orig", None) is self._log_orig:
-                logging.Logger.callHandlers = self._log_orig
-        self._log_orig = None
-
     # -- files ---------------------------------------------------------------------------
-
-    def _path(self, stem, ext):
-        return os.path.join(self.record_dir, "%s-%d.%s" % (stem, self.pid, ext))
-
-    def _journal_write(self, kind, data):
-        if not self.record_dir or not self.options.get("journal"):
-            return
-        try:
-            if self._journal is None:
-                self._journal = open(self._path("journal", "jsonl"), "a", buffering=1, encoding="utf-8")
-            self._journal.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
-        except Exception:
-            pass
 
     def _process_info(self):
         return {"pid": self.pid, "ppid": os.getppid(), "python": "%d.%d.%d" % sys.version_info[:3],
@@ -978,54 +1147,22 @@ class Monitor(object):
     def journal_header(self):
         """First journal line: who this process is (a record rebuilt from the journal needs it).
         sys.argv is not set yet when sitecustomize runs: it is filled in at exit."""
-        self._journal_write("process", self._process_info())
+        self.files.write("process", self._process_info())
 
     def _journal_update(self, entry, what):
         """Once per entry: it was re-raised or converted (a journal-only record needs that)."""
         info = entry[INFO]
         if info and "id" in info:
-            self._journal_write(what, {"id": info["id"]})
+            self.files.write(what, {"id": info["id"]})
 
     def arm_crash_dump(self):
         """Dump tracebacks on fatal signals into crash-<pid>.txt (then die as before)."""
-        if not self.record_dir:
-            return
-        try:
-            import faulthandler
-            import signal
-        except Exception:
-            return
-        try:
-            if faulthandler.is_enabled():
-                return      # the program (or -X faulthandler) uses it already
-            f = open(self._path("crash", "txt"), "w")
-            faulthandler.enable(file=f, all_threads=True)
-            for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
-                sig = getattr(signal, name, None)
-                if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
-                    faulthandler.register(sig, file=f, all_threads=True, chain=True)
-            self._crash_file = f
-        except Exception:
-            pass
+        self.files.arm_crash_dump()
 
     def after_fork_in_child(self):
         """A forked child starts a record of its own."""
         self._reset_state()
-        if self._journal is not None:
-            try:
-                self._journal.close()
-            except Exception:
-                pass
-            self._journal = None
-        if self._crash_file is not None:
-            try:
-                import faulthandler
-                faulthandler.disable()
-                self._crash_file.close()
-            except Exception:
-                pass
-            self._crash_file = None
-            self.arm_crash_dump()
+        self.files.after_fork(self.pid)
         self.t0 = time.monotonic()
         self.wall0 = time.time()
         if self.mode is not None:
@@ -1077,8 +1214,8 @@ class Monitor(object):
             last = last.tb_next
         return {"type": _type_name(type(exc)), "message": self._message(exc),
                 "raised": _frame_info(last.tb_frame, last.tb_lineno) if last is not None else None,
-                "stack": self._tb_stack(tb) if tb is not None else [],
-                "chain": self._chain(exc)}
+                "stack": _tb_stack(tb, self.options["max_stack"]) if tb is not None else [],
+                "chain": _chain(exc, self.options["max_message"])}
 
     def record(self, final=False):
         """Everything seen so far, as a JSON-ready dict."""
@@ -1087,10 +1224,11 @@ class Monitor(object):
         try:
             uncaught = self._uncaught() if final else None
             handled, counted_only, excluded = [], {}, 0
+            file_scope = self.scopes.file_scope
             for e in list(self.entries.values()):
                 info = e[INFO]
                 if info is None:
-                    scope = SCOPE_NAMES.get(self.file_scope.get(e[CODES][0].co_filename), "user")
+                    scope = SCOPE_NAMES.get(file_scope.get(e[CODES][0].co_filename), "user")
                     c = counted_only.setdefault(scope, [0, 0])
                     c[0] += 1
                     c[1] += max(e[COUNT], 0)
@@ -1131,16 +1269,7 @@ class Monitor(object):
             rec = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "complete": False, "pid": self.pid,
                    "error": "%s: %s" % (type(exc).__name__, exc)}
         self.stop()
-        if not self.record_dir:
-            return rec
-        try:
-            path = self._path("record", "json")
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(rec, f)
-            os.replace(tmp, path)
-        except Exception:
-            pass
+        self.files.write_record(rec)
         return rec
 
 
