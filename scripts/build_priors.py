@@ -13,6 +13,7 @@ Validation logs are never read: the split (scripts/corpus_split.py) decides, by 
     python scripts/build_priors.py --check    # exit 1 if the file is not current
     python scripts/build_priors.py --loo      # leave-one-thread-out top-1 change per threshold pair
     python scripts/build_priors.py --loo --expected-only   # the same, counting expected codes only
+    python scripts/build_priors.py --loo --by-signature    # priors keyed by the symptom's signature first
 """
 
 from __future__ import annotations
@@ -85,14 +86,61 @@ def loo(rows, expected_only: bool = False) -> str:
     return "\n".join(out)
 
 
+def loo_by_signature(rows) -> str:
+    """Top-1 gained and lost when a prior is keyed by the signature that showed the symptom (the
+    entry with the most threads among the log's), falling back to the symptom code's prior
+    (:data:`priors.MIN_THREADS`, :data:`priors.MIN_SHARE`) when the signature has fewer than
+    ``min_threads`` threads; each log with its own thread left out. Counts expected codes.
+    Also per pair: answered (logs the prior put a cause first on) and right (of those, the
+    cause is an expected code), the curve of answered share against right share."""
+    catalogue = all_codes()
+    by_code = priors.build([r[:5] for r in rows], catalogue)["priors"]
+    keyed = [(f"{s}@{e}", u, est, cb, [e]) for s, u, est, cb, en, _ in rows for e in en]
+    by_sig = priors.build(keyed, catalogue)["priors"]
+    out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out; a signature's own prior "
+           "decides when it has min_threads threads, else the code's (4, 0.5):",
+           "min_threads min_share  fires  right  gained  lost  net  (signature only: fires right gained lost net)"]
+    for n_min in (2, 3, 4, 5, 6):
+        for share in (0.5, 0.6, 0.7, 0.8, 1.0):
+            cells = []
+            for fallback in (True, False):
+                fires = right = gained = lost = 0
+                for symptom, source, _, could_be, entries, expected in rows:
+                    with similar.leaving_out(source):
+                        own = [p for p in (priors.of(f"{symptom}@{e}", by_sig) for e in entries) if p is not None]
+                        best = max(own, key=lambda p: p.n, default=None)
+                        if best is not None and best.n >= n_min:
+                            g = best.cause_for(could_be, [best.symptom.split("@", 1)[1]], n_min, share)
+                        elif fallback:
+                            p = priors.of(symptom, by_code)
+                            g = p.cause_for(could_be, entries) if p else None
+                        else:
+                            g = None
+                    if g is None:
+                        continue
+                    fires += 1
+                    right += g[0] in expected
+                    gained += g[0] in expected and symptom not in expected
+                    lost += symptom in expected and g[0] not in expected
+                cells.append((fires, right, gained, lost, gained - lost))
+            (f, r, g, lo, n), (f2, r2, g2, lo2, n2) = cells
+            out.append(f"{n_min:11d} {share:9.1f} {f:6d} {r:6d} {g:7d} {lo:5d} {n:4d}   {f2:6d} {r2:6d} {g2:7d} {lo2:5d} {n2:4d}")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed file is not current")
     ap.add_argument("--loo", action="store_true", help="print the leave-one-out grid of thresholds")
     ap.add_argument("--expected-only", action="store_true",
                     help="with --loo: count the logs' expected codes, not the '# cause:' their threads established")
+    ap.add_argument("--by-signature", action="store_true",
+                    help="with --loo: the grid of priors keyed by signature, with the code's prior as fallback")
     args = ap.parse_args(argv)
     rows = symptom_first()
+    if args.loo and args.by_signature:
+        print(loo_by_signature(rows))
+        return 0
     if args.loo:
         print(loo(rows, args.expected_only))
         return 0
