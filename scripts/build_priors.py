@@ -33,30 +33,45 @@ from stackpeel.explain import explain_text, priors, similar  # noqa: E402
 from stackpeel.knowledge import all_codes, load  # noqa: E402
 
 
-def symptom_first() -> List[Tuple[str, str, List[str], List[str], List[str], List[str]]]:
+Row = Tuple[str, str, List[str], List[str], List[str], List[str]]
+Seen = Tuple[str, str, List[str], List[str]]
+
+
+def symptom_first() -> List[Row]:
     """(symptom first, thread URL, established codes, its could_be, the signatures that showed it,
     expected codes) of the training logs a prior may speak for."""
+    return collect()[0]
+
+
+def collect() -> Tuple[List[Row], List[Seen]]:
+    """:func:`symptom_first`'s rows, and (a symptom a signature named, thread URL, established
+    codes, its could_be) for every symptom candidate of every training log (the ``order`` table)."""
     split = corpus_split.compute_split()
     alias = dict(getattr(load(), "aliases", {}))
-    rows = []
+    rows: List[Row] = []
+    seen: List[Seen] = []
     for h in split.training:
         source = h.meta.get("source", "")
         if not source:
             continue
         with priors.off(), similar.leaving_out(source):
             expl = explain_text(corpus_split.read_body(h.path), source=h.name)
+        expected = [alias.get(c, c) for c in h.expected]
+        cause = alias.get(h.meta.get("cause", ""), h.meta.get("cause", ""))
+        for c in expl.candidates:
+            if c.kind == "symptom" and c.basis == "signature":
+                seen.append((c.code, source, [cause] if cause else expected, list(c.could_be)))
         if expl.candidates and priors.applies(expl.candidates[0]):
             first = expl.candidates[0]
-            expected = [alias.get(c, c) for c in h.expected]
-            cause = alias.get(h.meta.get("cause", ""), h.meta.get("cause", ""))
             entries = sorted({ev.entry for ev in first.evidence})
             rows.append((first.code, source, [cause] if cause else expected, list(first.could_be), entries, expected))
-    return rows
+    return rows, seen
 
 
-def content(rows=None) -> str:
-    rows = symptom_first() if rows is None else rows
-    data = priors.build([r[:5] for r in rows], all_codes())
+def content(rows=None, seen=None) -> str:
+    if rows is None:
+        rows, seen = collect()
+    data = priors.build([r[:5] for r in rows], all_codes(), seen)
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
 
@@ -137,14 +152,14 @@ def main(argv=None) -> int:
     ap.add_argument("--by-signature", action="store_true",
                     help="with --loo: the grid of priors keyed by signature, with the code's prior as fallback")
     args = ap.parse_args(argv)
-    rows = symptom_first()
+    rows, seen = collect()
     if args.loo and args.by_signature:
         print(loo_by_signature(rows))
         return 0
     if args.loo:
         print(loo(rows, args.expected_only))
         return 0
-    new = content(rows)
+    new = content(rows, seen)
     if args.check:
         old = priors.PRIORS_FILE.read_text(encoding="utf-8") if priors.PRIORS_FILE.exists() else ""
         if old != new:
@@ -152,7 +167,8 @@ def main(argv=None) -> int:
             return 1
         return 0
     priors.PRIORS_FILE.write_text(new, encoding="utf-8")
-    print(f"wrote {priors.PRIORS_FILE.relative_to(ROOT)} ({len(json.loads(new)['priors'])} symptoms, {len(rows)} logs)")
+    print(f"wrote {priors.PRIORS_FILE.relative_to(ROOT)} ({len(json.loads(new)['priors'])} symptoms, {len(rows)} logs; "
+          f"order: {len(json.loads(new)['order'])} symptoms, {len(seen)} candidates)")
     return 0
 
 

@@ -143,3 +143,70 @@ def test_healthy_logs_get_no_prior():
     for path in NEGATIVE:
         expl = explain_text(path.read_text(encoding="utf-8", errors="replace"), source=path.name)
         assert all(c.basis != "prior" for c in expl.candidates), path.name
+
+
+#: the C compiler's exit status under setuptools, then pip's summary: extension-build-failed alone
+#: (setuptools/_distutils/spawn.py "command %r failed with exit code %s", pip's wheel builder)
+BUILD = "  error: command '/usr/bin/gcc' failed with exit code 1\n  ERROR: Failed building wheel for causal-conv1d\n"
+
+
+def _order_table():
+    return json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["order"]
+
+
+def test_the_order_table_comes_from_training_threads_only():
+    split = corpus_split.compute_split()
+    training = {h.meta.get("source") for h in split.training}
+    validation_repos = {h.repository.lower() for h in split.validation}
+    codes = all_codes()
+    table = _order_table()
+    assert table
+    for symptom, row in table.items():
+        assert symptom in codes, symptom
+        for cause, urls in row.items():
+            assert cause in codes and cause != symptom, (symptom, cause)
+            assert urls == sorted(set(urls))
+            for u in urls:
+                assert u in training, u
+                assert re.match(r"https://github\.com/([^/]+/[^/]+)/", u).group(1).lower() not in validation_repos, u
+
+
+def test_every_symptom_orders_its_causes_by_the_threads_that_showed_it():
+    counts = priors.order_counts("extension-build-failed")
+    expl = explain_text(BUILD)
+    top = expl.root
+    assert (top.code, top.basis) == ("extension-build-failed", "signature")
+    # the causes two or more earlier threads established come first, most threads first
+    moved = [c for c in top.could_be if counts.get(c, 0) >= 2]
+    assert moved and list(top.could_be[:len(moved)]) == moved
+    assert [counts[c] for c in moved] == sorted((counts[c] for c in moved), reverse=True)
+    with priors.off():
+        hand = explain_text(BUILD).root.could_be
+    assert set(hand) == set(top.could_be) and hand != top.could_be
+    assert hand[0] == "torch-not-installed" and counts.get("torch-not-installed", 0) < 2
+
+
+def test_leaving_the_threads_out_restores_the_hand_order():
+    row = _order_table()["extension-build-failed"]
+    with priors.off():
+        hand = explain_text(BUILD).root.could_be
+    with similar.leaving_out(*(u for urls in row.values() for u in urls)):
+        assert priors.order_counts("extension-build-failed") == {}
+        assert explain_text(BUILD).root.could_be == hand
+
+
+def test_a_cause_one_thread_established_keeps_its_place():
+    catalogue = {"s": type("C", (), {"caused_by": ("a", "b")})(), "a": None, "b": None}
+    table = priors.build([], catalogue, [("s", "u1", ["b"], ["a", "b"]), ("s", "u1", ["b"], ["a", "b"]),
+                                         ("s", "u2", ["x"], ["a", "b"]), ("s", "u3", ["s"], ["a", "b"])])["order"]
+    # the same thread counts once; a cause outside the symptom's causes and the symptom itself are not counted
+    assert table == {"s": {"b": ["u1"]}}
+    assert priors.order_counts("s", table) == {"b": 1}
+
+
+def test_a_clue_still_ranks_its_cause_before_the_order():
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\nI am running this on Colab\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert symptom.could_be[0] == "no-nvidia-driver"
+    assert priors.order_counts("torch-cuda-unavailable").get("no-nvidia-driver", 0) < \
+        priors.order_counts("torch-cuda-unavailable")["cuda-visible-devices-hides-gpus"]

@@ -9,6 +9,11 @@ established (the header's ``# cause:`` where the log alone shows only the sympto
 ``# expected:`` code): a cause in the symptom's ``caused_by`` closure or ``could_be``, or the
 symptom itself (nothing deeper), with the thread URLs; any other code counts as "other".
 
+A second table, ``order``, counts for each symptom the causes established by every training
+thread in whose explanation it is a candidate (first or not, clues or not), the causes outside
+its ``caused_by`` closure and ``could_be`` left out: what orders the ``could_be`` of every symptom
+(:func:`order_counts`), not what names a cause.
+
 When a symptom comes first and its prior is supported enough (:data:`MIN_THREADS`,
 :data:`MIN_SHARE`, the cause outnumbers the symptom itself, is among the ``could_be`` of the
 log's line, and a signature of the log's line showed the symptom in those threads), reasoning
@@ -141,6 +146,19 @@ def of(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Optional[Prior
     return Prior(symptom, len(threads), causes, lines)
 
 
+def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+    """The causes of ``symptom`` established by the training threads in whose explanation it was a
+    candidate, (code, threads), without the threads left out; empty when none or off."""
+    if _OFF.get():
+        return {}
+    from .similar import left_out
+
+    data = load_order() if data is None else data
+    row = (data or {}).get(symptom) or {}
+    gone = left_out()
+    return {code: k for code, urls in row.items() for k in [len([u for u in urls if u not in gone])] if k}
+
+
 def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     """The codes that can cause ``code``, directly or through a chain (``caused_by``)."""
     seen: List[str] = []
@@ -154,9 +172,21 @@ def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     return seen
 
 
-def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any]) -> Dict[str, Any]:
+def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any],
+          seen: Optional[List[Tuple[str, str, List[str], List[str]]]] = None) -> Dict[str, Any]:
     """The priors file's content from (symptom first, thread URL, established codes, the symptom's
-    ``could_be`` in that log, the signatures that showed it) of training logs."""
+    ``could_be`` in that log, the signatures that showed it) of training logs, and the ``order``
+    table from ``seen``: (a symptom that was a candidate, thread URL, established codes, its
+    ``could_be`` in that log) of training logs."""
+    order: Dict[str, Dict[str, List[str]]] = {}
+    for symptom, source, established, could_be in seen or ():
+        allowed = [*closure(symptom, catalogue), *could_be]
+        hit = next((c for c in established if c in allowed and c != symptom), None)
+        if hit is None:
+            continue
+        urls = order.setdefault(symptom, {}).setdefault(hit, [])
+        if source not in urls:
+            urls.append(source)
     out: Dict[str, Dict[str, Any]] = {}
     for symptom, source, established, could_be, entries in rows:
         allowed = [symptom, *closure(symptom, catalogue), *could_be]
@@ -179,15 +209,28 @@ def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogu
                      "no line naming a cause), the causes its threads established and the threads; built by "
                      "scripts/build_priors.py, never from a validation log",
             "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"], "lines": r["lines"]}
-                       for s, r in sorted(out.items())}}
+                       for s, r in sorted(out.items())},
+            "order": {s: {c: sorted(u) for c, u in sorted(row.items())} for s, row in sorted(order.items())}}
 
 
 @functools.lru_cache(maxsize=1)
-def load() -> Optional[Dict[str, Any]]:
+def _file() -> Dict[str, Any]:
     try:
         data = json.loads(PRIORS_FILE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return {}
     if data.get("format") != FORMAT or data.get("version") != VERSION:
-        return None
-    return data.get("priors") or {}
+        return {}
+    return data
+
+
+def load() -> Optional[Dict[str, Any]]:
+    """The priors (symptom first), or None when the file is missing or of another format."""
+    data = _file()
+    return (data.get("priors") or {}) if data else None
+
+
+def load_order() -> Optional[Dict[str, Any]]:
+    """The ``order`` table (every symptom candidate), or None when the file is missing."""
+    data = _file()
+    return (data.get("order") or {}) if data else None
