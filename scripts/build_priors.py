@@ -14,6 +14,7 @@ Validation logs are never read: the split (scripts/corpus_split.py) decides, by 
     python scripts/build_priors.py --loo      # leave-one-thread-out top-1 change per threshold pair
     python scripts/build_priors.py --loo --expected-only   # the same, counting expected codes only
     python scripts/build_priors.py --loo --by-signature    # priors keyed by the symptom's signature first
+    python scripts/build_priors.py --loo --order           # the order table's guess where the prior names nothing
 """
 
 from __future__ import annotations
@@ -143,16 +144,54 @@ def loo_by_signature(rows) -> str:
     return "\n".join(out)
 
 
+def loo_order(rows, seen) -> str:
+    """Top-1 gained and lost on the symptom-first training logs when, where the symptom's prior
+    (:data:`priors.MIN_THREADS`, :data:`priors.MIN_SHARE`) names nothing, the ``order`` table (every
+    training log the symptom was a candidate of) names the cause (:func:`priors.order_guess`), per
+    (ORDER_MIN_THREADS, ORDER_MIN_SHARE); each log with its own thread left out. Counts expected codes."""
+    catalogue = all_codes()
+    built = priors.build([r[:5] for r in rows], catalogue, seen)
+    data, order = built["priors"], built["order"]
+    out = [f"{len(rows)} training logs with a symptom first, {len(seen)} symptom candidates in the order table; "
+           "leave-one-thread-out; the prior (4, 0.5) first, the order table where it names nothing:",
+           "min_threads min_share  fires  right  gained  lost  net  (of which the order table: fires right)"]
+    for n_min in (2, 3, 4, 5, 6, 8, 10, 12):
+        for share in (0.3, 0.4, 0.5, 0.6):
+            fires = right = gained = lost = wide = wide_right = 0
+            for symptom, source, _, could_be, entries, expected in rows:
+                with similar.leaving_out(source):
+                    p = priors.of(symptom, data)
+                    g = p.cause_for(could_be, entries) if p else None
+                    w = priors.order_guess(symptom, could_be, n_min, share, order) if g is None else None
+                g = g or (w[:2] if w else None)
+                if g is None:
+                    continue
+                fires += 1
+                right += g[0] in expected
+                wide += w is not None
+                wide_right += w is not None and g[0] in expected
+                gained += g[0] in expected and symptom not in expected
+                lost += symptom in expected and g[0] not in expected
+            out.append(f"{n_min:11d} {share:9.1f} {fires:6d} {right:6d} {gained:7d} {lost:5d} {gained - lost:4d}"
+                       f"   {wide:6d} {wide_right:6d}")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed file is not current")
     ap.add_argument("--loo", action="store_true", help="print the leave-one-out grid of thresholds")
     ap.add_argument("--expected-only", action="store_true",
                     help="with --loo: count the logs' expected codes, not the '# cause:' their threads established")
+    ap.add_argument("--order", action="store_true",
+                    help="with --loo: the grid of the order table's guess where the symptom's prior names nothing")
     ap.add_argument("--by-signature", action="store_true",
                     help="with --loo: the grid of priors keyed by signature, with the code's prior as fallback")
     args = ap.parse_args(argv)
     rows, seen = collect()
+    if args.loo and args.order:
+        print(loo_order(rows, seen))
+        return 0
     if args.loo and args.by_signature:
         print(loo_by_signature(rows))
         return 0

@@ -48,6 +48,13 @@ VERSION = 1
 #: gain 5 and lose the same 3; 0.6 with 4 threads gains 5 and loses 3
 MIN_THREADS = 4
 MIN_SHARE = 0.5
+#: the same for the ``order`` table (:func:`order_guess`), asked only when the symptom's prior names
+#: nothing. Chosen the same way (``scripts/build_priors.py --loo --order``): from 4 to 12 threads
+#: and half the threads or more it gains one first place (NCCL's unhandled system error shown by a
+#: wording no earlier symptom-first thread showed: nccl-shm-too-small, 15 of its 23 threads) and loses
+#: none; with 2 or 3 threads, or a third of them under 10 threads, it loses at least as much as it gains
+ORDER_MIN_THREADS = 8
+ORDER_MIN_SHARE = 0.5
 
 #: priors switched off (the builder explains the training logs without them)
 _OFF: "contextvars.ContextVar[bool]" = contextvars.ContextVar("stackpeel_priors_off", default=False)
@@ -159,6 +166,27 @@ def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Dict
     return {code: k for code, urls in row.items() for k in [len([u for u in urls if u not in gone])] if k}
 
 
+def order_guess(symptom: str, could_be: Any, min_threads: int = ORDER_MIN_THREADS,
+                min_share: float = ORDER_MIN_SHARE, data: Optional[Mapping[str, Any]] = None
+                ) -> Optional[Tuple[str, int, int]]:
+    """The cause to put before ``symptom`` from the ``order`` table, (code, threads, of threads), or
+    None: the cause most threads with the symptom a candidate established, in ``min_threads`` at
+    least and ``min_share`` of them (those whose cause was the symptom itself count in the whole),
+    more than the symptom itself, no tie, and one the log's line can have (``could_be``)."""
+    counts = order_counts(symptom, data)
+    itself = counts.pop(symptom, 0)
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    code, k = ranked[0]
+    n = sum(counts.values()) + itself
+    if k < min_threads or k / n < min_share or k <= itself or code not in could_be:
+        return None
+    if len(ranked) > 1 and ranked[1][1] == k:
+        return None
+    return code, k, n
+
+
 def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     """The codes that can cause ``code``, directly or through a chain (``caused_by``)."""
     seen: List[str] = []
@@ -180,8 +208,8 @@ def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogu
     ``could_be`` in that log) of training logs."""
     order: Dict[str, Dict[str, List[str]]] = {}
     for symptom, source, established, could_be in seen or ():
-        allowed = [*closure(symptom, catalogue), *could_be]
-        hit = next((c for c in established if c in allowed and c != symptom), None)
+        allowed = [symptom, *closure(symptom, catalogue), *could_be]
+        hit = next((c for c in established if c in allowed), None)
         if hit is None:
             continue
         urls = order.setdefault(symptom, {}).setdefault(hit, [])

@@ -643,8 +643,9 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     how often the earlier threads in whose explanation it was a candidate established each cause,
     two threads at least (causes the log's clues point to stay first; ties keep the knowledge
     base's order). And for a log whose first candidate is a symptom nothing in the log narrows (no
-    line names a cause, no clue points at one), when that symptom's prior is supported enough, its
-    cause comes first as a low-confidence guess with basis "prior", its evidence the symptom's lines."""
+    line names a cause, no clue points at one), when that symptom's prior is supported enough (or,
+    where it names nothing, the ``order`` table: :func:`.priors.order_guess`), its cause comes first
+    as a low-confidence guess with basis "prior", its evidence the symptom's lines."""
     from . import priors
 
     out = []
@@ -661,6 +662,10 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     top = out[0]
     p = priors.of(top.code)
     guess = p.cause_for(top.could_be, [e.entry for e in top.evidence]) if p is not None else None
+    of = p.n if p is not None else 0
+    if guess is None:
+        wider = priors.order_guess(top.code, top.could_be)
+        guess, of = (wider[:2], wider[2]) if wider else (None, 0)
     if guess is None or guess[0] not in catalogue:
         return out
     code, k = guess
@@ -672,7 +677,7 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         explanation=spec.meaning, fix=fix_text(spec), links=tuple(spec.links),
         explains=tuple(dict.fromkeys([top.code, *top.explains])),
         could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
-        check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, p.n),
+        check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, of),
     )
     return [cand, *rest]
 
