@@ -143,3 +143,117 @@ def test_healthy_logs_get_no_prior():
     for path in NEGATIVE:
         expl = explain_text(path.read_text(encoding="utf-8", errors="replace"), source=path.name)
         assert all(c.basis != "prior" for c in expl.candidates), path.name
+
+
+#: the C compiler's exit status under setuptools, then pip's summary: extension-build-failed alone
+#: (setuptools/_distutils/spawn.py "command %r failed with exit code %s", pip's wheel builder)
+BUILD = "  error: command '/usr/bin/gcc' failed with exit code 1\n  ERROR: Failed building wheel for causal-conv1d\n"
+
+
+def _order_table():
+    return json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["order"]
+
+
+def test_the_order_table_comes_from_training_threads_only():
+    split = corpus_split.compute_split()
+    training = {h.meta.get("source") for h in split.training}
+    validation_repos = {h.repository.lower() for h in split.validation}
+    codes = all_codes()
+    table = _order_table()
+    assert table
+    for symptom, row in table.items():
+        assert symptom in codes, symptom
+        for cause, urls in row.items():
+            assert cause in codes, (symptom, cause)   # the symptom itself: nothing deeper was found
+            assert urls == sorted(set(urls))
+            for u in urls:
+                assert u in training, u
+                assert re.match(r"https://github\.com/([^/]+/[^/]+)/", u).group(1).lower() not in validation_repos, u
+
+
+def test_every_symptom_orders_its_causes_by_the_threads_that_showed_it():
+    counts = priors.order_counts("extension-build-failed")
+    expl = explain_text(BUILD)
+    top = expl.root
+    assert (top.code, top.basis) == ("extension-build-failed", "signature")
+    # the causes two or more earlier threads established come first, most threads first
+    moved = [c for c in top.could_be if counts.get(c, 0) >= 2]
+    assert moved and list(top.could_be[:len(moved)]) == moved
+    assert [counts[c] for c in moved] == sorted((counts[c] for c in moved), reverse=True)
+    with priors.off():
+        hand = explain_text(BUILD).root.could_be
+    assert set(hand) == set(top.could_be) and hand != top.could_be
+    assert hand[0] == "torch-not-installed" and counts.get("torch-not-installed", 0) < 2
+
+
+def test_leaving_the_threads_out_restores_the_hand_order():
+    row = _order_table()["extension-build-failed"]
+    with priors.off():
+        hand = explain_text(BUILD).root.could_be
+    with similar.leaving_out(*(u for urls in row.values() for u in urls)):
+        assert priors.order_counts("extension-build-failed") == {}
+        assert explain_text(BUILD).root.could_be == hand
+
+
+def test_the_order_table_counts_each_thread_once_and_only_the_symptoms_causes():
+    catalogue = {"s": type("C", (), {"caused_by": ("a", "b")})(), "a": None, "b": None}
+    table = priors.build([], catalogue, [("s", "u1", ["b"], ["a", "b"]), ("s", "u1", ["b"], ["a", "b"]),
+                                         ("s", "u2", ["x"], ["a", "b"]), ("s", "u3", ["s"], ["a", "b"])])["order"]
+    # the same thread counts once; a cause outside the symptom's causes is not counted
+    assert table == {"s": {"b": ["u1"], "s": ["u3"]}}
+    assert priors.order_counts("s", table) == {"b": 1, "s": 1}
+
+
+def test_a_clue_still_ranks_its_cause_before_the_order():
+    expl = explain_text("RuntimeError: No CUDA GPUs are available\nI am running this on Colab\n")
+    symptom = next(c for c in expl.candidates if c.code == "torch-cuda-unavailable")
+    assert symptom.could_be[0] == "no-nvidia-driver"
+    assert priors.order_counts("torch-cuda-unavailable").get("no-nvidia-driver", 0) < \
+        priors.order_counts("torch-cuda-unavailable")["cuda-visible-devices-hides-gpus"]
+
+
+#: NCCL's ncclSystemError as users retype it (signature nccl-unhandled-error-loose): the one thread
+#: with a symptom first that showed this wording
+LOOSE = "NCCL Error 2: unhandled system error\n"
+LOOSE_THREAD = "https://github.com/NVIDIA/nccl/issues/473"
+
+
+def test_where_the_prior_names_nothing_the_order_table_may():
+    with similar.leaving_out(LOOSE_THREAD):
+        p = priors.of("nccl-error")
+        assert p is not None and not p.shown_by(["nccl-unhandled-error-loose"])
+        wider = priors.order_guess("nccl-error", ["nccl-shm-too-small", "nccl-socket-ifname-wrong"])
+        assert wider is not None and wider[0] == "nccl-shm-too-small"
+        code, k, n = wider
+        assert k >= priors.ORDER_MIN_THREADS and k / n >= priors.ORDER_MIN_SHARE
+        expl = explain_text(LOOSE)
+    top = expl.root
+    assert (top.code, top.basis, top.confidence, top.prior) == ("nccl-shm-too-small", "prior", "low", ("nccl-error", k, n))
+    assert expl.candidates[1].code == "nccl-error" and expl.candidates[1].basis == "signature"
+    assert any(f"in {k} of {n} earlier threads" in note for note in expl.notes)
+    with priors.off():
+        assert explain_text(LOOSE).root.code == "nccl-error"
+
+
+def test_the_order_table_does_not_overrule_a_clue_or_a_stated_cause():
+    with similar.leaving_out(LOOSE_THREAD):
+        expl = explain_text(LOOSE + "export NCCL_SOCKET_IFNAME=eth0\n")
+        assert expl.root.code == "nccl-socket-ifname-wrong" and expl.root.basis == "clues"
+        expl = explain_text(LOOSE + "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-x (size 9637888)\n")
+        assert all(c.basis != "prior" for c in expl.candidates), expl.codes
+
+
+def test_an_order_guess_needs_threads_a_share_a_margin_and_a_line_that_can_have_it():
+    table = {"s": {"a": ["u1", "u2", "u3", "u4"], "b": ["u5"], "s": ["u6"]}}
+    assert priors.order_guess("s", ["a", "b"], 4, 0.5, table) == ("a", 4, 6)
+    assert priors.order_guess("s", ["a", "b"], 5, 0.5, table) is None       # too few threads
+    assert priors.order_guess("s", ["a", "b"], 4, 0.7, table) is None       # too small a share
+    assert priors.order_guess("s", ["b"], 4, 0.5, table) is None            # not a cause this line can have
+    tie = {"s": {"a": ["u1", "u2"], "b": ["u3", "u4"]}}
+    assert priors.order_guess("s", ["a", "b"], 2, 0.3, tie) is None         # a tie
+    itself = {"s": {"a": ["u1", "u2"], "s": ["u3", "u4"]}}
+    assert priors.order_guess("s", ["a"], 2, 0.3, itself) is None           # no more than the symptom itself
+    with similar.leaving_out("u1"):
+        assert priors.order_guess("s", ["a", "b"], 4, 0.5, table) is None   # the thread left out
+    with priors.off():
+        assert priors.order_guess("s", ["a", "b"], 4, 0.5, table) is None

@@ -9,6 +9,11 @@ established (the header's ``# cause:`` where the log alone shows only the sympto
 ``# expected:`` code): a cause in the symptom's ``caused_by`` closure or ``could_be``, or the
 symptom itself (nothing deeper), with the thread URLs; any other code counts as "other".
 
+A second table, ``order``, counts for each symptom the causes established by every training
+thread in whose explanation it is a candidate (first or not, clues or not), the causes outside
+its ``caused_by`` closure and ``could_be`` left out: what orders the ``could_be`` of every symptom
+(:func:`order_counts`), not what names a cause.
+
 When a symptom comes first and its prior is supported enough (:data:`MIN_THREADS`,
 :data:`MIN_SHARE`, the cause outnumbers the symptom itself, is among the ``could_be`` of the
 log's line, and a signature of the log's line showed the symptom in those threads), reasoning
@@ -43,6 +48,13 @@ VERSION = 1
 #: gain 5 and lose the same 3; 0.6 with 4 threads gains 5 and loses 3
 MIN_THREADS = 4
 MIN_SHARE = 0.5
+#: the same for the ``order`` table (:func:`order_guess`), asked only when the symptom's prior names
+#: nothing. Chosen the same way (``scripts/build_priors.py --loo --order``): from 4 to 12 threads
+#: and half the threads or more it gains one first place (NCCL's unhandled system error shown by a
+#: wording no earlier symptom-first thread showed: nccl-shm-too-small, 15 of its 23 threads) and loses
+#: none; with 2 or 3 threads, or a third of them under 10 threads, it loses at least as much as it gains
+ORDER_MIN_THREADS = 8
+ORDER_MIN_SHARE = 0.5
 
 #: priors switched off (the builder explains the training logs without them)
 _OFF: "contextvars.ContextVar[bool]" = contextvars.ContextVar("stackpeel_priors_off", default=False)
@@ -141,6 +153,40 @@ def of(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Optional[Prior
     return Prior(symptom, len(threads), causes, lines)
 
 
+def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+    """The causes of ``symptom`` established by the training threads in whose explanation it was a
+    candidate, (code, threads), without the threads left out; empty when none or off."""
+    if _OFF.get():
+        return {}
+    from .similar import left_out
+
+    data = load_order() if data is None else data
+    row = (data or {}).get(symptom) or {}
+    gone = left_out()
+    return {code: k for code, urls in row.items() for k in [len([u for u in urls if u not in gone])] if k}
+
+
+def order_guess(symptom: str, could_be: Any, min_threads: int = ORDER_MIN_THREADS,
+                min_share: float = ORDER_MIN_SHARE, data: Optional[Mapping[str, Any]] = None
+                ) -> Optional[Tuple[str, int, int]]:
+    """The cause to put before ``symptom`` from the ``order`` table, (code, threads, of threads), or
+    None: the cause most threads with the symptom a candidate established, in ``min_threads`` at
+    least and ``min_share`` of them (those whose cause was the symptom itself count in the whole),
+    more than the symptom itself, no tie, and one the log's line can have (``could_be``)."""
+    counts = order_counts(symptom, data)
+    itself = counts.pop(symptom, 0)
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    code, k = ranked[0]
+    n = sum(counts.values()) + itself
+    if k < min_threads or k / n < min_share or k <= itself or code not in could_be:
+        return None
+    if len(ranked) > 1 and ranked[1][1] == k:
+        return None
+    return code, k, n
+
+
 def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     """The codes that can cause ``code``, directly or through a chain (``caused_by``)."""
     seen: List[str] = []
@@ -154,9 +200,21 @@ def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
     return seen
 
 
-def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any]) -> Dict[str, Any]:
+def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any],
+          seen: Optional[List[Tuple[str, str, List[str], List[str]]]] = None) -> Dict[str, Any]:
     """The priors file's content from (symptom first, thread URL, established codes, the symptom's
-    ``could_be`` in that log, the signatures that showed it) of training logs."""
+    ``could_be`` in that log, the signatures that showed it) of training logs, and the ``order``
+    table from ``seen``: (a symptom that was a candidate, thread URL, established codes, its
+    ``could_be`` in that log) of training logs."""
+    order: Dict[str, Dict[str, List[str]]] = {}
+    for symptom, source, established, could_be in seen or ():
+        allowed = [symptom, *closure(symptom, catalogue), *could_be]
+        hit = next((c for c in established if c in allowed), None)
+        if hit is None:
+            continue
+        urls = order.setdefault(symptom, {}).setdefault(hit, [])
+        if source not in urls:
+            urls.append(source)
     out: Dict[str, Dict[str, Any]] = {}
     for symptom, source, established, could_be, entries in rows:
         allowed = [symptom, *closure(symptom, catalogue), *could_be]
@@ -179,15 +237,28 @@ def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogu
                      "no line naming a cause), the causes its threads established and the threads; built by "
                      "scripts/build_priors.py, never from a validation log",
             "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"], "lines": r["lines"]}
-                       for s, r in sorted(out.items())}}
+                       for s, r in sorted(out.items())},
+            "order": {s: {c: sorted(u) for c, u in sorted(row.items())} for s, row in sorted(order.items())}}
 
 
 @functools.lru_cache(maxsize=1)
-def load() -> Optional[Dict[str, Any]]:
+def _file() -> Dict[str, Any]:
     try:
         data = json.loads(PRIORS_FILE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return {}
     if data.get("format") != FORMAT or data.get("version") != VERSION:
-        return None
-    return data.get("priors") or {}
+        return {}
+    return data
+
+
+def load() -> Optional[Dict[str, Any]]:
+    """The priors (symptom first), or None when the file is missing or of another format."""
+    data = _file()
+    return (data.get("priors") or {}) if data else None
+
+
+def load_order() -> Optional[Dict[str, Any]]:
+    """The ``order`` table (every symptom candidate), or None when the file is missing."""
+    data = _file()
+    return (data.get("order") or {}) if data else None

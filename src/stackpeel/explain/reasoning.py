@@ -639,27 +639,33 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
 
 
 def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> List[Candidate]:
-    """Base rates (:mod:`.priors`) for a log whose first candidate is a symptom nothing in the log
-    narrows (no line names a cause, no clue points at one): each symptom's ``could_be`` is ordered
-    by how often earlier threads with it established each cause, two threads at least (causes the
-    log's clues point to stay first); and when the first symptom's prior is supported enough, its cause comes first
+    """Base rates (:mod:`.priors`). Each symptom a signature named has its ``could_be`` ordered by
+    how often the earlier threads in whose explanation it was a candidate established each cause,
+    two threads at least (causes the log's clues point to stay first; ties keep the knowledge
+    base's order). And for a log whose first candidate is a symptom nothing in the log narrows (no
+    line names a cause, no clue points at one), when that symptom's prior is supported enough (or,
+    where it names nothing, the ``order`` table: :func:`.priors.order_guess`), its cause comes first
     as a low-confidence guess with basis "prior", its evidence the symptom's lines."""
     from . import priors
 
-    if not candidates or not priors.applies(candidates[0]):
-        return candidates
     out = []
     for c in candidates:
-        p = priors.of(c.code) if c.kind == "symptom" and c.basis == "signature" else None
-        if p is not None and c.could_be:
+        counts = priors.order_counts(c.code) if c.kind == "symptom" and c.basis == "signature" else {}
+        if counts and c.could_be:
             clued = {code for code, _ in c.could_be_clues}
             # a cause one earlier thread established is no base rate: it keeps its place
-            order = sorted(c.could_be, key=lambda code: (code not in clued, -max(p.count(code) - 1, 0)))
+            order = sorted(c.could_be, key=lambda code: (code not in clued, -max(counts.get(code, 0) - 1, 0)))
             c = replace(c, could_be=tuple(order))
         out.append(c)
+    if not out or not priors.applies(out[0]):
+        return out
     top = out[0]
     p = priors.of(top.code)
     guess = p.cause_for(top.could_be, [e.entry for e in top.evidence]) if p is not None else None
+    of = p.n if p is not None else 0
+    if guess is None:
+        wider = priors.order_guess(top.code, top.could_be)
+        guess, of = (wider[:2], wider[2]) if wider else (None, 0)
     if guess is None or guess[0] not in catalogue:
         return out
     code, k = guess
@@ -671,7 +677,7 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         explanation=spec.meaning, fix=fix_text(spec), links=tuple(spec.links),
         explains=tuple(dict.fromkeys([top.code, *top.explains])),
         could_be=deepest_first(spec.caused_by, catalogue) if kind == "symptom" else (),
-        check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, p.n),
+        check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, of),
     )
     return [cand, *rest]
 

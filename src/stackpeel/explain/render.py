@@ -274,8 +274,9 @@ def _headline(c: Candidate) -> str:
     if c.basis == "prior":
         if live == "confirmed":
             return "Root cause (a base-rate guess, confirmed live)"
-        how = f"{c.prior[1]} of {c.prior[2]} earlier threads that showed only {c.prior[0]}" if c.prior else \
-            "earlier threads that showed only this symptom"
+        # the threads showed the symptom alone (a prior) or beside other lines (the order table)
+        how = f"{c.prior[1]} of {c.prior[2]} earlier threads that showed {c.prior[0]}" if c.prior else \
+            "earlier threads that showed this symptom"
         return f"Likeliest cause (a base-rate guess from {how}; not in the log, low confidence)"
     if c.confidence == "low":
         return "Root cause (guessed from words, confirmed live)" if live == "confirmed" else \
