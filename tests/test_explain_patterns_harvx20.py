@@ -2,10 +2,10 @@
 
 The batch schedulers' wall-time limit (Slurm's slurmstepd and its submission refusal, Torque/PBS,
 LSF) is a cause of its own (``scheduler-time-limit``); their memory-limit kills are the host's
-memory running out for the job (``host-oom-killed``); XLA's warning that the driver is older than
-its ptxas names an old driver (``driver-too-old-for-build``) without outranking an error line; a
-bare ``No module named 'jaxlib'`` (jax 0.2.x imported jaxlib without its friendly message) is the
-library not installed. Each message is the program's own text (the ``source`` of each signature)
+memory running out for the job (``host-oom-killed``); a bare ``No module named 'jaxlib'`` (jax
+0.2.x imported jaxlib without its friendly message) is the library not installed. XLA's warning
+that the driver is older than its ptxas stays the healthy notice kb5 made it (a rule for it was
+measured and left out: docs/dev/harvx20.md). Each message is the program's own text (the ``source`` of each signature)
 or a training-side thread's paste; every family runs through the wrappers pasted logs put around
 lines, and each has near-misses that must stay unread.
 """
@@ -39,11 +39,6 @@ FAMILIES = {
         "slurmstepd: error: Exceeded job memory limit",
         "slurmstepd: error: Exceeded step memory limit at some point.",
         "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
-    ],
-    "driver-too-old-for-build": [
-        # xla nvptx_compiler.cc ChooseLinkingMethod, today's and the pre-2024 wording
-        "2025-03-04 12:55:32.285132: W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version 12.6.77. Because the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.",
-        "2024-02-15 14:18:20.201828: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version (12.3.107). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.",
     ],
     "kernel-library-not-installed": [
         # jax 0.2.x jax/lib/__init__.py 'import jaxlib' (jax-ml/jax#6071)
@@ -97,24 +92,13 @@ def test_a_hang_that_ran_into_the_time_limit_still_shows_the_hang():
     assert {"nccl-allreduce-failed", "collective-hang"} & set(codes[1:])
 
 
-def test_xla_warning_wrapped_by_a_terminal_still_reads():
-    # YoshitakaMo/localcolabfold#126, pasted from a 150-column terminal
+def test_xla_driver_older_than_ptxas_stays_a_healthy_notice():
+    # kb5 holds it healthy (slower compiles only); harvx20 measured a rule for it and left it out
+    # (docs/dev/harvx20.md): the warning alone, even hard-wrapped, names nothing
     text = ("2022-12-16 18:31:30.311235: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:497] The NVIDIA driver's CUDA version is 11.\n"
             "0 which is older than the ptxas CUDA version (11.6.124). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, whic\n"
             "h may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.\n")
-    assert _codes(text)[:1] == ["driver-too-old-for-build"]
-
-
-def test_xla_warning_gives_way_to_an_error_that_names_another_cause():
-    # the warning is printed once per process; a cuDNN load failure later in the same log is the
-    # failure the user asks about
-    text = ("W external/xla/xla/service/gpu/nvptx_compiler.cc:765] The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version (12.5.40). "
-            "Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation.\n"
-            "E0715 18:02:17.586518  591934 cuda_dnn.cc:523] Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1.  "
-            "CuDNN library needs to have matching major version and equal or higher minor version.\n")
-    codes = _codes(text)
-    assert codes and codes[0] != "driver-too-old-for-build"
-    assert "driver-too-old-for-build" in codes
+    assert "driver-too-old-for-build" not in _codes(text)
 
 
 @pytest.mark.parametrize("line,code", [
@@ -122,7 +106,7 @@ def test_xla_warning_gives_way_to_an_error_that_names_another_cause():
     ("#SBATCH --time=13-24:00:00 # days-hh:mm:ss", "scheduler-time-limit"),
     ("slurmstepd: error: *** JOB 7518 ON xantipa CANCELLED AT 2022-06-10T17:11:35 ***", "scheduler-time-limit"),
     ("slurmstepd: error: *** JOB 5 ON n2 CANCELLED AT 2024-01-01T00:00:00 DUE TO PREEMPTION ***", "scheduler-time-limit"),
-    ("truncated: Whether episode ended due to time limit", "scheduler-time-limit"),
+    ("truncated (bool): the episode ended due to time limit, not failure", "scheduler-time-limit"),
     # other programs' memory limits, worded alike but with units or no kill
     ("Process worker exceeded memory limit (2048 MB > 1024 MB)", "host-oom-killed"),
     ("WASI execution exceeded memory limit (1048576 bytes)", "host-oom-killed"),
