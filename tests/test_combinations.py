@@ -152,6 +152,9 @@ def test_a_log_with_some_versions_gives_partial_matches():
     ({"torch": "2.2.2", "numpy": "2.0.0"}, "torch-below-2.3-numpy-2"),
     ({"bitsandbytes": "0.45.0", "cuda": "12.8"}, "bitsandbytes-below-0.45.3-cuda-12.8"),
     ({"bitsandbytes": "0.47.0", "cuda": "13.0"}, "bitsandbytes-below-0.48-cuda-13"),
+    ({"torchvision": "0.20.1+cu124", "torch": "2.6.0+cu124"}, "torchvision-0.20-torch"),
+    ({"torchvision": "0.22.0", "torch": "2.8.0"}, "torchvision-0.22-torch"),
+    ({"torchaudio": "2.5.1", "torch": "2.7.0+cu126"}, "torchaudio-2.5-torch"),
 ])
 def test_each_family_matches_its_real_combination(versions, expected):
     assert expected in ids(versions)
@@ -172,6 +175,10 @@ def test_each_family_matches_its_real_combination(versions, expected):
     {"torch": "2.3.0", "numpy": "2.0.0"},
     {"bitsandbytes": "0.48.1", "cuda": "13.0"},
     H200 | {"triton": "3.7.1"},
+    {"torchvision": "0.20.1+cu124", "torch": "2.5.1+cu124"},
+    {"torchvision": "0.20.0", "torch": "2.5.1"},          # a patch of the same torch minor
+    {"torchaudio": "2.9.1", "torch": "2.9.0+cu128"},
+    {"torchvision": "0.29.1", "torch": "2.15.0"},          # 0.29.1 asks for torch>=2.14.0: no exact pin
 ])
 def test_healthy_neighbours_match_nothing(versions):
     assert ids(versions) == []
@@ -327,6 +334,60 @@ def test_entries_a_live_check_measures_are_left_to_it():
     assert report.result("triton.import").status is Status.WARN
 
 
+def test_every_distribution_the_table_names_is_read_by_check():
+    """A distribution an entry names that the config.versions probe does not read would never
+    match in `check` (torchao's and TensorRT's entries did not before the probe read them)."""
+    from test_gpu_layers import load_probe
+
+    named = {k for e in combos.load() for cond in (e.when, e.unless) for k in cond
+             if k not in combos.SPECIAL_KEYS}
+    assert named <= set(load_probe("config").VERSION_DISTS), named - set(load_probe("config").VERSION_DISTS)
+    # and explain reads each from a log (pip list, collect_env, a wheel's name)
+    assert named <= {name for name, _ in combos._LOG_DISTS}, named - {name for name, _ in combos._LOG_DISTS}
+
+
+def test_explain_reads_a_companion_built_for_another_torch_from_pip_list():
+    facts = combos.facts_from_text("torch                    2.6.0+cu124\n"
+                                   "torchvision              0.20.1+cu124\n"
+                                   "Successfully installed torchaudio-2.5.1\n")
+    assert facts.versions["torchvision"] == "0.20.1+cu124" and facts.versions["torchaudio"] == "2.5.1"
+    assert {m.id for m in combos.match_combinations(facts.versions, partial=True)} >= {
+        "torchvision-0.20-torch", "torchaudio-2.5-torch"}
+
+
+def test_companion_pins_follow_the_release_pairing():
+    """The block scripts/companion_pins.py wrote from the wheels' metadata keeps PyTorch's
+    published pairing: torchvision 0.N with torch 2.(N-15), torchaudio 2.N with torch 2.N."""
+    pins = [e for e in combos.load() if e.id.startswith(("torchvision-", "torchaudio-"))]
+    assert len(pins) >= 25
+    for e in pins:
+        package = "torchvision" if e.id.startswith("torchvision-") else "torchaudio"
+        minor = int(e.when[package].text.split(".")[1])
+        torch_minor = minor - 15 if package == "torchvision" else minor
+        assert e.when["torch"].text == f"!=2.{torch_minor}.*", e.id
+        assert e.severity == "blocking" and "{version:torch}" in e.commands[0][1], e.id
+
+
+def test_a_companion_built_for_another_torch_is_named_with_a_command_for_this_torch():
+    report = h200_report(extra_dists={"torchvision": "0.25.0+cu130"})     # built for torch 2.10; 2.11 here
+    r = report.result("config.known_combinations")
+    found = [f for f in r.findings if f.code == "known-bad-combination"]
+    assert len(found) == 1 and "(torchvision-0.25-torch)" in found[0].message
+    assert "torchvision 0.25 is built for torch 2.10" in found[0].message + found[0].remedy.text + \
+        json.dumps(found[0].to_dict())
+    assert [c.to_dict()["command"] for c in found[0].remedy.commands] == [
+        "/opt/torch/.venv/bin/python3 -m pip install --upgrade 'torch==2.11.0' torchvision"]
+
+
+def test_a_command_whose_version_is_unknown_is_left_out():
+    from stackpeel.checks.config import _commands
+
+    entry = next(e for e in combos.load() if e.id == "torchvision-0.25-torch")
+    assert _commands(entry, "py", {"torch": "2.11.0+cu130"}) == {
+        "command_1": "py -m pip install --upgrade 'torch==2.11.0' torchvision"}
+    assert _commands(entry, "py", {}) == {}
+
+
 def test_a_combination_is_a_root_even_where_cuda_is_missing():
     """No requirements: on a machine without a driver, transformers refusing this torch is its own root."""
     classes = {c.id: c for c in registry.load(plugins=False)}
@@ -367,6 +428,24 @@ def test_real_probe_on_a_fake_h200_with_triton_360_metadata(stack_python, clean_
     assert [rc.check_id for rc in bad.diagnosis.blocking] == ["config.known_combinations"]
     good = engine.check(python=stack_python, env=env, only=["config.known_combinations"], plugins=False)
     assert good.result("config.known_combinations").status is Status.PASS
+
+
+def test_real_probe_reads_a_torchvision_built_for_another_torch(stack_python, clean_env, tmp_path):
+    """The real probe in the stack interpreter (torch 2.13.0+cpu, no GPU) with a torchvision
+    0.25.0 dist-info first on PYTHONPATH: its metadata alone makes check name the pairing (0.25 is
+    built for torch 2.10), with a command that pins the installed torch."""
+    from stackpeel import engine
+
+    meta = tmp_path / "meta" / "torchvision-0.25.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.25.0\n")
+    report = engine.check(python=stack_python, env=dict(clean_env, PYTHONPATH=str(meta.parent)),
+                          only=["config.known_combinations"], plugins=False)
+    r = report.result("config.known_combinations")
+    assert r.facts["versions"]["torchvision"] == "0.25.0"
+    (f,) = r.findings
+    assert f.code == "known-bad-combination" and "(torchvision-0.25-torch)" in f.message
+    assert f.remedy.commands[0].command.endswith("-m pip install --upgrade 'torch==2.13.0' torchvision")
 
 
 # --------------------------------------------------------------------------- explain: FLA's own refusal in a log

@@ -371,15 +371,15 @@ def entries_by_code(entries: Optional[Iterable[Combination]] = None) -> Dict[str
 
 GPU_FILE = DATA_FILE.parent / "gpus.toml"
 
-#: distributions whose versions logs print, with the spellings they appear under (the
-#: distributions the table's conditions name are added by :func:`_dist_res`)
+#: distributions whose versions logs print, with the spellings they appear under: every
+#: distribution the table's conditions name (tests/test_combinations.py checks it)
 _LOG_DISTS = (
     ("torch", r"torch|pytorch"), ("triton", r"triton|pytorch-triton"), ("fla-core", r"fla-core|fla_core"),
     ("flash-linear-attention", r"flash-linear-attention|flash_linear_attention"), ("transformers", r"transformers"),
     ("causal-conv1d", r"causal-conv1d|causal_conv1d"), ("mamba-ssm", r"mamba-ssm|mamba_ssm"),
     ("flash-attn", r"flash-attn|flash_attn"), ("xformers", r"xformers"), ("bitsandbytes", r"bitsandbytes"),
     ("numpy", r"numpy"), ("tilelang", r"tilelang"), ("vllm", r"vllm"), ("tensorrt", r"tensorrt(?:-cu1[1-3])?"),
-    ("torchao", r"torchao"),
+    ("torchao", r"torchao"), ("torchvision", r"torchvision"), ("torchaudio", r"torchaudio"),
 )
 # every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
 _VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"

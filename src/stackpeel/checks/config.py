@@ -58,10 +58,30 @@ def observed_versions(facts: _facts.ConfigVersionsFacts) -> Dict[str, Any]:
 SEVERITY_ORDER = ("blocking", "degraded", "info")
 
 
-def _commands(entry: _combinations.Combination, python: str) -> Dict[str, str]:
+#: ``{version:torch}`` in an entry's command: the installed version of that distribution
+_VERSION_FIELD = re.compile(r"\{version:([A-Za-z0-9_.-]+)\}")
+
+
+def _commands(entry: _combinations.Combination, python: str, versions: Mapping[str, Any]) -> Dict[str, str]:
+    """The entry's first two commands for this host: ``{python}`` is the target interpreter,
+    ``{version:NAME}`` the installed version of distribution NAME without its local label
+    (``2.7.0`` of ``2.7.0+cu126``: pip's ``==2.7.0`` keeps the installed CUDA build). A command
+    whose version is unknown is left out."""
     out = {}
-    for i, (_, cmd) in enumerate(entry.commands[:2], start=1):
-        out[f"command_{i}"] = cmd.replace("{python}", python)
+    for _, cmd in entry.commands:
+        missing = False
+
+        def installed(m: "re.Match[str]") -> str:
+            nonlocal missing
+            v = versions.get(m.group(1))
+            if not isinstance(v, str) or not v:
+                missing = True
+                return m.group(0)
+            return v.split("+", 1)[0]
+
+        text = _VERSION_FIELD.sub(installed, cmd.replace("{python}", python))
+        if not missing and len(out) < 2:
+            out[f"command_{len(out) + 1}"] = text
     return out
 
 
@@ -100,7 +120,7 @@ class KnownCombinations(Check):
             e = m.combination
             words = dict(severity=Severity(e.severity), evidence=unused if "tilelang" in e.unless else "",
                          combination=e.id, observed=m.describe(), gpu=e.gpu or "this GPU", breaks=e.breaks,
-                         consequence_text=e.consequence, fix_text=e.fix, source=e.source, **_commands(e, python))
+                         consequence_text=e.consequence, fix_text=e.fix, source=e.source, **_commands(e, python, versions))
             if e.code == "fla-triton-hopper-gated-backward":
                 findings.append(ctx.finding("fla-triton-hopper-gated-backward", **words))
             else:

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Print the known-bad-combination entries for torchvision and torchaudio built for another torch.
+
+Each torchvision and torchaudio release is built for one torch release and says so in its wheel
+metadata (``Requires-Dist: torch==2.7.0``). With any other torch their C++ operators do not load:
+recent torchvision releases fail at import (``operator torchvision::nms does not exist``). This
+reads every release's metadata from the package index, without downloading a wheel (pip resolves
+with ``--dry-run --report`` from the metadata files the index serves beside the wheels), and prints
+one ``[[combination]]`` table per minor release for ``knowledge/combinations.toml``, between the
+markers this script looks for there:
+
+    python scripts/companion_pins.py              # print the block
+    python scripts/companion_pins.py --write      # replace the block in combinations.toml
+
+A minor release whose patches name different torch releases of one minor (0.24.0 -> 2.9.0, 0.24.1
+-> 2.9.1) pairs with that torch minor: patch releases of torch keep the operators' ABI. A minor
+release with a patch that names no exact torch (``torch>=2.11``), or whose metadata pip could not
+read, gives no entry. Needs network access to the index;
+tests check the committed block, not the index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "src" / "stackpeel" / "knowledge" / "combinations.toml"
+BEGIN = "# >>> companion pins (scripts/companion_pins.py; do not edit by hand)"
+END = "# <<< companion pins"
+PACKAGES = ("torchvision", "torchaudio")
+
+WHAT = {
+    "torchvision": ("torchvision's compiled operators (nms, roi_align, deform_conv2d, image decoding): recent "
+                    "releases fail at import",
+                    "torchvision {minor} is built for torch {torch}: with another torch its C++ operators do not "
+                    "load. Importing it raises RuntimeError: operator torchvision::nms does not exist (releases that "
+                    "register their operators' fake kernels at import), or its operators raise RuntimeError: "
+                    "Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+                    "incompatible."),
+    "torchaudio": ("torchaudio's compiled extension (its I/O and the operators of torchaudio.functional and "
+                   "transforms that are implemented in C++)",
+                   "torchaudio {minor} is built for torch {torch}: with another torch its extension fails to load "
+                   "(OSError or ImportError: undefined symbol ... in libtorchaudio.so, or 'Could not load this "
+                   "library'), and the operators that need it fail."),
+}
+
+
+def versions(package: str) -> List[str]:
+    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("Available versions:"))
+    return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+
+
+def torch_pin(package: str, version: str) -> Optional[str]:
+    """The exact torch release the release's metadata requires; None when it names none or
+    its metadata could not be read (no wheel for this Python, say)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "r.json"
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+                               "--no-deps", "--quiet", "--report", str(report), f"{package}=={version}"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not report.exists():
+            return None
+        meta = json.loads(report.read_text())["install"][0]["metadata"]
+    for req in meta.get("requires_dist") or ():
+        m = re.fullmatch(r"torch\s*\(?\s*==\s*([\d.]+)\s*\)?", req.split(";")[0].strip())
+        if m:
+            return m.group(1)
+    return None
+
+
+def minor(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+def pins(package: str) -> Dict[str, Tuple[str, Set[str]]]:
+    """minor release of the package -> (torch minor, releases read) for the releases with an exact pin."""
+    by_minor: Dict[str, Dict[str, Set[str]]] = defaultdict(lambda: defaultdict(set))
+    loose: Set[str] = set()
+    for v in versions(package):
+        if not re.fullmatch(r"\d+\.\d+\.\d+", v):
+            continue  # pre-releases and post-releases: no new pairing
+        t = torch_pin(package, v)
+        if t:
+            by_minor[minor(v)][minor(t)].add(v)
+        else:
+            loose.add(minor(v))
+    out = {}
+    for m, torches in by_minor.items():
+        # one torch minor for every patch, and no patch that names no exact torch (torchvision
+        # 0.29.1 asks for torch>=2.14.0: that minor may be built for more than one torch)
+        if len(torches) == 1 and m not in loose:
+            (t, releases), = torches.items()
+            out[m] = (t, releases)
+    return out
+
+
+def block() -> str:
+    lines = [BEGIN,
+             "# torchvision and torchaudio releases are each built for one torch release (their wheel",
+             "# metadata: Requires-Dist torch==X.Y.Z); with another torch minor their C++ operators do not load."]
+    for package in PACKAGES:
+        table = pins(package)
+        for m in sorted(table, key=lambda s: tuple(int(p) for p in s.split("."))):
+            t, releases = table[m]
+            breaks, consequence = WHAT[package]
+            rel = ", ".join(sorted(releases, key=lambda s: tuple(int(p) for p in s.split("."))))
+            lines += [
+                "",
+                "[[combination]]",
+                f'id = "{package}-{m}-torch"',
+                'code = "known-bad-combination"',
+                'explains = ["extension-torch-mismatch"]',
+                'severity = "blocking"',
+                f'when = {{ {package} = "=={m}.*", torch = "!={t}.*" }}',
+                f'breaks = "{breaks}"',
+                f'consequence = "{consequence.format(minor=m, torch=t)}"',
+                f'fix = "Install the {package} release built for the installed torch, from the index torch came '
+                f'from (its CUDA build): pinning torch to the installed version lets pip pick it. Or install torch '
+                f'{t}, which {package} {m} is built for."',
+                f'commands = [["pip", "{{python}} -m pip install --upgrade \'torch=={{version:torch}}\' {package}"]]',
+                f'source = "{package} {rel} wheel metadata (PyPI): Requires-Dist torch=={t}.x"',
+            ]
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="replace the block in knowledge/combinations.toml")
+    args = ap.parse_args(argv)
+    text = block()
+    if not args.write:
+        sys.stdout.write(text)
+        return 0
+    old = TABLE.read_text(encoding="utf-8")
+    if BEGIN in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        new = head + text + ("\n" + tail if tail else "")
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    TABLE.write_text(new, encoding="utf-8")
+    print(f"wrote {TABLE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
