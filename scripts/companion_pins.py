@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Print the known-bad-combination entries for torchvision and torchaudio built for another torch.
+"""Print the known-bad-combination entries for torchvision, torchaudio and vLLM built for another torch.
 
-Each torchvision and torchaudio release is built for one torch release and says so in its wheel
-metadata (``Requires-Dist: torch==2.7.0``). With any other torch their C++ operators do not load:
+Each torchvision, torchaudio and vLLM release is built for one torch release and says so in its
+wheel metadata (``Requires-Dist: torch==2.7.0``). With any other torch their C++ operators do not load:
 recent torchvision releases fail at import (``operator torchvision::nms does not exist``). This
 reads every release's metadata from the package index, without downloading a wheel (pip resolves
 with ``--dry-run --report`` from the metadata files the index serves beside the wheels), and prints
@@ -35,7 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "src" / "stackpeel" / "knowledge" / "combinations.toml"
 BEGIN = "# >>> companion pins (scripts/companion_pins.py; do not edit by hand)"
 END = "# <<< companion pins"
-PACKAGES = ("torchvision", "torchaudio")
+#: package -> how its releases pair with torch: "minor" (each minor release built for one torch
+#: minor: torchvision 0.22 -> torch 2.7) or "range" (runs of releases pinned to one torch minor:
+#: vLLM 0.6.4 to 0.7.3 -> torch 2.5)
+PACKAGES = {"torchvision": "minor", "torchaudio": "minor", "vllm": "range"}
 
 WHAT = {
     "torchvision": ("torchvision's compiled operators (nms, roi_align, deform_conv2d, image decoding): recent "
@@ -50,6 +53,21 @@ WHAT = {
                    "torchaudio {minor} is built for torch {torch}: with another torch its extension fails to load "
                    "(OSError or ImportError: undefined symbol ... in libtorchaudio.so, or 'Could not load this "
                    "library'), and the operators that need it fail."),
+    "vllm": ("vLLM's compiled kernels (vllm._C): the engine does not start",
+             "vLLM {minor} is built for torch {torch} (it pins torch exactly): with another torch its compiled "
+             "extension fails to load (ImportError: ... vllm/_C.abi3.so: undefined symbol: ..., or 'Failed to "
+             "import from vllm._C') and the engine does not start."),
+}
+
+#: the fix and command per package: the companions follow torch, vLLM brings its own torch
+FIX = {
+    "minor": ("Install the {package} release built for the installed torch, from the index torch came from "
+              "(its CUDA build): pinning torch to the installed version lets pip pick it. Or install torch "
+              "{torch}, which {package} {minor} is built for.",
+              "{{python}} -m pip install --upgrade 'torch=={{version:torch}}' {package}"),
+    "range": ("Install the torch that this vLLM pins (installing the same vLLM release again makes pip bring it, "
+              "with the torchvision and torchaudio it pins), or a vLLM release built for the installed torch.",
+              "{{python}} -m pip install 'vllm=={{version:vllm}}'"),
 }
 
 
@@ -82,6 +100,36 @@ def minor(v: str) -> str:
     return ".".join(v.split(".")[:2])
 
 
+def key(v: str) -> Tuple[int, ...]:
+    """Release order of a final release (post releases after their base: 0.6.4 < 0.6.4.post1 < 0.6.5)."""
+    base, _, post = v.partition(".post")
+    return tuple(int(p) for p in base.split(".")) + (int(post or -1),)
+
+
+#: final releases (and post releases); no pre-releases or dev releases
+FINAL = re.compile(r"\d+\.\d+\.\d+(?:\.\d+)?(?:\.post\d+)?")
+
+
+def ranges(package: str) -> List[Tuple[str, str, str, List[str]]]:
+    """(first release, last release, torch minor, releases) for each run of consecutive releases
+    pinned to one torch minor; a release that names no exact torch ends a run and is in none."""
+    out: List[Tuple[str, str, str, List[str]]] = []
+    run: List[str] = []
+    run_torch = None
+    for v in sorted((v for v in versions(package) if FINAL.fullmatch(v)), key=key):
+        t = torch_pin(package, v)
+        t = minor(t) if t else None
+        if run and t != run_torch:
+            out.append((run[0], run[-1], run_torch, run))
+            run = []
+        if t is not None:
+            run.append(v)
+            run_torch = t
+    if run:
+        out.append((run[0], run[-1], run_torch, run))
+    return out
+
+
 def pins(package: str) -> Dict[str, Tuple[str, Set[str]]]:
     """minor release of the package -> (torch minor, releases read) for the releases with an exact pin."""
     by_minor: Dict[str, Dict[str, Set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -108,27 +156,31 @@ def block() -> str:
     lines = [BEGIN,
              "# torchvision and torchaudio releases are each built for one torch release (their wheel",
              "# metadata: Requires-Dist torch==X.Y.Z); with another torch minor their C++ operators do not load."]
-    for package in PACKAGES:
-        table = pins(package)
-        for m in sorted(table, key=lambda s: tuple(int(p) for p in s.split("."))):
-            t, releases = table[m]
-            breaks, consequence = WHAT[package]
-            rel = ", ".join(sorted(releases, key=lambda s: tuple(int(p) for p in s.split("."))))
+    for package, mode in PACKAGES.items():
+        if mode == "minor":
+            table = pins(package)
+            rows = [(f"{package}-{m}-torch", m, f"=={m}.*", table[m][0], sorted(table[m][1], key=key))
+                    for m in sorted(table, key=lambda s: tuple(int(p) for p in s.split(".")))]
+        else:
+            rows = [(f"{package}-{a}-torch" if a == b else f"{package}-{a}-to-{b}-torch",
+                     a if a == b else f"{a} to {b}", f"=={a}" if a == b else f">={a},<={b}", t, rel)
+                    for a, b, t, rel in ranges(package)]
+        breaks, consequence = WHAT[package]
+        fix, command = FIX[mode]
+        for ident, label, spec, t, releases in rows:
             lines += [
                 "",
                 "[[combination]]",
-                f'id = "{package}-{m}-torch"',
+                f'id = "{ident}"',
                 'code = "known-bad-combination"',
                 'explains = ["extension-torch-mismatch"]',
                 'severity = "blocking"',
-                f'when = {{ {package} = "=={m}.*", torch = "!={t}.*" }}',
+                f'when = {{ {package} = "{spec}", torch = "!={t}.*" }}',
                 f'breaks = "{breaks}"',
-                f'consequence = "{consequence.format(minor=m, torch=t)}"',
-                f'fix = "Install the {package} release built for the installed torch, from the index torch came '
-                f'from (its CUDA build): pinning torch to the installed version lets pip pick it. Or install torch '
-                f'{t}, which {package} {m} is built for."',
-                f'commands = [["pip", "{{python}} -m pip install --upgrade \'torch=={{version:torch}}\' {package}"]]',
-                f'source = "{package} {rel} wheel metadata (PyPI): Requires-Dist torch=={t}.x"',
+                f'consequence = "{consequence.format(minor=label, torch=t)}"',
+                f'fix = "{fix.format(package=package, torch=t, minor=label)}"',
+                f'commands = [["pip", "{command.format(package=package)}"]]',
+                f'source = "{package} {", ".join(releases)} wheel metadata (PyPI): Requires-Dist torch=={t}.x"',
             ]
     lines.append(END)
     return "\n".join(lines) + "\n"

@@ -327,12 +327,14 @@ def test_combination_with_its_own_message_supports_it():
 
 
 def test_combination_with_a_failure_in_its_layer_is_medium():
-    """Versions match torch 2.6 with Triton 3.3; the log fails in Triton with a line no entry names."""
+    """Versions match torch 2.6 with Triton 3.3; the log fails in Triton with a line no entry names.
+    The words of that line guess the failure the entry explains (triton-torch-version-mismatch):
+    the finding names it, from the combination, as sure as the versions make it (medium)."""
     log = "torch==2.6.0\ntriton==3.3.0\nTraceback (most recent call last):\n  File \"x.py\", line 1\n" \
           "triton.compiler.errors.CompilationError: at 12:4: something\n"
     expl = explain_text(log)
     top = expl.root
-    assert top.code == "known-bad-combination" and top.basis == "combination", expl.codes
+    assert top.code == "triton-torch-version-mismatch" and top.basis == "combination", expl.codes
     assert top.confidence == "medium" and "combination:torch-2.6-triton-3.3-attrsdescriptor" in top.facts
     assert "AttrsDescriptor" in top.explanation and "triton==3.2.0" in top.fix
     # the guesses from the error line's words stay listed after it

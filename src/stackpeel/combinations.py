@@ -200,6 +200,32 @@ class Combination:
     #: codes of the failures this combination produces (explain ranks them)
     explains: Tuple[str, ...] = ()
 
+    def commands_for(self, python: str, versions: Mapping[str, Any], limit: int = 2) -> List[str]:
+        """The entry's commands for one host (``check``) or one log (``explain``): ``{python}`` is
+        the interpreter, ``{version:NAME}`` the version of distribution NAME in ``versions``
+        without its local label (``2.7.0`` of ``2.7.0+cu126``: pip's ``==2.7.0`` keeps the
+        installed CUDA build). A command whose version is unknown is left out."""
+        out: List[str] = []
+        for _, cmd in self.commands:
+            missing = False
+
+            def installed(m: "re.Match[str]") -> str:
+                nonlocal missing
+                v = versions.get(m.group(1))
+                if not isinstance(v, str) or not v:
+                    missing = True
+                    return m.group(0)
+                return v.split("+", 1)[0]
+
+            text = _VERSION_FIELD.sub(installed, cmd.replace("{python}", python))
+            if not missing and len(out) < limit:
+                out.append(text)
+        return out
+
+
+#: ``{version:torch}`` in an entry's command: the version of that distribution
+_VERSION_FIELD = re.compile(r"\{version:([A-Za-z0-9_.-]+)\}")
+
 
 @dataclass(frozen=True)
 class Match:

@@ -58,31 +58,8 @@ def observed_versions(facts: _facts.ConfigVersionsFacts) -> Dict[str, Any]:
 SEVERITY_ORDER = ("blocking", "degraded", "info")
 
 
-#: ``{version:torch}`` in an entry's command: the installed version of that distribution
-_VERSION_FIELD = re.compile(r"\{version:([A-Za-z0-9_.-]+)\}")
-
-
 def _commands(entry: _combinations.Combination, python: str, versions: Mapping[str, Any]) -> Dict[str, str]:
-    """The entry's first two commands for this host: ``{python}`` is the target interpreter,
-    ``{version:NAME}`` the installed version of distribution NAME without its local label
-    (``2.7.0`` of ``2.7.0+cu126``: pip's ``==2.7.0`` keeps the installed CUDA build). A command
-    whose version is unknown is left out."""
-    out = {}
-    for _, cmd in entry.commands:
-        missing = False
-
-        def installed(m: "re.Match[str]") -> str:
-            nonlocal missing
-            v = versions.get(m.group(1))
-            if not isinstance(v, str) or not v:
-                missing = True
-                return m.group(0)
-            return v.split("+", 1)[0]
-
-        text = _VERSION_FIELD.sub(installed, cmd.replace("{python}", python))
-        if not missing and len(out) < 2:
-            out[f"command_{len(out) + 1}"] = text
-    return out
+    return {f"command_{i}": cmd for i, cmd in enumerate(entry.commands_for(python, versions), start=1)}
 
 
 class KnownCombinations(Check):

@@ -151,8 +151,13 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
             code = next((c for c in e.explains if c in catalogue and catalogue[c].kind == "root"), e.code)
         if code == "known-bad-combination":
             # a line of the log already names what the combination produces (torchao's "Skipping
-            # import of cpp extensions"): that specific code stays, the versions support it
-            code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"), code)
+            # import of cpp extensions"): that specific code stays, the versions support it. So
+            # does a code only the log's words guess (an `undefined symbol` beside a vLLM built
+            # for another torch): the combination says which failure it is, the guess that the
+            # log shows it; the finding stays as sure as the versions make it (a guess makes
+            # nothing sure, _grade)
+            code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"),
+                        next((c for c in e.explains if c in evidenced), code))
         if code not in catalogue:
             continue
         own = {e.code, *(c for x in (code, *e.explains) for c in _symptoms(x, catalogue))}
@@ -179,7 +184,7 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
                 f"Source: {e.source}.{unknown}")
         spec = catalogue[e.code]
         fix = render_prose(spec.fix, params) if e.code == code else e.fix
-        cmds = [c.replace("{python}", "python") for _, c in e.commands[:2]]
+        cmds = e.commands_for("python", facts.versions)
         if cmds:
             fix += " " + " / ".join(f"`{c}`" for c in cmds)
         out.append(FactFinding(code=code, basis="combination", rule=f"combination:{e.id}", confidence=conf,
