@@ -679,6 +679,23 @@ COMPLAINT_RE = re.compile(
     r"|printed|is|was|=)?\W{0,4}False\b"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
     r"|\btimes? out\b|\bproblems? (?:with|when|running|using)\b"
+    # a GPU stack that works only on the CPU, in the user's words (transformerlab#1330: "the web UI
+    # shows no CUDA support and 0 VRAM"; alphapulldown#237: "inference runs on cpu") or in the
+    # list a framework printed, which holds only the CPU (TensorFlow's
+    # tf.config.list_physical_devices repr, tensorflow#38090: "[PhysicalDevice(name=
+    # '/physical_device:CPU:0', device_type='CPU')]"; a GPU would follow the CPU before "]")
+    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|there's|but|still)"
+    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
+    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|the process|the program|the script|the job)"
+    r"(?: still| only| always| just)? (?:runs?|ran|is running|was running|falls? back|fell back) (?:on|to) (?:the )?CPU\b(?!\s{0,2}[:=])"
+    r"|\b(?:still|only|always|just) (?:runs?|running|ran|uses?|using|used) (?:on )?(?:the )?CPU\b(?!\s{0,2}[:=])"
+    r"|device_type='CPU'\)\]"
+    # a build that never ends (Wan2.1#38: "flash_attn is always building"): "still compiling",
+    # "the build takes forever", "it never finishes", "no progress"
+    r"|\b(?:always|still|forever|endlessly|keeps?) (?:building|compiling)\b"
+    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
+    r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
+    r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
