@@ -687,7 +687,7 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|there's|but|still)"
     r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
     r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|the process|the program|the script|the job)"
-    r"(?: still| only| always| just)? (?:runs?|ran|is running|was running|falls? back|fell back) (?:on|to) (?:the )?CPU\b(?!\s{0,2}[:=])"
+    r"(?: still| only| always| just)? (?:runs?|ran|is running|was running) on (?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|\b(?:still|only|always|just) (?:runs?|running|ran|uses?|using|used) (?:on )?(?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|device_type='CPU'\)\]"
     # a build that never ends (Wan2.1#38: "flash_attn is always building"): "still compiling",
