@@ -117,3 +117,33 @@ def test_a_symptom_told_as_a_question_counts_a_cause_asked_about_does_not():
     assert not stated(guess, 11, 26, told=True)
     advice = "If it keeps building for hours, install ninja first"
     assert not stated(advice, 6, 20, told=True)
+
+
+# a failure the user points at, whose message the paste lost (training threads: icra2024-sim2real#5
+# "it shows the error:", VLM-R1#289 "this bug appears", mmskeleton#30 "I recieved this error:"):
+# a possible failure, listed, so explain is not silent
+POINTED = [
+    "Whenever I run the pytorch with cuda in the baseline docker, it shows the error:",
+    "I have started a training process, and I also want to start another training process, but this bug appears.",
+    "  but I recieved this error:",
+    "> I get the following error when I run the demo",
+]
+
+
+@pytest.mark.parametrize("line", POINTED)
+def test_a_pointed_at_error_is_a_possible_failure(line):
+    assert complaint(line)
+    expl = explain_text("### Describe the bug\n\n" + line + "\n\n### System Info\n- OS: Ubuntu 22.04\n")
+    assert expl.exit_code != 0 and (expl.candidates or expl.unexplained), expl.exit_code
+
+
+@pytest.mark.parametrize("line", [
+    "We get the error rate down to 3%",
+    "It fixes the error when loading the tokenizer",
+    "Now I no longer get the error",
+    "Added error handling for the loader",
+])
+def test_an_error_word_that_points_at_no_failure_is_no_complaint(line):
+    # (the bare word "error" is parser.WORD_ERROR_RE's to judge, as before; the pointing shape
+    # adds no reading of such a line)
+    assert not complaint(line)

@@ -696,6 +696,11 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
     r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
     r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
+    # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
+    # appears", "I recieved this error:"), whose message the paste lost or the reader cut
+    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
+    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! (?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
+    r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
