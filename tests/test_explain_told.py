@@ -127,6 +127,11 @@ POINTED = [
     "I have started a training process, and I also want to start another training process, but this bug appears.",
     "  but I recieved this error:",
     "> I get the following error when I run the demo",
+    # etarkangaroo#4, lincir#22, flexflow#263, colabtools#4425 (training): told, no message
+    "I try with 56,128 84,256 or 84,128 or 56,256 GTX 1080 Ti . still not work, looking for your help.",
+    "When I try to python demo.py,I can't run it normally.But",
+    "The make process errored when building NVCC objects at 47%.",
+    "\u043d\u0435 \u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f",
 ]
 
 
@@ -142,6 +147,8 @@ def test_a_pointed_at_error_is_a_possible_failure(line):
     "It fixes the error when loading the tokenizer",
     "Now I no longer get the error",
     "Added error handling for the loader",
+    "It works, and it does not stop the other jobs",
+    "You can run it normally with python demo.py",
 ])
 def test_an_error_word_that_points_at_no_failure_is_no_complaint(line):
     # (the bare word "error" is parser.WORD_ERROR_RE's to judge, as before; the pointing shape

@@ -701,6 +701,14 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
     r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! (?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
     r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
+    # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
+    # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
+    # видит" (colabtools#4425: it does not load / work / start / see)
+    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|start|load)s?\b"
+    r"|\bcan(?:'t|not| not) (?:run|start|use|load) (?:it |this |the \w{1,20} )?(?:normally|properly|correctly)\b"
+    r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
+    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
+    r"|\u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f|\u0432\u0438\u0434\u0438\u0442)"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
