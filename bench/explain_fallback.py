@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 # the accuracy bench's corpus split, log body, aliases and git: one reading of the corpus for both
-from explain_accuracy import aliases, corpus_split, git, log_body  # noqa: E402
+from explain_accuracy import aliases, corpus_split, git  # noqa: E402
+log_body = corpus_split.read_body
 from stackpeel.explain import explain_text, similar  # noqa: E402
 from stackpeel.explain.cuts import uncited  # noqa: E402
 

@@ -161,7 +161,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "jetson-inference-622-libcudart-wrong-jetpack-wheel": "a title ('install-pytorch.sh ImportError: libcudart.so.10.0'): nothing in it says Jetson",
     "nvidia-auto-installer-64-kernel-module-missing": "a title and prose ('Nvidia kernel module missing' after installation): Secure Boot is the maintainer's question, not the log's",
     "nvidia-auto-installer-75-secure-boot-driver-not-loading": "nvidia-smi's 'couldn't communicate' after installing and rebooting: Secure Boot is the reporter's later finding",
-    "transformerlab-1330-dgx-spark-torch-cpu": "a summary naming 'PyTorch `2.9.1+cpu`' and an install log, no error line: a +cpu version alone is no failure (healthy CPU runs print it too)",
     "pytorch-geometric-8948-conda-cpu-build": "'cpu version instead of cu121' only: that the package is pyg (not torch) is the thread's title and repository",
     # training-2026-12-01n (kbgrow8): research-code and extension users' pastes whose text does not
     # hold the thread's cause
@@ -170,7 +169,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "nerfstudio-1642-tcnn-no-arch-windows": "torch's 'No CUDA runtime is found, using CUDA_HOME=...' only, a notice every GPU-less build prints (healthy in kbdrift): the missing TCNN_CUDA_ARCHITECTURES is the answer in the thread",
     "jax-7118-cublas-not-initialized-preallocation": "the title 'CUBLAS_STATUS_NOT_INITIALIZED' (cublas-call-failed): that JAX's preallocation starved cuBLAS is the maintainer's answer",
     "rl-mpc-locomotion-19-libpython-not-found": "libpython3.8.so.1.0 not found reads as an OS package (system-library-missing); the thread's fixes are that or the conda environment's lib directory on LD_LIBRARY_PATH",
-    "wan2.1-38-flash-attn-always-building": "prose ('flash_attn is always building'): no error line, no pip output",
     "wsl-1788-no-cuda-in-wsl1": "prose ('it always says no graphic driver found'): nothing in the paste says WSL",
     "xformers-1240-triton-not-available-cc75": "the title 'Triton is not available' and a compute capability: that xFormers disables Triton below 8.0 is the maintainer's answer",
     # training-2026-12-01l (kbgrow6)
@@ -244,7 +242,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "videowalk-26-cudnn-internal-error-faulty-gpu": "a title with a bare CUDNN_STATUS_INTERNAL_ERROR and a batch size: the prior of the earlier threads that showed cudnn-call-failed first (GPU memory in two of four) puts gpu-out-of-memory before the symptom; that one of the eight GPUs was faulty is the reporter's finding",
     # harvr (2026-12-03): only a version list and TensorFlow's CPU-only device list; no program message
     # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
-    "tensorflow-38090-tf21-cuda102-cpu-only": "prose only: 'CUDA/cuDNN version: 10.2.89' with TF 2.1.0 and a device list of the CPU; no message of a program to read",
     # harvx20 (2026-12-04): the only program line is XLA's driver-older-than-ptxas warning, which
     # kb5 made a healthy notice (test_explain_patterns_kb5 HEALTHY); the maintainer read it as the old driver
     "localcolabfold-126-xla-driver-older-than-ptxas": "XLA's 'driver's CUDA version is 11.0 which is older than the ptxas CUDA version' is held as a healthy notice (slower compiles only, kb5); that the old driver also breaks the GPU relaxation is the maintainer's reading",

@@ -212,7 +212,7 @@ class Entry:
         for pat in self.patterns:
             m = pat.search(line)
             if m:
-                return None if self.said and not stated(line, m.start(), m.end()) else m
+                return None if self.said and not stated(line, m.start(), m.end(), told=not self.is_root) else m
         return None
 
     def codes_for(self, context: str) -> Tuple[str, ...]:
@@ -402,7 +402,7 @@ class KnowledgeBase:
         low = line.casefold()
         return [e for e, needles in self._folded_needles
                 if any(n in low for n in needles) and any(
-                    m is not None and (not e.said or stated(line, m.start(), m.end()))
+                    m is not None and (not e.said or stated(line, m.start(), m.end(), told=not e.is_root))
                     for m in (_ignoring_case(p).search(line) for p in e.patterns))]
 
 
@@ -491,20 +491,38 @@ SAID_NOT_STATED_RE = re.compile(
     re.IGNORECASE)
 
 
+#: the part of :data:`SAID_NOT_STATED_RE` that voids a user's words for a SYMPTOM (a ``said``
+#: signature of kind "symptom": "GPU not detected", "flash_attn is always building"): a guess, a
+#: condition or advice ("if it hangs, set NCCL_DEBUG=INFO", "make sure the GPU is detected"). A
+#: question still tells the symptom: "flash_attn is always building, what's the matter?" and "why
+#: is my GPU not detected?" report what the user sees (a question about the CAUSE states no cause).
+#: A yes/no question ("Is the GPU not detected?") and a question about a cause ("... not
+#: detected because of the driver?") still ask, not tell
+SAID_NOT_TOLD_RE = re.compile(
+    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have)\s"
+    r"|\b(?:because|due to|caused by)\b[^?\uff1f\n]{0,200}[?\uff1f]"
+    r"|\b(?:maybe|perhaps|probably|possibly|could it be|could this be|could be|might be|may be|"
+    r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case"
+    r"|don'?t forget|do not forget|remember to|be sure to|you (?:need|have|must|ought) to|you should)\b",
+    re.IGNORECASE)
+
+
 #: the end of a sentence: CJK full stops, or . ! ? before a space or the line's end (not the dot
 #: of a version, a file name or a URL)
 _SENTENCE_END_RE = re.compile(r"[\u3002\uff01\uff1f]|[.!?](?=\s|$)")
 
 
-def stated(line: str, start: int = 0, end: int = -1) -> bool:
+def stated(line: str, start: int = 0, end: int = -1, told: bool = False) -> bool:
     """Whether the sentence of ``line`` that holds ``line[start:end]`` states something (no
-    question, guess or condition): a title's question after the statement does not count."""
+    question, guess or condition): a title's question after the statement does not count.
+    ``told``: the words tell a symptom, not a cause; only a guess, a condition or advice voids
+    them (:data:`SAID_NOT_TOLD_RE`), a question does not."""
     end = len(line) if end < 0 else end
     begin = 0
     for m in _SENTENCE_END_RE.finditer(line, 0, start):
         begin = m.end()
     m = _SENTENCE_END_RE.search(line, end)
-    return SAID_NOT_STATED_RE.search(line[begin:m.end() if m else len(line)]) is None
+    return (SAID_NOT_TOLD_RE if told else SAID_NOT_STATED_RE).search(line[begin:m.end() if m else len(line)]) is None
 
 
 @functools.lru_cache(maxsize=None)

@@ -679,6 +679,36 @@ COMPLAINT_RE = re.compile(
     r"|printed|is|was|=)?\W{0,4}False\b"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
     r"|\btimes? out\b|\bproblems? (?:with|when|running|using)\b"
+    # a GPU stack that works only on the CPU, in the user's words (transformerlab#1330: "the web UI
+    # shows no CUDA support and 0 VRAM"; alphapulldown#237: "inference runs on cpu") or in the
+    # list a framework printed, which holds only the CPU (TensorFlow's
+    # tf.config.list_physical_devices repr, tensorflow#38090: "[PhysicalDevice(name=
+    # '/physical_device:CPU:0', device_type='CPU')]"; a GPU would follow the CPU before "]")
+    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|there's|but|still)"
+    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
+    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|the process|the program|the script|the job)"
+    r"(?: still| only| always| just)? (?:runs?|ran|is running|was running) on (?:the )?CPU\b(?!\s{0,2}[:=])"
+    r"|\b(?:still|only|always|just) (?:runs?|running|ran|uses?|using|used) (?:on )?(?:the )?CPU\b(?!\s{0,2}[:=])"
+    r"|device_type='CPU'\)\]"
+    # a build that never ends (Wan2.1#38: "flash_attn is always building"): "still compiling",
+    # "the build takes forever", "it never finishes", "no progress"
+    r"|\b(?:always|still|forever|endlessly|keeps?) (?:building|compiling)\b"
+    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
+    r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
+    r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
+    # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
+    # appears", "I recieved this error:"), whose message the paste lost or the reader cut
+    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
+    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! (?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
+    r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
+    # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
+    # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
+    # видит" (colabtools#4425: it does not load / work / start / see)
+    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|start|load)s?\b"
+    r"|\bcan(?:'t|not| not) (?:run|start|use|load) (?:it |this |the \w{1,20} )?(?:normally|properly|correctly)\b"
+    r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
+    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
+    r"|\u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f|\u0432\u0438\u0434\u0438\u0442)"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
