@@ -3,7 +3,8 @@
 llama.cpp's loader, as llama.cpp, Ollama, LM Studio, KoboldCpp and the bindings that vendor it
 print it, refuses a GGUF newer than the build (an unknown pre-tokenizer, a tensor count or a
 tensor the build does not know): ``model-architecture-unsupported``. A file that is not the
-model at all (a Git LFS pointer, a saved web page, a cut-off download) is ``model-file-corrupt``.
+model at all (a Git LFS pointer, a saved web page, a cut-off download: GGUF, safetensors, torch
+zip checkpoints, pickles, ONNX) is ``model-file-corrupt``.
 llama.cpp's "not compiled with GPU offload support" warning stands for the CUDA initialisation
 failure printed just before it (llama.cpp#10553). Each message is the library's own text (the
 ``source`` of each signature) or a training-side thread's paste; every family runs through the
@@ -40,6 +41,17 @@ FAMILIES = {
         "Error: digest mismatch, file must be downloaded again: want sha256:a92c55b71e45d620cee84ed774eef6113d41c39a28bb2da562a871b288f411cf, got sha256:c4780c4fd08ee1a8fb359941c87834d1ec566598224a5a199c2c978059b69350",
         # gguf-py GGUFReader
         "ValueError: GGUF magic invalid",
+        # safetensors' safe_open on an LFS pointer and on a cut-off file (PKU-YuanGroup/MagicTime#21)
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+        "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer",
+        # torch's zip reader on a truncated checkpoint (CompVis/stable-diffusion#93)
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+        # pickle on an LFS pointer (facebookresearch/sapiens#124)
+        "_pickle.UnpicklingError: invalid load key, 'v'.",
+        # onnxruntime Model::Load on an LFS pointer (commaai/commavq#12) and the onnx checker
+        "onnxruntime.capi.onnxruntime_pybind11_state.InvalidProtobuf: [ONNXRuntimeError] : 7 : INVALID_PROTOBUF : Load model from /home/mojo/commavq/models/decoder.onnx failed:Protobuf parsing failed.",
+        "Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:InvalidProtobuf] Load model from /tmp/test/./sensevoice-small-onnx/model.int8.onnx failed:Protobuf parsing failed.",
+        "ValidationError: Unable to parse proto from file: /home/mojo/commavq/models/decoder.onnx. Please check if it is a valid protobuf file of proto.",
     ],
 }
 
@@ -106,6 +118,13 @@ def test_near_misses_stay_unread():
         "verifying sha256 digest",
         # a tensor named in a healthy line
         "llm_load_tensors: offloaded 33/33 layers to GPU",
+        # pickle's other load keys (a file of another format, not a pointer), torch's other
+        # zip errors, safetensors' other header errors, an onnxruntime load that failed otherwise
+        "_pickle.UnpicklingError: invalid load key, '\\x00'.",
+        "_pickle.UnpicklingError: invalid load key, 'x'.",
+        "RuntimeError: PytorchStreamReader failed locating file data.pkl: file not found",
+        "safetensors_rust.SafetensorError: Error while deserializing header: InvalidHeaderStart",
+        "onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : Load model from model.onnx failed:Node (Conv_0) Op (Conv) [ShapeInferenceError] Attribute dilations has incorrect size",
     ]:
         codes = set(match_codes(line))
         assert not codes & {"model-architecture-unsupported", "model-file-corrupt"}, (line, codes)
