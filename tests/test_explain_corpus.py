@@ -245,6 +245,9 @@ KNOWN_MISSES: Dict[str, str] = {
     # harvx20 (2026-12-04): the only program line is XLA's driver-older-than-ptxas warning, which
     # kb5 made a healthy notice (test_explain_patterns_kb5 HEALTHY); the maintainer read it as the old driver
     "localcolabfold-126-xla-driver-older-than-ptxas": "XLA's 'driver's CUDA version is 11.0 which is older than the ptxas CUDA version' is held as a healthy notice (slower compiles only, kb5); that the old driver also breaks the GPU relaxation is the maintainer's reading",
+    # apps20: KoboldCpp stops on a bare GGML_ASSERT while running a model its release does not
+    # support yet; only the release number (1.111.2) and the maintainers' knowledge say so
+    "koboldcpp-2124-acestep-xl-older-version": "a bare GGML_ASSERT(ggml_can_repeat(b, a)) failed: that the KoboldCpp release predates the model is the maintainers' knowledge, not the log's",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
