@@ -164,6 +164,35 @@ def test_one_message_cut_twice_is_read_whole():
     assert _codes(text)[:1] == ["wsl-gpu-unavailable"]
 
 
+@pytest.mark.parametrize("end", ["", "\n"])
+@pytest.mark.parametrize("size", [0, 1, 37])
+def test_a_wrapped_message_that_ends_the_paste_is_joined_across_its_last_line(end, size):
+    # the last piece of a cut line without a newline after it (a paste that ends with the
+    # message): it is read with the lines before it, however the text was fed
+    from stackpeel.explain.parser import LogScanner
+
+    text = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n" + _cut(LONG[0], 80) + end
+    if size:
+        sc = LogScanner()
+        for i in range(0, len(text), size):
+            sc.feed(text[i:i + size])
+        r = sc.close()
+    else:
+        r = scan_text(text)
+    assert {h.entry for h in r.hits} == {"cuda-device-count-symbol-not-found"}
+    assert r.lines == 5 and [t.exc_type for t in r.tracebacks] == ["RuntimeError"]
+    assert _codes(text)[:1] == ["wsl-gpu-unavailable"]
+
+
+def test_a_last_line_without_newline_is_one_line_not_two():
+    # a near miss: the text held until the end is not read twice, nor does a final newline add a line
+    for text in ("a\nRuntimeError: No CUDA GPUs are available", "a\nRuntimeError: No CUDA GPUs are available\n"):
+        r = scan_text(text)
+        assert r.lines == 2
+        assert r.hit_counts == {"torch-cuda-unavailable-no-gpus": 1, "said-torch-cuda-unavailable": 1}
+    assert scan_text("a\n\n").lines == 2
+
+
 @pytest.mark.parametrize("text", [
     # nvidia-smi's table: every row as wide by design
     "+-----------------------------------------------------------------------------+\n"

@@ -1024,8 +1024,18 @@ class LogScanner:
             else:
                 self._carry = text
             return
+        if len(text) < CHUNK:
+            # held until a chunk's worth has come or the log ends: the last line, with or without
+            # a newline, is read with the lines before it (a terminal's cut or a wrapped message
+            # that ends the paste is joined across it, whatever the pieces it was fed in)
+            self._carry = text
+            return
         self._carry = text[cut + 1:]
-        text = text[:cut]
+        self._take(text[:cut])
+
+    def _take(self, text: str) -> None:
+        """Read whole lines: JSON records decoded, a terminal's hard wrap joined back, the
+        environment's secrets replaced, then scanned."""
         if _has_json_records(text):
             text = decode_json_records(text)
         text = rejoin_hard_wraps(text)
@@ -1036,9 +1046,11 @@ class LogScanner:
             return self.result
         self._closed = True
         if self._carry:
-            carry = decode_json_records(self._carry) if _has_json_records(self._carry) else self._carry
-            self._lines(scrub_text(carry, self._secrets, shapes=False).split("\n"))
+            # the held text (the last line has no newline, or the log was shorter than a chunk)
+            # is read as feed reads a chunk; one final newline ends the last line, no line of its own
+            carry = self._carry[:-1] if self._carry.endswith("\n") else self._carry
             self._carry = ""
+            self._take(carry)
         for key in list(self._open):
             op = self._open.pop(key)
             if op.state == "frames":
