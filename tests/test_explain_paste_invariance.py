@@ -258,8 +258,43 @@ def test_logger_record_prefixes_leave_the_message_core(prefix):
 
 @pytest.mark.parametrize("near", ["ERROR - RuntimeError: x", "[note] ERROR: x", "May the GPU: x", "E0501 is a code] x"])
 def test_record_prefix_needs_a_timestamp(near):
-    from stackpeel.explain.parser import RECORD_PREFIX_RE
-    assert RECORD_PREFIX_RE.match(near) is None
+    from stackpeel.explain.parser import read_log_prefix
+    assert read_log_prefix(near) == (0, "", False)
+
+
+@pytest.mark.parametrize("prefix,level", [
+    ("2024-05-01 12:00:00,123 - root - ERROR - ", "ERROR"),
+    ("2024-05-01 12:00:00,123 - INFO - ", "INFO"),
+    ("[2024-05-01 12:00:00] ERROR: ", "ERROR"),
+    ("[2024-05-01 12:00:00][trainer] WARNING ", "WARNING"),
+    ("2024-05-01T12:00:00Z | CRITICAL | ", "CRITICAL"),
+    ("E0501 12:00:00.123 123 file.cc:12] ", "E"),
+    ("I0501 12:00:00.123456  4242 worker.cc:88] ", "I"),
+    ("E0303 11:40:42.533000 713 torch/distributed/elastic/multiprocessing/api.py:732] ", "E"),
+    ("INFO 05-01 12:00:00 [file.py:12] ", "INFO"),
+    ("ERROR 05-26 07:50:26 [core.py:396] ", "ERROR"),
+])
+def test_one_reader_reads_a_record_prefix_and_its_level(prefix, level):
+    from stackpeel.explain.parser import read_log_prefix, strip_log_prefix
+    line = prefix + "RuntimeError: No CUDA GPUs are available"
+    assert read_log_prefix(line) == (len(prefix), level, True)
+    assert strip_log_prefix(line) == "RuntimeError: No CUDA GPUs are available"
+
+
+@pytest.mark.parametrize("prefix", [
+    "ERROR:    ",                                          # uvicorn
+    "[05/23/2021 18:30:06][host][0]:",                     # bracketed fields, no ISO time
+    "E0303 11:40:42.533000 713 api.py] ",                 # glog's shape without a line number
+    "WARNING 2024/05/01 something] ",
+])
+def test_looser_logger_prefixes_are_read_before_an_exception_only(prefix):
+    # no timestamp the record reader trusts: the line keeps its prefix when it is scanned, the
+    # exception's type after it is still found
+    from stackpeel.explain.parser import exception_line, read_log_prefix, strip_log_prefix
+    line = prefix + "RuntimeError: No CUDA GPUs are available"
+    end, level, stamped = read_log_prefix(line)
+    assert (end, level, stamped) == (len(prefix), "", False)
+    assert exception_line(strip_log_prefix(line)) == ("RuntimeError", "No CUDA GPUs are available")
 
 
 def test_error_record_stays_an_error_once_its_prefix_is_read():

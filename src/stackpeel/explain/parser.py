@@ -120,16 +120,35 @@ HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<l
 #: shape is then judged in Python by :func:`_is_exception_type`.
 EXC_HEAD_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::[ \t]?(?P<msg>.*))?$")
 _EXC_SUFFIXES = ("Error", "Exception", "Exit", "Interrupt", "Warning", "Failure", "Fault")
-#: one line (at most) of text before an exception's type that a logger printed:
-#: ``ERROR 05-26 07:50:26 [core.py:396] ``, glog ``E0303 11:40:42.533000 713 file.py:533] ``,
-#: ``ERROR:    `` (uvicorn), ``[05/23/2021 18:30:06][host][0]:``, ``2024-01-02 10:11:12,345 ERROR ``
+#: A logger's prefix before the message: one reader for both uses (session 20: two overlapping
+#: regexes read it before). Its first part, ``stamped``, is a record prefix with a timestamp,
+#: read off every line of a paste (:meth:`LogScanner._line`), the level kept apart in groups
+#: ``l1``..``l5``: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
+#: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
+#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``. The
+#: rest are looser shapes read only where a line may hold an exception's type after them
+#: (:func:`strip_log_prefix`): ``ERROR 05-26 07:50:26 [core.py:396] ``, glog with more spaces,
+#: ``ERROR:    `` (uvicorn), ``[05/23/2021 18:30:06][host][0]:``, ``2024-01-02 10:11:12 ``.
+#: (journald's ``May 01 12:00:00 host python[123]: `` is a stream prefix: :data:`PREFIX_RE`
+#: reads it first.)
+_LEVEL = r"(?P<{}>DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
 LOG_PREFIX_RE = re.compile(
-    r"^(?:(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\b[^\]\n]{0,80}\]\s|"
-    r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s[^\]\s]{1,200}\]\s|"
-    r"(?:ERROR|WARNING|INFO|DEBUG|CRITICAL):\s+|"
-    r"(?:\[[^\]\n]{1,40}\]){2,4}:?\s?|"
-    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d*\s+(?:[A-Z]+\s+)?)"
+    r"^(?:(?P<stamped>" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL.format("l1") + r" - "
+    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL.format("l2") + r":? "
+    r"|" + _STAMP + r" \|? ?" + _LEVEL.format("l3") + r" \|? ?"
+    r"|(?P<l4>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
+    r"|" + _LEVEL.format("l5") + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
+    r")"
+    r"|(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\b[^\]\n]{0,80}\]\s"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s[^\]\s]{1,200}\]\s"
+    r"|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL):\s+"
+    r"|(?:\[[^\]\n]{1,40}\]){2,4}:?\s?"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d*\s+(?:[A-Z]+\s+)?)"
 )
+_LEVEL_GROUPS = ("l1", "l2", "l3", "l4", "l5")
+#: the first characters of a logger's prefix: a timestamp's digit, a bracket, a level's letter
+_LOG_PREFIX_FIRST = frozenset("0123456789[DINWECF")
 
 
 def _is_exception_type(name: str) -> bool:
@@ -316,13 +335,25 @@ def _has_json_records(text: str) -> bool:
     return "{" in text and '":' in text and JSON_RECORD_LINE_RE.search(text) is not None
 
 
+def read_log_prefix(text: str) -> Tuple[int, str, bool]:
+    """``(end, level, stamped)`` of the logger's prefix ``text`` starts with (:data:`LOG_PREFIX_RE`):
+    where the message begins, the record's level (``"ERROR"``, glog's ``"I"``; ``""`` when the
+    prefix names none or is a loose one), and whether it is a timestamped record prefix.
+    ``(0, "", False)`` when there is none."""
+    if not text or text[0] not in _LOG_PREFIX_FIRST:
+        return 0, "", False
+    m = LOG_PREFIX_RE.match(text)
+    if m is None:
+        return 0, "", False
+    if m.group("stamped") is None:
+        return m.end(), "", False
+    return m.end(), next(m.group(g) for g in _LEVEL_GROUPS if m.group(g)), True
+
+
 def strip_log_prefix(text: str) -> str:
     """``text`` without one leading logger prefix (level, timestamp, ``[file:line]``)."""
-    if text and (text[0] in "[EWIFDC0123456789"):
-        m = LOG_PREFIX_RE.match(text)
-        if m:
-            return text[m.end():]
-    return text
+    end = read_log_prefix(text)[0]
+    return text[end:] if end else text
 
 
 #: a line that starts a new log record (ends an exception's message)
@@ -751,24 +782,6 @@ _DECOR_FIRST = frozenset("0123456789>|E")
 _PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 
 
-#: a logger's record prefix before the message, on a line of its own or on every line of a
-#: paste: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
-#: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
-#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``. Each
-#: needs a timestamp; the groups hold the level. (journald's ``May 01 12:00:00 host python[123]: ``
-#: is a stream prefix: :data:`PREFIX_RE` reads it first.)
-_LEVEL = r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
-_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
-RECORD_PREFIX_RE = re.compile(
-    r"(?:" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL + r" - "
-    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL + r":? "
-    r"|" + _STAMP + r" \|? ?" + _LEVEL.replace("(", "(?P<l3>", 1) + r" \|? ?"
-    r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
-    r"|" + _LEVEL.replace("(", "(?P<l5>", 1) + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
-    r")"
-)
-#: the first characters of a record prefix: a timestamp's digit, a bracket, a level's letter
-_RECORD_FIRST = frozenset("0123456789[DINWECF")
 _QUIET_LEVELS = frozenset(("DEBUG", "INFO", "NOTICE", "I", "D"))
 _AS_WRITTEN_LEVELS = _QUIET_LEVELS | {"WARNING", "WARN", "W"}
 
@@ -1349,12 +1362,10 @@ class LogScanner:
         if key:
             rest = undecorate(rest)
         level, whole = "", rest
-        if rest and rest[0] in _RECORD_FIRST:
-            m = RECORD_PREFIX_RE.match(rest)
-            if m is not None and len(rest) > m.end():
-                # the message core; the record's level is kept apart (an INFO record is no error)
-                level = next((g for g in m.groups() if g), "")
-                rest = rest[m.end():]
+        end, lvl, stamped = read_log_prefix(rest)
+        if stamped and len(rest) > end:
+            # the message core; the record's level is kept apart (an INFO record is no error)
+            level, rest = lvl, rest[end:]
         if not key and self._open:
             for k, op in self._open.items():
                 if op.lit and text.startswith(op.lit):
