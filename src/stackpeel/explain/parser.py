@@ -231,8 +231,12 @@ def decode_json_records(body: str) -> str:
 #: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width (the
 #: chunk's longest) a chunk must hold before its lines of that width are read as cut ones
 HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
-#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there)
+#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there);
+#: a chunk is rewritten only when it holds HARD_WRAP_STRONG times as many cut lines as near ones
+#: (a paragraph re-wrapped at word boundaries has lines of the full width too, and many near it:
+#: gluing them drops the spaces its wrapper took out)
 HARD_WRAP_NEAR = 8
+HARD_WRAP_STRONG = 3
 
 
 _BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
@@ -270,8 +274,8 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
     the pieces that follow (:meth:`LogScanner._chunk`), and keeps the joined text only where it
     matches an entry the piece alone does not: a word-wrap whose lines happen to be as long
     changes nothing. ``strong``: only a chunk that shows the wrap beyond doubt (at least
-    HARD_WRAP_LINES cuts, and twice as many lines of exactly the width as lines up to
-    HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
+    HARD_WRAP_LINES cuts, and HARD_WRAP_STRONG times as many lines of exactly the width as
+    lines up to HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
     if len(lines) < 2:
         return set()
     width = max(len(ln) for ln in lines)
@@ -288,7 +292,7 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
         # a terminal cuts every long line at the width, so lines just shorter than it are rare;
         # a word-wrapper leaves many (its lines end where a word ends)
         near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
-        if n_cut < HARD_WRAP_LINES or n_cut < 2 * near:
+        if n_cut < HARD_WRAP_LINES or n_cut < HARD_WRAP_STRONG * near:
             return set()
     return {i for i, was_cut in enumerate(cut) if was_cut}
 
@@ -329,6 +333,78 @@ def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
             break
         j += 1
     return "".join(out)[:MAX_LINE]
+
+
+#: a message re-wrapped at word boundaries (an editor, a mail client, a terminal that wraps
+#: words, an issue form at 72 to 120 columns) is a paragraph of lines each as long as the words
+#: allow; the lines of such a paragraph around an error line are read joined, for a signature
+#: that only the whole message reads (:func:`soft_wrap_paragraph`). The narrowest width taken for
+#: a wrap, and how many lines and characters a paragraph reads at most
+SOFT_WRAP_MIN = 60
+PARAGRAPH_LINES = 6
+PARAGRAPH_CHARS = 1500
+
+
+def _first_word_len(text: str) -> int:
+    cut = text.find(" ")
+    return len(text) if cut < 0 else cut
+
+
+def _continues(text: str) -> bool:
+    """Whether a stripped line may continue the line before it as a wrapped piece: not a new
+    record, a traceback's line, an exception line or an item of a list."""
+    return not (text.startswith(('File "', "Traceback (", "During handling of", "The above exception",
+                                 "- ", "* ", "```"))
+                or RECORD_RE.match(text) or read_log_prefix(text)[0] or exception_line(text))
+
+
+def soft_wrap_paragraph(pieces: List[str], i: int) -> Tuple[int, int]:
+    """``(first, last)``: the run of ``pieces`` (lines without their stream prefixes) around
+    ``pieces[i]`` that a word wrapper made of one line, or ``(i, i)``.
+
+    A word wrapper at width W fills each line while the next word fits: every line but the last
+    is at most W long and its next line's first word would have made it longer than W. W is
+    taken as the run's longest line of several words (a lone word longer than the width stays
+    whole on its own line), at least SOFT_WRAP_MIN; each break of the run must fit it. The
+    pieces share their indentation (a wrapper keeps it), none is blank, and none after the first
+    starts a record, a traceback line, an exception line or a list item (:func:`_continues`).
+    At most PARAGRAPH_LINES pieces and PARAGRAPH_CHARS characters."""
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    def joinable(j: int) -> bool:          # the break between pieces[j] and pieces[j + 1]
+        a, b = pieces[j], pieces[j + 1]
+        return bool(a.strip()) and bool(b.strip()) and indent(a) == indent(b) and _continues(b.strip())
+
+    first = last = i
+    size = len(pieces[i])
+    while last + 1 < len(pieces) and last - first + 1 < PARAGRAPH_LINES and joinable(last) \
+            and size + len(pieces[last + 1]) <= PARAGRAPH_CHARS:
+        last += 1
+        size += len(pieces[last])
+    while first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
+            and size + len(pieces[first - 1]) <= PARAGRAPH_CHARS:
+        first -= 1
+        size += len(pieces[first])
+    if first == last:
+        return i, i
+    width = max((len(p.rstrip()) for p in pieces[first:last + 1] if " " in p.strip()), default=0)
+    if width < SOFT_WRAP_MIN and any(len(p.strip()) > SOFT_WRAP_MIN for p in pieces[first:last + 1]):
+        # short lines around one word longer than any width taken (a path, a mangled symbol): the
+        # word was moved to a line of its own
+        width = SOFT_WRAP_MIN
+    if width < SOFT_WRAP_MIN:
+        return i, i
+
+    def wrapped(j: int) -> bool:           # the next piece's first word did not fit on pieces[j]
+        return len(pieces[j].rstrip()) + 1 + _first_word_len(pieces[j + 1].strip()) > width
+
+    lo = hi = i
+    while hi < last and wrapped(hi):
+        hi += 1
+    while lo > first and wrapped(lo - 1):
+        lo -= 1
+    return lo, hi
 
 
 def _has_json_records(text: str) -> bool:
@@ -1099,7 +1175,12 @@ class LogScanner:
             if number in seen or not (SUSPECT_RE.search(raw) or complaint(raw)) \
                     or INFO_LEVEL_RE.match(raw):
                 continue
-            text = strip_log_prefix(undecorate(raw)).strip()
+            text = undecorate(raw)
+            end, level, stamped = read_log_prefix(text)
+            if end and not (stamped and level not in _AS_WRITTEN_LEVELS):
+                # (an error record keeps its prefix: its level is what states the failure)
+                text = text[end:]
+            text = text.strip()
             if suspect_shape(text) and not ECHOED_COMMENT_RE.match(text):
                 n += 1
                 if len(found) < OTHER_ERRORS:
@@ -1355,6 +1436,44 @@ class LogScanner:
                 return joined, new
         return rest, []
 
+    def _paragraph(self, rest: str, where: Tuple[List[str], int, int], have: List[Entry],
+                   folded: bool = False) -> Tuple[str, List[Entry]]:
+        """The soft-wrapped paragraph of line ``i`` (:func:`soft_wrap_paragraph`) joined with
+        spaces, and the entries it reads that none of its lines reads alone and that ``have`` does
+        not hold; ``(rest, [])`` when there is none. A message re-wrapped at word boundaries may
+        hold a signature's core over three or more lines (``Unexpected error from
+        cudaGetDeviceCount(). Did you run some cuda`` / ``functions before calling ...`` / ``Error
+        500: named symbol not found``), which the joins of two lines leave apart. The joined text
+        has its bare status numbers named (``return code = -9`` cut from its number); ``folded``:
+        an error line's paragraph is matched whatever the letter case too, as the line would be."""
+        lines, i, _ = where
+        lo, hi = max(0, i - PARAGRAPH_LINES + 1), min(len(lines), i + PARAGRAPH_LINES)
+        pieces = [rest if j == i else bare(lines[j][:MAX_LINE])[1] for j in range(lo, hi)]
+        first, last = soft_wrap_paragraph(pieces, i - lo)
+        if first == last:
+            return rest, []
+        self._rejoins += 1
+        parts = [p.strip() for p in pieces[first:last + 1]]
+        joined = " ".join(parts)
+        if NUMBERS_GATE.search(joined) is not None:
+            joined = read_numbers(joined)
+        if self._entry_gate(joined) is None:
+            return rest, []
+        alone = set(have)
+        for part in parts:
+            if self._entry_gate(part) is not None:
+                alone.update(self.kb.match_line(part))
+        new = [e for e in self.kb.match_line(joined) if e not in alone]
+        if not new and folded and self._folded < MAX_FOLDED:
+            self._folded += 1
+            new = [e for e in self.kb.match_line_folded(joined) if e not in alone]
+            if new:   # not one a line reads alone whatever its case
+                self._folded += len(parts)
+                for part in parts:
+                    alone.update(self.kb.match_line_folded(part))
+                new = [e for e in new if e not in alone]
+        return (joined, new) if new else (rest, [])
+
     def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None,
               continuation: Optional[str] = None, glued_first: bool = False) -> None:
         text = undecorate(text)
@@ -1444,10 +1563,19 @@ class LogScanner:
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
+                if not found and self._rejoins < MAX_REJOINS:
+                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
                 if found and not (catch_all and all(e.fallback or e.said for e in found)):
                     rest, entries = joined, found
+                    line = Line(lineno, rest, key)
+            elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
+                # a line a specific entry named may be the start of a re-wrapped message whose
+                # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
+                joined, found = self._paragraph(rest, where, entries)
+                if found and not all(e.fallback or e.said for e in found):
+                    rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
             if not entries and shape and self._folded < MAX_FOLDED:
                 # an error line no signature matches as written may match whatever the letter
