@@ -57,6 +57,8 @@ OTHER_ERRORS = 40
 QUIET_RESCAN_CHARS = 1 << 20
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
+#: unexplained error lines per log whose soft-wrapped paragraph is looked for (:func:`soft_wrap_paragraph`)
+MAX_PARAGRAPHS = 400
 #: error lines per log that are matched again whatever the letter case (see
 #: ``KnowledgeBase.match_line_folded``): each costs a pass over every entry's needles
 MAX_FOLDED = 200
@@ -345,6 +347,11 @@ PARAGRAPH_LINES = 6
 PARAGRAPH_CHARS = 1500
 
 
+#: a progress bar (tqdm's ``42%|####| 88/88 [00:28<00:00, 3.07it/s]``): as wide as the terminal by
+#: design, cut there by a paste, never a wrapped sentence
+_PROGRESS_RE = re.compile(r"\d%\||\bit/s\b|\bs/it\b")
+
+
 def _first_word_len(text: str) -> int:
     cut = text.find(" ")
     return len(text) if cut < 0 else cut
@@ -358,7 +365,7 @@ def _continues(text: str) -> bool:
                 or RECORD_RE.match(text) or read_log_prefix(text)[0] or exception_line(text))
 
 
-def soft_wrap_paragraph(pieces: List[str], i: int) -> Tuple[int, int]:
+def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[int, int]:
     """``(first, last)``: the run of ``pieces`` (lines without their stream prefixes) around
     ``pieces[i]`` that a word wrapper made of one line, or ``(i, i)``.
 
@@ -368,13 +375,25 @@ def soft_wrap_paragraph(pieces: List[str], i: int) -> Tuple[int, int]:
     whole on its own line), at least SOFT_WRAP_MIN; each break of the run must fit it. The
     pieces share their indentation (a wrapper keeps it), none is blank, and none after the first
     starts a record, a traceback line, an exception line or a list item (:func:`_continues`).
-    At most PARAGRAPH_LINES pieces and PARAGRAPH_CHARS characters."""
+    At most PARAGRAPH_LINES pieces and PARAGRAPH_CHARS characters. ``head``: ``pieces[i]`` starts
+    a record of its own (a logger's prefix was read off it): the run starts there."""
     def indent(text: str) -> int:
         return len(text) - len(text.lstrip())
 
     def joinable(j: int) -> bool:          # the break between pieces[j] and pieces[j + 1]
-        a, b = pieces[j], pieces[j + 1]
-        return bool(a.strip()) and bool(b.strip()) and indent(a) == indent(b) and _continues(b.strip())
+        a, b = pieces[j].rstrip(), pieces[j + 1]
+        head_b = b.strip()
+        if not (a.strip() and head_b) or indent(a) != indent(b) or not _continues(head_b) \
+                or a.strip()[:8] == head_b[:8] or _PROGRESS_RE.search(a) or _PROGRESS_RE.search(b):
+            return False                   # (two records of one shape: "Writing metrics: ..." twice)
+        if head_b[0].isupper() and a[-1] not in ".?!:;":
+            # mid-sentence, a wrapper puts a capital first only on a name: a word with more capitals,
+            # digits or signs in it ("NumCudaDevices()", "CUDA"), or one of a run of names ("AGX / Orin.")
+            word = head_b[:_first_word_len(head_b)].rstrip(".,;:")
+            last = a.rsplit(None, 1)[-1]
+            if word[1:].islower() and word.isalpha() and not last[:1].isupper():
+                return False               # a new line of its own ("... scores.jsonl" / "Killed")
+        return True
 
     first = last = i
     size = len(pieces[i])
@@ -382,7 +401,7 @@ def soft_wrap_paragraph(pieces: List[str], i: int) -> Tuple[int, int]:
             and size + len(pieces[last + 1]) <= PARAGRAPH_CHARS:
         last += 1
         size += len(pieces[last])
-    while first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
+    while not head and first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
             and size + len(pieces[first - 1]) <= PARAGRAPH_CHARS:
         first -= 1
         size += len(pieces[first])
@@ -1091,6 +1110,9 @@ class LogScanner:
         self._quiet_chars = 0
         self._seams: Set[int] = set()
         self._rejoins = 0
+        self._paragraphs = 0
+        #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
+        self._paragraph_seen: Tuple[int, int] = (-1, -1)
         self._folded = 0
         self._lineno = 0
         self._closed = False
@@ -1436,6 +1458,20 @@ class LogScanner:
                 return joined, new
         return rest, []
 
+    @staticmethod
+    def _paragraph_span(rest: str, where: Tuple[List[str], int, int]) -> Optional[Tuple[int, int, List[str]]]:
+        """(first, last, stripped pieces) of the soft-wrapped paragraph of line ``i`` of a chunk
+        (``rest`` standing for that line), or None when the line is a paragraph of its own."""
+        lines, i, _ = where
+        lo, hi = max(0, i - PARAGRAPH_LINES + 1), min(len(lines), i + PARAGRAPH_LINES)
+        pieces = [rest if j == i else bare(lines[j][:MAX_LINE])[1] for j in range(lo, hi)]
+        # a line whose logger's prefix was read off starts a record: no line above continues into it
+        head = read_log_prefix(bare(lines[i][:MAX_LINE])[1])[0] > 0
+        first, last = soft_wrap_paragraph(pieces, i - lo, head)
+        if first == last:
+            return None
+        return lo + first, lo + last, [p.strip() for p in pieces[first:last + 1]]
+
     def _paragraph(self, rest: str, where: Tuple[List[str], int, int], have: List[Entry],
                    folded: bool = False) -> Tuple[str, List[Entry]]:
         """The soft-wrapped paragraph of line ``i`` (:func:`soft_wrap_paragraph`) joined with
@@ -1446,14 +1482,11 @@ class LogScanner:
         500: named symbol not found``), which the joins of two lines leave apart. The joined text
         has its bare status numbers named (``return code = -9`` cut from its number); ``folded``:
         an error line's paragraph is matched whatever the letter case too, as the line would be."""
-        lines, i, _ = where
-        lo, hi = max(0, i - PARAGRAPH_LINES + 1), min(len(lines), i + PARAGRAPH_LINES)
-        pieces = [rest if j == i else bare(lines[j][:MAX_LINE])[1] for j in range(lo, hi)]
-        first, last = soft_wrap_paragraph(pieces, i - lo)
-        if first == last:
+        span = self._paragraph_span(rest, where)
+        if span is None:
             return rest, []
         self._rejoins += 1
-        parts = [p.strip() for p in pieces[first:last + 1]]
+        parts = span[2]
         joined = " ".join(parts)
         if NUMBERS_GATE.search(joined) is not None:
             joined = read_numbers(joined)
@@ -1602,6 +1635,23 @@ class LogScanner:
                     # shows the failure (reasoning): the line still counts as what it is
                     self._other(line, error_shape(rest))
             elif not in_frames:
+                if where is not None and self._paragraphs < MAX_PARAGRAPHS and not WARNING_RE.match(rest):
+                    # an unexplained error re-wrapped at word boundaries is reported whole (what a
+                    # guess from its words reads), once for its paragraph
+                    self._paragraphs += 1
+                    span = self._paragraph_span(rest, where)
+                    if span is not None:
+                        first, last = where[2] + span[0], where[2] + span[1]
+                        if self._paragraph_seen[0] <= where[2] + where[1] <= self._paragraph_seen[1]:
+                            return
+                        joined = " ".join(span[2])
+                        # (a line that is no error alone takes its paragraph only where no line
+                        # of it is one alone either: the whole states the failure)
+                        joined_shape = shape or (error_shape(joined) if not any(
+                            error_shape(part) for part in span[2]) else None)
+                        if joined_shape:
+                            self._paragraph_seen = (first, last)
+                            line, shape = Line(lineno, joined, key), joined_shape
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
