@@ -115,6 +115,9 @@ def test_prefix_near_misses(line):
     lambda ln: "May 01 12:00:00 node jupyter[12]: " + ln,
     lambda ln: "[rank0]: " + ln,
     lambda ln: "> " + ln,
+    lambda ln: "2024-05-01 12:00:00,123 - root - ERROR - " + ln,
+    lambda ln: "E0501 12:00:00.123456  4242 worker.cc:88] " + ln,
+    lambda ln: "ERROR 05-01 12:00:00 [engine.py:12] " + ln,
 ])
 def test_echoed_source_comment_under_a_prefix_is_no_clue(wrap):
     # an IPython traceback echoes torch's source; its comment words ("driver initialization
@@ -451,3 +454,28 @@ def test_a_name_or_a_sentence_end_before_a_capital_still_continues():
                    "functions before calling NumCudaDevices() that might have already set an error? "
                    "Error 500: named symbol not found", 80).split("\n")
     assert pieces[-1].startswith("Error 500") and soft_wrap_paragraph(pieces, len(pieces) - 1) == (0, len(pieces) - 1)
+
+
+@pytest.mark.parametrize("rest", ["    error, no GPUs", " no GPUs", "no GPUs"])
+def test_the_wrapped_rest_of_an_echoed_comment_is_no_clue(rest):
+    # torch/cuda/__init__.py's comment, echoed by IPython and wrapped at 80 columns (by words or
+    # by a terminal): its second half is still the library's words
+    lines = [
+        "/usr/local/lib/python3.7/dist-packages/torch/cuda/__init__.py in _lazy_init()",
+        "    168         # This function throws if there's a driver initialization" + ("" if rest.startswith("    ") else " error,"),
+        rest,
+        "    169         # are found or any other error occurs",
+        "--> 170         torch._C._cuda_init()",
+        "",
+        "RuntimeError: No CUDA GPUs are available",
+    ]
+    assert "no GPU" not in scan_text("\n".join(lines)).clues
+
+
+def test_a_users_line_after_the_echoed_source_is_still_read():
+    # a near miss: the exception line after an echoed comment is the program's, and a user's
+    # sentence after a blank line is the user's
+    lines = ["    168         # This function throws if there's a driver initialization error, no GPUs",
+             "RuntimeError: no GPU found on this machine", "", "I have no GPU on this machine"]
+    seen = scan_text("\n".join(lines)).clues.get("no GPU", [])
+    assert [n for n, _ in seen] == [2, 4]

@@ -121,6 +121,8 @@ HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<l
 #: alternatives and took seconds on a 16 KB line of ``ErrorErrorError...``); the type's
 #: shape is then judged in Python by :func:`_is_exception_type`.
 EXC_HEAD_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::[ \t]?(?P<msg>.*))?$")
+#: a numbered source line an IPython or rich traceback echoes (``    168  code``, ``--> 170``)
+_NUMBERED_SOURCE_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}(?:[ \t│|]|$)")
 _EXC_SUFFIXES = ("Error", "Exception", "Exit", "Interrupt", "Warning", "Failure", "Fault")
 #: A logger's prefix before the message: one reader for both uses (session 20: two overlapping
 #: regexes read it before). Its first part, ``stamped``, is a record prefix with a timestamp,
@@ -896,6 +898,30 @@ def undecorate(text: str) -> str:
     return text
 
 
+def _echoed_comment(lines: List[str], k: int, cuts: Set[int] = frozenset()) -> bool:
+    """Whether ``lines[k]`` is a comment of a library's source that a traceback echoes
+    (:data:`ECHOED_COMMENT_RE`), under a stream or a logger's prefix too, or the rest of one
+    a terminal cut (``cuts``: :func:`hard_wrap_cuts`) or a wrapper moved to the next line
+    (``    168         # ... a driver initialization`` / ``    error, no GPUs``): a line after an
+    echoed comment that is no numbered source line, frame or exception line."""
+    def echoed(raw: str) -> bool:
+        return ECHOED_COMMENT_RE.match(raw) is not None or (
+            raw[:1] in _PREFIXED_FIRST
+            and ECHOED_COMMENT_RE.match(strip_log_prefix(bare(raw[:MAX_LINE])[1])) is not None)
+
+    if echoed(lines[k]):
+        return True
+    if k == 0 or not lines[k].strip() or not echoed(lines[k - 1]):
+        return False
+    if k - 1 in cuts:
+        return True
+    # an echoed source line is followed by the next numbered one, an arrow or a blank line: a line
+    # of none of these shapes after a comment is its rest, wrapped (at a width no cut was seen at)
+    rest = strip_log_prefix(bare(lines[k][:MAX_LINE])[1])
+    return not _NUMBERED_SOURCE_RE.match(rest) and not rest.lstrip().startswith(('File "', "Traceback (")) \
+        and not exception_line(rest.strip())
+
+
 class InputError(Exception):
     """The input cannot be read as a log (binary, unreadable); the message says why."""
 
@@ -1258,7 +1284,7 @@ class LogScanner:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
         if self.kb.clues and len(r.clues) < MAX_CLUES:
-            self._find_clues(body, lines, base)
+            self._find_clues(body, lines, base, wraps)
         if base == 0:
             self._fact_lines.extend(self._gate_facts(body, lines, base, 0, FACT_WINDOW))
         self._last_body = (base, body)
@@ -1319,7 +1345,7 @@ class LogScanner:
                     kept.setdefault(self._lineno + i + 1, raw)
         return changed
 
-    def _find_clues(self, body: str, lines: List[str], base: int) -> None:
+    def _find_clues(self, body: str, lines: List[str], base: int, wraps: Set[int] = frozenset()) -> None:
         """Record where each clue literal first occurs (one more C-speed pass over the chunk).
 
         A comment of a library's source that a traceback echoes (IPython's and rich's
@@ -1330,9 +1356,7 @@ class LogScanner:
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
-            if ECHOED_COMMENT_RE.match(lines[line_of]) or (
-                    lines[line_of][:1] in _PREFIXED_FIRST
-                    and ECHOED_COMMENT_RE.match(bare(lines[line_of][:MAX_LINE])[1])):
+            if _echoed_comment(lines, line_of, wraps):
                 continue
             url = _in_url(body, pos)
             for lit in self.kb.clues_at(body, pos, hit):
