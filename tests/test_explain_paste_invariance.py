@@ -479,3 +479,23 @@ def test_a_users_line_after_the_echoed_source_is_still_read():
              "RuntimeError: no GPU found on this machine", "", "I have no GPU on this machine"]
     seen = scan_text("\n".join(lines)).clues.get("no GPU", [])
     assert [n for n, _ in seen] == [2, 4]
+
+
+def test_a_hit_on_a_rewrapped_sentence_keeps_the_whole_sentence():
+    # pytorch/pytorch#168065, re-wrapped: the user's statement is read on its first piece, its
+    # cause ("... of torch") on the next; the hit keeps the sentence whole
+    text = ("Hi, noticing that trying to `pip install torch` resulted in the CPU version of\n"
+            "torch stable.\n\nRepro:\n1. Get an aarch64 machine, e.g. GB200\n")
+    hits = [h for h in scan_text(text).hits if h.entry == "said-torch-cpu-only-build"]
+    assert hits and hits[0].line.text.endswith("CPU version of torch stable.")
+    assert _codes(text)[:1] == ["torch-cpu-only-build"]
+
+
+def test_a_hit_line_that_ends_its_paragraph_keeps_its_own_text():
+    # a near miss: the next line is far longer than this one could have been wrapped at (its
+    # first word would have fit): a line of its own, not the rest of this one
+    text = ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.\n"
+            "Nothing else was printed by the build step before the process exited with status 1, "
+            "and the log of the previous run ends the same way\n")
+    hits = [h for h in scan_text(text).hits if h.entry == "triton-no-c-compiler"]
+    assert hits and hits[0].line.text == "RuntimeError: Failed to find C compiler. Please specify via CC environment variable."

@@ -1497,7 +1497,7 @@ class LogScanner:
         return lo + first, lo + last, [p.strip() for p in pieces[first:last + 1]]
 
     def _paragraph(self, rest: str, where: Tuple[List[str], int, int], have: List[Entry],
-                   folded: bool = False) -> Tuple[str, List[Entry]]:
+                   folded: bool = False, whole: bool = False) -> Tuple[str, List[Entry]]:
         """The soft-wrapped paragraph of line ``i`` (:func:`soft_wrap_paragraph`) joined with
         spaces, and the entries it reads that none of its lines reads alone and that ``have`` does
         not hold; ``(rest, [])`` when there is none. A message re-wrapped at word boundaries may
@@ -1505,7 +1505,10 @@ class LogScanner:
         cudaGetDeviceCount(). Did you run some cuda`` / ``functions before calling ...`` / ``Error
         500: named symbol not found``), which the joins of two lines leave apart. The joined text
         has its bare status numbers named (``return code = -9`` cut from its number); ``folded``:
-        an error line's paragraph is matched whatever the letter case too, as the line would be."""
+        an error line's paragraph is matched whatever the letter case too, as the line would be;
+        ``whole``: a paragraph that reads every entry of ``have`` again (and none more) is returned
+        with no entry, so that the hit keeps the whole message (its refinements and the words of a
+        user's statement read the rest of the sentence)."""
         span = self._paragraph_span(rest, where)
         if span is None:
             return rest, []
@@ -1520,7 +1523,10 @@ class LogScanner:
         for part in parts:
             if self._entry_gate(part) is not None:
                 alone.update(self.kb.match_line(part))
-        new = [e for e in self.kb.match_line(joined) if e not in alone]
+        reads = self.kb.match_line(joined)
+        new = [e for e in reads if e not in alone]
+        if not new and have and whole and all(e in reads for e in have):
+            return joined, []           # the same entries, read in the whole message
         if not new and folded and self._folded < MAX_FOLDED:
             self._folded += 1
             new = [e for e in self.kb.match_line_folded(joined) if e not in alone]
@@ -1621,7 +1627,9 @@ class LogScanner:
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
                 if not found and self._rejoins < MAX_REJOINS:
-                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
+                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None, whole=True)
+                    if not found and joined is not rest:   # the same entries, the whole message
+                        rest, line = joined, Line(lineno, joined, key)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
                 if found and not (catch_all and all(e.fallback or e.said for e in found)):
@@ -1630,10 +1638,12 @@ class LogScanner:
             elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
                 # a line a specific entry named may be the start of a re-wrapped message whose
                 # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
-                joined, found = self._paragraph(rest, where, entries)
+                joined, found = self._paragraph(rest, where, entries, whole=True)
                 if found and not all(e.fallback or e.said for e in found):
                     rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
+                elif not found and joined is not rest:
+                    rest, line = joined, Line(lineno, joined, key)
             if not entries and shape and self._folded < MAX_FOLDED:
                 # an error line no signature matches as written may match whatever the letter
                 # case (a Go program's lower-case errors, a message retyped by hand); after the joins,
