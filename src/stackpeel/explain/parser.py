@@ -342,9 +342,10 @@ def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
 #: a message re-wrapped at word boundaries (an editor, a mail client, a terminal that wraps
 #: words, an issue form at 72 to 120 columns) is a paragraph of lines each as long as the words
 #: allow; the lines of such a paragraph around an error line are read joined, for a signature
-#: that only the whole message reads (:func:`soft_wrap_paragraph`). The narrowest width taken for
-#: a wrap, and how many lines and characters a paragraph reads at most
-SOFT_WRAP_MIN = 60
+#: that only the whole message reads (:func:`soft_wrap_paragraph`). The narrowest and the widest
+#: width taken for a wrap (a log's own long lines are no wrapped paragraph), and how many lines
+#: and characters a paragraph reads at most
+SOFT_WRAP_MIN, SOFT_WRAP_MAX = 60, 200
 PARAGRAPH_LINES = 6
 PARAGRAPH_CHARS = 1500
 
@@ -367,18 +368,24 @@ def _continues(text: str) -> bool:
                 or RECORD_RE.match(text) or read_log_prefix(text)[0] or exception_line(text))
 
 
-def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[int, int]:
+def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences: bool = False) -> Tuple[int, int]:
     """``(first, last)``: the run of ``pieces`` (lines without their stream prefixes) around
     ``pieces[i]`` that a word wrapper made of one line, or ``(i, i)``.
 
     A word wrapper at width W fills each line while the next word fits: every line but the last
     is at most W long and its next line's first word would have made it longer than W. W is
     taken as the run's longest line of several words (a lone word longer than the width stays
-    whole on its own line), at least SOFT_WRAP_MIN; each break of the run must fit it. The
+    whole on its own line), between SOFT_WRAP_MIN and SOFT_WRAP_MAX; each break of the run must
+    fit it. The
     pieces share their indentation (a wrapper keeps it), none is blank, and none after the first
     starts a record, a traceback line, an exception line or a list item (:func:`_continues`).
     At most PARAGRAPH_LINES pieces and PARAGRAPH_CHARS characters. ``head``: ``pieces[i]`` starts
-    a record of its own (a logger's prefix was read off it): the run starts there."""
+    a record of its own (a logger's prefix was read off it): the run starts there. ``sentences``:
+    the run starts at ``pieces[i]`` and ends at a line that ends a sentence or opens a quote
+    (``.``, ``?``, ``!``, ``:``), before a line of one word or one that starts with a sign (a
+    separator, a fence), and after a frame: what is reported as one error line is the rest of
+    its own sentence (a message's next sentence may be read for a signature, not the line
+    after it)."""
     def indent(text: str) -> int:
         return len(text) - len(text.lstrip())
 
@@ -388,6 +395,9 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[
         if not (a.strip() and head_b) or indent(a) != indent(b) or not _continues(head_b) \
                 or a.strip()[:8] == head_b[:8] or _PROGRESS_RE.search(a) or _PROGRESS_RE.search(b):
             return False                   # (two records of one shape: "Writing metrics: ..." twice)
+        if sentences and (a.rstrip("`'\")")[-1:] in (".", "?", "!", ":") or " " not in head_b
+                          or not (head_b[0].isalnum() or head_b[0] in "(`'\"") or a.lstrip().startswith('File "')):
+            return False
         if head_b[0].isupper() and a[-1] not in ".?!:;":
             # mid-sentence, a wrapper puts a capital first only on a name: a word with more capitals,
             # digits or signs in it ("NumCudaDevices()", "CUDA"), or one of a run of names ("AGX / Orin.")
@@ -403,7 +413,7 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[
             and size + len(pieces[last + 1]) <= PARAGRAPH_CHARS:
         last += 1
         size += len(pieces[last])
-    while not head and first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
+    while not (head or sentences) and first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
             and size + len(pieces[first - 1]) <= PARAGRAPH_CHARS:
         first -= 1
         size += len(pieces[first])
@@ -414,7 +424,7 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[
         # short lines around one word longer than any width taken (a path, a mangled symbol): the
         # word was moved to a line of its own
         width = SOFT_WRAP_MIN
-    if width < SOFT_WRAP_MIN:
+    if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
         return i, i
 
     def wrapped(j: int) -> bool:           # the next piece's first word did not fit on pieces[j]
@@ -426,6 +436,20 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False) -> Tuple[
     while lo > first and wrapped(lo - 1):
         lo -= 1
     return lo, hi
+
+
+def soft_wrapped(lines: List[str]) -> bool:
+    """Whether a chunk reads as re-wrapped at word boundaries as a whole: its longest line of
+    several words (W, between SOFT_WRAP_MIN and SOFT_WRAP_MAX) is matched by at least three such
+    lines up to 12 characters shorter, a third of all its lines longer than W / 2 (a wrapper
+    fills every line to near its width; a log's own lines end anywhere). The guard of the
+    unexplained-error paragraph (:meth:`LogScanner._line`), where no entry vouches for a join."""
+    lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
+    width = max(lens, default=0)
+    if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
+        return False
+    near = sum(1 for n in lens if n >= width - 12)
+    return near >= 3 and 3 * near >= sum(1 for n in lens if n > width // 2)
 
 
 def _has_json_records(text: str) -> bool:
@@ -836,6 +860,12 @@ SUSPECT_GOES_ON_RE = re.compile(
 )
 
 
+def _error_words(text: str) -> bool:
+    """Whether ``text`` holds a word any error shape reads (healthy or not)."""
+    text = text[:ERROR_SHAPE_CHARS]
+    return bool(HARD_ERROR_RE.search(text) or SOFT_ERROR_RE.search(text) or WORD_ERROR_RE.search(text))
+
+
 def suspect_shape(text: str) -> Optional[str]:
     """"suspect" when ``text`` states a failure by the documented rule though
     :func:`error_shape` does not count it (see :data:`SUSPECT_RE`), or says in a user's words
@@ -1139,6 +1169,10 @@ class LogScanner:
         self._paragraphs = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
         self._paragraph_seen: Tuple[int, int] = (-1, -1)
+        #: the same for the last paragraph a hit kept whole
+        self._whole_seen: Tuple[int, int] = (-1, -1)
+        #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
+        self._soft: Tuple[Optional[List[str]], bool] = (None, False)
         self._folded = 0
         self._lineno = 0
         self._closed = False
@@ -1482,8 +1516,15 @@ class LogScanner:
                 return joined, new
         return rest, []
 
+    def _soft_chunk(self, lines: List[str]) -> bool:
+        """:func:`soft_wrapped` of the chunk ``lines``, computed once per chunk."""
+        if self._soft[0] is not lines:
+            self._soft = (lines, soft_wrapped(lines))
+        return self._soft[1]
+
     @staticmethod
-    def _paragraph_span(rest: str, where: Tuple[List[str], int, int]) -> Optional[Tuple[int, int, List[str]]]:
+    def _paragraph_span(rest: str, where: Tuple[List[str], int, int], sentences: bool = False
+                        ) -> Optional[Tuple[int, int, List[str]]]:
         """(first, last, stripped pieces) of the soft-wrapped paragraph of line ``i`` of a chunk
         (``rest`` standing for that line), or None when the line is a paragraph of its own."""
         lines, i, _ = where
@@ -1491,7 +1532,7 @@ class LogScanner:
         pieces = [rest if j == i else bare(lines[j][:MAX_LINE])[1] for j in range(lo, hi)]
         # a line whose logger's prefix was read off starts a record: no line above continues into it
         head = read_log_prefix(bare(lines[i][:MAX_LINE])[1])[0] > 0
-        first, last = soft_wrap_paragraph(pieces, i - lo, head)
+        first, last = soft_wrap_paragraph(pieces, i - lo, head, sentences)
         if first == last:
             return None
         return lo + first, lo + last, [p.strip() for p in pieces[first:last + 1]]
@@ -1512,6 +1553,8 @@ class LogScanner:
         span = self._paragraph_span(rest, where)
         if span is None:
             return rest, []
+        if whole and self._whole_seen[0] <= where[2] + where[1] <= self._whole_seen[1]:
+            whole = False          # the message was kept whole on an earlier line of it: not twice
         self._rejoins += 1
         parts = span[2]
         joined = " ".join(parts)
@@ -1526,6 +1569,7 @@ class LogScanner:
         reads = self.kb.match_line(joined)
         new = [e for e in reads if e not in alone]
         if not new and have and whole and all(e in reads for e in have):
+            self._whole_seen = (where[2] + span[0], where[2] + span[1])
             return joined, []           # the same entries, read in the whole message
         if not new and folded and self._folded < MAX_FOLDED:
             self._folded += 1
@@ -1627,9 +1671,7 @@ class LogScanner:
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
                 if not found and self._rejoins < MAX_REJOINS:
-                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None, whole=True)
-                    if not found and joined is not rest:   # the same entries, the whole message
-                        rest, line = joined, Line(lineno, joined, key)
+                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
                 if found and not (catch_all and all(e.fallback or e.said for e in found)):
@@ -1638,12 +1680,10 @@ class LogScanner:
             elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
                 # a line a specific entry named may be the start of a re-wrapped message whose
                 # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
-                joined, found = self._paragraph(rest, where, entries, whole=True)
+                joined, found = self._paragraph(rest, where, entries)
                 if found and not all(e.fallback or e.said for e in found):
                     rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
-                elif not found and joined is not rest:
-                    rest, line = joined, Line(lineno, joined, key)
             if not entries and shape and self._folded < MAX_FOLDED:
                 # an error line no signature matches as written may match whatever the letter
                 # case (a Go program's lower-case errors, a message retyped by hand); after the joins,
@@ -1669,19 +1709,21 @@ class LogScanner:
                     # shows the failure (reasoning): the line still counts as what it is
                     self._other(line, error_shape(rest))
             elif not in_frames:
-                if where is not None and self._paragraphs < MAX_PARAGRAPHS and not WARNING_RE.match(rest):
+                if where is not None and self._paragraph_seen[0] <= where[2] + where[1] <= self._paragraph_seen[1]:
+                    return          # reported with the paragraph it continues
+                if where is not None and self._paragraphs < MAX_PARAGRAPHS and not WARNING_RE.match(rest) \
+                        and self._soft_chunk(where[0]):
                     # an unexplained error re-wrapped at word boundaries is reported whole (what a
                     # guess from its words reads), once for its paragraph
                     self._paragraphs += 1
-                    span = self._paragraph_span(rest, where)
+                    span = self._paragraph_span(rest, where, sentences=True)
                     if span is not None:
                         first, last = where[2] + span[0], where[2] + span[1]
-                        if self._paragraph_seen[0] <= where[2] + where[1] <= self._paragraph_seen[1]:
-                            return
                         joined = " ".join(span[2])
-                        # (a line that is no error alone takes its paragraph only where no line
-                        # of it is one alone either: the whole states the failure)
-                        joined_shape = shape or (error_shape(joined) if not any(
+                        # (a line that is no error alone takes its paragraph only where it holds no
+                        # error word a rule judged healthy, and no line of it is an error alone
+                        # either: the whole states the failure)
+                        joined_shape = shape or (error_shape(joined) if not _error_words(rest) and not any(
                             error_shape(part) for part in span[2]) else None)
                         if joined_shape:
                             self._paragraph_seen = (first, last)
