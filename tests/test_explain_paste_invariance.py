@@ -504,3 +504,13 @@ def test_a_hit_line_that_ends_its_paragraph_keeps_its_own_text():
             "and the log of the previous run ends the same way\n")
     hits = [h for h in scan_text(text).hits if h.entry == "triton-no-c-compiler"]
     assert hits and hits[0].line.text == "RuntimeError: Failed to find C compiler. Please specify via CC environment variable."
+
+
+def test_a_tables_rows_are_no_sentence_to_report_whole():
+    # `docker context ls` (NVIDIA/nvidia-container-toolkit#814): the header ends on ERROR, a row
+    # follows; reported as one error line they would mix two rows
+    rows = ["NAME              DESCRIPTION                               DOCKER ENDPOINT        ERROR",
+            "default           Current DOCKER_HOST based configuration   unix:///var/run/docker.sock"]
+    assert soft_wrap_paragraph(rows, 0, sentences=True) == (0, 0)
+    # the same two rows are no paragraph of prose either way round
+    assert soft_wrap_paragraph(rows, 1, sentences=True) == (1, 1)

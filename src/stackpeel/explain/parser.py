@@ -57,7 +57,7 @@ OTHER_ERRORS = 40
 QUIET_RESCAN_CHARS = 1 << 20
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
-#: unexplained error lines per log whose soft-wrapped paragraph is looked for (:func:`soft_wrap_paragraph`)
+#: error lines per log whose soft-wrapped paragraph is looked for (:func:`soft_wrap_paragraph`)
 MAX_PARAGRAPHS = 400
 #: error lines per log that are matched again whatever the letter case (see
 #: ``KnowledgeBase.match_line_folded``): each costs a pass over every entry's needles
@@ -347,6 +347,9 @@ def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
 #: and characters a paragraph reads at most
 SOFT_WRAP_MIN, SOFT_WRAP_MAX = 60, 200
 PARAGRAPH_LINES = 6
+#: a chunk of more lines than this with a line wider than SOFT_WRAP_MAX is not read as re-wrapped
+#: (a long log; the test costs a pass of Python over its lines otherwise)
+SOFT_WRAP_LINES = 2000
 PARAGRAPH_CHARS = 1500
 
 
@@ -383,7 +386,7 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences
     a record of its own (a logger's prefix was read off it): the run starts there. ``sentences``:
     the run starts at ``pieces[i]`` and ends at a line that ends a sentence or opens a quote
     (``.``, ``?``, ``!``, ``:``), before a line of one word or one that starts with a sign (a
-    separator, a fence), and after a frame: what is reported as one error line is the rest of
+    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what is reported as one error line is the rest of
     its own sentence (a message's next sentence may be read for a signature, not the line
     after it)."""
     def indent(text: str) -> int:
@@ -396,7 +399,8 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences
                 or a.strip()[:8] == head_b[:8] or _PROGRESS_RE.search(a) or _PROGRESS_RE.search(b):
             return False                   # (two records of one shape: "Writing metrics: ..." twice)
         if sentences and (a.rstrip("`'\")")[-1:] in (".", "?", "!", ":") or " " not in head_b
-                          or not (head_b[0].isalnum() or head_b[0] in "(`'\"") or a.lstrip().startswith('File "')):
+                          or not (head_b[0].isalnum() or head_b[0] in "(`'\"") or a.lstrip().startswith('File "')
+                          or "   " in a.strip() or "   " in head_b):
             return False
         if head_b[0].isupper() and a[-1] not in ".?!:;":
             # mid-sentence, a wrapper puts a capital first only on a name: a word with more capitals,
@@ -444,7 +448,11 @@ def soft_wrapped(lines: List[str]) -> bool:
     lines up to 12 characters shorter, a third of all its lines longer than W / 2 (a wrapper
     fills every line to near its width; a log's own lines end anywhere). The guard of the
     unexplained-error paragraph (:meth:`LogScanner._line`), where no entry vouches for a join."""
-    lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
+    lens = list(map(len, lines))
+    if max(lens, default=0) > SOFT_WRAP_MAX:
+        if len(lines) > SOFT_WRAP_LINES:
+            return False       # a long log with lines wider than any wrap: no paste re-wrapped
+        lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
     width = max(lens, default=0)
     if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
         return False
@@ -935,6 +943,8 @@ def _echoed_comment(lines: List[str], k: int, cuts: Set[int] = frozenset()) -> b
     (``    168         # ... a driver initialization`` / ``    error, no GPUs``): a line after an
     echoed comment that is no numbered source line, frame or exception line."""
     def echoed(raw: str) -> bool:
+        if "#" not in raw:     # (most lines: one C-speed search)
+            return False
         return ECHOED_COMMENT_RE.match(raw) is not None or (
             raw[:1] in _PREFIXED_FIRST
             and ECHOED_COMMENT_RE.match(strip_log_prefix(bare(raw[:MAX_LINE])[1])) is not None)
@@ -1169,8 +1179,6 @@ class LogScanner:
         self._paragraphs = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
         self._paragraph_seen: Tuple[int, int] = (-1, -1)
-        #: the same for the last paragraph a hit kept whole
-        self._whole_seen: Tuple[int, int] = (-1, -1)
         #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
         self._soft: Tuple[Optional[List[str]], bool] = (None, False)
         self._folded = 0
@@ -1538,7 +1546,7 @@ class LogScanner:
         return lo + first, lo + last, [p.strip() for p in pieces[first:last + 1]]
 
     def _paragraph(self, rest: str, where: Tuple[List[str], int, int], have: List[Entry],
-                   folded: bool = False, whole: bool = False) -> Tuple[str, List[Entry]]:
+                   folded: bool = False) -> Tuple[str, List[Entry]]:
         """The soft-wrapped paragraph of line ``i`` (:func:`soft_wrap_paragraph`) joined with
         spaces, and the entries it reads that none of its lines reads alone and that ``have`` does
         not hold; ``(rest, [])`` when there is none. A message re-wrapped at word boundaries may
@@ -1546,15 +1554,14 @@ class LogScanner:
         cudaGetDeviceCount(). Did you run some cuda`` / ``functions before calling ...`` / ``Error
         500: named symbol not found``), which the joins of two lines leave apart. The joined text
         has its bare status numbers named (``return code = -9`` cut from its number); ``folded``:
-        an error line's paragraph is matched whatever the letter case too, as the line would be;
-        ``whole``: a paragraph that reads every entry of ``have`` again (and none more) is returned
-        with no entry, so that the hit keeps the whole message (its refinements and the words of a
-        user's statement read the rest of the sentence)."""
+        an error line's paragraph is matched whatever the letter case too, as the line would be.
+        At most MAX_PARAGRAPHS paragraphs are looked for per log."""
+        if self._paragraphs >= MAX_PARAGRAPHS:
+            return rest, []
+        self._paragraphs += 1
         span = self._paragraph_span(rest, where)
         if span is None:
             return rest, []
-        if whole and self._whole_seen[0] <= where[2] + where[1] <= self._whole_seen[1]:
-            whole = False          # the message was kept whole on an earlier line of it: not twice
         self._rejoins += 1
         parts = span[2]
         joined = " ".join(parts)
@@ -1566,11 +1573,7 @@ class LogScanner:
         for part in parts:
             if self._entry_gate(part) is not None:
                 alone.update(self.kb.match_line(part))
-        reads = self.kb.match_line(joined)
-        new = [e for e in reads if e not in alone]
-        if not new and have and whole and all(e in reads for e in have):
-            self._whole_seen = (where[2] + span[0], where[2] + span[1])
-            return joined, []           # the same entries, read in the whole message
+        new = [e for e in self.kb.match_line(joined) if e not in alone]
         if not new and folded and self._folded < MAX_FOLDED:
             self._folded += 1
             new = [e for e in self.kb.match_line_folded(joined) if e not in alone]
