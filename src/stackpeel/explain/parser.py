@@ -448,11 +448,9 @@ def soft_wrapped(lines: List[str]) -> bool:
     lines up to 12 characters shorter, a third of all its lines longer than W / 2 (a wrapper
     fills every line to near its width; a log's own lines end anywhere). The guard of the
     unexplained-error paragraph (:meth:`LogScanner._line`), where no entry vouches for a join."""
-    lens = list(map(len, lines))
-    if max(lens, default=0) > SOFT_WRAP_MAX:
-        if len(lines) > SOFT_WRAP_LINES:
-            return False       # a long log with lines wider than any wrap: no paste re-wrapped
-        lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
+    if len(lines) > SOFT_WRAP_LINES and max(map(len, lines), default=0) > SOFT_WRAP_MAX:
+        return False           # a long log with lines wider than any wrap: no paste re-wrapped
+    lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
     width = max(lens, default=0)
     if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
         return False
