@@ -123,6 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated transforms (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="write the report here too")
     ap.add_argument("--list", action="store_true", help="list the transforms and exit")
+    ap.add_argument("--lost", action="store_true",
+                    help="name each training log a transform loses, with the code it got instead")
     args = ap.parse_args(argv)
     if args.list:
         for name, (what, _) in TRANSFORMS.items():
@@ -155,7 +157,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         lost = 0
         for h, body, expected in base:
             code = first_code(fn(body), h.meta.get("source", ""))
-            lost += not (code is not None and alias.get(code, code) in expected)
+            missed = not (code is not None and alias.get(code, code) in expected)
+            lost += missed
+            if missed and args.lost:
+                print(f"lost {name}: {h.name} (expected {', '.join(expected)}; got {code})", flush=True)
         rows.append((name, lost))
     secs = time.monotonic() - start
 

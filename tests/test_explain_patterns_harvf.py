@@ -149,12 +149,8 @@ FAMILIES = {
 
 
 def _skip(msg, wrapper):
-    # Ray's placement-group TimeoutError is one line of 300+ characters whose GPU bundles come
-    # last: cut at 80 columns, the 'GPU' that makes it a GPU request lies four lines after the
-    # core, beyond what the parser re-joins after a word-wrap (a terminal's cut at the width is
-    # re-joined whole: parser.hard_wrap_cuts)
-    if msg.startswith("TimeoutError: Placement group") and wrapper == "word-wrapped-80":
-        return "GPU bundles four wrapped lines after the core"
+    # (Ray's placement-group TimeoutError, one line of 300+ characters whose GPU bundles come last,
+    # is read whole when word-wrapped at 80 columns: parser.soft_wrap_paragraph, session 20)
     return None
 
 

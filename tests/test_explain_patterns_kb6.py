@@ -177,11 +177,9 @@ NEW_ROOTS = ["openmp-missing", "torch-compile-python-unsupported", "distributed-
 
 
 def _wrap_limit(msg, wrapper):
-    """A long DeepSpeed line whose exit code a word-wrapping editor moves alone onto the next line
-    ('exits with return code =' / '1'): one line no longer holds the message's core."""
-    if wrapper == "word-wrapped-80" and "exits with return code" in msg \
-            and textwrap.wrap(msg, 80, break_long_words=False, break_on_hyphens=False)[-1].lstrip("-").isdigit():
-        return "the exit code is wrapped onto a line of its own"
+    """No limit is left: a long DeepSpeed line whose exit code a word-wrapping editor moves alone
+    onto the next line ('exits with return code =' / '1') is read as its paragraph
+    (parser.soft_wrap_paragraph, session 20)."""
     # (MXFP4's raise and transformers' warning differ only in their last words; cut at 80 columns
     # they are told apart since the scanner re-joins a terminal's cuts and a word-wrap's seams)
     return None

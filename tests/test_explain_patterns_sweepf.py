@@ -80,12 +80,11 @@ FAMILIES = {
 
 
 def _wrap_limit(msg, wrapper):
-    """torch's device-count message is three sentences: wrapped at 80 columns its error number
-    ('Error 500: ...') starts a line of its own after the '?' that ends the question, and the
-    joining of wrapped lines rightly stops at a finished sentence (its 999 and 804 siblings share
-    the limit; the 804 one is named by its error text alone)."""
-    if wrapper == "word-wrapped-80" and "NumCudaDevices()" in msg:   # a terminal's cut is re-joined
-        return "the error number is wrapped onto a line after a finished sentence"
+    """No limit is left: torch's device-count message is three sentences; wrapped at 80 columns
+    its error number ('Error 500: ...') starts a line of its own after the '?' that ends the
+    question, and the paragraph reader reads the three lines together
+    (parser.soft_wrap_paragraph, session 20; a terminal's cut is re-joined by
+    parser.hard_wrap_cuts)."""
     return None
 
 

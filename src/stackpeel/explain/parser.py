@@ -57,6 +57,8 @@ OTHER_ERRORS = 40
 QUIET_RESCAN_CHARS = 1 << 20
 #: unexplained error lines joined with their neighbours for a second search (per log)
 MAX_REJOINS = 400
+#: error lines per log whose soft-wrapped paragraph is looked for (:func:`soft_wrap_paragraph`)
+MAX_PARAGRAPHS = 400
 #: error lines per log that are matched again whatever the letter case (see
 #: ``KnowledgeBase.match_line_folded``): each costs a pass over every entry's needles
 MAX_FOLDED = 200
@@ -119,17 +121,38 @@ HEADLESS_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1000})", line (?P<l
 #: alternatives and took seconds on a 16 KB line of ``ErrorErrorError...``); the type's
 #: shape is then judged in Python by :func:`_is_exception_type`.
 EXC_HEAD_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::[ \t]?(?P<msg>.*))?$")
+#: a numbered source line an IPython or rich traceback echoes (``    168  code``, ``--> 170``)
+_NUMBERED_SOURCE_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}(?:[ \t│|]|$)")
 _EXC_SUFFIXES = ("Error", "Exception", "Exit", "Interrupt", "Warning", "Failure", "Fault")
-#: one line (at most) of text before an exception's type that a logger printed:
-#: ``ERROR 05-26 07:50:26 [core.py:396] ``, glog ``E0303 11:40:42.533000 713 file.py:533] ``,
-#: ``ERROR:    `` (uvicorn), ``[05/23/2021 18:30:06][host][0]:``, ``2024-01-02 10:11:12,345 ERROR ``
+#: A logger's prefix before the message: one reader for both uses (session 20: two overlapping
+#: regexes read it before). Its first part, ``stamped``, is a record prefix with a timestamp,
+#: read off every line of a paste (:meth:`LogScanner._line`), the level kept apart in groups
+#: ``l1``..``l5``: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
+#: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
+#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``. The
+#: rest are looser shapes read only where a line may hold an exception's type after them
+#: (:func:`strip_log_prefix`): ``ERROR 05-26 07:50:26 [core.py:396] ``, glog with more spaces,
+#: ``ERROR:    `` (uvicorn), ``[05/23/2021 18:30:06][host][0]:``, ``2024-01-02 10:11:12 ``.
+#: (journald's ``May 01 12:00:00 host python[123]: `` is a stream prefix: :data:`PREFIX_RE`
+#: reads it first.)
+_LEVEL = r"(?P<{}>DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
 LOG_PREFIX_RE = re.compile(
-    r"^(?:(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\b[^\]\n]{0,80}\]\s|"
-    r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s[^\]\s]{1,200}\]\s|"
-    r"(?:ERROR|WARNING|INFO|DEBUG|CRITICAL):\s+|"
-    r"(?:\[[^\]\n]{1,40}\]){2,4}:?\s?|"
-    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d*\s+(?:[A-Z]+\s+)?)"
+    r"^(?:(?P<stamped>" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL.format("l1") + r" - "
+    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL.format("l2") + r":? "
+    r"|" + _STAMP + r" \|? ?" + _LEVEL.format("l3") + r" \|? ?"
+    r"|(?P<l4>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
+    r"|" + _LEVEL.format("l5") + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
+    r")"
+    r"|(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\b[^\]\n]{0,80}\]\s"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s[^\]\s]{1,200}\]\s"
+    r"|(?:ERROR|WARNING|INFO|DEBUG|CRITICAL):\s+"
+    r"|(?:\[[^\]\n]{1,40}\]){2,4}:?\s?"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d*\s+(?:[A-Z]+\s+)?)"
 )
+_LEVEL_GROUPS = ("l1", "l2", "l3", "l4", "l5")
+#: the first characters of a logger's prefix: a timestamp's digit, a bracket, a level's letter
+_LOG_PREFIX_FIRST = frozenset("0123456789[DINWECF")
 
 
 def _is_exception_type(name: str) -> bool:
@@ -212,8 +235,12 @@ def decode_json_records(body: str) -> str:
 #: a terminal's hard wrap: the widths it cuts at, and how many lines of exactly that width (the
 #: chunk's longest) a chunk must hold before its lines of that width are read as cut ones
 HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
-#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there)
+#: lines this much shorter than the width, at most, are "near" it (word-wrapped lines end there);
+#: a chunk is rewritten only when it holds HARD_WRAP_STRONG times as many cut lines as near ones
+#: (a paragraph re-wrapped at word boundaries has lines of the full width too, and many near it:
+#: gluing them drops the spaces its wrapper took out)
 HARD_WRAP_NEAR = 8
+HARD_WRAP_STRONG = 3
 
 
 _BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
@@ -251,8 +278,8 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
     the pieces that follow (:meth:`LogScanner._chunk`), and keeps the joined text only where it
     matches an entry the piece alone does not: a word-wrap whose lines happen to be as long
     changes nothing. ``strong``: only a chunk that shows the wrap beyond doubt (at least
-    HARD_WRAP_LINES cuts, and twice as many lines of exactly the width as lines up to
-    HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
+    HARD_WRAP_LINES cuts, and HARD_WRAP_STRONG times as many lines of exactly the width as
+    lines up to HARD_WRAP_NEAR characters shorter), whose lines :func:`rejoin_hard_wraps` rewrites."""
     if len(lines) < 2:
         return set()
     width = max(len(ln) for ln in lines)
@@ -269,7 +296,7 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
         # a terminal cuts every long line at the width, so lines just shorter than it are rare;
         # a word-wrapper leaves many (its lines end where a word ends)
         near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
-        if n_cut < HARD_WRAP_LINES or n_cut < 2 * near:
+        if n_cut < HARD_WRAP_LINES or n_cut < HARD_WRAP_STRONG * near:
             return set()
     return {i for i, was_cut in enumerate(cut) if was_cut}
 
@@ -312,17 +339,148 @@ def _wrapped_rest(lines: List[str], i: int, cuts: Set[int]) -> str:
     return "".join(out)[:MAX_LINE]
 
 
+#: a message re-wrapped at word boundaries (an editor, a mail client, a terminal that wraps
+#: words, an issue form at 72 to 120 columns) is a paragraph of lines each as long as the words
+#: allow; the lines of such a paragraph around an error line are read joined, for a signature
+#: that only the whole message reads (:func:`soft_wrap_paragraph`). The narrowest and the widest
+#: width taken for a wrap (a log's own long lines are no wrapped paragraph), and how many lines
+#: and characters a paragraph reads at most
+SOFT_WRAP_MIN, SOFT_WRAP_MAX = 60, 200
+PARAGRAPH_LINES = 6
+#: a chunk of more lines than this with a line wider than SOFT_WRAP_MAX is not read as re-wrapped
+#: (a long log; the test costs a pass of Python over its lines otherwise)
+SOFT_WRAP_LINES = 2000
+PARAGRAPH_CHARS = 1500
+
+
+#: a progress bar (tqdm's ``42%|####| 88/88 [00:28<00:00, 3.07it/s]``): as wide as the terminal by
+#: design, cut there by a paste, never a wrapped sentence
+_PROGRESS_RE = re.compile(r"\d%\||\bit/s\b|\bs/it\b")
+
+
+def _first_word_len(text: str) -> int:
+    cut = text.find(" ")
+    return len(text) if cut < 0 else cut
+
+
+def _continues(text: str) -> bool:
+    """Whether a stripped line may continue the line before it as a wrapped piece: not a new
+    record, a traceback's line, an exception line or an item of a list."""
+    return not (text.startswith(('File "', "Traceback (", "During handling of", "The above exception",
+                                 "- ", "* ", "```"))
+                or RECORD_RE.match(text) or read_log_prefix(text)[0] or exception_line(text))
+
+
+def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences: bool = False) -> Tuple[int, int]:
+    """``(first, last)``: the run of ``pieces`` (lines without their stream prefixes) around
+    ``pieces[i]`` that a word wrapper made of one line, or ``(i, i)``.
+
+    A word wrapper at width W fills each line while the next word fits: every line but the last
+    is at most W long and its next line's first word would have made it longer than W. W is
+    taken as the run's longest line of several words (a lone word longer than the width stays
+    whole on its own line), between SOFT_WRAP_MIN and SOFT_WRAP_MAX; each break of the run must
+    fit it. The
+    pieces share their indentation (a wrapper keeps it), none is blank, and none after the first
+    starts a record, a traceback line, an exception line or a list item (:func:`_continues`).
+    At most PARAGRAPH_LINES pieces and PARAGRAPH_CHARS characters. ``head``: ``pieces[i]`` starts
+    a record of its own (a logger's prefix was read off it): the run starts there. ``sentences``:
+    the run starts at ``pieces[i]`` and ends at a line that ends a sentence or opens a quote
+    (``.``, ``?``, ``!``, ``:``), before a line of one word or one that starts with a sign (a
+    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what is reported as one error line is the rest of
+    its own sentence (a message's next sentence may be read for a signature, not the line
+    after it)."""
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    def joinable(j: int) -> bool:          # the break between pieces[j] and pieces[j + 1]
+        a, b = pieces[j].rstrip(), pieces[j + 1]
+        head_b = b.strip()
+        if not (a.strip() and head_b) or indent(a) != indent(b) or not _continues(head_b) \
+                or a.strip()[:8] == head_b[:8] or _PROGRESS_RE.search(a) or _PROGRESS_RE.search(b):
+            return False                   # (two records of one shape: "Writing metrics: ..." twice)
+        if sentences and (a.rstrip("`'\")")[-1:] in (".", "?", "!", ":") or " " not in head_b
+                          or not (head_b[0].isalnum() or head_b[0] in "(`'\"") or a.lstrip().startswith('File "')
+                          or "   " in a.strip() or "   " in head_b):
+            return False
+        if head_b[0].isupper() and a[-1] not in ".?!:;":
+            # mid-sentence, a wrapper puts a capital first only on a name: a word with more capitals,
+            # digits or signs in it ("NumCudaDevices()", "CUDA"), or one of a run of names ("AGX / Orin.")
+            word = head_b[:_first_word_len(head_b)].rstrip(".,;:")
+            last = a.rsplit(None, 1)[-1]
+            if word[1:].islower() and word.isalpha() and not last[:1].isupper():
+                return False               # a new line of its own ("... scores.jsonl" / "Killed")
+        return True
+
+    first = last = i
+    size = len(pieces[i])
+    while last + 1 < len(pieces) and last - first + 1 < PARAGRAPH_LINES and joinable(last) \
+            and size + len(pieces[last + 1]) <= PARAGRAPH_CHARS:
+        last += 1
+        size += len(pieces[last])
+    while not (head or sentences) and first > 0 and last - first + 1 < PARAGRAPH_LINES and joinable(first - 1) \
+            and size + len(pieces[first - 1]) <= PARAGRAPH_CHARS:
+        first -= 1
+        size += len(pieces[first])
+    if first == last:
+        return i, i
+    width = max((len(p.rstrip()) for p in pieces[first:last + 1] if " " in p.strip()), default=0)
+    if width < SOFT_WRAP_MIN and any(len(p.strip()) > SOFT_WRAP_MIN for p in pieces[first:last + 1]):
+        # short lines around one word longer than any width taken (a path, a mangled symbol): the
+        # word was moved to a line of its own
+        width = SOFT_WRAP_MIN
+    if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
+        return i, i
+
+    def wrapped(j: int) -> bool:           # the next piece's first word did not fit on pieces[j]
+        return len(pieces[j].rstrip()) + 1 + _first_word_len(pieces[j + 1].strip()) > width
+
+    lo = hi = i
+    while hi < last and wrapped(hi):
+        hi += 1
+    while lo > first and wrapped(lo - 1):
+        lo -= 1
+    return lo, hi
+
+
+def soft_wrapped(lines: List[str]) -> bool:
+    """Whether a chunk reads as re-wrapped at word boundaries as a whole: its longest line of
+    several words (W, between SOFT_WRAP_MIN and SOFT_WRAP_MAX) is matched by at least three such
+    lines up to 12 characters shorter, a third of all its lines longer than W / 2 (a wrapper
+    fills every line to near its width; a log's own lines end anywhere). The guard of the
+    unexplained-error paragraph (:meth:`LogScanner._line`), where no entry vouches for a join."""
+    if len(lines) > SOFT_WRAP_LINES and max(map(len, lines), default=0) > SOFT_WRAP_MAX:
+        return False           # a long log with lines wider than any wrap: no paste re-wrapped
+    lens = [len(ln.rstrip()) for ln in lines if " " in ln.strip()]
+    width = max(lens, default=0)
+    if not SOFT_WRAP_MIN <= width <= SOFT_WRAP_MAX:
+        return False
+    near = sum(1 for n in lens if n >= width - 12)
+    return near >= 3 and 3 * near >= sum(1 for n in lens if n > width // 2)
+
+
 def _has_json_records(text: str) -> bool:
     return "{" in text and '":' in text and JSON_RECORD_LINE_RE.search(text) is not None
 
 
+def read_log_prefix(text: str) -> Tuple[int, str, bool]:
+    """``(end, level, stamped)`` of the logger's prefix ``text`` starts with (:data:`LOG_PREFIX_RE`):
+    where the message begins, the record's level (``"ERROR"``, glog's ``"I"``; ``""`` when the
+    prefix names none or is a loose one), and whether it is a timestamped record prefix.
+    ``(0, "", False)`` when there is none."""
+    if not text or text[0] not in _LOG_PREFIX_FIRST:
+        return 0, "", False
+    m = LOG_PREFIX_RE.match(text)
+    if m is None:
+        return 0, "", False
+    if m.group("stamped") is None:
+        return m.end(), "", False
+    return m.end(), next(m.group(g) for g in _LEVEL_GROUPS if m.group(g)), True
+
+
 def strip_log_prefix(text: str) -> str:
     """``text`` without one leading logger prefix (level, timestamp, ``[file:line]``)."""
-    if text and (text[0] in "[EWIFDC0123456789"):
-        m = LOG_PREFIX_RE.match(text)
-        if m:
-            return text[m.end():]
-    return text
+    end = read_log_prefix(text)[0]
+    return text[end:] if end else text
 
 
 #: a line that starts a new log record (ends an exception's message)
@@ -738,6 +896,12 @@ SUSPECT_GOES_ON_RE = re.compile(
 )
 
 
+def _error_words(text: str) -> bool:
+    """Whether ``text`` holds a word any error shape reads (healthy or not)."""
+    text = text[:ERROR_SHAPE_CHARS]
+    return bool(HARD_ERROR_RE.search(text) or SOFT_ERROR_RE.search(text) or WORD_ERROR_RE.search(text))
+
+
 def suspect_shape(text: str) -> Optional[str]:
     """"suspect" when ``text`` states a failure by the documented rule though
     :func:`error_shape` does not count it (see :data:`SUSPECT_RE`), or says in a user's words
@@ -781,24 +945,6 @@ _DECOR_FIRST = frozenset("0123456789>|E")
 _PREFIXED_FIRST = frozenset("0123456789>|E[(ADFJMNOS")
 
 
-#: a logger's record prefix before the message, on a line of its own or on every line of a
-#: paste: Python logging's default ``2024-05-01 12:00:00,123 - root - ERROR - ``,
-#: ``[2024-05-01 12:00:00] ERROR: ``, ``2024-05-01 12:00:00,123 ERROR ``, glog
-#: ``E0501 12:00:00.123 123 file.cc:12] ``, vLLM's ``INFO 05-01 12:00:00 [file.py:12] ``. Each
-#: needs a timestamp; the groups hold the level. (journald's ``May 01 12:00:00 host python[123]: ``
-#: is a stream prefix: :data:`PREFIX_RE` reads it first.)
-_LEVEL = r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
-_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
-RECORD_PREFIX_RE = re.compile(
-    r"(?:" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL + r" - "
-    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL + r":? "
-    r"|" + _STAMP + r" \|? ?" + _LEVEL.replace("(", "(?P<l3>", 1) + r" \|? ?"
-    r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
-    r"|" + _LEVEL.replace("(", "(?P<l5>", 1) + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
-    r")"
-)
-#: the first characters of a record prefix: a timestamp's digit, a bracket, a level's letter
-_RECORD_FIRST = frozenset("0123456789[DINWECF")
 _QUIET_LEVELS = frozenset(("DEBUG", "INFO", "NOTICE", "I", "D"))
 _AS_WRITTEN_LEVELS = _QUIET_LEVELS | {"WARNING", "WARN", "W"}
 
@@ -816,6 +962,32 @@ def undecorate(text: str) -> str:
             text = text.rstrip()[:-1].rstrip()
         text = text[m.end():]
     return text
+
+
+def _echoed_comment(lines: List[str], k: int, cuts: Set[int] = frozenset()) -> bool:
+    """Whether ``lines[k]`` is a comment of a library's source that a traceback echoes
+    (:data:`ECHOED_COMMENT_RE`), under a stream or a logger's prefix too, or the rest of one
+    a terminal cut (``cuts``: :func:`hard_wrap_cuts`) or a wrapper moved to the next line
+    (``    168         # ... a driver initialization`` / ``    error, no GPUs``): a line after an
+    echoed comment that is no numbered source line, frame or exception line."""
+    def echoed(raw: str) -> bool:
+        if "#" not in raw:     # (most lines: one C-speed search)
+            return False
+        return ECHOED_COMMENT_RE.match(raw) is not None or (
+            raw[:1] in _PREFIXED_FIRST
+            and ECHOED_COMMENT_RE.match(strip_log_prefix(bare(raw[:MAX_LINE])[1])) is not None)
+
+    if echoed(lines[k]):
+        return True
+    if k == 0 or not lines[k].strip() or not echoed(lines[k - 1]):
+        return False
+    if k - 1 in cuts:
+        return True
+    # an echoed source line is followed by the next numbered one, an arrow or a blank line: a line
+    # of none of these shapes after a comment is its rest, wrapped (at a width no cut was seen at)
+    rest = strip_log_prefix(bare(lines[k][:MAX_LINE])[1])
+    return not _NUMBERED_SOURCE_RE.match(rest) and not rest.lstrip().startswith(('File "', "Traceback (")) \
+        and not exception_line(rest.strip())
 
 
 class InputError(Exception):
@@ -1032,6 +1204,11 @@ class LogScanner:
         self._quiet_chars = 0
         self._seams: Set[int] = set()
         self._rejoins = 0
+        self._paragraphs = 0
+        #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
+        self._paragraph_seen: Tuple[int, int] = (-1, -1)
+        #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
+        self._soft: Tuple[Optional[List[str]], bool] = (None, False)
         self._folded = 0
         self._lineno = 0
         self._closed = False
@@ -1054,8 +1231,18 @@ class LogScanner:
             else:
                 self._carry = text
             return
+        if len(text) < CHUNK:
+            # held until a chunk's worth has come or the log ends: the last line, with or without
+            # a newline, is read with the lines before it (a terminal's cut or a wrapped message
+            # that ends the paste is joined across it, whatever the pieces it was fed in)
+            self._carry = text
+            return
         self._carry = text[cut + 1:]
-        text = text[:cut]
+        self._take(text[:cut])
+
+    def _take(self, text: str) -> None:
+        """Read whole lines: JSON records decoded, a terminal's hard wrap joined back, the
+        environment's secrets replaced, then scanned."""
         if _has_json_records(text):
             text = decode_json_records(text)
         text = rejoin_hard_wraps(text)
@@ -1066,9 +1253,11 @@ class LogScanner:
             return self.result
         self._closed = True
         if self._carry:
-            carry = decode_json_records(self._carry) if _has_json_records(self._carry) else self._carry
-            self._lines(scrub_text(carry, self._secrets, shapes=False).split("\n"))
+            # the held text (the last line has no newline, or the log was shorter than a chunk)
+            # is read as feed reads a chunk; one final newline ends the last line, no line of its own
+            carry = self._carry[:-1] if self._carry.endswith("\n") else self._carry
             self._carry = ""
+            self._take(carry)
         for key in list(self._open):
             op = self._open.pop(key)
             if op.state == "frames":
@@ -1104,7 +1293,12 @@ class LogScanner:
             if number in seen or not (SUSPECT_RE.search(raw) or complaint(raw)) \
                     or INFO_LEVEL_RE.match(raw):
                 continue
-            text = strip_log_prefix(undecorate(raw)).strip()
+            text = undecorate(raw)
+            end, level, stamped = read_log_prefix(text)
+            if end and not (stamped and level not in _AS_WRITTEN_LEVELS):
+                # (an error record keeps its prefix: its level is what states the failure)
+                text = text[end:]
+            text = text.strip()
             if suspect_shape(text) and not ECHOED_COMMENT_RE.match(text):
                 n += 1
                 if len(found) < OTHER_ERRORS:
@@ -1160,7 +1354,7 @@ class LogScanner:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
         if self.kb.clues and len(r.clues) < MAX_CLUES:
-            self._find_clues(body, lines, base)
+            self._find_clues(body, lines, base, wraps)
         if base == 0:
             self._fact_lines.extend(self._gate_facts(body, lines, base, 0, FACT_WINDOW))
         self._last_body = (base, body)
@@ -1221,7 +1415,7 @@ class LogScanner:
                     kept.setdefault(self._lineno + i + 1, raw)
         return changed
 
-    def _find_clues(self, body: str, lines: List[str], base: int) -> None:
+    def _find_clues(self, body: str, lines: List[str], base: int, wraps: Set[int] = frozenset()) -> None:
         """Record where each clue literal first occurs (one more C-speed pass over the chunk).
 
         A comment of a library's source that a traceback echoes (IPython's and rich's
@@ -1232,9 +1426,7 @@ class LogScanner:
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
-            if ECHOED_COMMENT_RE.match(lines[line_of]) or (
-                    lines[line_of][:1] in _PREFIXED_FIRST
-                    and ECHOED_COMMENT_RE.match(bare(lines[line_of][:MAX_LINE])[1])):
+            if _echoed_comment(lines, line_of, wraps):
                 continue
             url = _in_url(body, pos)
             for lit in self.kb.clues_at(body, pos, hit):
@@ -1360,6 +1552,66 @@ class LogScanner:
                 return joined, new
         return rest, []
 
+    def _soft_chunk(self, lines: List[str]) -> bool:
+        """:func:`soft_wrapped` of the chunk ``lines``, computed once per chunk."""
+        if self._soft[0] is not lines:
+            self._soft = (lines, soft_wrapped(lines))
+        return self._soft[1]
+
+    @staticmethod
+    def _paragraph_span(rest: str, where: Tuple[List[str], int, int], sentences: bool = False
+                        ) -> Optional[Tuple[int, int, List[str]]]:
+        """(first, last, stripped pieces) of the soft-wrapped paragraph of line ``i`` of a chunk
+        (``rest`` standing for that line), or None when the line is a paragraph of its own."""
+        lines, i, _ = where
+        lo, hi = max(0, i - PARAGRAPH_LINES + 1), min(len(lines), i + PARAGRAPH_LINES)
+        pieces = [rest if j == i else bare(lines[j][:MAX_LINE])[1] for j in range(lo, hi)]
+        # a line whose logger's prefix was read off starts a record: no line above continues into it
+        head = read_log_prefix(bare(lines[i][:MAX_LINE])[1])[0] > 0
+        first, last = soft_wrap_paragraph(pieces, i - lo, head, sentences)
+        if first == last:
+            return None
+        return lo + first, lo + last, [p.strip() for p in pieces[first:last + 1]]
+
+    def _paragraph(self, rest: str, where: Tuple[List[str], int, int], have: List[Entry],
+                   folded: bool = False) -> Tuple[str, List[Entry]]:
+        """The soft-wrapped paragraph of line ``i`` (:func:`soft_wrap_paragraph`) joined with
+        spaces, and the entries it reads that none of its lines reads alone and that ``have`` does
+        not hold; ``(rest, [])`` when there is none. A message re-wrapped at word boundaries may
+        hold a signature's core over three or more lines (``Unexpected error from
+        cudaGetDeviceCount(). Did you run some cuda`` / ``functions before calling ...`` / ``Error
+        500: named symbol not found``), which the joins of two lines leave apart. The joined text
+        has its bare status numbers named (``return code = -9`` cut from its number); ``folded``:
+        an error line's paragraph is matched whatever the letter case too, as the line would be.
+        At most MAX_PARAGRAPHS paragraphs are looked for per log."""
+        if self._paragraphs >= MAX_PARAGRAPHS:
+            return rest, []
+        self._paragraphs += 1
+        span = self._paragraph_span(rest, where)
+        if span is None:
+            return rest, []
+        self._rejoins += 1
+        parts = span[2]
+        joined = " ".join(parts)
+        if NUMBERS_GATE.search(joined) is not None:
+            joined = read_numbers(joined)
+        if self._entry_gate(joined) is None:
+            return rest, []
+        alone = set(have)
+        for part in parts:
+            if self._entry_gate(part) is not None:
+                alone.update(self.kb.match_line(part))
+        new = [e for e in self.kb.match_line(joined) if e not in alone]
+        if not new and folded and self._folded < MAX_FOLDED:
+            self._folded += 1
+            new = [e for e in self.kb.match_line_folded(joined) if e not in alone]
+            if new:   # not one a line reads alone whatever its case
+                self._folded += len(parts)
+                for part in parts:
+                    alone.update(self.kb.match_line_folded(part))
+                new = [e for e in new if e not in alone]
+        return (joined, new) if new else (rest, [])
+
     def _line(self, lineno: int, text: str, where: Optional[Tuple[List[str], int, int]] = None,
               continuation: Optional[str] = None, glued_first: bool = False) -> None:
         text = undecorate(text)
@@ -1367,12 +1619,10 @@ class LogScanner:
         if key:
             rest = undecorate(rest)
         level, whole = "", rest
-        if rest and rest[0] in _RECORD_FIRST:
-            m = RECORD_PREFIX_RE.match(rest)
-            if m is not None and len(rest) > m.end():
-                # the message core; the record's level is kept apart (an INFO record is no error)
-                level = next((g for g in m.groups() if g), "")
-                rest = rest[m.end():]
+        end, lvl, stamped = read_log_prefix(rest)
+        if stamped and len(rest) > end:
+            # the message core; the record's level is kept apart (an INFO record is no error)
+            level, rest = lvl, rest[end:]
         if not key and self._open:
             for k, op in self._open.items():
                 if op.lit and text.startswith(op.lit):
@@ -1451,10 +1701,19 @@ class LogScanner:
             if (not entries or catch_all) and where is not None and (partial or shape or catch_all) \
                     and self._rejoins < MAX_REJOINS:
                 joined, found = self._rejoin(rest, where)
+                if not found and self._rejoins < MAX_REJOINS:
+                    joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
                 if found and not (catch_all and all(e.fallback or e.said for e in found)):
                     rest, entries = joined, found
+                    line = Line(lineno, rest, key)
+            elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
+                # a line a specific entry named may be the start of a re-wrapped message whose
+                # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
+                joined, found = self._paragraph(rest, where, entries)
+                if found and not all(e.fallback or e.said for e in found):
+                    rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
             if not entries and shape and self._folded < MAX_FOLDED:
                 # an error line no signature matches as written may match whatever the letter
@@ -1481,6 +1740,25 @@ class LogScanner:
                     # shows the failure (reasoning): the line still counts as what it is
                     self._other(line, error_shape(rest))
             elif not in_frames:
+                if where is not None and self._paragraph_seen[0] <= where[2] + where[1] <= self._paragraph_seen[1]:
+                    return          # reported with the paragraph it continues
+                if where is not None and self._paragraphs < MAX_PARAGRAPHS and not WARNING_RE.match(rest) \
+                        and self._soft_chunk(where[0]):
+                    # an unexplained error re-wrapped at word boundaries is reported whole (what a
+                    # guess from its words reads), once for its paragraph
+                    self._paragraphs += 1
+                    span = self._paragraph_span(rest, where, sentences=True)
+                    if span is not None:
+                        first, last = where[2] + span[0], where[2] + span[1]
+                        joined = " ".join(span[2])
+                        # (a line that is no error alone takes its paragraph only where it holds no
+                        # error word a rule judged healthy, and no line of it is an error alone
+                        # either: the whole states the failure)
+                        joined_shape = shape or (error_shape(joined) if not _error_words(rest) and not any(
+                            error_shape(part) for part in span[2]) else None)
+                        if joined_shape:
+                            self._paragraph_seen = (first, last)
+                            line, shape = Line(lineno, joined, key), joined_shape
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
