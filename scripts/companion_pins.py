@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Print the known-bad-combination entries for torchvision, torchaudio and vLLM built for another torch.
+"""Print the known-bad-combination entries for torchvision, torchaudio, vLLM and xformers built for another torch.
 
-Each torchvision, torchaudio and vLLM release is built for one torch release and says so in its
+Each torchvision, torchaudio, vLLM and xformers release is built for one torch release and says so in its
 wheel metadata (``Requires-Dist: torch==2.7.0``). With any other torch their C++ operators do not load:
 recent torchvision releases fail at import (``operator torchvision::nms does not exist``). This
 reads every release's metadata from the package index, without downloading a wheel (pip resolves
@@ -36,9 +36,10 @@ TABLE = ROOT / "src" / "stackpeel" / "knowledge" / "combinations.toml"
 BEGIN = "# >>> companion pins (scripts/companion_pins.py; do not edit by hand)"
 END = "# <<< companion pins"
 #: package -> how its releases pair with torch: "minor" (each minor release built for one torch
-#: minor: torchvision 0.22 -> torch 2.7) or "range" (runs of releases pinned to one torch minor:
-#: vLLM 0.6.4 to 0.7.3 -> torch 2.5)
-PACKAGES = {"torchvision": "minor", "torchaudio": "minor", "vllm": "range"}
+#: minor: torchvision 0.22 -> torch 2.7), "range" (runs of releases pinned to one torch minor:
+#: vLLM 0.6.4 to 0.7.3 -> torch 2.5) or "exact" (each release loads its extensions only beside the
+#: very torch release it was built for: xformers/_cpp_lib.py compares the versions)
+PACKAGES = {"torchvision": "minor", "torchaudio": "minor", "vllm": "range", "xformers": "exact"}
 
 WHAT = {
     "torchvision": ("torchvision's compiled operators (nms, roi_align, deform_conv2d, image decoding): recent "
@@ -53,6 +54,10 @@ WHAT = {
                    "torchaudio {minor} is built for torch {torch}: with another torch its extension fails to load "
                    "(OSError or ImportError: undefined symbol ... in libtorchaudio.so, or 'Could not load this "
                    "library'), and the operators that need it fail."),
+    "xformers": ("xformers' C++/CUDA operators (memory_efficient_attention)",
+                 "xformers {minor} is built for torch {torch}: with another torch release it warns 'xFormers "
+                 "can't load C++/CUDA extensions. xFormers was built for: PyTorch {torch} ...' and "
+                 "memory_efficient_attention raises NotImplementedError (no operator found)."),
     "vllm": ("vLLM's compiled kernels (vllm._C): the engine does not start",
              "vLLM {minor} is built for torch {torch} (it pins torch exactly): with another torch its compiled "
              "extension fails to load (ImportError: ... vllm/_C.abi3.so: undefined symbol: ..., or 'Failed to "
@@ -65,6 +70,9 @@ FIX = {
               "(its CUDA build): pinning torch to the installed version lets pip pick it. Or install torch "
               "{torch}, which {package} {minor} is built for.",
               "{{python}} -m pip install --upgrade 'torch=={{version:torch}}' {package}"),
+    "exact": ("Install the {package} release built for the installed torch, or the torch this {package} "
+              "was built for.",
+              "{{python}} -m pip install 'torch=={torch}'"),
     "range": ("Install the torch that this vLLM pins (installing the same vLLM release again makes pip bring it, "
               "with the torchvision and torchaudio it pins), or a vLLM release built for the installed torch.",
               "{{python}} -m pip install 'vllm=={{version:vllm}}'"),
@@ -108,6 +116,20 @@ def key(v: str) -> Tuple[int, ...]:
 
 #: final releases (and post releases); no pre-releases or dev releases
 FINAL = re.compile(r"\d+\.\d+\.\d+(?:\.\d+)?(?:\.post\d+)?")
+
+
+#: what a source line adds to the metadata, per package
+SOURCE_MORE = {"xformers": "; the warning from xformers/_cpp_lib.py"}
+
+
+def exact(package: str) -> List[Tuple[str, str]]:
+    """(release, torch release) for each final or post release pinned to one exact torch release."""
+    out = []
+    for v in sorted((v for v in versions(package) if FINAL.fullmatch(v)), key=key):
+        t = torch_pin(package, v)
+        if t:
+            out.append((v, t))
+    return out
 
 
 def ranges(package: str) -> List[Tuple[str, str, str, List[str]]]:
@@ -161,6 +183,8 @@ def block() -> str:
             table = pins(package)
             rows = [(f"{package}-{m}-torch", m, f"=={m}.*", table[m][0], sorted(table[m][1], key=key))
                     for m in sorted(table, key=lambda s: tuple(int(p) for p in s.split(".")))]
+        elif mode == "exact":
+            rows = [(f"{package}-{v}-torch", v, f"=={v}", t, [v]) for v, t in exact(package)]
         else:
             rows = [(f"{package}-{a}-torch" if a == b else f"{package}-{a}-to-{b}-torch",
                      a if a == b else f"{a} to {b}", f"=={a}" if a == b else f">={a},<={b}", t, rel)
@@ -175,12 +199,13 @@ def block() -> str:
                 'code = "known-bad-combination"',
                 'explains = ["extension-torch-mismatch"]',
                 'severity = "blocking"',
-                f'when = {{ {package} = "{spec}", torch = "!={t}.*" }}',
+                f'when = {{ {package} = "{spec}", torch = "!={t}{"" if mode == "exact" else ".*"}" }}',
                 f'breaks = "{breaks}"',
                 f'consequence = "{consequence.format(minor=label, torch=t)}"',
                 f'fix = "{fix.format(package=package, torch=t, minor=label)}"',
-                f'commands = [["pip", "{command.format(package=package)}"]]',
-                f'source = "{package} {", ".join(releases)} wheel metadata (PyPI): Requires-Dist torch=={t}.x"',
+                f'commands = [["pip", "{command.format(package=package, torch=t)}"]]',
+                f'source = "{package} {", ".join(releases)} wheel metadata (PyPI): Requires-Dist '
+                f'torch=={t}{"" if mode == "exact" else ".x"}{SOURCE_MORE.get(package, "")}"',
             ]
     lines.append(END)
     return "\n".join(lines) + "\n"

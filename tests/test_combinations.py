@@ -157,6 +157,8 @@ def test_a_log_with_some_versions_gives_partial_matches():
     ({"torchaudio": "2.5.1", "torch": "2.7.0+cu126"}, "torchaudio-2.5-torch"),
     ({"vllm": "0.6.4.post1", "torch": "2.6.0+cu124"}, "vllm-0.6.4-to-0.7.3-torch"),
     ({"vllm": "0.10.1.1", "torch": "2.8.0"}, "vllm-0.9.0-to-0.10.1.1-torch"),
+    ({"xformers": "0.0.34", "torch": "2.9.1+cu128"}, "xformers-0.0.34-torch"),
+    ({"xformers": "0.0.23.post1", "torch": "2.1.1"}, "xformers-0.0.23.post1-torch"),    # built for 2.1.2
 ])
 def test_each_family_matches_its_real_combination(versions, expected):
     assert expected in ids(versions)
@@ -183,6 +185,8 @@ def test_each_family_matches_its_real_combination(versions, expected):
     {"torchvision": "0.29.1", "torch": "2.15.0"},          # 0.29.1 asks for torch>=2.14.0: no exact pin
     {"vllm": "0.6.4", "torch": "2.5.0"},                   # pinned to 2.5.1: a patch of the same minor
     {"vllm": "0.11.0", "torch": "2.8.0+cu128"},
+    {"xformers": "0.0.34", "torch": "2.10.0+cu130"},
+    {"xformers": "0.0.35", "torch": "2.11.0"},              # asks for torch>=2.10: no exact pin
 ])
 def test_healthy_neighbours_match_nothing(versions):
     assert ids(versions) == []
