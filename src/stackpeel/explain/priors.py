@@ -50,7 +50,8 @@ VERSION = 1
 #: ORDER_MIN_THREADS/ORDER_MIN_SHARE; ``--loo --order`` per MIN_*): 4 and 0.5 now net +1 (a 2-2-1
 #: split of cuda-init-failed's five threads between nvidia-uvm-missing and
 #: nvidia-uvm-broken-after-suspend guesses the other one whenever a thread is left out); 4 and 0.6,
-#: 5 and 0.5 or 0.6 net +4 (8 gained, 4 lost, as before the five); 3 and 0.5 net -1
+#: 5 and 0.5 or 0.6 net +4 (8 gained, 4 lost, as before the five); 3 and 0.5 net -1; with a sixth
+#: (89 logs) 4 and 0.6 net +3 against 0 at half (bench/results/build_priors-loo-2026-12-04-symptom20-order.txt)
 MIN_THREADS = 4
 MIN_SHARE = 0.6
 #: the same for the ``order`` table (:func:`order_guess`), asked only when the symptom's prior names
