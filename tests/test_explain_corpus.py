@@ -237,9 +237,15 @@ KNOWN_MISSES: Dict[str, str] = {
     "anomaly-transformer-74-no-cuda-gpus-script-export": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "cor-gs-23-no-cuda-gpus-set-device": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
     "gptfuzz-pr5-no-cuda-gpus-hardcoded": "'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
+    # training-2026-12-04-symptom20 (bare symptoms whose thread established the cause; `# cause:` holds it)
+    "time-series-library-10-script-exports-cuda-visible-devices": "'is_available()' False and 'No CUDA GPUs are available' only: the prior puts cuda-visible-devices-hides-gpus (this thread's cause too) before the symptom",
+    "pytorch-43493-pip-cu102-installs-cpu-only": "a plain 'pip install torch' and 'is_available()' False: the prior puts cuda-visible-devices-hides-gpus before the symptom; that pip chose the CPU-only build is the thread's finding (torch-cpu-only-build third)",
+    "centernet-933-cuda-runtime-error-30-uvm-reload": "a bare 'cuda runtime error (30): unknown error' is read as cuda-init-failed (labelled cuda-error-unclassified: it came mid-training); reloading nvidia_uvm, the thread's fix, is second among its causes",
+    "pytorch-18620-cublas-rtx2080ti-cuda9": "'cublas runtime error : the GPU program failed to execute' beside 'cuda 9.0 with a RTX 2080 Ti': the RTX clue puts cuda-math-library-too-old-for-gpu before the cublas-call-failed symptom; the maintainers' 'CUDA 9 does not support RTX' is filed as torch-arch-not-supported (third)",
     # training-2026-12-03s (harvs, crash/kill symptoms whose thread established the cause)
     "pytorch-examples-548-illegal-memory-access-faulty-gpu": "a title with a bare 'an illegal memory access was encountered' (resembles dnmp-13's GPU out of memory): that the GPU itself was faulty is the reporter's finding after the vendor replaced it",
-    "videowalk-26-cudnn-internal-error-faulty-gpu": "a title with a bare CUDNN_STATUS_INTERNAL_ERROR and a batch size: the prior of the earlier threads that showed cudnn-call-failed first (GPU memory in two of four) puts gpu-out-of-memory before the symptom; that one of the eight GPUs was faulty is the reporter's finding",
+    # (videowalk-26, a bare CUDNN_STATUS_INTERNAL_ERROR, was here: since symptom20 the prior needs 60 %
+    # of the threads, and GPU memory in two of four no longer puts gpu-out-of-memory before the symptom)
     # harvr (2026-12-03): only a version list and TensorFlow's CPU-only device list; no program message
     # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
     # harvx20 (2026-12-04): the only program line is XLA's driver-older-than-ptxas warning, which

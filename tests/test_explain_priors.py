@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+import pytest
 
 from stackpeel.codes import all_codes
 from stackpeel.explain import explain_text, priors, similar
@@ -257,3 +258,45 @@ def test_an_order_guess_needs_threads_a_share_a_margin_and_a_line_that_can_have_
         assert priors.order_guess("s", ["a", "b"], 4, 0.5, table) is None   # the thread left out
     with priors.off():
         assert priors.order_guess("s", ["a", "b"], 4, 0.5, table) is None
+
+
+def test_a_two_two_one_split_guesses_nothing_when_a_thread_is_left_out():
+    # symptom20: cuda-init-failed's five symptom-first threads split 2 (nvidia-uvm-missing),
+    # 2 (nvidia-uvm-broken-after-suspend), 1 (itself). Leaving one thread of either cause out must
+    # not make the other cause the guess: at half it did (2 of 4), at the shipped share it does not.
+    left_out = priors.Prior("s", 4, (("b", 2), ("a", 1), ("s", 1)))       # most threads first
+    assert left_out.guess(4, 0.5) == ("b", 2)                          # the old share: the other cause wins
+    assert left_out.guess(priors.MIN_THREADS, priors.MIN_SHARE) is None
+    assert priors.Prior("s", 5, (("a", 2), ("b", 2), ("s", 1))).guess(priors.MIN_THREADS, priors.MIN_SHARE) is None
+    # a clear majority still speaks: 3 of 4 left after one thread is left out
+    assert priors.Prior("s", 4, (("a", 3), ("s", 1))).guess(priors.MIN_THREADS, priors.MIN_SHARE) == ("a", 3)
+
+
+# torch's warning as pasted in https://github.com/pytorch/pytorch/issues/159954 (a training-side thread)
+CUDA_UNKNOWN = (
+    "/home/krish/miniconda3/envs/ass-test/lib/python3.10/site-packages/torch/cuda/__init__.py:174: UserWarning: "
+    "CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing "
+    "env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero. (Triggered "
+    "internally at /pytorch/c10/cuda/CUDAFunctions.cpp:109.)\n"
+    "  return torch._C._cuda_getDeviceCount() > 0\n"
+)
+
+
+@pytest.mark.parametrize("text", [
+    CUDA_UNKNOWN,
+    "> " + CUDA_UNKNOWN.replace("\n", "\n> "),                        # quoted in a reply
+    "[rank0]: " + CUDA_UNKNOWN.splitlines()[0] + "\n",                 # prefixed by a launcher
+])
+def test_cuda_unknown_error_alone_keeps_its_symptom_first_and_both_uvm_causes_next(text):
+    data = json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["priors"]["cuda-init-failed"]
+    assert data["n"] >= priors.MIN_THREADS                            # enough threads, but split
+    expl = explain_text(text)
+    top = expl.candidates[0]
+    assert (top.code, top.basis) == ("cuda-init-failed", "signature")  # no base-rate guess on a split
+    assert {"nvidia-uvm-missing", "nvidia-uvm-broken-after-suspend"} <= set(top.could_be[:3])
+
+
+def test_a_healthy_cuda_initialization_line_is_no_symptom():
+    # near miss: the same module and words, no failure
+    expl = explain_text("CUDA initialization: CUDA driver found, 1 device available\n")
+    assert all(c.code != "cuda-init-failed" for c in expl.candidates)
