@@ -381,8 +381,7 @@ def test_a_companion_built_for_another_torch_is_named_with_a_command_for_this_to
     r = report.result("config.known_combinations")
     found = [f for f in r.findings if f.code == "known-bad-combination"]
     assert len(found) == 1 and "(torchvision-0.25-torch)" in found[0].message
-    assert "torchvision 0.25 is built for torch 2.10" in found[0].message + found[0].remedy.text + \
-        json.dumps(found[0].to_dict())
+    assert "torchvision 0.25 is built for torch 2.10" in found[0].message
     assert [c.to_dict()["command"] for c in found[0].remedy.commands] == [
         "/opt/torch/.venv/bin/python3 -m pip install --upgrade 'torch==2.11.0' torchvision"]
 

@@ -13,8 +13,8 @@ wrappers pasted logs put around lines, and each has near-misses that must stay u
 
 from __future__ import annotations
 
-from stackpeel.explain import explain_text, match_codes
-from test_explain_patterns import assert_sourced_root, family_tests, sourced_roots_test
+from stackpeel.explain import match_codes
+from test_explain_patterns import assert_sourced_root, codes_of as _codes, family_tests, sourced_roots_test
 
 FAMILIES = {
     "model-architecture-unsupported": [
@@ -56,10 +56,6 @@ FAMILIES = {
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 test_new_root_is_sourced = sourced_roots_test(["model-file-corrupt"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text, match_codes
-from test_explain_patterns import assert_sourced_root, family_tests, sourced_roots_test
+from test_explain_patterns import assert_sourced_root, codes_of as _codes, family_tests, sourced_roots_test
 
 FAMILIES = {
     "scheduler-time-limit": [
@@ -48,10 +48,6 @@ FAMILIES = {
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 test_new_root_is_sourced = sourced_roots_test(["scheduler-time-limit"])
