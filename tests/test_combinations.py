@@ -387,12 +387,10 @@ def test_a_companion_built_for_another_torch_is_named_with_a_command_for_this_to
 
 
 def test_a_command_whose_version_is_unknown_is_left_out():
-    from stackpeel.checks.config import _commands
-
     entry = next(e for e in combos.load() if e.id == "torchvision-0.25-torch")
-    assert _commands(entry, "py", {"torch": "2.11.0+cu130"}) == {
-        "command_1": "py -m pip install --upgrade 'torch==2.11.0' torchvision"}
-    assert _commands(entry, "py", {}) == {}
+    assert entry.commands_for("py", {"torch": "2.11.0+cu130"}) == [
+        "py -m pip install --upgrade 'torch==2.11.0' torchvision"]
+    assert entry.commands_for("py", {}) == []
 
 
 def test_a_combination_is_a_root_even_where_cuda_is_missing():

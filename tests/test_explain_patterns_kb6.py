@@ -27,6 +27,7 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
+from ranking import ranking
 from test_explain_patterns import family_tests, healthy_test, sourced_roots_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
@@ -285,16 +286,6 @@ def _explain_json(text: str) -> dict:
     return json.loads(out.stdout)
 
 
-def _ranking(report: dict) -> list:
-    """explain's candidates in order, each followed by the causes it says it could have."""
-    seen = []
-    for c in report["candidates"]:
-        for code in [c["code"], *c.get("could_be", [])]:
-            if code not in seen:
-                seen.append(code)
-    return seen
-
-
 _DIE = textwrap.dedent("""
     import os, signal, sys
     how = sys.argv[1]
@@ -336,10 +327,10 @@ def test_real_torchrun_worker_failures(stack_python, tmp_path, how, first, cause
     log = _torchrun(stack_python, tmp_path, how)
     assert "ChildFailedError" in log, log[-2000:]
     report = _explain_json(log)
-    ranking = _ranking(report)
-    assert ranking[:1] == [first], (ranking, log[-1500:])
+    ranked = ranking(report)
+    assert ranked[:1] == [first], (ranked, log[-1500:])
     for cause in causes:
-        assert cause in ranking[:5], (cause, ranking)
+        assert cause in ranked[:5], (cause, ranked)
 
 
 _DIST = textwrap.dedent("""

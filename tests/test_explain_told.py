@@ -16,14 +16,7 @@ from stackpeel.explain import explain_text
 from stackpeel.explain.knowledge import stated
 from stackpeel.explain.parser import complaint
 
-
-def ranked(expl):
-    out = []
-    for c in expl.candidates:
-        for code in (c.code, *c.could_be):
-            if code not in out:
-                out.append(code)
-    return out
+from ranking import ranked
 
 
 # (told line, the code that must come first, a code the ranked list must also hold or None)

@@ -20,6 +20,7 @@ import pytest
 from stackpeel.explain import explain_text, vocabulary
 from stackpeel.explain.render import render
 from stackpeel.knowledge import KnowledgeError, load as load_kb
+from ranking import ranking
 from test_explain_patterns import MESSAGES, SHAPES
 
 # word id -> a real line in which the word implicates the entry's first code
@@ -218,11 +219,6 @@ def test_json_carries_confidence_basis_and_words_where_the_bench_ranks():
     assert (c["confidence"], c["basis"]) == ("low", "vocabulary")
     assert {"word": "c-compiler", "text": "x86_64-linux-gnu-gcc"} in c["words"]
     assert d["root_cause"] == "c-compiler-broken" and d["fingerprint"]
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    try:
-        from explain_accuracy import ranking
-    finally:
-        sys.path.pop(0)
     assert ranking(d)[:2] == ["c-compiler-broken", "no-c-compiler"]
     # a signature match says so
     seed = json.loads(render(explain_text(MESSAGES["no-c-compiler"] + "\n"), "json"))

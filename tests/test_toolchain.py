@@ -753,6 +753,18 @@ def test_cache_dir_unwritable(stack_python, clean_env):
     assert r.facts["writable"] is False and r.facts["cache_dir"] == "/proc/stackpeel-test/cache"
 
 
+def test_cache_dir_that_is_a_file_is_called_a_file(stack_python, clean_env, tmp_path):
+    """The real probe on a TRITON_CACHE_DIR that names a regular file: the message says what the
+    path is (it said "does not exist; its nearest existing parent ..." of a path that exists)."""
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a directory\n")
+    r = run_check(TritonCache, stack_python, dict(clean_env, TRITON_CACHE_DIR=str(blocker)))
+    assert r.status is Status.FAIL and [f.code for f in r.findings] == ["triton-cache-unusable"]
+    assert r.facts["not_a_directory"] is True and r.facts["writable"] is False
+    assert f"{blocker} (a file, not a directory)" in r.findings[0].message
+    assert "does not exist" not in r.findings[0].message
+
+
 def test_cache_dir_read_only_and_noexec_mounts(stack_python, cli_env, tmp_path, can_unshare):
     ro, nx = tmp_path / "ro", tmp_path / "nx"
     ro.mkdir()

@@ -125,6 +125,7 @@ print(json.dumps(out))
 class Setup:
     env: Dict[str, str]
     wrap: List[str] = field(default_factory=list)  # argv prefix (e.g. unshare + bind mount)
+    path: List[str] = field(default_factory=list)  # PYTHONPATH entries put before stackpeel's own
 
 
 @dataclass
@@ -264,6 +265,88 @@ def ptxas_not_executable(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
+#: where a CUDA toolkit keeps its link-time stub of libcuda (never meant to be loaded at run time)
+STUB_LIBCUDA = ("/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so",
+                "/usr/local/cuda/targets/sbsa-linux/lib/stubs/libcuda.so")
+
+#: a stand-in for the toolkit's stub where no toolkit is installed: every entry point returns
+#: CUDA_ERROR_STUB_LIBRARY (34), as the real stub does
+STUB_SOURCE = r"""
+int cuInit(unsigned int f) { return 34; }
+int cuDriverGetVersion(int *v) { return 34; }
+int cuDeviceGetCount(int *n) { return 34; }
+int cuGetProcAddress(const char *s, void **p, int v, unsigned long long f) { return 34; }
+int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, void *st) { return 34; }
+int cuGetErrorString(int e, const char **s) { return 34; }
+int cuGetErrorName(int e, const char **s) { return 34; }
+"""
+
+
+def stub_libcuda_first(m: Machine, tmp: Path) -> Setup:
+    """The toolkit's stubs directory, with a libcuda.so.1 link in it (as Dockerfiles that link
+    against the stub make), first on LD_LIBRARY_PATH."""
+    stubs = tmp / "stubs"
+    stubs.mkdir(exist_ok=True)
+    link = stubs / "libcuda.so.1"
+    real = next((c for c in STUB_LIBCUDA if os.path.exists(c)), None)
+    if real and not link.exists():
+        link.symlink_to(real)
+    elif not link.exists():
+        src = tmp / "stub.c"
+        src.write_text(STUB_SOURCE)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(link), str(src)], check=True, timeout=60)
+    env = fresh_cache(base_env(), tmp)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(stubs), env.get("LD_LIBRARY_PATH", "")]))
+    return Setup(env)
+
+
+def visible_index_out_of_range(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["CUDA_VISIBLE_DEVICES"] = str(max(m.gpus, 1))  # the first index this machine does not have
+    return Setup(env)
+
+
+def visible_unknown_uuid(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["CUDA_VISIBLE_DEVICES"] = "GPU-00000000-0000-0000-0000-000000000000"
+    return Setup(env)
+
+
+def cache_dir_is_a_file(m: Machine, tmp: Path) -> Setup:
+    env = base_env()
+    blocker = tmp / "triton-cache"
+    blocker.write_text("a file where Triton's cache directory should be\n")
+    env["TRITON_CACHE_DIR"] = str(blocker)
+    return Setup(env)
+
+
+def stray_triton_package(m: Machine, tmp: Path) -> Setup:
+    """A folder named triton with an __init__.py on PYTHONPATH (a scratch directory, a checkout's
+    leftover): ``import triton`` finds it before the installed Triton."""
+    stray = tmp / "stray" / "triton"
+    stray.mkdir(parents=True, exist_ok=True)
+    (stray / "__init__.py").write_text("# not Triton\n")
+    return Setup(fresh_cache(base_env(), tmp), path=[str(stray.parent)])
+
+
+def docker_default_shm(m: Machine, tmp: Path) -> Setup:
+    """/dev/shm as Docker mounts it without --shm-size or --ipc=host: 64 MiB (private mount namespace)."""
+    script = 'mount -t tmpfs -o size=64m,nosuid,nodev,noexec shm /dev/shm && exec "$@"'
+    return Setup(fresh_cache(base_env(), tmp), ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
+
+
+def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["CC"] = str(tmp / "no-such-dir" / "gcc")
+    return Setup(env)
+
+
+def nccl_ifname_names_nothing(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["NCCL_SOCKET_IFNAME"] = "ens999np0"
+    return Setup(env)
+
+
 SCENARIOS: List[Scenario] = [
     Scenario(
         "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
@@ -311,6 +394,41 @@ SCENARIOS: List[Scenario] = [
         no_compiler, need_all(need_gpu(), need_fla), roots=["no-c-compiler"],
         symptoms={"no-c-compiler": ["kernels.fla"]},
         evidence={"kernels.fla": ["roll back to CPU", "Failed to find C compiler"]}),
+    Scenario(
+        "libcuda-stub-first", "the CUDA toolkit's stub libcuda (linked as libcuda.so.1) first on LD_LIBRARY_PATH: "
+        "cuInit returns CUDA_ERROR_STUB_LIBRARY; NVML and the driver are fine",
+        stub_libcuda_first, need_gpu(), roots=["cuda-init-failed"], forbid_roots=["no-nvidia-driver"],
+        evidence={"cuda.driver_api": ["stub"]},
+        proofs=[Proof("user kernel fails under the stub", [], False)]),
+    Scenario(
+        "cuda-visible-devices-out-of-range", "CUDA_VISIBLE_DEVICES names an index this machine does not have",
+        visible_index_out_of_range, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        forbid_roots=["no-nvidia-driver"]),
+    Scenario(
+        "cuda-visible-devices-unknown-uuid", "CUDA_VISIBLE_DEVICES names a GPU UUID no GPU here has",
+        visible_unknown_uuid, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        forbid_roots=["no-nvidia-driver"]),
+    Scenario(
+        "triton-cache-dir-is-a-file", "TRITON_CACHE_DIR names a regular file: the variable is the root cause, "
+        "Triton's unusable cache its symptom",
+        cache_dir_is_a_file, need_gpu(), roots=["env-path-unusable"],
+        symptoms={"env-path-unusable": ["toolchain.triton_cache", "triton.kernel_launch"]},
+        evidence={"config.triton_environment": ["TRITON_CACHE_DIR"], "toolchain.triton_cache": ["not a directory"]},
+        proofs=[Proof("user kernel fails", [], False)]),
+    Scenario(
+        "stray-triton-package", "a stray triton/__init__.py on PYTHONPATH shadows the installed Triton",
+        stray_triton_package, need_gpu(), roots=["module-shadowed"],
+        evidence={"config.module_origins": ["triton"]}),
+    Scenario(
+        "docker-default-shm", "/dev/shm of 64 MiB, as Docker mounts it without --shm-size (private mount namespace)",
+        docker_default_shm, need_all(need_gpu(), need_unshare), findings=["nccl-shm-too-small"]),
+    Scenario(
+        "cc-names-nothing", "CC names a compiler path that does not exist (Triton runs CC before any gcc on PATH)",
+        cc_names_nothing, need_gpu(), roots=["env-path-unusable"],
+        evidence={"config.compiler_environment": ["CC"]}),
+    Scenario(
+        "nccl-socket-ifname-names-nothing", "NCCL_SOCKET_IFNAME names a network interface this host does not have",
+        nccl_ifname_names_nothing, need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -403,7 +521,7 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
             return record
     setup = sc.setup(m, tmp)
     env = dict(setup.env)
-    env["PYTHONPATH"] = stackpeel_env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [*setup.path, stackpeel_env.get("PYTHONPATH", "")]))
     argv = setup.wrap + stackpeel_argv(m.python)
     rc, out, err, wall = run(argv, env, timeout)
     record.update(command=" ".join(argv[-8:]), exit_code=rc, wall_s=round(wall, 2))
@@ -427,7 +545,10 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
             record["proofs"].append({"label": proof.label, "status": "skip",
                                      "reason": f"not applicable to triton {m.triton_version}"})
             continue
-        prc, pout, perr, pt = run(setup.wrap + [m.python, str(USER_KERNEL), *proof.args], setup.env, timeout)
+        penv = dict(setup.env)
+        if setup.path:
+            penv["PYTHONPATH"] = os.pathsep.join([*setup.path, penv.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        prc, pout, perr, pt = run(setup.wrap + [m.python, str(USER_KERNEL), *proof.args], penv, timeout)
         text = pout + perr
         ok = (prc == 0) == proof.expect_ok and proof.expect_text in text
         record["proofs"].append({"label": proof.label, "status": "pass" if ok else "fail", "rc": prc,
@@ -450,7 +571,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.list:
         for sc in SCENARIOS:
-            print(f"{sc.name:<28} {sc.about}")
+            print(f"{sc.name:<34} {sc.about}")
         return 0
     chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     unknown = set(args.only) - {s.name for s in SCENARIOS}
@@ -468,7 +589,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for sc in chosen:
         rec = run_scenario(sc, m, out, spenv, args.timeout)
         records.append(rec)
-        line = f"{rec['status'].upper():<5} {sc.name:<28}"
+        line = f"{rec['status'].upper():<5} {sc.name:<34}"
         if rec["status"] == "skip":
             line += f" skipped: {rec['reason']}"
         else:

@@ -360,6 +360,7 @@ class _ToolchainTritonCacheFactsOptional(TypedDict, total=False):
     free_inodes: Optional[int]
     list_error: str
     mount: Optional[Dict[str, Any]]
+    not_a_directory: bool  # the path exists and is a file (not in reports before 2026-12-04)
     statvfs_error: str
     tested_dir: Optional[str]
     triton_installed: bool  # not in reports of stackpeel before 2026-12

@@ -58,10 +58,6 @@ def observed_versions(facts: _facts.ConfigVersionsFacts) -> Dict[str, Any]:
 SEVERITY_ORDER = ("blocking", "degraded", "info")
 
 
-def _commands(entry: _combinations.Combination, python: str, versions: Mapping[str, Any]) -> Dict[str, str]:
-    return {f"command_{i}": cmd for i, cmd in enumerate(entry.commands_for(python, versions), start=1)}
-
-
 class KnownCombinations(Check):
     """The installed versions (from package metadata: nothing is imported), the GPUs' compute
     capabilities and the driver, matched against stackpeel's table of combinations known to
@@ -95,9 +91,11 @@ class KnownCombinations(Check):
                   + "; ".join(tl.get("why_not") or ())) if tl and not tl.get("usable") else ""
         for m in shown:
             e = m.combination
+            commands = e.commands_for(python, versions)
             words = dict(severity=Severity(e.severity), evidence=unused if "tilelang" in e.unless else "",
                          combination=e.id, observed=m.describe(), gpu=e.gpu or "this GPU", breaks=e.breaks,
-                         consequence_text=e.consequence, fix_text=e.fix, source=e.source, **_commands(e, python, versions))
+                         consequence_text=e.consequence, fix_text=e.fix, source=e.source,
+                         **{f"command_{i}": cmd for i, cmd in enumerate(commands, start=1)})
             if e.code == "fla-triton-hopper-gated-backward":
                 findings.append(ctx.finding("fla-triton-hopper-gated-backward", **words))
             else:

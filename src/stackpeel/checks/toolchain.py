@@ -393,7 +393,12 @@ class TritonCache(Check):
         if facts["empty"]:
             findings.append(ctx.finding("triton-cache-unusable", "empty", **observed))
         elif not facts["writable"]:
-            target = d if tested == facts.get("abs_path") else f"{d} (does not exist; its nearest existing parent {tested})"
+            if facts.get("not_a_directory"):
+                target = f"{d} (a file, not a directory)"
+            elif tested == facts.get("abs_path"):
+                target = d
+            else:
+                target = f"{d} (does not exist; its nearest existing parent {tested})"
             findings.append(ctx.finding("triton-cache-unusable", "not-writable", evidence=facts["write_error"] or "",
                                         target=target, write_error=facts["write_error"], **observed))
         elif facts.get("exec_ok") is False:

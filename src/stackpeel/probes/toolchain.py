@@ -738,7 +738,8 @@ def triton_cache(inp):
             break
         probe_dir = parent
     facts["tested_dir"] = probe_dir
-    if _exists(path) and not os.path.isdir(path):
+    facts["not_a_directory"] = _exists(path) and not os.path.isdir(path)
+    if facts["not_a_directory"]:
         facts.update(writable=False, write_error="FileExistsError: %s exists and is not a directory" % path)
     else:
         writable, werr, exec_ok, xerr = _exec_map_test(probe_dir)

@@ -330,17 +330,17 @@ class _Files(object):
     """The files one process leaves in the record directory: ``journal-<pid>.jsonl`` (each new
     entry at once, so a process killed by a signal or ``os._exit`` still leaves its evidence),
     ``crash-<pid>.txt`` (faulthandler's dump on a fatal signal) and ``record-<pid>.json`` (at
-    exit). Without a record directory it writes nothing."""
+    exit). Without a record directory it writes nothing. Each file is named by the pid of the
+    process that opens it, so a forked child's files are its own."""
 
     def __init__(self, record_dir, journal):
         self.record_dir = record_dir
         self.journal = journal
-        self.pid = os.getpid()
         self._journal = None
         self._crash = None
 
     def path(self, stem, ext):
-        return os.path.join(self.record_dir, "%s-%d.%s" % (stem, self.pid, ext))
+        return os.path.join(self.record_dir, "%s-%d.%s" % (stem, os.getpid(), ext))
 
     def write(self, kind, data):
         """One journal line; never raises."""
@@ -375,10 +375,9 @@ class _Files(object):
         except Exception:
             pass
 
-    def after_fork(self, pid):
+    def after_fork(self):
         """A forked child writes files of its own: the parent's journal is closed, its crash
         dump re-armed into the child's file."""
-        self.pid = pid
         if self._journal is not None:
             try:
                 self._journal.close()
@@ -1162,7 +1161,7 @@ class Monitor(object):
     def after_fork_in_child(self):
         """A forked child starts a record of its own."""
         self._reset_state()
-        self.files.after_fork(self.pid)
+        self.files.after_fork()
         self.t0 = time.monotonic()
         self.wall0 = time.time()
         if self.mode is not None:
