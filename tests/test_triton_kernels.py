@@ -130,6 +130,19 @@ def test_launch_healthy_h200_passes():
     assert v.facts["cache_used"] == "fresh"
 
 
+def test_launch_in_a_private_cache_says_the_configured_one_cannot_be_used():
+    """The launch runs in an empty private cache, so it passes on an H200 whose TRITON_CACHE_DIR names
+    a file (the GPU fault suite's triton-cache-dir-is-a-file); the summary must not let that read as
+    "your kernels launch"."""
+    facts = answer(TritonKernelLaunch, load("h200_launch_healthy.json"))
+    ctx = Context(HOST, TARGET, {"toolchain.triton_cache": {"cache_dir": "/scratch/triton-cache"}},
+                  {"toolchain.triton_cache": Status.FAIL})
+    v = TritonKernelLaunch().evaluate(facts, ctx)
+    assert v.status is Status.PASS and "empty cache, result exact" in v.summary
+    assert "the configured one, /scratch/triton-cache, cannot be used" in v.summary
+    assert "cannot be used" not in evaluate(TritonKernelLaunch, load("h200_launch_healthy.json")).summary
+
+
 @pytest.mark.parametrize("name", ["cpu_launch_no_driver.json", "h200_launch_cuda_hidden.json"])
 def test_launch_without_active_driver_is_reported_verbatim(name):
     v = evaluate(TritonKernelLaunch, load(name))

@@ -150,6 +150,7 @@ class Scenario:
     findings: Sequence[str] = ()  # codes that must appear somewhere in the report
     symptoms: Dict[str, Sequence[str]] = field(default_factory=dict)  # root code -> check ids nested under it
     evidence: Dict[str, Sequence[str]] = field(default_factory=dict)  # check id -> substrings of its evidence
+    summaries: Dict[str, Sequence[str]] = field(default_factory=dict)  # check id -> substrings of its summary
     no_blocking: bool = False
     passes: Sequence[str] = ()  # check ids that must pass
     warm_cache: bool = False  # warm TRITON_CACHE_DIR with the user's kernel (compiler present) first
@@ -412,8 +413,9 @@ SCENARIOS: List[Scenario] = [
         "triton-cache-dir-is-a-file", "TRITON_CACHE_DIR names a regular file: the variable is the root cause, "
         "Triton's unusable cache its symptom",
         cache_dir_is_a_file, need_gpu(), roots=["env-path-unusable"],
-        symptoms={"env-path-unusable": ["toolchain.triton_cache", "triton.kernel_launch"]},
+        symptoms={"env-path-unusable": ["toolchain.triton_cache"]},
         evidence={"config.triton_environment": ["TRITON_CACHE_DIR"], "toolchain.triton_cache": ["not a directory"]},
+        summaries={"triton.kernel_launch": ["cannot be used"]},  # it passes in a private cache: it must say so
         proofs=[Proof("user kernel fails", [], False)]),
     Scenario(
         "stray-triton-package", "a stray triton/__init__.py on PYTHONPATH shadows the installed Triton",
@@ -500,6 +502,11 @@ def judge(sc: Scenario, report: dict) -> List[str]:
         for needle in needles:
             if needle not in text:
                 problems.append(f"{cid}: evidence lacks {needle!r}")
+    for cid, needles in sc.summaries.items():
+        summary = by_id.get(cid, {}).get("summary", "")
+        for needle in needles:
+            if needle not in summary:
+                problems.append(f"{cid}: summary lacks {needle!r} ({summary[:200]!r})")
     return problems
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, List, Mapping, Optional
 
-from ..model import Severity
+from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, version_tuple
 
@@ -207,8 +207,13 @@ class TritonKernelLaunch(Check):
             target = fresh.get("target") or {}
             where = (f"{dev.get('name')} (cc {dev.get('cc')})" if dev
                      else f"{target.get('backend')} {target.get('arch')}")
-            return ctx.ok(f"triton {version}: vector add of {launch.get('n')} floats compiled and launched on "
-                          f"{where} with an empty cache, result exact", cache_used="fresh")
+            summary = (f"triton {version}: vector add of {launch.get('n')} floats compiled and launched on "
+                       f"{where} with an empty cache, result exact")
+            if ctx.dep_status.get("toolchain.triton_cache") is Status.FAIL:
+                # the launch used a private cache: say that the user's own cannot be used
+                summary += (f" (in a private cache: the configured one, {ctx.dep('toolchain.triton_cache').get('cache_dir')}, "
+                            "cannot be used, so kernels launched with it fail; see toolchain.triton_cache)")
+            return ctx.ok(summary, cache_used="fresh")
         stage = fresh.get("stage")
         err = fresh.get("error")
         if stage == "import-torch":
