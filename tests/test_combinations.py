@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -374,6 +376,27 @@ def test_companion_pins_follow_the_release_pairing():
         torch_minor = minor - 15 if package == "torchvision" else minor
         assert e.when["torch"].text == f"!=2.{torch_minor}.*", e.id
         assert e.severity == "blocking" and "{version:torch}" in e.commands[0][1], e.id
+
+
+def test_companion_block_is_what_the_committed_snapshot_gives():
+    """scripts/companion_pins.py --check, offline: the block in combinations.toml is generated from
+    scripts/companion_pins.json (every release's torch pin as the index served it), never edited by hand."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "companion_pins.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    snap = json.loads(script.with_suffix(".json").read_text())["pins"]
+    assert set(snap) == {"torchvision", "torchaudio", "vllm", "sglang", "xformers"}
+    assert snap["sglang"]["0.5.3"] == "2.8.0" and snap["torchvision"]["0.22.0"] == "2.7.0"
+
+
+def test_sglang_pinned_to_another_torch_is_a_known_bad_combination():
+    """SGLang 0.5.3's metadata pins torch==2.8.0 (and sgl-kernel 0.3.14.post1 built for it)."""
+    ids = {m.id for m in combos.match_combinations({"sglang": "0.5.3", "torch": "2.9.1+cu128"})}
+    assert "sglang-0.5.1-to-0.5.5.post3-torch" in ids
+    assert not {i for i in ids if i.startswith("sglang-")} & {
+        m.id for m in combos.match_combinations({"sglang": "0.5.3", "torch": "2.8.0+cu128"})}
+    entry = next(e for e in combos.load() if e.id == "sglang-0.5.1-to-0.5.5.post3-torch")
+    assert entry.commands_for("py", {"sglang": "0.5.3"}) == ["py -m pip install 'sglang==0.5.3'"]
 
 
 def test_a_companion_built_for_another_torch_is_named_with_a_command_for_this_torch():
