@@ -151,6 +151,9 @@ class Scenario:
     symptoms: Dict[str, Sequence[str]] = field(default_factory=dict)  # root code -> check ids nested under it
     evidence: Dict[str, Sequence[str]] = field(default_factory=dict)  # check id -> substrings of its evidence
     summaries: Dict[str, Sequence[str]] = field(default_factory=dict)  # check id -> substrings of its summary
+    #: codes of which one must be among the first three `stackpeel explain --no-live` ranks on the
+    #: output of each proof that fails (the log a user would paste); the first rank is recorded
+    explain: Sequence[str] = ()
     no_blocking: bool = False
     passes: Sequence[str] = ()  # check ids that must pass
     warm_cache: bool = False  # warm TRITON_CACHE_DIR with the user's kernel (compiler present) first
@@ -358,7 +361,8 @@ SCENARIOS: List[Scenario] = [
         no_compiler, roots=["no-c-compiler"],
         symptoms={"no-c-compiler": ["toolchain.extension_build", "triton.build", "triton.kernel_launch"]},
         evidence={"triton.build": ["Failed to find C compiler"]},
-        proofs=[Proof("user kernel fails on a fresh cache", [], False, "Failed to find C compiler")]),
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "Failed to find C compiler")],
+        explain=["no-c-compiler"]),
     Scenario(
         "no-compiler-warm-cache",
         "cache warmed with a compiler, then the compiler removed: the user's launch still works; stackpeel "
@@ -373,22 +377,28 @@ SCENARIOS: List[Scenario] = [
         "cache warmed with a compiler, then both the compiler and `file` removed: the cache key changes and "
         "the warm cache silently goes cold",
         no_file_warm, need_gpu(), roots=["no-c-compiler"], findings=["file-command-missing"], warm_cache=True,
-        proofs=[Proof("the identical launch now fails", [], False, "Failed to find C compiler")]),
+        proofs=[Proof("the identical launch now fails", [], False, "Failed to find C compiler")],
+        explain=["no-c-compiler"]),
     Scenario(
         "no-file", "`file` missing but a compiler present: degraded only (caches from other images go cold)",
         no_file_with_compiler, need_gpu(), findings=["file-command-missing"], no_blocking=True),
     Scenario(
         "python-h-hidden", "Python.h hidden by an empty bind mount over the include dir (private mount namespace)",
         hide_python_h, need_unshare, roots=["python-headers-missing"],
-        symptoms={"python-headers-missing": ["toolchain.extension_build", "triton.build"]}),
+        symptoms={"python-headers-missing": ["toolchain.extension_build", "triton.build"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "Python.h")],
+        explain=["python-headers-missing"]),
     Scenario(
         "cuda-visible-devices-empty", "CUDA_VISIBLE_DEVICES= (empty): the variable is the root cause, not 'no GPU'",
         hide_gpus, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
-        evidence={"triton.kernel_launch": ["0 active drivers"]}),
+        evidence={"triton.kernel_launch": ["0 active drivers"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "ptxas-not-executable", "TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH point at a non-executable ptxas",
         ptxas_not_executable, need_gpu(), roots=["env-path-unusable"],
-        symptoms={"env-path-unusable": ["toolchain.ptxas"]}),
+        symptoms={"env-path-unusable": ["toolchain.ptxas"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False)],
+        explain=["env-path-unusable", "ptxas-unusable"]),
     Scenario(
         "fla-no-compiler", "the seed: FLA installed, no C compiler, fresh cache; FLA's 'roll back to CPU' is a "
         "symptom and the exception it swallowed is recovered",
@@ -400,15 +410,17 @@ SCENARIOS: List[Scenario] = [
         "cuInit returns CUDA_ERROR_STUB_LIBRARY; NVML and the driver are fine",
         stub_libcuda_first, need_gpu(), roots=["cuda-init-failed"], forbid_roots=["no-nvidia-driver"],
         evidence={"cuda.driver_api": ["stub"]},
-        proofs=[Proof("user kernel fails under the stub", [], False)]),
+        proofs=[Proof("user kernel fails under the stub", [], False)], explain=["cuda-init-failed"]),
     Scenario(
         "cuda-visible-devices-out-of-range", "CUDA_VISIBLE_DEVICES names an index this machine does not have",
         visible_index_out_of_range, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
-        forbid_roots=["no-nvidia-driver"]),
+        forbid_roots=["no-nvidia-driver"], proofs=[Proof("user kernel fails", [], False)],
+        explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "cuda-visible-devices-unknown-uuid", "CUDA_VISIBLE_DEVICES names a GPU UUID no GPU here has",
         visible_unknown_uuid, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
-        forbid_roots=["no-nvidia-driver"]),
+        forbid_roots=["no-nvidia-driver"], proofs=[Proof("user kernel fails", [], False)],
+        explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "triton-cache-dir-is-a-file", "TRITON_CACHE_DIR names a regular file: the variable is the root cause, "
         "Triton's unusable cache its symptom",
@@ -416,18 +428,21 @@ SCENARIOS: List[Scenario] = [
         symptoms={"env-path-unusable": ["toolchain.triton_cache"]},
         evidence={"config.triton_environment": ["TRITON_CACHE_DIR"], "toolchain.triton_cache": ["not a directory"]},
         summaries={"triton.kernel_launch": ["cannot be used"]},  # it passes in a private cache: it must say so
-        proofs=[Proof("user kernel fails", [], False)]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["triton-cache-unusable", "env-path-unusable"]),
     Scenario(
         "stray-triton-package", "a stray triton/__init__.py on PYTHONPATH shadows the installed Triton",
         stray_triton_package, need_gpu(), roots=["module-shadowed"],
-        evidence={"config.module_origins": ["triton"]}),
+        evidence={"config.module_origins": ["triton"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["module-shadowed"]),
     Scenario(
         "docker-default-shm", "/dev/shm of 64 MiB, as Docker mounts it without --shm-size (private mount namespace)",
         docker_default_shm, need_all(need_gpu(), need_unshare), findings=["nccl-shm-too-small"]),
     Scenario(
         "cc-names-nothing", "CC names a compiler path that does not exist (Triton runs CC before any gcc on PATH)",
         cc_names_nothing, need_gpu(), roots=["env-path-unusable"],
-        evidence={"config.compiler_environment": ["CC"]}),
+        evidence={"config.compiler_environment": ["CC"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False)],
+        explain=["env-path-unusable", "c-compiler-broken"]),
     Scenario(
         "nccl-socket-ifname-names-nothing", "NCCL_SOCKET_IFNAME names a network interface this host does not have",
         nccl_ifname_names_nothing, need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
@@ -510,6 +525,24 @@ def judge(sc: Scenario, report: dict) -> List[str]:
     return problems
 
 
+def explain_ranking(text: str, stackpeel_env: Dict[str, str], timeout: float) -> List[str]:
+    """`stackpeel explain --no-live` on a failing program's output, as the accuracy bench ranks it:
+    the candidates in order, each followed by the causes it could be."""
+    env = dict(os.environ, PYTHONPATH=stackpeel_env.get("PYTHONPATH", ""))
+    try:
+        p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", "--format", "json", "-"],
+                           input=text, capture_output=True, text=True, env=env, timeout=timeout)
+        report = json.loads(p.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return []
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from explain_accuracy import ranking
+    finally:
+        sys.path.pop(0)
+    return ranking(report)
+
+
 def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[str, str],
                  timeout: float) -> dict:
     why = sc.needs(m)
@@ -563,6 +596,14 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
         if not ok:
             problems.append(f"proof failed: {proof.label} (rc={prc}, expected "
                             f"{'success' if proof.expect_ok else 'failure'} with {proof.expect_text!r})")
+        if sc.explain and prc != 0:
+            ranked = explain_ranking(text, stackpeel_env, timeout)
+            (tmp / f"proof-{len(record['proofs'])}.log").write_text(text)
+            hit = next((i for i, c in enumerate(ranked[:3]) if c in sc.explain), None)
+            record["proofs"][-1]["explain"] = {"ranked": ranked[:5], "rank": None if hit is None else hit + 1}
+            if hit is None:
+                problems.append(f"explain on the failing program's output ranks {ranked[:3] or 'nothing'}; "
+                                f"expected one of {list(sc.explain)} among the first three")
     record["status"] = "fail" if problems else "pass"
     record["problems"] = problems
     return record
@@ -606,10 +647,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for p in rec.get("problems", []):
             print(f"      - {p}", flush=True)
         for p in rec.get("proofs", []):
-            print(f"      proof {p['status']}: {p['label']}", flush=True)
+            ex = p.get("explain")
+            said = f"; explain ranks {', '.join(ex['ranked'][:3]) or 'nothing'}" if ex else ""
+            print(f"      proof {p['status']}: {p['label']}{said}", flush=True)
     summary = {"machine": vars(m), "scenarios": records}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     failed = [r["name"] for r in records if r["status"] == "fail"]
+    explained = [p["explain"]["rank"] for r in records for p in r.get("proofs", []) if p.get("explain")]
+    if explained:
+        print(f"\nexplain on the failing programs' output: expected cause first in "
+              f"{sum(r == 1 for r in explained)} of {len(explained)}, in the first three in "
+              f"{sum(r is not None for r in explained)}")
     print(f"\n{sum(r['status'] == 'pass' for r in records)} passed, {len(failed)} failed, "
           f"{sum(r['status'] == 'skip' for r in records)} skipped")
     return 1 if failed else 0
