@@ -136,7 +136,7 @@ WORDINGS = [
      "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
      "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / "
      "cuda driver combination"),
-    ("libcuda-missing", "libcudart 11.7-13.0 (not in 10.2)", "cudaGetErrorString(34)",
+    ("libcuda-stub-loaded", "libcudart 11.7-13.0 (not in 10.2)", "cudaGetErrorString(34)",
      "RuntimeError: CUDA error: CUDA driver is a stub library"),
     ("driver-too-old-for-torch", "libcudart 11.7-13.0 (not in 10.2)", "cudaGetErrorString(222)",
      "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain."),

@@ -218,9 +218,12 @@ FAMILIES = {
         "nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown.",
     ],
     # driver_types.h / cuda.h
-    "libcuda-missing": [
+    "libcuda-stub-loaded": [
         "RuntimeError: CUDA driver error: CUDA driver is a stub library",
         "cuInit failed: CUDA_ERROR_STUB_LIBRARY",
+        # torch on an H200 with the CUDA 13.0 toolkit's stub first on LD_LIBRARY_PATH (scenarios/gpu/suite.py)
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 34: CUDA driver is a stub library",
     ],
     "cuda-init-failed": [
         "RuntimeError: CUDA error: initialization error",

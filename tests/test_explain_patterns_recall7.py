@@ -95,6 +95,9 @@ FAMILIES = {
         "AttributeError: module 'triton' has no attribute 'jit'",
         # CPython's ImportError on a namespace package (ROCm/triton 489)
         "ImportError: cannot import name 'cdiv' from 'triton' (unknown location)",
+        # a stray triton/__init__.py on PYTHONPATH, on an H200 (scenarios/gpu/suite.py stray-triton-package):
+        # every Triton release has triton.language and triton.runtime
+        "ModuleNotFoundError: No module named 'triton.language'",
     ],
     "nccl-too-old-for-gpu": [
         # NCCL 2.25.1 src/enqueue.cc on an RTX 5090 (nccl-tests 287), and the WARN of later releases
@@ -127,6 +130,16 @@ test_users_words_name_the_cause = users_words_test({
     "It errors with `ERROR_JIT_COMPILER_NOT_FOUND` on a system with just l4t-cuda installed.": "ptx-jit-compiler-missing",
     "AttributeError: module 'triton' has no attribute 'jit'": "module-shadowed",
 })
+
+
+def test_a_module_only_some_releases_have_is_not_a_shadowing_triton():
+    """triton.language.extra and triton.common come and go with releases (a version's problem); only
+    the packages every release has, missing, say the imported triton is not Triton."""
+    for line in ("ModuleNotFoundError: No module named 'triton.language.extra'",
+                 "ModuleNotFoundError: No module named 'triton.common'",
+                 "ModuleNotFoundError: No module named 'triton._C'"):
+        expl = explain_text(line + "\n")
+        assert expl.root is None or expl.root.code != "module-shadowed", (line, expl.root.code)
 
 
 def test_zero_active_drivers_next_to_torchs_triton_pin_is_the_mismatch():

@@ -459,7 +459,7 @@ def _init(code, name, message, **kw):
      "Fabric Manager", "nvidia-fabricmanager-580"),
     (_init(34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library",
            libcuda_path="/usr/local/cuda/lib64/stubs/libcuda.so", stub=True),
-     "cuda-init-failed", "stub", "drops /usr/local/cuda/lib64/stubs"),
+     "libcuda-stub-loaded", "link-time stub", "drops /usr/local/cuda/lib64/stubs"),
     (_init(100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", cuda_visible_devices=""),
      "cuda-init-failed", "CUDA_VISIBLE_DEVICES=''", None),
 ])
@@ -599,7 +599,7 @@ def test_recorded_h200_facts_give_the_same_verdicts(scenario):
     assert {cid: r.status.value for cid, r in done.items()} == \
         {cid: rec["status"] for cid, rec in RECORDED[scenario].items() if not cid.startswith("_")}
     if scenario == "stub":  # LD_LIBRARY_PATH put the toolkit's stub libcuda first
-        assert [(r.check_id, list(r.codes)) for r in diagnosis.blocking] == [("cuda.driver_api", ["cuda-init-failed"])]
+        assert [(r.check_id, list(r.codes)) for r in diagnosis.blocking] == [("cuda.driver_api", ["libcuda-stub-loaded"])]
         f = done["cuda.driver_api"].findings[0]
         assert "CUDA_ERROR_STUB_LIBRARY (34)" in f.message and "None" not in f.message
         assert any("grep -v stubs" in c for c in commands(f))

@@ -408,9 +408,9 @@ SCENARIOS: List[Scenario] = [
     Scenario(
         "libcuda-stub-first", "the CUDA toolkit's stub libcuda (linked as libcuda.so.1) first on LD_LIBRARY_PATH: "
         "cuInit returns CUDA_ERROR_STUB_LIBRARY; NVML and the driver are fine",
-        stub_libcuda_first, need_gpu(), roots=["cuda-init-failed"], forbid_roots=["no-nvidia-driver"],
+        stub_libcuda_first, need_gpu(), roots=["libcuda-stub-loaded"], forbid_roots=["no-nvidia-driver"],
         evidence={"cuda.driver_api": ["stub"]},
-        proofs=[Proof("user kernel fails under the stub", [], False)], explain=["cuda-init-failed"]),
+        proofs=[Proof("user kernel fails under the stub", [], False)], explain=["libcuda-stub-loaded"]),
     Scenario(
         "cuda-visible-devices-out-of-range", "CUDA_VISIBLE_DEVICES names an index this machine does not have",
         visible_index_out_of_range, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],

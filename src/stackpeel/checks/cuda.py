@@ -9,7 +9,7 @@ from .. import facts as _facts
 from .base import Check
 
 #: cuInit results whose cause the knowledge base words (messages.e<code> of cuda-init-failed)
-INIT_VARIANTS = {3, 34, 46, 100, 101, 304, 803}
+INIT_VARIANTS = {3, 46, 100, 101, 304, 803}
 
 _TOOLKIT_CONTAINERS = {"docker": "docker", "podman": "podman", "kubernetes": None}
 
@@ -38,6 +38,7 @@ class DriverApi(Check):
         "libcuda-missing",
         "cuda-init-failed",
         "cuda-forward-compat-unsupported",
+        "libcuda-stub-loaded",
     )
     facts = _facts.CudaDriverApiFacts
     requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
@@ -112,6 +113,9 @@ class DriverApi(Check):
             return ctx.finding("fabric-manager-not-running", "cuinit", evidence=evidence,
                                driver_branch=(facts["kernel_driver_version"] or "").split(".")[0] or None,
                                **observed)
+        if code == 34 or facts["stub"]:
+            return ctx.finding("libcuda-stub-loaded", evidence=evidence, stub_dir=os.path.dirname(path) if path else None,
+                               **observed)
         variant = f"e{code}" if code in INIT_VARIANTS else None
         if code == 999:
             if not facts["uvm_node"] and not facts.get("uvm_node_after_init"):
@@ -125,9 +129,6 @@ class DriverApi(Check):
             variant = f"e{code}-visible"
         if code == 999 and (not facts["uvm_node"] or facts["uvm_module"] is False):
             observed["uvm_state"] = ("/dev/nvidia-uvm absent" if not facts["uvm_node"] else "nvidia_uvm not loaded")
-        if code == 34 or facts["stub"]:
-            observed["stub_dir"] = os.path.dirname(path) if path else None
-            variant = "e34"
         if code == 46:
             observed["busy_gpu"] = "every GPU (add -i <index> for one)"
         return ctx.finding("cuda-init-failed", variant, evidence=evidence, **observed)
