@@ -351,6 +351,43 @@ def nccl_ifname_names_nothing(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
+def alloc_conf_invalid(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segment:True"  # the option is expandable_segments
+    return Setup(env)
+
+
+def libcuda_path_without_libcuda(m: Machine, tmp: Path) -> Setup:
+    empty = tmp / "no-libcuda-here"
+    empty.mkdir(exist_ok=True)
+    env = fresh_cache(base_env(), tmp)
+    env["TRITON_LIBCUDA_PATH"] = str(empty)
+    return Setup(env)
+
+
+def visible_duplicate(m: Machine, tmp: Path) -> Setup:
+    env = fresh_cache(base_env(), tmp)
+    env["CUDA_VISIBLE_DEVICES"] = "0,0"
+    return Setup(env)
+
+
+def cache_on_mount(options: str):
+    """TRITON_CACHE_DIR on a tmpfs mounted with ``options`` (private mount namespace): /tmp or a
+    home directory mounted noexec, or read-only, as hardened hosts and some clusters do."""
+    def setup(m: Machine, tmp: Path) -> Setup:
+        mnt = tmp / "cache-mount"
+        mnt.mkdir(exist_ok=True)
+        env = base_env()
+        env["TRITON_CACHE_DIR"] = str(mnt / "triton")
+        if "ro" in options.split(","):  # a read-only mount of a directory that exists
+            (mnt / "triton").mkdir(exist_ok=True)
+            script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+        else:
+            script = f'mount -t tmpfs -o {options} tmpfs "$0" && exec "$@"'
+        return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(mnt)])
+    return setup
+
+
 SCENARIOS: List[Scenario] = [
     Scenario(
         "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
@@ -446,6 +483,29 @@ SCENARIOS: List[Scenario] = [
     Scenario(
         "nccl-socket-ifname-names-nothing", "NCCL_SOCKET_IFNAME names a network interface this host does not have",
         nccl_ifname_names_nothing, need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
+    Scenario(
+        "alloc-conf-invalid", "PYTORCH_CUDA_ALLOC_CONF with a misspelt option: torch refuses it at the first allocation",
+        alloc_conf_invalid, need_gpu(), findings=["env-alloc-conf-invalid"],
+        proofs=[Proof("user kernel fails", [], False)], explain=["env-alloc-conf-invalid"]),
+    Scenario(
+        "triton-libcuda-path-without-libcuda", "TRITON_LIBCUDA_PATH names a directory without libcuda.so.1",
+        libcuda_path_without_libcuda, need_gpu(), roots=["env-path-unusable"],
+        evidence={"config.triton_environment": ["TRITON_LIBCUDA_PATH"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False)],
+        explain=["triton-libcuda-path-wrong", "env-path-unusable"]),
+    Scenario(
+        "cuda-visible-devices-duplicate", "CUDA_VISIBLE_DEVICES=0,0 names one GPU twice",
+        visible_duplicate, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
+    Scenario(
+        "triton-cache-noexec", "TRITON_CACHE_DIR on a noexec mount: Triton cannot load the helpers it builds there",
+        cache_on_mount("noexec,size=256m"), need_all(need_gpu(), need_unshare), roots=["triton-cache-unusable"],
+        proofs=[Proof("user kernel fails", [], False)], explain=["triton-cache-unusable"]),
+    Scenario(
+        "triton-cache-read-only", "TRITON_CACHE_DIR on a read-only mount",
+        cache_on_mount("ro"), need_all(need_gpu(), need_unshare), roots=["env-path-unusable"],
+        evidence={"config.triton_environment": ["TRITON_CACHE_DIR"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["triton-cache-unusable", "env-path-unusable"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
