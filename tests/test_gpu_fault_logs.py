@@ -5,9 +5,12 @@ under it, and feeds the kernel's output (the log a user would paste) to ``stackp
 --no-live``. The outputs of one such run (session 21, torch 2.11 / Triton 3.6 on an H200; the
 checkout's path written as /repo, the suite's output folder as /out) are kept in
 ``tests/data/gpu_fault_logs``: explain must name the injected cause first, as the suite expects
-it among the first three. Before any rule was written for them explain named 9 of the 11 first;
-the two it missed (the toolkit's stub libcuda, a stray triton package) taught
+it among the first three. Before any rule was written for them explain named 9 of the first 11
+first; the two it missed (the toolkit's stub libcuda, a stray triton package) taught
 ``libcuda-stub-loaded`` and the ``No module named 'triton.language'`` reading of module-shadowed.
+Of the next four (written before their run), 2 first: a Triton cache on a noexec mount (the
+helper's name, not a ``.triton`` path, says whose it is) and ``CUDA_VISIBLE_DEVICES=0,0`` (101
+from the device count itself) taught two more signatures.
 """
 
 from __future__ import annotations
@@ -43,3 +46,30 @@ def test_explain_names_the_injected_fault_first(path):
     expl = explain_text(path.read_text())
     assert expl.root is not None and expl.root.code in EXPECTED[path.stem], (
         path.stem, [c.code for c in expl.candidates][:3])
+
+
+@pytest.mark.parametrize("line, code", [
+    # Triton's helper on a noexec cache, wherever TRITON_CACHE_DIR points (errno shown or not)
+    ("ImportError: /scratch/tc/ABC/__triton_launcher.cpython-310-x86_64-linux-gnu.so: failed to map segment "
+     "from shared object: Operation not permitted", "triton-cache-unusable"),
+    ("ImportError: /data/cache/XU5D/cuda_utils.cpython-312-x86_64-linux-gnu.so: failed to map segment from shared "
+     "object", "triton-cache-unusable"),
+    # the device count refused as a whole: the variable's list, not an ordinal a program chose
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+     "NumCudaDevices() that might have already set an error? Error 101: invalid device ordinal",
+     "cuda-visible-devices-hides-gpus"),
+])
+def test_fault_messages_in_isolation(line, code):
+    assert explain_text(line + "\n").root.code == code
+
+
+@pytest.mark.parametrize("line, not_code", [
+    # a memory limit, not a noexec mount
+    ("ImportError: /scratch/tc/ABC/cuda_utils.so: failed to map segment from shared object: Cannot allocate memory",
+     "triton-cache-unusable"),
+    # an ordinal a program chose (torch.cuda.set_device): the generic reading stays
+    ("RuntimeError: CUDA error: invalid device ordinal", "cuda-visible-devices-hides-gpus"),
+])
+def test_near_misses_keep_their_other_reading(line, not_code):
+    expl = explain_text(line + "\n")
+    assert expl.root is None or expl.root.code != not_code

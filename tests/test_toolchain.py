@@ -676,6 +676,27 @@ def test_triton_libcuda_path_stubs_and_real(stack_python, clean_env, tmp_path):
     assert _libcuda_dirs(stack_python, env) == str([str(real)])
 
 
+def test_triton_libcuda_path_without_libcuda_is_degraded_when_the_link_finds_it(stack_python, clean_env, tmp_path):
+    """On an H200 (Ubuntu image, Triton 3.6) a TRITON_LIBCUDA_PATH without libcuda.so.1 did not stop
+    the user's kernel: ld searched the compiler's default directories next and found the driver's
+    library. Here the compiler's directories hold a stand-in through LIBRARY_PATH (gcc searches it
+    too): wrong but not blocking, and the message names what the link finds."""
+    empty = tmp_path / "no-libcuda-here"
+    empty.mkdir()
+    driver = tmp_path / "driver"
+    _fake_libcuda(driver)
+    env = dict(clean_env, TRITON_LIBCUDA_PATH=str(empty), LIBRARY_PATH=str(driver))
+    r = run_check(LibcudaDiscovery, stack_python, env)
+    assert [f.code for f in r.findings] == ["triton-libcuda-path-wrong"], r.findings
+    f = r.findings[0]
+    assert f.severity is Severity.DEGRADED and r.status is Status.WARN
+    assert f"finds the driver's {driver / 'libcuda.so.1'}" in f.message
+    # without it the link has nothing to find: blocking
+    r = run_check(LibcudaDiscovery, stack_python, dict(clean_env, TRITON_LIBCUDA_PATH=str(empty)))
+    if r.facts.get("linker_libcuda") is None:
+        assert r.findings[0].severity is Severity.BLOCKING
+
+
 def test_stale_linker_cache_and_missing_ldconfig(stack_python, clean_env, cli_env, tmp_path, can_unshare):
     libdir = tmp_path / "nvidia-driver"
     lib = _fake_libcuda(libdir)

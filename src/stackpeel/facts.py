@@ -285,6 +285,9 @@ class ToolchainExtensionBuildFacts(_ToolchainExtensionBuildFactsOptional):
 
 class _ToolchainLibcudaDiscoveryFactsOptional(TypedDict, total=False):
     override: Dict[str, Any]
+    #: the driver's libcuda.so.1 in the compiler's default library directories, when the override
+    #: lacks it (None: no compiler, or none holds it); not in reports before 2026-12-04
+    linker_libcuda: Optional[str]
     triton_installed: bool  # not in reports of stackpeel before 2026-12
 
 

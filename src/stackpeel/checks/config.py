@@ -301,7 +301,10 @@ def _path_findings(make, facts: _facts.ConfigEnvironmentFacts, names: Sequence[s
                         (var == "CUDA_HOME" or "CUDA_HOME" not in env):
                     problem = "has no executable bin/nvcc"
         if problem:
-            severity = Severity.DEGRADED if var in ("TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH") else None
+            # TRITON_LIBCUDA_PATH only goes first among the directories Triton's link searches:
+            # toolchain.libcuda_discovery judges whether the link then fails (blocking there)
+            severity = Severity.DEGRADED if var in ("TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH",
+                                                    "TRITON_LIBCUDA_PATH") else None
             out.append((var, make(variant=_VARIANT(var), severity=severity, var=var, value=value, problem=problem)))
     return out
 

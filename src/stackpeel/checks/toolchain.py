@@ -9,6 +9,7 @@ the cache dir. See FAILURE_MODES T1-T13 for the failures these checks name.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..model import Finding, Severity, Status
@@ -232,6 +233,12 @@ class LibcudaDiscovery(Check):
                 variant = "stub" if o.get("has_libcuda_so") else "stubs-dir"
             else:
                 variant = "no-libcuda"
+            linked = facts.get("linker_libcuda")
+            if linked:  # the compiler's default directories hold it: the link works here
+                return ctx.verdict("TRITON_LIBCUDA_PATH does not hold libcuda.so.1 (the link finds it elsewhere)",
+                                   ctx.finding("triton-libcuda-path-wrong", [variant, "linker-finds"],
+                                               severity=Severity.DEGRADED, override=override, linked=linked,
+                                               libcuda_dir=os.path.dirname(linked)), **keep)
             return ctx.verdict("TRITON_LIBCUDA_PATH does not hold libcuda.so.1",
                                ctx.finding("triton-libcuda-path-wrong", [variant] + (["found-in"] if libcuda_dir else []),
                                            override=override, libcuda_dir=libcuda_dir), **keep)

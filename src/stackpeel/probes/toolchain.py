@@ -280,6 +280,24 @@ _LIBCUDA_GUESSES = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64
                     "/run/nvidia/driver/usr/lib/x86_64-linux-gnu")
 
 
+def _linker_libcuda():
+    """The driver's libcuda.so.1 in the default library directories of the compiler Triton
+    runs (``cc -print-search-dirs``), or None (no compiler, or none of them holds it)."""
+    cc = triton_compiler().get("resolved")
+    if not cc:
+        return None
+    run = common.run([cc, "-print-search-dirs"], timeout=10, clip_output=False)
+    if run["rc"] != 0:
+        return None
+    for line in run["stdout"].splitlines():
+        if line.startswith("libraries:"):
+            for d in line.split("=", 1)[-1].split(os.pathsep):
+                d = os.path.normpath(d) if d else ""
+                if d and "stubs" not in d.split(os.sep) and _exists(os.path.join(d, "libcuda.so.1")):
+                    return os.path.join(d, "libcuda.so.1")
+    return None
+
+
 def _run_unclipped(argv, timeout):
     """Like common.run (never raises, has a timeout) but keeps all of stdout."""
     import subprocess
@@ -311,6 +329,11 @@ def libcuda_discovery(inp):
             "has_libcuda_so": _exists(os.path.join(env_path, "libcuda.so")),
             "is_stubs": os.path.basename(os.path.normpath(env_path)) == "stubs",
         }
+        if not facts["override"]["has_libcuda_so1"]:
+            # Triton links with -L$TRITON_LIBCUDA_PATH -l:libcuda.so.1: the compiler's own library
+            # directories are searched after it, so the link still works when the driver's
+            # libcuda.so.1 lies in one of them (/usr/lib/x86_64-linux-gnu on Debian and Ubuntu)
+            facts["linker_libcuda"] = _linker_libcuda()
     # what the linker cache lists (always read, even when the override applies); the whole
     # listing is needed (hundreds of lines), so not common.run, which clips long output
     run = _run_unclipped([LDCONFIG, "-p"], timeout=20)
