@@ -74,3 +74,41 @@ def test_near_misses_stay_unread():
     ]:
         codes = set(match_codes(line))
         assert "model-file-corrupt" not in codes, (line, codes)
+
+
+# apps21b: CTranslate2's CUDA_CHECK on an allocation that does not fit
+OOM_FAMILIES = {
+    "gpu-out-of-memory": [
+        # include/ctranslate2/cuda/utils.h CUDA_CHECK, as Purfview/whisper-standalone-win#50 pasted it
+        "RuntimeError: CUDA failed with error out of memory",
+        # the same in whisperX#315's title and prose, and stt#65's shortened title
+        "Cuda failed with error out of memory",
+        "I am unexpectedly getting `cuda failed with error out of memory` after sometime of running",
+        "cuda failed Out of memory",
+    ],
+}
+
+test_oom_in_every_wrapper, test_oom_own_signature = family_tests(OOM_FAMILIES)
+
+
+def test_ctranslate2_traceback_heads_with_oom():
+    text = (
+        "Standalone Faster-Whisper r141.3 running on: CUDA\n"
+        "Traceback (most recent call last):\n"
+        'File "faster_whisper\\transcribe.py", line 125, in init\n'
+        "RuntimeError: CUDA failed with error out of memory\n"
+        "[16468] Failed to execute script 'main' due to unhandled exception!\n"
+    )
+    assert _codes(text)[:1] == ["gpu-out-of-memory"]
+
+
+def test_ctranslate2_near_misses_are_not_oom():
+    for line in [
+        # CTranslate2's other CUDA failures name other causes
+        "RuntimeError: CUDA failed with error unknown error",
+        "RuntimeError: CUDA failed with error invalid device ordinal",
+        # host-side and non-GPU memory failures
+        "the job failed with error: out of memory on the host",
+        "cudaHostAlloc failed out of memory",
+    ]:
+        assert "gpu-out-of-memory" not in set(match_codes(line)), line
