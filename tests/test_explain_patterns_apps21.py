@@ -42,8 +42,10 @@ def test_quoted_in_prose_and_in_a_title():
     # an issue title quoting the message in backquotes (visinf/lnfmm#3's wording)
     text = "I ran into the error `RuntimeError: unexpected EOF, expected 170260432 more bytes. The file might be corrupted.` while loading the released pre-trained model weight.\n"
     assert _codes(text)[:1] == ["model-file-corrupt"]
-    # a ComfyUI error report's bullet
-    text = "- **Exception Message:** unexpected EOF, expected 18022 more bytes. The file might be corrupted.\n"
+    # SD.Next's rich traceback box, then its gradio line (vladmandic/sdnext#551)
+    text = ("\u2502   1050 \u2502   \u2502   typed_storage = deserialized_objects[key]   \u2502\n"
+            "RuntimeError: unexpected EOF, expected 3786101 more bytes. The file might be corrupted.\n"
+            "gradio call: RuntimeError\n")
     assert _codes(text)[:1] == ["model-file-corrupt"]
 
 
