@@ -49,3 +49,37 @@ def test_a_cu11_version_suffix_is_no_shadowed_library(context):
                                      "Successfully installed nvidia-cublas-cu11-11.11.3.6"])
 def test_a_second_set_of_cu11_wheels_still_infers_shadowing(context):
     assert codes(f"{context}\n{CUBLAS}")[0] == "cuda-library-shadowed"
+
+
+ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.parametrize("context", ["MPS available: False",
+                                     "device = 'mps' if torch.backends.mps.is_available() else 'cuda'"])
+def test_apples_mps_is_no_nvidia_mps_server(context):
+    for text in (f"{context}\n{ILLEGAL}", f"{context}\n[rank0]: {ILLEGAL}"):
+        found = codes(text)
+        assert found[0] == "cuda-error-unclassified" and "mps-unavailable" not in found[:1], found
+
+
+@pytest.mark.parametrize("context", ["nvidia-cuda-mps-control -d", "export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps",
+                                     "the MPS server is running on the node"])
+def test_nvidias_mps_still_infers_the_mps_cause(context):
+    assert codes(f"{context}\n{ILLEGAL}")[0] == "mps-unavailable"
+
+
+TF_DEVICE = ("2024-01-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device "
+             "/job:localhost/replica:0/task:0/device:GPU:0 with 22302 MB memory:  -> device: 0, name: NVIDIA GeForce "
+             "RTX 3090, pci bus id: 0000:01:00.0, compute capability: 8.6")
+
+
+@pytest.mark.parametrize("context", ["I use compute capability 8.6", TF_DEVICE.replace("tensorflow/", "tf/")])
+def test_a_gpus_compute_capability_is_no_arch_refusal(context):
+    found = codes(f"{context}\nRuntimeError: CUDA error: unknown error")
+    assert found[0] == "cuda-error-unclassified" and "framework-gpu-arch-unsupported" not in found[:1], found
+
+
+def test_a_compute_capability_refusal_still_infers_the_framework_arch():
+    text = ('This results in a fatal "compute capability not supported" assertion failure\n'
+            "RuntimeError: CUDA error: unknown error")
+    assert codes(text)[0] == "framework-gpu-arch-unsupported"
