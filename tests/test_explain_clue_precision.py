@@ -83,3 +83,15 @@ def test_a_compute_capability_refusal_still_infers_the_framework_arch():
     text = ('This results in a fatal "compute capability not supported" assertion failure\n'
             "RuntimeError: CUDA error: unknown error")
     assert codes(text)[0] == "framework-gpu-arch-unsupported"
+
+
+@pytest.mark.parametrize("context", ["tensorflow 2.12.0", "pip install paddlepaddle-gpu==2.5.1"])
+def test_a_frameworks_name_is_no_arch_refusal(context):
+    found = codes(f"{context}\nRuntimeError: CUDA error: unknown error")
+    assert found[0] == "cuda-error-unclassified" and "framework-gpu-arch-unsupported" not in found[:1], found
+
+
+def test_the_frameworks_own_line_still_refines_no_kernel_image():
+    line = ("2024-01-01 10:00:00.000000: W tensorflow/core/kernels/conv_ops.cc:1000] CUDA error: no kernel image is "
+            "available for execution on the device")
+    assert codes(line)[0] == "framework-gpu-arch-unsupported"
