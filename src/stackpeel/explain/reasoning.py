@@ -343,8 +343,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     entries = {e.id: e for e in kb.entries}
 
     accs: Dict[str, _Acc] = {}
-    # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched
-    specific = any(not e.fallback for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
+    # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched; a user's
+    # sentence that names a symptom ("can't use the GPU after sleep") does not silence it: that
+    # sentence is read only where no program's line shows the failure, and the catch-all's is one
+    specific = any(not e.fallback and not (e.said and not e.is_root)
+                   for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
     clue_lines = list(dict.fromkeys(w for seen in parsed.clues.values() for w in seen))
     #: codes a line of the log names itself, and codes only the context far from the line chose
     near: set = set()
