@@ -25,12 +25,24 @@ VALIDATION = ROOT / "docs" / "validation"
 DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 
 
+#: "Superseded: facts/x.json by ../other-run/facts/x.json" in a run's README: that one report was
+#: re-run after a deliberate change of verdict (the newer report must exist, and replays itself)
+SUPERSEDED_FILE = re.compile(r"^Superseded: (\S+\.json) by (\S+\.json)", re.MULTILINE)
+
+
 def current_reports():
     for d in sorted(p for p in VALIDATION.iterdir() if p.is_dir()):
         readme = d / "README.md"
-        if readme.exists() and "Superseded by" in readme.read_text():
+        text = readme.read_text() if readme.exists() else ""
+        if "Superseded by" in text:
             continue
+        replaced = set()
+        for old, new in SUPERSEDED_FILE.findall(text):
+            assert (d / new).resolve().is_file(), f"{readme}: {new} does not exist"
+            replaced.add((d / old).resolve())
         for path in sorted(d.rglob("*.json")):
+            if path.resolve() in replaced:
+                continue
             data = json.loads(path.read_text())
             if isinstance(data, dict) and "results" in data and "diagnosis" in data:
                 yield path
