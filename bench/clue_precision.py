@@ -23,7 +23,6 @@ them). Training part only. Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -31,10 +30,8 @@ from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-_spec = importlib.util.spec_from_file_location("corpus_split", ROOT / "scripts" / "corpus_split.py")
-corpus_split = importlib.util.module_from_spec(_spec)
-sys.modules["corpus_split"] = corpus_split
-_spec.loader.exec_module(corpus_split)
+sys.path.insert(0, str(ROOT / "bench"))
+from explain_accuracy import corpus_split  # noqa: E402  (the accuracy bench loads scripts/corpus_split.py once)
 
 
 def main(argv: List[str] = None) -> int:

@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import datetime as dt
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -34,10 +33,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("corpus_split", ROOT / "scripts" / "corpus_split.py")
-corpus_split = importlib.util.module_from_spec(_spec)
-sys.modules["corpus_split"] = corpus_split
-_spec.loader.exec_module(corpus_split)
+sys.path.insert(0, str(ROOT / "bench"))
+from explain_accuracy import corpus_split  # noqa: E402  (the accuracy bench loads scripts/corpus_split.py once)
 
 
 def _each_line(prefix: str) -> Callable[[str], str]:

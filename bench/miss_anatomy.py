@@ -29,7 +29,6 @@ prints log names and lines. Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 from collections import Counter, defaultdict
@@ -38,10 +37,8 @@ from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-_spec = importlib.util.spec_from_file_location("corpus_split", ROOT / "scripts" / "corpus_split.py")
-corpus_split = importlib.util.module_from_spec(_spec)
-sys.modules["corpus_split"] = corpus_split
-_spec.loader.exec_module(corpus_split)
+sys.path.insert(0, str(ROOT / "bench"))
+from explain_accuracy import corpus_split  # noqa: E402  (the accuracy bench loads scripts/corpus_split.py once)
 
 #: a warning-shaped line (``NCCL_DEBUG=WARN`` is a setting, not a warning)
 WARN_RE = re.compile(r"(?<![=\w])warn(?:ing)?\b|[A-Z]\w*Warning\b", re.I)

@@ -4,15 +4,11 @@ script's `sleep 30` or `time.sleep(5)`, a run's `--resume`, or torch's `+cu118` 
 shows no suspended machine and no shadowing second set of CUDA wheels."""
 import pytest
 
-from stackpeel.explain import explain_text
+from test_explain_patterns import codes_of as codes
 
 UNKNOWN = "RuntimeError: CUDA error: unknown error"
 CUBLAS = ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, "
           "opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`")
-
-
-def codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("context", [

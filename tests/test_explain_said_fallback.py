@@ -7,13 +7,9 @@ because the catch-all's line shows the failure, and the catch-all was dropped be
 matched: explain answered nothing."""
 import pytest
 
-from stackpeel.explain import explain_text
+from test_explain_patterns import codes_of as codes
 
 SAID = "can't use nvidia GPU only after sleep"   # ollama#6647, the reporter's title
-
-
-def codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("error", [
