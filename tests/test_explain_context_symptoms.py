@@ -140,6 +140,13 @@ def test_facts_that_decide_nothing(facts):
     ("NVIDIA GeForce MX150", "6.1"),
     ("GeForce MX450 with Max-Q Design", "7.5"),
     ("NVIDIA GeForce MX130", "5.0"),
+    # ggml-cuda's ggml_cuda_init device list (llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu)
+    ("  Device 0: NVIDIA GeForce GTX 1080 Ti, compute capability 6.1, VMM: yes", "6.1"),
+    ("llama_model_load:   Device 1: Tesla P40, compute capability 6.1, VMM: no", "6.1"),
+    # Ollama's "inference compute" record (types.go), both orders and quotings
+    ('time=2024-09-01T10:00:00Z level=INFO source=types.go:107 msg="inference compute" id=GPU-5b9a library=cuda '
+     'variant=v12 compute=7.5 driver=12.4 name="NVIDIA GeForce GTX 1660" total="5.8 GiB"', "7.5"),
+    ('level=INFO msg="inference compute" name="GeForce GTX 970" compute="5.2"', "5.2"),
 ])
 def test_capability_shapes(line, cc):
     assert cc in (facts_from_text(line + "\n").versions.get("gpu_cc") or ())
@@ -151,6 +158,9 @@ def test_capability_shapes(line, cc):
     "nvcc -gencode arch=compute_86,code=sm_86 -c kernel.cu",
     "TORCH_CUDA_ARCH_LIST='7.5;8.0;8.6'",
     "MX250",
+    "found 1 CUDA devices, compute capability required >= 7.0",
+    'msg="inference compute" id=0 library=cpu variant="" compute="" driver=0.0 name=""',
+    'msg="inference compute" library=ROCm compute=gfx1151',
 ])
 def test_capability_near_misses(line):
     assert not facts_from_text(line + "\n").versions.get("gpu_cc")

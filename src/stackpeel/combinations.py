@@ -470,6 +470,10 @@ _FACT_RES = (
     # not a requirement ("minimum compute capability: 8.0")
     ("gpu_cc", re.compile(r"(?<![Mm]inimum )(?<![Rr]equired )(?<![Rr]equires )(?<!min )\b[Cc]ompute[ _][Cc]apability"
                           r"\**\s{0,3}[:=]\**\s{0,3}(\d{1,2})\.(\d)\b")),
+    # ggml-cuda's device list (llama.cpp, Ollama, whisper.cpp: "  Device 0: NVIDIA GeForce RTX 4090, compute
+    # capability 8.9, VMM: yes") and Ollama's "inference compute" record (types.go: "library=cuda variant=v12 compute=8.6", or compute="5.2")
+    ("gpu_cc", re.compile(r"\bDevice \d{1,2}: [^,\n]{2,80}, compute capability (\d{1,2})\.(\d)\b")),
+    ("gpu_cc", re.compile(r"inference compute\"[^\n]{0,200}?\bcompute=\"?(\d{1,2})\.(\d)\b")),
     # torch.cuda.get_device_capability()'s tuple: "capability: (8, 6)", "get_device_capability() (8, 6)"
     ("gpu_cc", re.compile(r"[Cc]apability(?:\(\d?\))?[\s:=]{0,4}\((\d{1,2}),\s?(\d)\)")),
     # a capability in parentheses after the GPU or its capability: "RTX 3090 (sm_86)", "12.0 (`sm_120`)"
