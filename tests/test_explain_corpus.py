@@ -250,7 +250,6 @@ KNOWN_MISSES: Dict[str, str] = {
     # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
     # harvx20 (2026-12-04): the only program line is XLA's driver-older-than-ptxas warning, which
     # kb5 made a healthy notice (test_explain_patterns_kb5 HEALTHY); the maintainer read it as the old driver
-    "nvidia-docker-24-device-flags-without-driver-libs": "deviceQuery's 'CUDA driver version is insufficient' (35) read as a prebuilt program's old driver (driver-too-old-for-build, the existing refine on its own lines); that the container got the device nodes by plain `docker run --device /dev/nvidia*` without the NVIDIA runtime is a line four lines further down, which a refine's neighbours do not reach and a clue line cannot override (harvx21, docs/dev/harvx21.md)",
     "localcolabfold-126-xla-driver-older-than-ptxas": "XLA's 'driver's CUDA version is 11.0 which is older than the ptxas CUDA version' is held as a healthy notice (slower compiles only, kb5); that the old driver also breaks the GPU relaxation is the maintainer's reading",
     # apps20: KoboldCpp stops on a bare GGML_ASSERT while running a model its release does not
     # support yet; only the release number (1.111.2) and the maintainers' knowledge say so

@@ -770,19 +770,23 @@ def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: 
     """The codes a hit stands for: a refinement reads the lines around the hit; one whose code has
     clues (the code of a place the log runs in: a Jetson, WSL, a container; or a fact that names
     the narrower cause of a generic line: a kernel update, Secure Boot) also reads the lines of
-    the log that hold clue literals, wherever they are. The second value is the clue line that
-    decided (as evidence), None when the line's own context did."""
-    codes = e.codes_for(context)
-    if codes != e.codes or not clue_lines:
-        return codes, None
+    the log that hold clue literals, wherever they are. The rules are read in their order, each
+    on the lines around the hit and then on the clue lines: the first that matches decides, so an
+    entry puts a narrower rule first (a container started with bare `--device` flags, read from
+    its `docker run` line, before the prebuilt program's neighbours). The second value is the clue
+    line that decided (as evidence), None when the line's own context did."""
+    if not clue_lines:
+        return e.codes_for(context), None
     for rule in e.refine:
+        if rule.context.search(context):
+            return rule.codes, None
         if rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):
             continue
         for line, text in clue_lines:
             m = rule.context.search(text)
             if m:
                 return rule.codes, Evidence(line, f"{text[:200]} [clue: {m.group(0)[:60]}]", f"clue:{m.group(0)[:60]}")
-    return codes, None
+    return e.codes, None
 
 
 def _clue_hits(code: str, parsed: ParseResult, kb: KnowledgeBase, skip: Sequence[int] = (),
