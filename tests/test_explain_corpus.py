@@ -254,6 +254,10 @@ KNOWN_MISSES: Dict[str, str] = {
     # apps20: KoboldCpp stops on a bare GGML_ASSERT while running a model its release does not
     # support yet; only the release number (1.111.2) and the maintainers' knowledge say so
     "koboldcpp-2124-acestep-xl-older-version": "a bare GGML_ASSERT(ggml_can_repeat(b, a)) failed: that the KoboldCpp release predates the model is the maintainers' knowledge, not the log's",
+    # apps22: an SD.Next user's prose only ('does not detect GPU, generates on CPU', the System
+    # Info page quoted as '2.0.0+cpu Autocast half'); no program line states a failure, and which
+    # of the no-GPU causes it is only the quoted '+cpu' says (a clue, read by the context rules)
+    "sdnext-409-installer-put-cpu-torch-no-gpu-detected": "no program line: the user's sentence that SD.Next generates on the CPU and the System Info page's '2.0.0+cpu' quoted in prose; the installer's CPU build is the maintainer's reading",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
