@@ -15,6 +15,7 @@ logs put around lines; near-misses must stay unread.
 from __future__ import annotations
 
 from stackpeel.explain import match_codes
+from stackpeel.explain.knowledge import load
 from test_explain_patterns import codes_of as _codes, family_tests
 
 FAMILIES = {
@@ -106,3 +107,21 @@ def test_near_misses_stay_unread():
         assert code not in codes, (line, codes)
     # the bare '+cpu' version line is no error: explain reports nothing for it alone
     assert _codes("05:17:16-905048 INFO     Torch 2.0.1+cpu\n") == []
+
+
+def test_easydiffusion_cpu_fallback_is_the_symptom():
+    # Easy Diffusion's device pick (ui/easydiffusion/device_manager.py get_device_delta; 2022's
+    # ui/sd_internal/runtime.py), bare, in its own log format and quoted in an issue's prose
+    for text in [
+        "WARNING: Could not find a compatible GPU. Using the CPU, but this will be very slow!\n",
+        "22:10:03.412 WARNING MainThread WARNING: No compatible GPU found. Using the CPU, but this will be very slow!\n",
+        'It always says "WARNING: No compatible GPU found. Using the CPU, but this will be very slow!" although I have an RTX 3060\n',
+    ]:
+        assert _codes(text)[:1] == ["torch-cuda-unavailable"], (text, _codes(text))
+    # near-misses: the UI's own setting, another program's CPU notice, the words cut apart
+    kb = load()
+    for line in ["Use CPU (not GPU)", "No GPU found, using the CPU for inference",
+                 "No compatible GPU found for xformers, falling back",
+                 "Could not find a compatible GPU driver. Using the CPU"]:
+        ids = [e.id for e in kb.match_line(line)]
+        assert "easydiffusion-no-compatible-gpu" not in ids, (line, ids)
