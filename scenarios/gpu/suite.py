@@ -37,6 +37,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 USER_KERNEL = HERE / "user_kernel.py"
 
+# the accuracy bench's ranking (candidates in order, each followed by the causes it could be), so the
+# suite ranks `explain` exactly as the bench does; the bench's folder is put on the path once, here
+if str(REPO / "bench") not in sys.path:
+    sys.path.insert(0, str(REPO / "bench"))
+from explain_accuracy import ranking  # noqa: E402
+
 COMPILER_NAMES = ("cc", "gcc", "g++", "c++", "c89", "c99", "cpp", "tcc")
 
 
@@ -208,8 +214,16 @@ def fresh_cache(env: Dict[str, str], tmp: Path) -> Dict[str, str]:
     return env
 
 
-def healthy(m: Machine, tmp: Path) -> Setup:
-    return Setup(fresh_cache(base_env(), tmp))
+def with_env(**variables: str) -> Callable[[Machine, Path], Setup]:
+    """A setup: the base environment with a fresh Triton cache and these variables set."""
+    def setup(m: Machine, tmp: Path) -> Setup:
+        env = fresh_cache(base_env(), tmp)
+        env.update(variables)
+        return Setup(env)
+    return setup
+
+
+healthy = with_env()
 
 
 def no_compiler(m: Machine, tmp: Path) -> Setup:
@@ -247,12 +261,6 @@ def hide_python_h(m: Machine, tmp: Path) -> Setup:
     script = 'mount --bind "$0" "$1" && shift && exec "$@"'
     return Setup(fresh_cache(base_env(), tmp),
                  ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(empty), str(m.include_dir)])
-
-
-def hide_gpus(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = ""
-    return Setup(env)
 
 
 def ptxas_not_executable(m: Machine, tmp: Path) -> Setup:
@@ -310,12 +318,6 @@ def visible_index_out_of_range(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
-def visible_unknown_uuid(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = "GPU-00000000-0000-0000-0000-000000000000"
-    return Setup(env)
-
-
 def cache_dir_is_a_file(m: Machine, tmp: Path) -> Setup:
     env = base_env()
     blocker = tmp / "triton-cache"
@@ -345,29 +347,11 @@ def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
-def nccl_ifname_names_nothing(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["NCCL_SOCKET_IFNAME"] = "ens999np0"
-    return Setup(env)
-
-
-def alloc_conf_invalid(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segment:True"  # the option is expandable_segments
-    return Setup(env)
-
-
 def libcuda_path_without_libcuda(m: Machine, tmp: Path) -> Setup:
     empty = tmp / "no-libcuda-here"
     empty.mkdir(exist_ok=True)
     env = fresh_cache(base_env(), tmp)
     env["TRITON_LIBCUDA_PATH"] = str(empty)
-    return Setup(env)
-
-
-def visible_duplicate(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = "0,0"
     return Setup(env)
 
 
@@ -427,7 +411,7 @@ SCENARIOS: List[Scenario] = [
         explain=["python-headers-missing"]),
     Scenario(
         "cuda-visible-devices-empty", "CUDA_VISIBLE_DEVICES= (empty): the variable is the root cause, not 'no GPU'",
-        hide_gpus, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        with_env(CUDA_VISIBLE_DEVICES=""), need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
         evidence={"triton.kernel_launch": ["0 active drivers"]},
         proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
@@ -455,7 +439,7 @@ SCENARIOS: List[Scenario] = [
         explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "cuda-visible-devices-unknown-uuid", "CUDA_VISIBLE_DEVICES names a GPU UUID no GPU here has",
-        visible_unknown_uuid, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        with_env(CUDA_VISIBLE_DEVICES="GPU-00000000-0000-0000-0000-000000000000"), need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
         forbid_roots=["no-nvidia-driver"], proofs=[Proof("user kernel fails", [], False)],
         explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
@@ -482,10 +466,11 @@ SCENARIOS: List[Scenario] = [
         explain=["env-path-unusable", "c-compiler-broken"]),
     Scenario(
         "nccl-socket-ifname-names-nothing", "NCCL_SOCKET_IFNAME names a network interface this host does not have",
-        nccl_ifname_names_nothing, need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
+        with_env(NCCL_SOCKET_IFNAME="ens999np0"), need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
     Scenario(
         "alloc-conf-invalid", "PYTORCH_CUDA_ALLOC_CONF with a misspelt option: torch refuses it at the first allocation",
-        alloc_conf_invalid, need_gpu(), findings=["env-alloc-conf-invalid"],
+        # the option is expandable_segments
+        with_env(PYTORCH_CUDA_ALLOC_CONF="expandable_segment:True"), need_gpu(), findings=["env-alloc-conf-invalid"],
         proofs=[Proof("user kernel fails", [], False)], explain=["env-alloc-conf-invalid"]),
     Scenario(
         "triton-libcuda-path-without-libcuda", "TRITON_LIBCUDA_PATH names a directory without libcuda.so.1, on a "
@@ -496,7 +481,7 @@ SCENARIOS: List[Scenario] = [
                       "user kernel OK")]),
     Scenario(
         "cuda-visible-devices-duplicate", "CUDA_VISIBLE_DEVICES=0,0 names one GPU twice",
-        visible_duplicate, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        with_env(CUDA_VISIBLE_DEVICES="0,0"), need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
         proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "triton-cache-noexec", "TRITON_CACHE_DIR on a noexec mount: Triton cannot load the helpers it builds there",
@@ -596,11 +581,6 @@ def explain_ranking(text: str, stackpeel_env: Dict[str, str], timeout: float) ->
         report = json.loads(p.stdout)
     except (subprocess.TimeoutExpired, ValueError):
         return []
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        from explain_accuracy import ranking
-    finally:
-        sys.path.pop(0)
     return ranking(report)
 
 
