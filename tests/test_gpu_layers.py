@@ -393,6 +393,34 @@ def test_uvm_missing_and_permissions():
     assert v.status is Status.PASS and "8 GPU node(s)" in v.summary
 
 
+def test_uvm_missing_on_a_read_only_dev_is_not_creatable_even_for_root():
+    """A container's /dev mounted read-only (the GPU fault suite's nvidia-uvm-node-missing does
+    this): neither root's libcuda nor a setuid nvidia-modprobe can create the node, so the missing
+    node is the root cause, not something cuInit may repair."""
+    for extra in ({"uid": 0}, {"nvidia_modprobe": {"path": "/usr/bin/nvidia-modprobe", "setuid_root": True}}):
+        v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, dev_read_only=True, **extra), DRIVER_OK)
+        assert v.status is Status.FAIL and codes(v) == ["nvidia-uvm-missing"]
+        assert "/dev: a read-only mount" in v.findings[0].evidence
+        assert not v.facts.get("uvm_on_demand")
+    # near miss: a writable /dev (False) or an old snapshot without the fact keeps the on-demand pass
+    for extra in ({"dev_read_only": False}, {}):
+        v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, uid=0, **extra), DRIVER_OK)
+        assert v.status is Status.PASS and v.facts["uvm_on_demand"] is True
+
+
+def test_nodes_that_exist_but_do_not_open_are_not_called_openable():
+    """Nodes left with no device behind them (the driver unloaded; fake nodes made with mknod on a
+    machine without the driver, as tests/test_scenarios.py does) open with ENXIO."""
+    stale = _nodes_facts()
+    for key in ("nvidiactl", "uvm"):
+        stale[key]["open_error"] = {"errno": "ENXIO", "message": "[Errno 6] No such device or address"}
+    v = evaluate(gpu_checks.DeviceNodes, stale, DRIVER_OK)
+    assert "openable" not in v.summary
+    assert "/dev/nvidiactl fails with ENXIO; /dev/nvidia-uvm fails with ENXIO" in v.summary
+    v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(), DRIVER_OK)  # control: every node opens
+    assert "present and openable read-write" in v.summary
+
+
 def _nvml_facts(**kw):
     facts = {"loaded": True, "load_error": None, "path": "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04",
              "path_version": "580.159.04", "init_error": None, "driver_version": "580.159.04",
