@@ -372,6 +372,7 @@ def test_uvm_missing_and_permissions():
     assert any("nvidia-modprobe -u -c=0" in c for c in commands(v.findings[0]))
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False), DRIVER_OK)
     assert codes(v) == ["nvidia-uvm-missing"] and "not root" in v.findings[0].message
+    assert "read-only" not in v.findings[0].message
     # who can create the node at the first CUDA call: root, or a setuid-root nvidia-modprobe (as on the H200)
     for extra in ({"uid": 0}, {"nvidia_modprobe": {"path": "/usr/bin/nvidia-modprobe", "setuid_root": True}}):
         v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, **extra), DRIVER_OK)
@@ -401,6 +402,7 @@ def test_uvm_missing_on_a_read_only_dev_is_not_creatable_even_for_root():
         v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, dev_read_only=True, **extra), DRIVER_OK)
         assert v.status is Status.FAIL and codes(v) == ["nvidia-uvm-missing"]
         assert "/dev: a read-only mount" in v.findings[0].evidence
+        assert "/dev is a read-only mount" in v.findings[0].message and "not root" not in v.findings[0].message
         assert not v.facts.get("uvm_on_demand")
     # near miss: a writable /dev (False) or an old snapshot without the fact keeps the on-demand pass
     for extra in ({"dev_read_only": False}, {}):

@@ -135,6 +135,10 @@ class DeviceNodes(Check):
                     ["not-passed"] if kind in _IN_CONTAINER else [])
             else:
                 sentences = ["module-unloaded"]
+            if facts.get("dev_read_only"):
+                sentences.append("dev-read-only")
+            elif sentences[0] != "module-unloaded" and facts["uid"] != 0:
+                sentences.append("not-creatable")
             findings.append(ctx.finding(
                 "nvidia-uvm-missing", sentences, gpu_nodes=len(gpus), uvm_major=majors.get("nvidia-uvm"),
                 container=kind,
