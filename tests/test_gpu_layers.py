@@ -372,6 +372,7 @@ def test_uvm_missing_and_permissions():
     assert any("nvidia-modprobe -u -c=0" in c for c in commands(v.findings[0]))
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False), DRIVER_OK)
     assert codes(v) == ["nvidia-uvm-missing"] and "not root" in v.findings[0].message
+    assert "read-only" not in v.findings[0].message
     # who can create the node at the first CUDA call: root, or a setuid-root nvidia-modprobe (as on the H200)
     for extra in ({"uid": 0}, {"nvidia_modprobe": {"path": "/usr/bin/nvidia-modprobe", "setuid_root": True}}):
         v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, **extra), DRIVER_OK)
@@ -391,6 +392,35 @@ def test_uvm_missing_and_permissions():
 
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(gpus=8), DRIVER_OK)
     assert v.status is Status.PASS and "8 GPU node(s)" in v.summary
+
+
+def test_uvm_missing_on_a_read_only_dev_is_not_creatable_even_for_root():
+    """A container's /dev mounted read-only (the GPU fault suite's nvidia-uvm-node-missing does
+    this): neither root's libcuda nor a setuid nvidia-modprobe can create the node, so the missing
+    node is the root cause, not something cuInit may repair."""
+    for extra in ({"uid": 0}, {"nvidia_modprobe": {"path": "/usr/bin/nvidia-modprobe", "setuid_root": True}}):
+        v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, dev_read_only=True, **extra), DRIVER_OK)
+        assert v.status is Status.FAIL and codes(v) == ["nvidia-uvm-missing"]
+        assert "/dev: a read-only mount" in v.findings[0].evidence
+        assert "/dev is a read-only mount" in v.findings[0].message and "not root" not in v.findings[0].message
+        assert not v.facts.get("uvm_on_demand")
+    # near miss: a writable /dev (False) or an old snapshot without the fact keeps the on-demand pass
+    for extra in ({"dev_read_only": False}, {}):
+        v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(uvm=False, uid=0, **extra), DRIVER_OK)
+        assert v.status is Status.PASS and v.facts["uvm_on_demand"] is True
+
+
+def test_nodes_that_exist_but_do_not_open_are_not_called_openable():
+    """Nodes left with no device behind them (the driver unloaded; fake nodes made with mknod on a
+    machine without the driver, as tests/test_scenarios.py does) open with ENXIO."""
+    stale = _nodes_facts()
+    for key in ("nvidiactl", "uvm"):
+        stale[key]["open_error"] = {"errno": "ENXIO", "message": "[Errno 6] No such device or address"}
+    v = evaluate(gpu_checks.DeviceNodes, stale, DRIVER_OK)
+    assert "openable" not in v.summary
+    assert "/dev/nvidiactl fails with ENXIO; /dev/nvidia-uvm fails with ENXIO" in v.summary
+    v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(), DRIVER_OK)  # control: every node opens
+    assert "present and openable read-write" in v.summary
 
 
 def _nvml_facts(**kw):

@@ -78,3 +78,176 @@ def test_cpu_run_skips_gpu_scenarios_and_runs_the_rest(stack_python, tmp_path, c
     if hidden["status"] != "skip":
         assert hidden["status"] == "pass", hidden
     assert rc == 0, out
+
+
+# --- device-node faults, proved with fake nodes (no NVIDIA driver here) ------------------------
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+import stat  # noqa: E402
+import subprocess  # noqa: E402
+
+import pytest  # noqa: E402
+
+DEVICE_SCENARIOS = ("nvidia-uvm-node-missing", "nvidiactl-node-missing", "gpu-node-missing", "only-gpu-node-passed",
+                    "device-nodes-not-openable")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _free_char_major() -> int:
+    """A character major no driver here has registered (the fake nvidia-uvm's), as the driver
+    would get one dynamically."""
+    text = Path("/proc/devices").read_text()
+    used = {int(line.split()[0]) for line in text.split("Block devices:")[0].splitlines()[1:] if line.strip()}
+    return next(m for m in range(511, 233, -1) if m not in used)
+
+
+@pytest.fixture
+def fake_dev(tmp_path, monkeypatch):
+    """A folder of NVIDIA nodes made as the driver makes them (nvidia-smi's majors and minors),
+    with the suite reading its 'real' nodes there. Without a driver they open with ENXIO."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mknod, mount, unshare); the project's CI runs as root")
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("unshare -m is not permitted here")
+    dev = tmp_path / "fake-dev"
+    dev.mkdir()
+    uvm = _free_char_major()
+    for name, major, minor in (("nvidiactl", 195, 255), ("nvidia0", 195, 0), ("nvidia-uvm", uvm, 0),
+                               ("nvidia-uvm-tools", uvm, 1)):
+        os.mknod(dev / name, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(dev / name, 0o666)
+    monkeypatch.setattr(suite, "DEV_SOURCE", str(dev))
+    return dev
+
+
+#: scenario -> the NVIDIA nodes left in the namespace's /dev, with their modes
+EXPECTED_NODES = {
+    "nvidia-uvm-node-missing": {"nvidiactl": "crw-rw-rw-", "nvidia0": "crw-rw-rw-"},
+    "nvidiactl-node-missing": {"nvidia0": "crw-rw-rw-", "nvidia-uvm": "crw-rw-rw-", "nvidia-uvm-tools": "crw-rw-rw-"},
+    "gpu-node-missing": {"nvidiactl": "crw-rw-rw-", "nvidia-uvm": "crw-rw-rw-", "nvidia-uvm-tools": "crw-rw-rw-"},
+    "only-gpu-node-passed": {"nvidia0": "crw-rw-rw-"},
+    "device-nodes-not-openable": {"nvidiactl": "crw-rw----", "nvidia0": "crw-rw----", "nvidia-uvm": "crw-rw-rw-",
+                                  "nvidia-uvm-tools": "crw-rw-rw-"},
+}
+
+INSIDE = r"""
+ls -l /dev/nvidia* 2>/dev/null | awk '{print $1, $NF}'
+echo "id $(id -u)"
+echo written > /dev/null && echo "null ok"
+echo "urandom $(head -c 16 /dev/urandom | wc -c)"
+echo "zero $(head -c 8 /dev/zero | wc -c)"
+touch /dev/nvidia-uvm 2>/dev/null && echo "dev writable" || echo "dev read-only"
+: > /dev/shm/stackpeel-probe && rm /dev/shm/stackpeel-probe && echo "shm ok"
+stat -c 'shm dev %d' /dev/shm
+"""
+
+
+def _in_namespace(sc_name, tmp_path, argv):
+    setup = SC[sc_name].setup(None, tmp_path / sc_name)
+    p = subprocess.run(setup.wrap + argv, env=setup.env, capture_output=True, text=True, timeout=300)
+    if setup.env.get("HOME", "").startswith(tempfile_root()):
+        shutil.rmtree(setup.env["HOME"], ignore_errors=True)
+    return setup, p
+
+
+@pytest.mark.parametrize("name", DEVICE_SCENARIOS)
+def test_device_node_setup_leaves_exactly_the_intended_nodes(name, fake_dev, tmp_path):
+    (tmp_path / name).mkdir()
+    _, p = _in_namespace(name, tmp_path, ["sh", "-c", INSIDE])
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    nodes = {ln.split()[1].rsplit("/", 1)[-1]: ln.split()[0] for ln in lines if ln.startswith("c")}
+    assert nodes == EXPECTED_NODES[name]
+    assert f"id {suite.NOBODY if name == 'device-nodes-not-openable' else 0}" in lines
+    for line in ("null ok", "urandom 16", "zero 8", "dev read-only", "shm ok", f"shm dev {os.stat('/dev/shm').st_dev}"):
+        assert line in lines, (line, p.stdout, p.stderr)
+    # the host's own /dev is untouched: the namespace was private
+    assert not os.path.exists("/dev/nvidia-uvm") or stat.S_ISCHR(os.stat("/dev/nvidia-uvm").st_mode)
+    assert os.access("/dev/null", os.W_OK) and not os.path.ismount(str(tmp_path / name / "host" / "dev"))
+
+
+def test_the_unprivileged_user_runs_python_in_the_namespace(fake_dev, tmp_path, stack_python):
+    """uid 65534 runs the target interpreter inside the wrap, or the scenario skips saying why
+    (here the stack venv's python links into /root/.pyenv, which nobody may enter)."""
+    (tmp_path / "u").mkdir()
+    m = suite.Machine(python=stack_python, gpus=1, is_root=True, unshare=True, fla=False, triton_version=None,
+                      include_dir=None, ptxas=None, cc_major=None)
+    why = suite.need_unprivileged_python(m)
+    setup = suite.device_nodes_setup(user=suite.NOBODY)(m, tmp_path / "u")
+    python = stack_python if why is None else SYSTEM_PYTHON
+    if why is not None:
+        assert f"uid {suite.NOBODY} cannot run {stack_python}" in why
+        if not os.access(SYSTEM_PYTHON, os.X_OK):
+            pytest.skip(f"the stack python is closed to nobody ({why}) and there is no {SYSTEM_PYTHON}")
+    code = "import os, sys; print(os.getuid(), os.getgroups(), os.environ['HOME'])"
+    p = subprocess.run(setup.wrap + [python, "-c", code], env=setup.env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    uid, _, home = p.stdout.split(" ", 2)
+    assert uid == str(suite.NOBODY) and "[]" in p.stdout
+    assert os.stat(home.strip()).st_uid == suite.NOBODY and setup.env["TRITON_CACHE_DIR"].startswith(home.strip())
+    if home.strip().startswith(tempfile_root()):
+        shutil.rmtree(home.strip(), ignore_errors=True)
+
+
+def _check_json(name, tmp_path, python):
+    (tmp_path / name).mkdir(exist_ok=True)
+    setup = SC[name].setup(None, tmp_path / name)
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(python, ["--only", "gpu"]), env=env, capture_output=True,
+                       text=True, timeout=300)
+    if setup.env.get("HOME", "").startswith(tempfile_root()):
+        shutil.rmtree(setup.env["HOME"], ignore_errors=True)
+    assert p.stdout.strip(), p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
+def tempfile_root() -> str:
+    import tempfile
+    return os.path.join(tempfile.gettempdir(), "stackpeel-uid")
+
+
+def _device_nodes(rep):
+    return next(r for r in rep["results"] if r["id"] == "gpu.device_nodes")
+
+
+def test_check_in_the_namespace_names_the_missing_uvm_node(fake_dev, tmp_path, stack_python):
+    """As root, with /dev read-only, nobody can create /dev/nvidia-uvm: check says it is missing
+    (the fake nodes' ENXIO is shown in the evidence, as a driver with no such device would)."""
+    rep = _check_json("nvidia-uvm-node-missing", tmp_path, stack_python)
+    res = _device_nodes(rep)
+    assert [f["code"] for f in res["findings"]] == ["nvidia-uvm-missing"]
+    ev = res["findings"][0]["evidence"]
+    assert "/dev/nvidia-uvm: absent" in ev and "read-only mount" in ev and "ENXIO" in ev
+    assert suite.judge(SC["nvidia-uvm-node-missing"], rep) == []
+
+
+@pytest.mark.parametrize("name, missing", [("nvidiactl-node-missing", "/dev/nvidiactl"),
+                                           ("gpu-node-missing", "/dev/nvidia<N>"),
+                                           ("only-gpu-node-passed", "/dev/nvidiactl")])
+def test_check_in_the_namespace_names_missing_nodes(name, missing, fake_dev, tmp_path, stack_python):
+    """device-nodes-missing is found; without /proc/driver/nvidia (no driver here) the kernel
+    driver check may fail first and nest it, which the real GPU run does not have."""
+    rep = _check_json(name, tmp_path, stack_python)
+    res = _device_nodes(rep)
+    assert [f["code"] for f in res["findings"]] == ["device-nodes-missing"]
+    assert missing in res["findings"][0]["message"]
+    assert "nvidia-uvm-missing" not in {f["code"] for r in rep["results"] for f in r["findings"]}
+
+
+def test_check_as_nobody_names_the_permission_denial(fake_dev, tmp_path, stack_python):
+    m = suite.Machine(python=stack_python, gpus=1, is_root=True, unshare=True, fla=False, triton_version=None,
+                      include_dir=None, ptxas=None, cc_major=None)
+    python = stack_python if suite.need_unprivileged_python(m) is None else SYSTEM_PYTHON
+    probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c",
+                            f"import sys; sys.path.insert(0, {str(suite.REPO / 'src')!r}); import stackpeel"],
+                           capture_output=True, text=True, env={"PATH": os.environ["PATH"], "HOME": "/"})
+    if probe.returncode:
+        pytest.skip(f"uid 65534 cannot import stackpeel with {python}: {probe.stderr.strip()[-200:]}")
+    rep = _check_json("device-nodes-not-openable", tmp_path, python)
+    res = _device_nodes(rep)
+    assert [f["code"] for f in res["findings"]] == ["device-permission-denied"]
+    f = res["findings"][0]
+    assert "/dev/nvidiactl, /dev/nvidia0 cannot be opened read-write by nobody" in f["message"]
+    assert "EACCES" in f["evidence"] and "nvidia-uvm" not in f["evidence"]
+    assert suite.judge(SC["device-nodes-not-openable"], rep) == []

@@ -7,7 +7,8 @@ Run on any NVIDIA machine, as root for the scenarios that need mounts:
 
 Each scenario sets up its fault without damaging the machine (a PATH of symlinks without
 compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
-namespace that hides Python.h, an environment variable), runs
+namespace that hides Python.h or gives /dev only some of the NVIDIA device nodes, an
+environment variable), runs
 `stackpeel check --format json` on the target interpreter, and checks the report:
 the expected root cause is named, its symptoms are attributed to it, and the evidence
 libraries swallowed is recovered. Some scenarios also run a user's program under the same
@@ -24,7 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,6 +39,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 USER_KERNEL = HERE / "user_kernel.py"
+
+# the accuracy bench's ranking (candidates in order, each followed by the causes it could be), so the
+# suite ranks `explain` exactly as the bench does; the bench's folder is put on the path once, here
+if str(REPO / "bench") not in sys.path:
+    sys.path.insert(0, str(REPO / "bench"))
+from explain_accuracy import ranking  # noqa: E402
 
 COMPILER_NAMES = ("cc", "gcc", "g++", "c++", "c89", "c99", "cpp", "tcc")
 
@@ -208,8 +217,16 @@ def fresh_cache(env: Dict[str, str], tmp: Path) -> Dict[str, str]:
     return env
 
 
-def healthy(m: Machine, tmp: Path) -> Setup:
-    return Setup(fresh_cache(base_env(), tmp))
+def with_env(**variables: str) -> Callable[[Machine, Path], Setup]:
+    """A setup: the base environment with a fresh Triton cache and these variables set."""
+    def setup(m: Machine, tmp: Path) -> Setup:
+        env = fresh_cache(base_env(), tmp)
+        env.update(variables)
+        return Setup(env)
+    return setup
+
+
+healthy = with_env()
 
 
 def no_compiler(m: Machine, tmp: Path) -> Setup:
@@ -247,12 +264,6 @@ def hide_python_h(m: Machine, tmp: Path) -> Setup:
     script = 'mount --bind "$0" "$1" && shift && exec "$@"'
     return Setup(fresh_cache(base_env(), tmp),
                  ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(empty), str(m.include_dir)])
-
-
-def hide_gpus(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = ""
-    return Setup(env)
 
 
 def ptxas_not_executable(m: Machine, tmp: Path) -> Setup:
@@ -310,12 +321,6 @@ def visible_index_out_of_range(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
-def visible_unknown_uuid(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = "GPU-00000000-0000-0000-0000-000000000000"
-    return Setup(env)
-
-
 def cache_dir_is_a_file(m: Machine, tmp: Path) -> Setup:
     env = base_env()
     blocker = tmp / "triton-cache"
@@ -345,29 +350,11 @@ def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
     return Setup(env)
 
 
-def nccl_ifname_names_nothing(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["NCCL_SOCKET_IFNAME"] = "ens999np0"
-    return Setup(env)
-
-
-def alloc_conf_invalid(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segment:True"  # the option is expandable_segments
-    return Setup(env)
-
-
 def libcuda_path_without_libcuda(m: Machine, tmp: Path) -> Setup:
     empty = tmp / "no-libcuda-here"
     empty.mkdir(exist_ok=True)
     env = fresh_cache(base_env(), tmp)
     env["TRITON_LIBCUDA_PATH"] = str(empty)
-    return Setup(env)
-
-
-def visible_duplicate(m: Machine, tmp: Path) -> Setup:
-    env = fresh_cache(base_env(), tmp)
-    env["CUDA_VISIBLE_DEVICES"] = "0,0"
     return Setup(env)
 
 
@@ -387,6 +374,147 @@ def cache_on_mount(options: str):
         return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(mnt)])
     return setup
 
+
+
+# --------------------------------------------------------------------------- device nodes
+
+#: where the real NVIDIA nodes are read from (tests point it at a folder of fake nodes)
+DEV_SOURCE = "/dev"
+
+#: the ordinary nodes every program expects in /dev, recreated with the host's major/minor
+STANDARD_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+#: the unprivileged user a permission scenario runs as (nobody/nogroup on Debian and Ubuntu)
+NOBODY = 65534
+
+
+def _nvidia_nodes(source: str) -> List[str]:
+    """The NVIDIA character nodes under ``source`` ('nvidiactl', 'nvidia0', 'nvidia-caps/nvidia-cap1', ...)."""
+    names = []
+    for name in sorted(os.listdir(source)) if os.path.isdir(source) else []:
+        path = os.path.join(source, name)
+        if name == "nvidia-caps" and os.path.isdir(path):
+            names += [f"{name}/{n}" for n in sorted(os.listdir(path))
+                      if stat.S_ISCHR(os.stat(os.path.join(path, n)).st_mode)]
+        elif name.startswith("nvidia") and stat.S_ISCHR(os.stat(path).st_mode):
+            names.append(name)
+    return names
+
+
+def _is_gpu_node(name: str) -> bool:
+    return name.startswith("nvidia") and name[6:].isdigit()
+
+
+def device_nodes_script(keep: Sequence[str], source: str, save: Path,
+                        modes: Optional[Dict[str, int]] = None) -> str:
+    """A shell script (run as root in a private mount namespace) that replaces /dev by a tmpfs
+    holding the standard nodes, the host's /dev/shm, and copies (mknod, the real major/minor and
+    owner; ``modes`` overrides a node's mode) of the NVIDIA nodes in ``keep``, then remounts it
+    read-only, as a container's /dev looks to a program that tries to create a missing node.
+
+    ``save`` is an empty folder where the host's /dev and /dev/shm stay reachable once the tmpfs
+    hides them. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
+    a node keeping its host mode is bind-mounted from there instead; a node whose mode is
+    overridden is always a copy, so the host's own node is never changed."""
+    q = lambda p: shlex.quote(str(p))  # noqa: E731
+    (save / "dev").mkdir(parents=True, exist_ok=True)
+    (save / "shm").mkdir(exist_ok=True)
+    lines = ["set -e", f"mount --bind /dev {q(save / 'dev')}", f"mount --bind /dev/shm {q(save / 'shm')}",
+             "mount -t tmpfs -o mode=755,nosuid,size=1m stackpeel-dev /dev"]
+
+    def node(src: str, src_here: str, name: str, mode: Optional[int] = None) -> None:
+        st = os.stat(src)
+        perm = stat.S_IMODE(st.st_mode) if mode is None else mode
+        dst = q("/dev/" + name)
+        copy = (f"mknod -m {perm:o} {dst} c {os.major(st.st_rdev)} {os.minor(st.st_rdev)}"
+                f" && chown {st.st_uid}:{st.st_gid} {dst}")
+        if mode is None:
+            lines.append(f"{{ {copy}; }} || {{ rm -f {dst}; : > {dst} && mount --bind {q(src_here)} {dst}; }}")
+        else:
+            lines.append(copy)
+
+    for name in STANDARD_NODES:
+        if os.path.exists("/dev/" + name):
+            node("/dev/" + name, str(save / "dev" / name), name)
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        lines.append(f"ln -s /proc/self/fd/{i} /dev/{name}")
+    lines += ["ln -s /proc/self/fd /dev/fd", "mkdir -m 1777 /dev/shm", f"mount --bind {q(save / 'shm')} /dev/shm"]
+    if any("/" in n for n in keep):
+        lines.append("mkdir -m 755 /dev/nvidia-caps")
+    for name in keep:
+        src = os.path.join(source, name)
+        here = str(save / "dev" / name) if os.path.realpath(source) == "/dev" else src
+        node(src, here, name, (modes or {}).get(name))
+    lines += ["mount -o remount,ro /dev", 'exec "$@"']
+    return "\n".join(lines)
+
+
+def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Optional[Dict[str, int]] = None,
+                       user: Optional[int] = None) -> Callable[[Machine, Path], Setup]:
+    """A setup: /dev as a container sees it (see device_nodes_script) without the NVIDIA nodes
+    ``drop`` names, ``modes`` applied to the ones kept (name -> mode; a name's GPU nodes by the key
+    'nvidia<N>'), and the programs run as ``user`` (uid = gid, no supplementary groups) if given.
+
+    Why /dev is read-only: libcuda creates a missing node at the first CUDA call, itself when it
+    runs as root or through the setuid-root nvidia-modprobe (checks/cuda.py, DeviceNodes's
+    ``_uvm_on_demand``). With a writable /dev the suite, which runs as root, would see root's
+    cuInit re-create /dev/nvidia-uvm and CUDA work (it did on the H200:
+    tests/test_gpu_layers.py's recorded 'uvm' case), which is no container's fault. A Docker
+    container's /dev is writable and root may mknod there, but its device cgroup refuses to open a
+    node it was not given, so the fault stays; a read-only /dev is how this namespace keeps it
+    without a cgroup of its own, and check sees it (``dev_read_only``: nobody can create a node)."""
+    def setup(m: Machine, tmp: Path) -> Setup:
+        env = base_env()
+        names = _nvidia_nodes(DEV_SOURCE)
+        keep = [n for n in names if not drop(n)]
+        per_node = {n: mode for key, mode in (modes or {}).items() for n in keep
+                    if n == key or (key == "nvidia<N>" and _is_gpu_node(n))}
+        if user is not None:
+            # a home of its own: in the scenario's folder if the user can reach it, else in the system's
+            # temporary folder (the results may sit under a home only root enters; it is left there)
+            reachable = all(os.stat(p).st_mode & 0o001 for p in [tmp.resolve(), *tmp.resolve().parents])
+            home = tmp / f"home-uid{user}" if reachable else Path(tempfile.mkdtemp(prefix=f"stackpeel-uid{user}-"))
+            home.mkdir(exist_ok=True)
+            (home / "triton-cache").mkdir(exist_ok=True)
+            for p in (home, home / "triton-cache"):
+                os.chown(p, user, user)
+            env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+                       TRITON_CACHE_DIR=str(home / "triton-cache"))
+            env.pop("USER", None)
+            env.pop("LOGNAME", None)
+        else:
+            fresh_cache(env, tmp)
+        script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node)
+        if user is not None:
+            script = script.replace('exec "$@"', f'exec setpriv --reuid={user} --regid={user} --clear-groups "$@"')
+        (tmp / "dev-setup.sh").write_text(script + "\n")
+        return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
+    return setup
+
+
+def need_nvidia_nodes(m: Machine) -> Optional[str]:
+    names = _nvidia_nodes(DEV_SOURCE)
+    if "nvidiactl" not in names or not any(_is_gpu_node(n) for n in names) or "nvidia-uvm" not in names:
+        return f"needs /dev/nvidiactl, /dev/nvidia<N> and /dev/nvidia-uvm on the host; {DEV_SOURCE} has {names}"
+    return None
+
+
+def need_unprivileged_python(m: Machine) -> Optional[str]:
+    """The unprivileged user must be able to run the target interpreter and import stackpeel and
+    the user's kernel from where they are (a checkout under /root is closed to it)."""
+    if not shutil.which("setpriv"):
+        return "needs setpriv (util-linux) to run as an unprivileged user"
+    # stackpeel starts the target again by its path (its probes), so that path must resolve for the
+    # user too, not only the first exec (setpriv execs it before a parent folder closed to the user
+    # is checked again in some sandboxes)
+    code = (f"import os, subprocess, sys; sys.path.insert(0, {str(REPO / 'src')!r}); import stackpeel, torch, triton; "
+            f"open({str(USER_KERNEL)!r}).read(); subprocess.run([{m.python!r}, '-c', 'import torch'], check=True)")
+    p = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", m.python, "-c", code],
+                       capture_output=True, text=True, timeout=300, env=dict(base_env(), HOME="/"))
+    if p.returncode != 0:
+        return (f"uid {NOBODY} cannot run {m.python} with stackpeel from {REPO / 'src'} "
+                f"(make them world-readable): {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+    return None
 
 SCENARIOS: List[Scenario] = [
     Scenario(
@@ -427,7 +555,8 @@ SCENARIOS: List[Scenario] = [
         explain=["python-headers-missing"]),
     Scenario(
         "cuda-visible-devices-empty", "CUDA_VISIBLE_DEVICES= (empty): the variable is the root cause, not 'no GPU'",
-        hide_gpus, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        with_env(CUDA_VISIBLE_DEVICES=""), need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        forbid_roots=["no-nvidia-driver"],
         evidence={"triton.kernel_launch": ["0 active drivers"]},
         proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
@@ -455,7 +584,8 @@ SCENARIOS: List[Scenario] = [
         explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "cuda-visible-devices-unknown-uuid", "CUDA_VISIBLE_DEVICES names a GPU UUID no GPU here has",
-        visible_unknown_uuid, need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        with_env(CUDA_VISIBLE_DEVICES="GPU-00000000-0000-0000-0000-000000000000"), need_gpu(),
+        roots=["cuda-visible-devices-hides-gpus"],
         forbid_roots=["no-nvidia-driver"], proofs=[Proof("user kernel fails", [], False)],
         explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
@@ -482,10 +612,11 @@ SCENARIOS: List[Scenario] = [
         explain=["env-path-unusable", "c-compiler-broken"]),
     Scenario(
         "nccl-socket-ifname-names-nothing", "NCCL_SOCKET_IFNAME names a network interface this host does not have",
-        nccl_ifname_names_nothing, need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
+        with_env(NCCL_SOCKET_IFNAME="ens999np0"), need_gpu(), findings=["env-nccl-socket-ifname-no-match"]),
     Scenario(
         "alloc-conf-invalid", "PYTORCH_CUDA_ALLOC_CONF with a misspelt option: torch refuses it at the first allocation",
-        alloc_conf_invalid, need_gpu(), findings=["env-alloc-conf-invalid"],
+        # the option is expandable_segments
+        with_env(PYTORCH_CUDA_ALLOC_CONF="expandable_segment:True"), need_gpu(), findings=["env-alloc-conf-invalid"],
         proofs=[Proof("user kernel fails", [], False)], explain=["env-alloc-conf-invalid"]),
     Scenario(
         "triton-libcuda-path-without-libcuda", "TRITON_LIBCUDA_PATH names a directory without libcuda.so.1, on a "
@@ -496,7 +627,8 @@ SCENARIOS: List[Scenario] = [
                       "user kernel OK")]),
     Scenario(
         "cuda-visible-devices-duplicate", "CUDA_VISIBLE_DEVICES=0,0 names one GPU twice",
-        visible_duplicate, need_gpu(), roots=["cuda-visible-devices-hides-gpus"], forbid_roots=["no-nvidia-driver"],
+        with_env(CUDA_VISIBLE_DEVICES="0,0"), need_gpu(), roots=["cuda-visible-devices-hides-gpus"],
+        forbid_roots=["no-nvidia-driver"],
         proofs=[Proof("user kernel fails", [], False)], explain=["cuda-visible-devices-hides-gpus"]),
     Scenario(
         "triton-cache-noexec", "TRITON_CACHE_DIR on a noexec mount: Triton cannot load the helpers it builds there",
@@ -507,6 +639,43 @@ SCENARIOS: List[Scenario] = [
         cache_on_mount("ro"), need_all(need_gpu(), need_unshare), roots=["env-path-unusable"],
         evidence={"config.triton_environment": ["TRITON_CACHE_DIR"]},
         proofs=[Proof("user kernel fails", [], False)], explain=["triton-cache-unusable", "env-path-unusable"]),
+    # /dev as a container's: a tmpfs with copies of the NVIDIA nodes a scenario keeps, read-only so
+    # that no one re-creates a missing node at the first CUDA call (device_nodes_setup says why)
+    Scenario(
+        "nvidia-uvm-node-missing", "/dev/nvidia-uvm (and -tools) absent, nvidiactl and the GPU nodes present, "
+        "/dev read-only (a container given --device for the GPU nodes only): nvidia-smi works, cuInit does not",
+        device_nodes_setup(drop=lambda n: n.startswith("nvidia-uvm")),
+        need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["nvidia-uvm-missing"],
+        forbid_roots=["no-nvidia-driver", "device-nodes-missing"],
+        evidence={"gpu.device_nodes": ["/dev/nvidia-uvm: absent", "read-only"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["nvidia-uvm-missing"]),
+    Scenario(
+        "nvidiactl-node-missing", "/dev/nvidiactl absent, the GPU nodes and nvidia-uvm present, /dev read-only",
+        device_nodes_setup(drop=lambda n: n == "nvidiactl"),
+        need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
+        forbid_roots=["no-nvidia-driver"], evidence={"gpu.device_nodes": ["/dev/nvidiactl: absent"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+    Scenario(
+        "gpu-node-missing", "every /dev/nvidia<N> absent, nvidiactl and nvidia-uvm present, /dev read-only",
+        device_nodes_setup(drop=_is_gpu_node),
+        need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
+        forbid_roots=["no-nvidia-driver"],
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+    Scenario(
+        "only-gpu-node-passed", "only /dev/nvidia0 (the commonest container mistake: --device /dev/nvidia0 "
+        "without nvidiactl and nvidia-uvm), /dev read-only",
+        device_nodes_setup(drop=lambda n: n != "nvidia0"),
+        need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
+        forbid_roots=["no-nvidia-driver"], evidence={"gpu.device_nodes": ["/dev/nvidiactl: absent"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+    Scenario(
+        "device-nodes-not-openable", "nvidiactl and the GPU nodes root-only (0660, no group the user has), "
+        f"stackpeel and the user's kernel run as uid {NOBODY} with no supplementary groups",
+        device_nodes_setup(modes={"nvidiactl": 0o660, "nvidia<N>": 0o660}, user=NOBODY),
+        need_all(need_gpu(), need_unshare, need_nvidia_nodes, need_unprivileged_python),
+        roots=["device-permission-denied"], forbid_roots=["no-nvidia-driver", "device-nodes-missing"],
+        evidence={"gpu.device_nodes": ["/dev/nvidiactl", "EACCES"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-permission-denied"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -596,11 +765,6 @@ def explain_ranking(text: str, stackpeel_env: Dict[str, str], timeout: float) ->
         report = json.loads(p.stdout)
     except (subprocess.TimeoutExpired, ValueError):
         return []
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        from explain_accuracy import ranking
-    finally:
-        sys.path.pop(0)
     return ranking(report)
 
 

@@ -68,6 +68,7 @@ class GpuKernelDriverFacts(_GpuKernelDriverFactsOptional):
 
 class _GpuDeviceNodesFactsOptional(TypedDict, total=False):
     nvidia_modprobe: Dict[str, Any]
+    dev_read_only: Optional[bool]
 
 
 class GpuDeviceNodesFacts(_GpuDeviceNodesFactsOptional):

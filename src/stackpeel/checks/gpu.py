@@ -135,12 +135,18 @@ class DeviceNodes(Check):
                     ["not-passed"] if kind in _IN_CONTAINER else [])
             else:
                 sentences = ["module-unloaded"]
+            if facts.get("dev_read_only"):
+                sentences.append("dev-read-only")
+            elif sentences[0] != "module-unloaded" and facts["uid"] != 0:
+                sentences.append("not-creatable")
             findings.append(ctx.finding(
                 "nvidia-uvm-missing", sentences, gpu_nodes=len(gpus), uvm_major=majors.get("nvidia-uvm"),
                 container=kind,
                 evidence="\n".join([_node_line(n) for n in [ctl] + gpus + [uvm]] +
                                     [f"nvidia-modprobe: {(facts.get('nvidia_modprobe') or {}).get('path') or 'absent'}",
-                                     f"euid: {facts['uid']}"])))
+                                     f"euid: {facts['uid']}"] +
+                                    (["/dev: a read-only mount (no node can be created in it)"]
+                                     if facts.get("dev_read_only") else []))))
         revoked, denied = [], []
         for node in [ctl] + gpus + ([uvm] if uvm.get("exists") else []):
             err = node.get("open_error")
@@ -169,17 +175,26 @@ class DeviceNodes(Check):
                    f"{', /dev/nvidia-uvm' if uvm.get('exists') else ''}")
         if findings:
             return ctx.verdict(summary + ": " + ", ".join(f.code for f in findings), *findings)
+        # an open that fails otherwise (ENXIO, ENODEV: a node left behind with no device in the driver
+        # behind it, e.g. after the module was unloaded) is not "openable": say so, the layers above show it
+        unopened = [n for n in [ctl] + gpus + ([uvm] if uvm.get("exists") else []) if n.get("open_error")]
+        opened = ("present and openable read-write" if not unopened else "present, but opening " + "; ".join(
+            f"{n['path']} fails with {n['open_error'].get('errno')}" for n in unopened) +
+            " (no device behind the node: the driver does not have it, or is not loaded)")
         if on_demand:
-            return ctx.ok(summary + f" present and openable read-write; /dev/nvidia-uvm absent, but {on_demand} "
+            return ctx.ok(summary + f" {opened}; /dev/nvidia-uvm absent, but {on_demand} "
                           "can create it at the first CUDA call (cuda.driver_api shows whether it did)",
                           uvm_on_demand=True)
-        return ctx.ok(summary + " present and openable read-write" + tools)
+        return ctx.ok(summary + f" {opened}" + tools)
 
     @staticmethod
     def _uvm_on_demand(facts) -> Optional[str]:
         """Who would create /dev/nvidia-uvm when libcuda asks for it, or None. libcuda runs the
         setuid-root nvidia-modprobe (or, as root, creates the node itself) when nvidia_uvm is
-        available; a container's device cgroup can still forbid it, which cuInit then shows."""
+        available; a container's device cgroup can still forbid it, which cuInit then shows. On a
+        read-only /dev nobody can create it."""
+        if facts.get("dev_read_only"):
+            return None
         modules = facts["modules"]
         if modules is not None and "nvidia_uvm" not in modules and "nvidia-uvm" not in (facts["proc_devices"] or {}):
             return None

@@ -204,6 +204,15 @@ def nvidia_modprobe(root="/"):
     return {"path": path, "setuid_root": bool(st.st_mode & stat.S_ISUID) and st.st_uid == 0}
 
 
+def read_only_mount(path):
+    """Whether ``path`` lies on a read-only mount (a container's /dev can be one): then nobody,
+    root or the setuid nvidia-modprobe, can create a missing node in it. None if unknown."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return None
+
+
 def device_nodes_facts(root="/", env=None):
     env = os.environ if env is None else env
     dev = lambda name: _path(root, "/dev/" + name)  # noqa: E731
@@ -244,6 +253,7 @@ def device_nodes_facts(root="/", env=None):
         "user": user,
         "uid": os.geteuid() if hasattr(os, "geteuid") else None,
         "nvidia_modprobe": nvidia_modprobe(root),
+        "dev_read_only": read_only_mount(_path(root, "/dev")),
         "groups": groups,
         "env": {k: env.get(k) for k in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")},
     }
