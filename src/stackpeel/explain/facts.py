@@ -112,13 +112,19 @@ def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
     return out
 
 
+#: the ``evidenced`` key of a log that fails where nothing places the failure (:func:`evaluate`)
+UNPLACED = "<unplaced failure>"
+
+
 def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]]) -> Tuple[str, Tuple[str, ...]]:
     """(confidence, the evidenced codes accounted for). A guess from words (kind "guess") tells
-    only which layer failed: it never makes a finding sure."""
+    only which layer failed: it never makes a finding sure. A failure nothing places (no line,
+    clue or word says which layer: :data:`UNPLACED`) may be in any layer: a finding that wholly
+    holds is then the likeliest cause on offer, at medium confidence."""
     hit = tuple(c for c, (kind, _) in evidenced.items() if c in own and kind != "guess")
     if hit:
         return "high", hit
-    if any(layer in layers for _, layer in evidenced.values()):
+    if UNPLACED in evidenced or any(layer in layers for _, layer in evidenced.values()):
         return "medium", ()
     return "context", ()
 
@@ -127,7 +133,8 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
              catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
     the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
-    guesses from words: kind "guess")."""
+    guesses from words: kind "guess"); or, for a log that shows a failure nothing places, the
+    single key :data:`UNPLACED`."""
     if not facts:
         return []
     v = facts.versions
