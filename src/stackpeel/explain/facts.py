@@ -165,6 +165,10 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
             # nothing sure, _grade)
             code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"),
                         next((c for c in e.explains if c in evidenced), code))
+        if code == "known-bad-combination":
+            # no line names what it produces: the root cause the entry names (triton-pre-volta:
+            # triton-gpu-too-old) says more than "a known-bad combination"
+            code = next((c for c in e.explains if c in catalogue and catalogue[c].kind == "root"), code)
         if code not in catalogue:
             continue
         own = {e.code, *(c for x in (code, *e.explains) for c in _symptoms(x, catalogue))}
