@@ -1,0 +1,44 @@
+"""Context rules of ctx22 (docs/dev/ctx22.md): one environment word picks the sibling cause.
+
+Each rule: the symptom line with the context word names the specific cause (the word near the
+line, far from it, under a rank prefix and quoted); the same line without it keeps the old
+answer; near misses (words that look alike but do not state the context) keep it too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+
+GAP = "\n".join(f"step {i}: ok" for i in range(8))
+
+# torch/cuda/__init__.py _lazy_init: raise AssertionError("Torch not compiled with CUDA enabled")
+NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"
+
+
+def _codes(text):
+    return [c.code for c in explain_text(text).candidates]
+
+
+@pytest.mark.parametrize("text", [
+    f"{NOT_COMPILED}\nGPU: AMD Radeon RX 6800 XT",
+    f"System: Windows 11, AMD Radeon RX 7900 XTX\n{GAP}\n{NOT_COMPILED}",
+    f"[rank0]: {NOT_COMPILED}\n[rank0]: GPU: AMD Radeon RX 6800 XT",
+    f"> {NOT_COMPILED}\n> AMD Radeon RX 6800 XT",
+    f"ROCm 6.0 installed, agent gfx1100\n{NOT_COMPILED}",
+    f"pip install torch-directml\n{NOT_COMPILED}",
+])
+def test_a_cpu_torch_on_an_amd_gpu_needs_an_amd_backend(text):
+    assert _codes(text)[0] == "amd-gpu-no-torch-backend"
+
+
+@pytest.mark.parametrize("text", [
+    NOT_COMPILED,
+    f"CPU: AMD Ryzen 9 7950X\n{NOT_COMPILED}",                                # an AMD CPU
+    f"Python 3.10.9 [MSC v.1934 64 bit (AMD64)]\n{NOT_COMPILED}",             # the x86-64 arch name
+    f"{NOT_COMPILED}\nGPU 0: NVIDIA GeForce RTX 3090",                        # an NVIDIA GPU
+])
+def test_without_an_amd_gpu_it_stays_a_cpu_build(text):
+    assert _codes(text)[0] == "torch-cpu-only-build"
+
