@@ -42,3 +42,30 @@ def test_a_cpu_torch_on_an_amd_gpu_needs_an_amd_backend(text):
 def test_without_an_amd_gpu_it_stays_a_cpu_build(text):
     assert _codes(text)[0] == "torch-cpu-only-build"
 
+
+# cudart's cudaErrorInsufficientDriver (35) as torch prints it (c10/cuda/CUDAException.h)
+INSUFFICIENT = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+PLAIN_RUN = "$ docker run -it --rm -v $PWD:/ws pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime python /ws/train.py"
+
+
+@pytest.mark.parametrize("text", [
+    f"{PLAIN_RUN}\n{INSUFFICIENT}",
+    f"{PLAIN_RUN}\n{GAP}\n{INSUFFICIENT}",
+    f"[rank0]: {PLAIN_RUN}\n[rank0]: {INSUFFICIENT}",
+    f"> {PLAIN_RUN}\n> {INSUFFICIENT}",
+])
+def test_cudart_35_in_a_plain_docker_run_is_a_container_without_gpus(text):
+    assert _codes(text)[0] == "device-nodes-missing"
+
+
+@pytest.mark.parametrize("text,code", [
+    (INSUFFICIENT, "driver-too-old-for-torch"),
+    (f"{PLAIN_RUN.replace('-it', '--gpus all -it')}\n{INSUFFICIENT}", "driver-too-old-for-torch"),
+    (f"{PLAIN_RUN.replace('-it', '--runtime=nvidia -it')}\n{INSUFFICIENT}", "driver-too-old-for-torch"),
+    (f"$ docker build -t trainer .\n{INSUFFICIENT}", "driver-too-old-for-torch"),
+    # the bare --device rule (main, nvidia-docker#24) is read first and keeps its code
+    (f"{PLAIN_RUN.replace('-it', '--device /dev/nvidia0 --device /dev/nvidiactl -it')}\n{INSUFFICIENT}",
+     "container-toolkit-missing"),
+])
+def test_cudart_35_with_the_gpu_runtime_or_no_container_keeps_its_answer(text, code):
+    assert _codes(text)[0] == code
