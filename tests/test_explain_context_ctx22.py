@@ -69,3 +69,29 @@ def test_cudart_35_in_a_plain_docker_run_is_a_container_without_gpus(text):
 ])
 def test_cudart_35_with_the_gpu_runtime_or_no_container_keeps_its_answer(text, code):
     assert _codes(text)[0] == code
+
+
+# the dynamic loader's message for the driver's library (glibc dlerror), as torch/ctypes show it
+LIBCUDA = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
+BARE_DEVICE_RUN = "docker run --device /dev/nvidia0 --device /dev/nvidiactl --device /dev/nvidia-uvm -it img python t.py"
+
+
+@pytest.mark.parametrize("text,code", [
+    (f"{PLAIN_RUN}\n{LIBCUDA}", "device-nodes-missing"),
+    (f"{PLAIN_RUN}\n{GAP}\n{LIBCUDA}", "device-nodes-missing"),
+    (f"[rank0]: {PLAIN_RUN}\n[rank0]: {LIBCUDA}", "device-nodes-missing"),
+    (f"> {BARE_DEVICE_RUN}\n> {LIBCUDA}", "container-toolkit-missing"),
+    (f"{BARE_DEVICE_RUN}\n{GAP}\n{LIBCUDA}", "container-toolkit-missing"),
+])
+def test_libcuda_missing_in_a_container_started_without_the_gpu_runtime(text, code):
+    assert _codes(text)[0] == code
+
+
+@pytest.mark.parametrize("text,code", [
+    (LIBCUDA, "libcuda-missing"),
+    (f"{PLAIN_RUN.replace('-it', '--gpus all -it')}\n{LIBCUDA}", "libcuda-missing"),
+    (f"{BARE_DEVICE_RUN.replace('docker run', 'docker run --runtime=nvidia')}\n{LIBCUDA}", "libcuda-missing"),
+    (f"Linux box 5.15.133.1-microsoft-standard-WSL2\n{LIBCUDA}", "wsl-libcuda-not-linked"),
+])
+def test_libcuda_missing_with_the_gpu_runtime_or_no_container_keeps_its_answer(text, code):
+    assert _codes(text)[0] == code
