@@ -95,3 +95,37 @@ def test_libcuda_missing_in_a_container_started_without_the_gpu_runtime(text, co
 ])
 def test_libcuda_missing_with_the_gpu_runtime_or_no_container_keeps_its_answer(text, code):
     assert _codes(text)[0] == code
+
+
+# nvidia-smi's header and torch's collect_env line (the facts: the driver's CUDA, torch's CUDA)
+SMI_122 = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |"
+SMI_114 = "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |"
+TORCH_121 = "CUDA used to build PyTorch: 12.1"
+
+
+@pytest.mark.parametrize("text", [
+    f"{SMI_122}\n{TORCH_121}\n{INSUFFICIENT}",
+    f"{SMI_122}\n{GAP}\n{INSUFFICIENT}\n{GAP}\ntorch 2.3.0+cu124",          # far; a 12.4 runtime on a 12.2 driver
+    "\n".join(f"[rank0]: {x}" for x in (SMI_122, TORCH_121, INSUFFICIENT)),
+    "\n".join(f"> {x}" for x in (SMI_122, TORCH_121, INSUFFICIENT)),
+])
+def test_cudart_35_with_a_driver_new_enough_is_a_libcuda_it_cannot_reach(text):
+    top = explain_text(text).candidates[0]
+    assert top.code == "libcuda-missing" and "state:driver-new-enough-for-runtime" in top.facts
+
+
+@pytest.mark.parametrize("text,code", [
+    (INSUFFICIENT, "driver-too-old-for-torch"),                                 # no facts
+    (f"{SMI_122}\n{INSUFFICIENT}", "driver-too-old-for-torch"),                 # the runtime's CUDA unknown
+    (f"{SMI_114}\n{TORCH_121}\n{INSUFFICIENT}", "driver-too-old-for-torch"),    # the driver is too old
+    (f"{SMI_122}\n{TORCH_121}\n{PLAIN_RUN}\n{INSUFFICIENT}", "device-nodes-missing"),  # refined line
+    # another line of the same code: a PTX too new for the driver is not about libcuda
+    (f"{SMI_122}\n{TORCH_121}\nRuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+     "driver-too-old-for-torch"),
+])
+def test_cudart_35_without_the_deciding_facts_keeps_its_answer(text, code):
+    assert _codes(text)[0] == code
+
+
+def test_the_facts_alone_name_nothing():
+    assert _codes(f"{SMI_122}\n{TORCH_121}") == []

@@ -205,6 +205,14 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
     return out
 
 
+def _entry_code(spec: str, entries: Optional[Mapping[str, str]]) -> str:
+    """The code a line of signature entry ``entry:<id>`` stands for in this log ("" when no line
+    of it is there, or, for ``entry:<id>=<code>``, when its line stands for another code)."""
+    ident, _, want = spec[6:].partition("=")
+    got = (entries or {}).get(ident, "")
+    return got if not want or got == want else ""
+
+
 def _major(v: Any) -> Optional[int]:
     p = _combinations.parse_version(v)
     return p.release[0] if p is not None else None
@@ -276,10 +284,11 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     #    item 3; docs/dev/context-rules.md): each holds only when a line states one of the generic
     #    codes it narrows, so a version or GPU alone never makes a candidate
     for code, rule, keys, text, generic in _narrowing_facts(facts):
-        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code)
-        hit = tuple(dict.fromkeys(
-            (entries or {}).get(c[6:], "") if c.startswith("entry:") else c for c in generic
-            if ((entries or {}).get(c[6:]) if c.startswith("entry:") else evidenced.get(c, ("guess",))[0] != "guess")))
+        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code), or
+        # "entry:<id>=<code>": that entry's line standing for that code (not refined into another)
+        hit = tuple(dict.fromkeys(_entry_code(c, entries) if c.startswith("entry:") else c for c in generic
+                                  if (_entry_code(c, entries) if c.startswith("entry:")
+                                      else evidenced.get(c, ("guess",))[0] != "guess")))
         if not hit or code not in catalogue or any(f.code == code for f in out):
             continue
         if any(kind == "root" and c not in generic and c not in hit and c != code for c, (kind, _) in evidenced.items()):
@@ -396,6 +405,20 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"torch build's arch list ({' '.join(facts.arch_list)}), so torch's own kernels have an image "
                     "for it: the kernel without one belongs to an extension built without this GPU's architecture "
                     "(its TORCH_CUDA_ARCH_LIST or prebuilt wheel).", ("entry:no-kernel-image",)))
+    # cudart's 35 ("CUDA driver version is insufficient for CUDA runtime version") although the
+    # driver's own CUDA (nvidia-smi's "CUDA Version") is of the runtime's major or newer: minor-version
+    # compatibility (NVIDIA's CUDA Compatibility guide) lets that driver run this runtime, so cudart
+    # did not reach it: it found no usable libcuda (the driver's libcuda package missing, a toolkit
+    # stub or another driver's libcuda first on the loader path), and answers 35 for that too
+    drv = _release(v.get("cuda_driver"))
+    if drv and cuda and not facts.torch_cpu and drv[0] >= cuda[0]:
+        out.append(("libcuda-missing", "driver-new-enough-for-runtime", ["cuda_driver", "cuda"],
+                    f"The driver supports CUDA {v.get('cuda_driver')} (nvidia-smi's 'CUDA Version') and this torch "
+                    f"uses the CUDA {v.get('cuda')} runtime, which that driver runs (minor-version compatibility "
+                    "within a major, NVIDIA's CUDA Compatibility guide): the runtime's 'driver version is "
+                    "insufficient' then means it found no usable libcuda.so.1 (the driver's libcuda package "
+                    "missing, or a stub or another driver's libcuda first on the loader path).",
+                    ("entry:driver-insufficient-for-runtime=driver-too-old-for-torch",)))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \
