@@ -48,26 +48,22 @@ INSUFFICIENT = "RuntimeError: CUDA error: CUDA driver version is insufficient fo
 PLAIN_RUN = "$ docker run -it --rm -v $PWD:/ws pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime python /ws/train.py"
 
 
-@pytest.mark.parametrize("text", [
-    f"{PLAIN_RUN}\n{INSUFFICIENT}",
-    f"{PLAIN_RUN}\n{GAP}\n{INSUFFICIENT}",
-    f"[rank0]: {PLAIN_RUN}\n[rank0]: {INSUFFICIENT}",
-    f"> {PLAIN_RUN}\n> {INSUFFICIENT}",
-])
-def test_cudart_35_in_a_plain_docker_run_is_a_container_without_gpus(text):
-    assert _codes(text)[0] == "device-nodes-missing"
+def test_cudart_35_under_a_plain_docker_run_keeps_its_reading():
+    # not refined: under a daemon whose default runtime is nvidia an image that sets
+    # NVIDIA_VISIBLE_DEVICES gets the GPU and the driver's libcuda, and 35 is the old driver
+    # (tests/test_explain_refine_order.py pins the same for a non-torch program)
+    assert _codes(f"{PLAIN_RUN}\n{INSUFFICIENT}")[0] == "driver-too-old-for-torch"
 
 
 @pytest.mark.parametrize("text,code", [
     (INSUFFICIENT, "driver-too-old-for-torch"),
     (f"{PLAIN_RUN.replace('-it', '--gpus all -it')}\n{INSUFFICIENT}", "driver-too-old-for-torch"),
-    (f"{PLAIN_RUN.replace('-it', '--runtime=nvidia -it')}\n{INSUFFICIENT}", "driver-too-old-for-torch"),
     (f"$ docker build -t trainer .\n{INSUFFICIENT}", "driver-too-old-for-torch"),
-    # the bare --device rule (main, nvidia-docker#24) is read first and keeps its code
+    # the bare --device rule (main, nvidia-docker#24) names the missing toolkit
     (f"{PLAIN_RUN.replace('-it', '--device /dev/nvidia0 --device /dev/nvidiactl -it')}\n{INSUFFICIENT}",
      "container-toolkit-missing"),
 ])
-def test_cudart_35_with_the_gpu_runtime_or_no_container_keeps_its_answer(text, code):
+def test_cudart_35_and_container_lines(text, code):
     assert _codes(text)[0] == code
 
 
@@ -118,7 +114,7 @@ def test_cudart_35_with_a_driver_new_enough_is_a_libcuda_it_cannot_reach(text):
     (INSUFFICIENT, "driver-too-old-for-torch"),                                 # no facts
     (f"{SMI_122}\n{INSUFFICIENT}", "driver-too-old-for-torch"),                 # the runtime's CUDA unknown
     (f"{SMI_114}\n{TORCH_121}\n{INSUFFICIENT}", "driver-too-old-for-torch"),    # the driver is too old
-    (f"{SMI_122}\n{TORCH_121}\n{PLAIN_RUN}\n{INSUFFICIENT}", "device-nodes-missing"),  # refined line
+    (f"{SMI_122}\n{TORCH_121}\n{BARE_DEVICE_RUN}\n{INSUFFICIENT}", "container-toolkit-missing"),  # refined line
     # another line of the same code: a PTX too new for the driver is not about libcuda
     (f"{SMI_122}\n{TORCH_121}\nRuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
      "driver-too-old-for-torch"),
