@@ -140,7 +140,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "nvidia-docker-910-gpu-unavailable-after-wake": "a bulleted list ('cuda on the host stops working' after suspension): no error line",
     "sd-webui-forge-3113-rtx5090-kernel-problem": "'getting errors as a kernel' on an RTX 5090: the error itself is not in the paste",
     "transformers-48718-qwen35-fp32-chunk-loop-fla-missing": "a profile's prose ('because flash-linear-attention was not installed'): no error line",
-    "unsloth-1998-gtx1070-gpu-too-old": "Unsloth's banner and a cut traceback: its 'Your GPU is too old' line is not in the paste",
     "vllm-17939-engine-core-gpu-mem-util-1": "vLLM's 'Engine core initialization failed. See root cause above.' with the root cause cut off: --gpu-memory-utilization=1 is the reporter's fix",
     # training-2026-12-01k (kbgrow5, LLM inference and serving)
     "aici-87-cuda-server-dies-needs-sm80": "a Rust backtrace of rllm-cuda's loader: the GPU's compute capability (below 8.0) is only in the maintainer's answer",
@@ -226,8 +225,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "cutorch-270-segfault-gpu-memory-used-by-other": "a bare 'Segmentation fault (core dumped)' on require 'cutorch' (native-crash-in-gpu-library): that another user's job held the GPU's memory is the reporter's later finding",
     "faster-rcnn-pytorch-719-nvcc-gcc65": "only setuptools' 'command '/usr/local/cuda/bin/nvcc' failed with exit status 1', no compiler output: that gcc 6.5 was too new for that nvcc is the reporter's fix",
     # training-2026-12-02q (sweepj, sampled by the blind sets' generic queries)
-    # training-2026-12-02u (sweepm): a +cpu torch named in a report, next to prose only
-    "ultralytics-227-torch-cpu-build-device0": "only 'pytorch 1.13.1+cpu' beside prose: a healthy CPU-only run reports the same (negative control), the GPU failure itself is in a screenshot",
     # training-2026-12-03p (harvp, programs' own messages from issue threads)
     "hidream-sampler-7-windows-triton-31-too-old": "inductor's 'Cannot find a working triton installation. Either the package is not installed or it is too old' (triton-not-installed): that Triton 3.1 was installed and too old for the torch is the reporter's fix; the log shows no Triton version",
     "nv-wavenet-92-undefined-symbol-stale-build": "'undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE' (extension-imported-without-torch, the usual reading of that symbol): that the extension was a stale build is the reporter's fix; only the IPython session's earlier 'import torch' argues against the import order",

@@ -112,13 +112,19 @@ def _layers(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Set[str]:
     return out
 
 
+#: the ``evidenced`` key of a log that fails where nothing places the failure (:func:`evaluate`)
+UNPLACED = "<unplaced failure>"
+
+
 def _grade(own: Set[str], layers: Set[str], evidenced: Mapping[str, Tuple[str, str]]) -> Tuple[str, Tuple[str, ...]]:
     """(confidence, the evidenced codes accounted for). A guess from words (kind "guess") tells
-    only which layer failed: it never makes a finding sure."""
+    only which layer failed: it never makes a finding sure. A failure nothing places (no line,
+    clue or word says which layer: :data:`UNPLACED`) may be in any layer: a finding that wholly
+    holds is then the likeliest cause on offer, at medium confidence."""
     hit = tuple(c for c, (kind, _) in evidenced.items() if c in own and kind != "guess")
     if hit:
         return "high", hit
-    if any(layer in layers for _, layer in evidenced.values()):
+    if UNPLACED in evidenced or any(layer in layers for _, layer in evidenced.values()):
         return "medium", ()
     return "context", ()
 
@@ -127,7 +133,8 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
              catalogue: Mapping[str, Any], entries: Optional[Mapping[str, str]] = None) -> List[FactFinding]:
     """Findings the log's facts support. ``evidenced``: code -> (kind, layer) of the candidates
     the log's lines already give (signatures and clue inferences: kind "root" or "symptom";
-    guesses from words: kind "guess")."""
+    guesses from words: kind "guess"); or, for a log that shows a failure nothing places, the
+    single key :data:`UNPLACED`."""
     if not facts:
         return []
     v = facts.versions
@@ -158,6 +165,10 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
             # nothing sure, _grade)
             code = next((c for c in e.explains if evidenced.get(c, ("guess",))[0] != "guess"),
                         next((c for c in e.explains if c in evidenced), code))
+        if code == "known-bad-combination":
+            # no line names what it produces: the root cause the entry names (triton-pre-volta:
+            # triton-gpu-too-old) says more than "a known-bad combination"
+            code = next((c for c in e.explains if c in catalogue and catalogue[c].kind == "root"), code)
         if code not in catalogue:
             continue
         own = {e.code, *(c for x in (code, *e.explains) for c in _symptoms(x, catalogue))}
@@ -192,6 +203,14 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
                                explains=tuple(c for c in hit if c != code), explanation=text, fix=fix,
                                links=e.links, summary=f"{m.describe()}: {e.id} breaks {e.breaks}"))
     return out
+
+
+def _entry_code(spec: str, entries: Optional[Mapping[str, str]]) -> str:
+    """The code a line of signature entry ``entry:<id>`` stands for in this log ("" when no line
+    of it is there, or, for ``entry:<id>=<code>``, when its line stands for another code)."""
+    ident, _, want = spec[6:].partition("=")
+    got = (entries or {}).get(ident, "")
+    return got if not want or got == want else ""
 
 
 def _major(v: Any) -> Optional[int]:
@@ -265,10 +284,11 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     #    item 3; docs/dev/context-rules.md): each holds only when a line states one of the generic
     #    codes it narrows, so a version or GPU alone never makes a candidate
     for code, rule, keys, text, generic in _narrowing_facts(facts):
-        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code)
-        hit = tuple(dict.fromkeys(
-            (entries or {}).get(c[6:], "") if c.startswith("entry:") else c for c in generic
-            if ((entries or {}).get(c[6:]) if c.startswith("entry:") else evidenced.get(c, ("guess",))[0] != "guess")))
+        # a generic code, or "entry:<id>": the signature entry of a line the log holds (its code), or
+        # "entry:<id>=<code>": that entry's line standing for that code (not refined into another)
+        hit = tuple(dict.fromkeys(_entry_code(c, entries) if c.startswith("entry:") else c for c in generic
+                                  if (_entry_code(c, entries) if c.startswith("entry:")
+                                      else evidenced.get(c, ("guess",))[0] != "guess")))
         if not hit or code not in catalogue or any(f.code == code for f in out):
             continue
         if any(kind == "root" and c not in generic and c not in hit and c != code for c, (kind, _) in evidenced.items()):
@@ -385,6 +405,20 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"torch build's arch list ({' '.join(facts.arch_list)}), so torch's own kernels have an image "
                     "for it: the kernel without one belongs to an extension built without this GPU's architecture "
                     "(its TORCH_CUDA_ARCH_LIST or prebuilt wheel).", ("entry:no-kernel-image",)))
+    # cudart's 35 ("CUDA driver version is insufficient for CUDA runtime version") although the
+    # driver's own CUDA (nvidia-smi's "CUDA Version") is of the runtime's major or newer: minor-version
+    # compatibility (NVIDIA's CUDA Compatibility guide) lets that driver run this runtime, so cudart
+    # did not reach it: it found no usable libcuda (the driver's libcuda package missing, a toolkit
+    # stub or another driver's libcuda first on the loader path), and answers 35 for that too
+    drv = _release(v.get("cuda_driver"))
+    if drv and cuda and not facts.torch_cpu and drv[0] >= cuda[0]:
+        out.append(("libcuda-missing", "driver-new-enough-for-runtime", ["cuda_driver", "cuda"],
+                    f"The driver supports CUDA {v.get('cuda_driver')} (nvidia-smi's 'CUDA Version') and this torch "
+                    f"uses the CUDA {v.get('cuda')} runtime, which that driver runs (minor-version compatibility "
+                    "within a major, NVIDIA's CUDA Compatibility guide): the runtime's 'driver version is "
+                    "insufficient' then means it found no usable libcuda.so.1 (the driver's libcuda package "
+                    "missing, or a stub or another driver's libcuda first on the loader path).",
+                    ("entry:driver-insufficient-for-runtime=driver-too-old-for-torch",)))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \

@@ -609,6 +609,12 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
     if not evidenced and (parsed.other_errors or exceptions):
         guesses = _guesses(parsed, exceptions, kb, catalogue)
         evidenced = {g.code: ("guess", g.layer) for g in guesses}
+        if not evidenced:
+            # the log fails (an error line, an exception) and no line, clue or word says in which
+            # layer: a fact the log proves wrong on its own (a CPU-only torch beside an NVIDIA driver,
+            # a known-bad combination it prints in full) is the likeliest cause on offer
+            from .facts import UNPLACED
+            evidenced = {UNPLACED: ("unplaced", "")}
     entries = {e.id: c for c, a in accs.items() for e in a.entries}
     findings = evaluate(parsed.facts, evidenced, catalogue, entries)
     notes = []
