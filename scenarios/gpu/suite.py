@@ -163,6 +163,11 @@ class Scenario:
     #: codes of which one must be among the first three `stackpeel explain --no-live` ranks on the
     #: output of each proof that fails (the log a user would paste); the first rank is recorded
     explain: Sequence[str] = ()
+    #: codes of which one must be FIRST when `stackpeel explain` runs live (its checks confirm
+    #: candidates on this machine) inside the scenario's own environment, on the same output: for
+    #: faults whose output is the same for several causes (a missing node and a node the user cannot
+    #: open both read 'No CUDA GPUs are available'), only the live run can tell them apart
+    explain_live: Sequence[str] = ()
     no_blocking: bool = False
     passes: Sequence[str] = ()  # check ids that must pass
     warm_cache: bool = False  # warm TRITON_CACHE_DIR with the user's kernel (compiler present) first
@@ -648,26 +653,30 @@ SCENARIOS: List[Scenario] = [
         need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["nvidia-uvm-missing"],
         forbid_roots=["no-nvidia-driver", "device-nodes-missing"],
         evidence={"gpu.device_nodes": ["/dev/nvidia-uvm: absent", "read-only"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["nvidia-uvm-missing"]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["nvidia-uvm-missing"],
+        explain_live=["nvidia-uvm-missing"]),
     Scenario(
         "nvidiactl-node-missing", "/dev/nvidiactl absent, the GPU nodes and nvidia-uvm present, /dev read-only",
         device_nodes_setup(drop=lambda n: n == "nvidiactl"),
         need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
         forbid_roots=["no-nvidia-driver"], evidence={"gpu.device_nodes": ["/dev/nvidiactl: absent"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"],
+        explain_live=["device-nodes-missing"]),
     Scenario(
         "gpu-node-missing", "every /dev/nvidia<N> absent, nvidiactl and nvidia-uvm present, /dev read-only",
         device_nodes_setup(drop=_is_gpu_node),
         need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
         forbid_roots=["no-nvidia-driver"],
-        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"],
+        explain_live=["device-nodes-missing"]),
     Scenario(
         "only-gpu-node-passed", "only /dev/nvidia0 (the commonest container mistake: --device /dev/nvidia0 "
         "without nvidiactl and nvidia-uvm), /dev read-only",
         device_nodes_setup(drop=lambda n: n != "nvidia0"),
         need_all(need_gpu(), need_unshare, need_nvidia_nodes), roots=["device-nodes-missing"],
         forbid_roots=["no-nvidia-driver"], evidence={"gpu.device_nodes": ["/dev/nvidiactl: absent"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["device-nodes-missing"],
+        explain_live=["device-nodes-missing"]),
     Scenario(
         "device-nodes-not-openable", "nvidiactl and the GPU nodes root-only (0660, no group the user has), "
         f"stackpeel and the user's kernel run as uid {NOBODY} with no supplementary groups",
@@ -675,7 +684,10 @@ SCENARIOS: List[Scenario] = [
         need_all(need_gpu(), need_unshare, need_nvidia_nodes, need_unprivileged_python),
         roots=["device-permission-denied"], forbid_roots=["no-nvidia-driver", "device-nodes-missing"],
         evidence={"gpu.device_nodes": ["/dev/nvidiactl", "EACCES"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["device-permission-denied"]),
+        proofs=[Proof("user kernel fails", [], False)], # its output is byte-identical to a missing node's (and to CUDA_VISIBLE_DEVICES=''): from the
+        # log alone explain can only offer the node family; live, as the user, it must name the permission
+        explain=["device-permission-denied", "device-nodes-missing"],
+        explain_live=["device-permission-denied"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -768,6 +780,19 @@ def explain_ranking(text: str, stackpeel_env: Dict[str, str], timeout: float) ->
     return ranking(report)
 
 
+def explain_live_ranking(text: str, wrap: Sequence[str], python: str, env: Dict[str, str],
+                         timeout: float) -> List[str]:
+    """`stackpeel explain` with its live checks, run inside the scenario's wrap (its mounts, its
+    user) and environment as a user on that machine would run it, ranked as the bench ranks."""
+    argv = [*wrap, python, "-m", "stackpeel", "explain", "--python", python, "--format", "json", "-"]
+    try:
+        p = subprocess.run(argv, input=text, capture_output=True, text=True, env=env, timeout=timeout)
+        report = json.loads(p.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return []
+    return ranking(report)
+
+
 def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[str, str],
                  timeout: float) -> dict:
     why = sc.needs(m)
@@ -829,6 +854,12 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
             if hit is None:
                 problems.append(f"explain on the failing program's output ranks {ranked[:3] or 'nothing'}; "
                                 f"expected one of {list(sc.explain)} among the first three")
+        if sc.explain_live and prc != 0:
+            ranked = explain_live_ranking(text, setup.wrap, m.python, env, timeout)
+            record["proofs"][-1]["explain_live"] = {"ranked": ranked[:5]}
+            if not ranked or ranked[0] not in sc.explain_live:
+                problems.append(f"live explain on the failing program's output ranks {ranked[:3] or 'nothing'}; "
+                                f"expected one of {list(sc.explain_live)} first")
     record["status"] = "fail" if problems else "pass"
     record["problems"] = problems
     return record
@@ -874,6 +905,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for p in rec.get("proofs", []):
             ex = p.get("explain")
             said = f"; explain ranks {', '.join(ex['ranked'][:3]) or 'nothing'}" if ex else ""
+            live = p.get("explain_live")
+            said += f"; live: {', '.join(live['ranked'][:3]) or 'nothing'}" if live else ""
             print(f"      proof {p['status']}: {p['label']}{said}", flush=True)
     summary = {"machine": vars(m), "scenarios": records}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
