@@ -602,7 +602,7 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
     otherwise unexplained log fails in, or None)."""
     if not parsed.facts:
         return [], [], None
-    from .facts import context_note, evaluate
+    from .facts import UNPLACED, context_note, evaluate
 
     evidenced = {c: ("root" if a.root else "symptom", _layer(a, catalogue)) for c, a in accs.items()}
     guesses: Optional[List[Candidate]] = None
@@ -613,7 +613,6 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
             # the log fails (an error line, an exception) and no line, clue or word says in which
             # layer: a fact the log proves wrong on its own (a CPU-only torch beside an NVIDIA driver,
             # a known-bad combination it prints in full) is the likeliest cause on offer
-            from .facts import UNPLACED
             evidenced = {UNPLACED: ("unplaced", "")}
     entries = {e.id: c for c, a in accs.items() for e in a.entries}
     findings = evaluate(parsed.facts, evidenced, catalogue, entries)
