@@ -39,6 +39,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 USER_KERNEL = HERE / "user_kernel.py"
+USER_DATALOADER = HERE / "user_dataloader.py"
 
 # the accuracy bench's ranking (candidates in order, each followed by the causes it could be), so the
 # suite ranks `explain` exactly as the bench does; the bench's folder is put on the path once, here
@@ -146,6 +147,7 @@ class Proof:
     expect_ok: bool
     expect_text: str = ""
     only_if: Callable[[Machine], bool] = lambda m: m.gpus > 0
+    script: Path = USER_KERNEL  # the user's program (the Triton kernel, or the DataLoader job)
 
 
 @dataclass
@@ -347,6 +349,28 @@ def docker_default_shm(m: Machine, tmp: Path) -> Setup:
     """/dev/shm as Docker mounts it without --shm-size or --ipc=host: 64 MiB (private mount namespace)."""
     script = 'mount -t tmpfs -o size=64m,nosuid,nodev,noexec shm /dev/shm && exec "$@"'
     return Setup(fresh_cache(base_env(), tmp), ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
+
+
+#: what a missing preload looks like: a path that was right on another machine or image (an
+#: allocator, an NCCL plugin, a shim), here absent
+MISSING_PRELOAD = "/opt/stackpeel-absent/lib/libjemalloc.so.2"
+
+#: a Git LFS pointer: what a repository that keeps its libraries in LFS checks out when git-lfs is
+#: not installed (a text file where the library should be, well over ELF's 64-byte header)
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 28168440\n")
+
+
+def libcuda_not_elf_first(m: Machine, tmp: Path) -> Setup:
+    """A folder first on LD_LIBRARY_PATH holding a libcuda.so.1 that is a text file (a Git LFS
+    pointer, a file a broken download or copy left): the loader stops at it with 'invalid ELF
+    header' instead of going on to the driver's own libcuda.so.1."""
+    bad = tmp / "libcuda-not-elf"
+    bad.mkdir(exist_ok=True)
+    (bad / "libcuda.so.1").write_text(LFS_POINTER)
+    env = fresh_cache(base_env(), tmp)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(bad), env.get("LD_LIBRARY_PATH", "")]))
+    return Setup(env)
 
 
 def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
@@ -688,6 +712,37 @@ SCENARIOS: List[Scenario] = [
         # log alone explain can only offer the node family; live, as the user, it must name the permission
         explain=["device-permission-denied", "device-nodes-missing"],
         explain_live=["device-permission-denied"]),
+    # the loader and the host's limits (session 22b)
+    Scenario(
+        "ld-preload-missing", "LD_PRELOAD names a library that does not exist (an allocator path from another "
+        "image): ld.so prints 'ERROR: ld.so: object ... cannot be preloaded' at every start and goes on; harmless "
+        "to the kernel, so no blocking root, config.environment's degraded finding",
+        with_env(LD_PRELOAD=MISSING_PRELOAD), need_gpu(), no_blocking=True,
+        findings=["env-library-path-missing"], evidence={"config.environment": [MISSING_PRELOAD]},
+        proofs=[Proof("user kernel still runs (the loader ignores the entry)", [], True, "user kernel OK"),
+                Proof("the loader says so", [], True, "from LD_PRELOAD cannot be preloaded")]),
+    Scenario(
+        "libcuda-not-elf-first", "a folder first on LD_LIBRARY_PATH holds a libcuda.so.1 that is a text file (a Git "
+        "LFS pointer): dlopen stops at it ('invalid ELF header', glibc's open_verify) and never reaches the "
+        "driver's libcuda; NVML, the nodes and the driver are fine",
+        # torch's output here is not known before the H200 run: cudart cannot load libcuda, which torch
+        # reports as 'Found no NVIDIA driver on your system' (c10/cuda, cudaErrorInsufficientDriver with
+        # no driver), a line that holds no trace of the file; the expectation is the KB's reading of that
+        # line (no-nvidia-driver first) or the real cause if the output names the file
+        libcuda_not_elf_first, need_gpu(), roots=["libcuda-missing"], forbid_roots=["no-nvidia-driver"],
+        evidence={"cuda.driver_api": ["invalid ELF header", "libcuda-not-elf/libcuda.so.1"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["libcuda-missing", "no-nvidia-driver"]),
+    Scenario(
+        "dataloader-docker-shm", "a DataLoader with two workers (48 MiB batches) under a 64 MiB /dev/shm, as Docker "
+        "mounts it without --shm-size or --ipc=host: the workers cannot put their batches in shared memory "
+        "('unable to allocate shared memory(shm)', ENOSPC) and the loop waits until DataLoader's timeout",
+        # no GPU needed to inject or prove it (the batches move between CPU processes); check's finding is
+        # multi_gpu.shm's (a degraded one: it reads the mount, not the program)
+        docker_default_shm, need_unshare, findings=["nccl-shm-too-small"],
+        evidence={"multi_gpu.shm": ["64"]},
+        proofs=[Proof("the DataLoader job fails", ["--timeout", "20"], False, "unable to allocate shared memory",
+                      only_if=lambda m: True, script=USER_DATALOADER)],
+        explain=["dataloader-shm-too-small"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -838,7 +893,7 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
         penv = dict(setup.env)
         if setup.path:
             penv["PYTHONPATH"] = os.pathsep.join([*setup.path, penv.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        prc, pout, perr, pt = run(setup.wrap + [m.python, str(USER_KERNEL), *proof.args], penv, timeout)
+        prc, pout, perr, pt = run(setup.wrap + [m.python, str(proof.script), *proof.args], penv, timeout)
         text = pout + perr
         ok = (prc == 0) == proof.expect_ok and proof.expect_text in text
         record["proofs"].append({"label": proof.label, "status": "pass" if ok else "fail", "rc": prc,
