@@ -440,6 +440,14 @@ def test_nodes_that_exist_but_do_not_open_are_not_called_openable():
     assert "/dev/nvidiactl fails with ENXIO; /dev/nvidia-uvm fails with ENXIO" in v.summary
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(), DRIVER_OK)  # control: every node opens
     assert "present and openable read-write" in v.summary
+    # with gpu.kernel_driver failing on them (no driver behind the nodes), the nodes' check is its symptom
+    v = evaluate(gpu_checks.DeviceNodes, stale, {"gpu.kernel_driver": {}}, {"gpu.kernel_driver": Status.FAIL})
+    assert v.status is Status.FAIL and not v.findings and "no NVIDIA driver behind the nodes" in v.summary
+    # near miss: refused by permissions, not ENXIO: a finding of its own, not a symptom
+    denied = _nodes_facts()
+    denied["nvidiactl"]["open_error"] = {"errno": "EACCES", "message": "[Errno 13] Permission denied"}
+    v = evaluate(gpu_checks.DeviceNodes, denied, {"gpu.kernel_driver": {}}, {"gpu.kernel_driver": Status.FAIL})
+    assert codes(v) == ["device-permission-denied"]
 
 
 def _nvml_facts(**kw):

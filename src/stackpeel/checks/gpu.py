@@ -185,6 +185,10 @@ class DeviceNodes(Check):
                    f"{', /dev/nvidia-uvm' if uvm.get('exists') else ''}")
         if findings:
             return ctx.verdict(summary + ": " + ", ".join(f.code for f in findings), *findings)
+        if driver_status is Status.FAIL and (ctl.get("open_error") or {}).get("errno") in _NO_DEVICE_ERRNOS:
+            # nodes left behind with no driver to answer them: a symptom of gpu.kernel_driver
+            return Verdict(Status.FAIL, f"{summary} present, but /dev/nvidiactl opens with "
+                                        f"{ctl['open_error']['errno']}: no NVIDIA driver behind the nodes")
         # an open that fails otherwise (ENXIO, ENODEV: a node left behind with no device in the driver
         # behind it, e.g. after the module was unloaded) is not "openable": say so, the layers above show it
         unopened = [n for n in [ctl] + gpus + ([uvm] if uvm.get("exists") else []) if n.get("open_error")]
