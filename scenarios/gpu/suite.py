@@ -435,14 +435,16 @@ def _is_gpu_node(name: str) -> bool:
 
 
 def device_nodes_script(keep: Sequence[str], source: str, save: Path,
-                        modes: Optional[Dict[str, int]] = None) -> str:
+                        modes: Optional[Dict[str, int]] = None, orphan_major: Optional[int] = None) -> str:
     """A shell script (run as root in a private mount namespace) that replaces /dev by a tmpfs
     holding the standard nodes, the host's /dev/shm, and copies (mknod, the real major/minor and
     owner; ``modes`` overrides a node's mode) of the NVIDIA nodes in ``keep``, then remounts it
     read-only, as a container's /dev looks to a program that tries to create a missing node.
 
     ``save`` is an empty folder where the host's /dev and /dev/shm stay reachable once the tmpfs
-    hides them. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
+    hides them. ``orphan_major`` (a character major no driver has registered) makes every NVIDIA
+    node a copy at that major, and hides /proc/driver/nvidia and the nvidia lines of /proc/modules:
+    the nodes a host keeps after ``rmmod nvidia``, which open with ENXIO. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
     a node keeping its host mode is bind-mounted from there instead; a node whose mode is
     overridden is always a copy, so the host's own node is never changed."""
     q = lambda p: shlex.quote(str(p))  # noqa: E731
@@ -451,13 +453,13 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
     lines = ["set -e", f"mount --bind /dev {q(save / 'dev')}", f"mount --bind /dev/shm {q(save / 'shm')}",
              "mount -t tmpfs -o mode=755,nosuid,size=1m stackpeel-dev /dev"]
 
-    def node(src: str, src_here: str, name: str, mode: Optional[int] = None) -> None:
+    def node(src: str, src_here: str, name: str, mode: Optional[int] = None, major: Optional[int] = None) -> None:
         st = os.stat(src)
         perm = stat.S_IMODE(st.st_mode) if mode is None else mode
         dst = q("/dev/" + name)
-        copy = (f"mknod -m {perm:o} {dst} c {os.major(st.st_rdev)} {os.minor(st.st_rdev)}"
+        copy = (f"mknod -m {perm:o} {dst} c {os.major(st.st_rdev) if major is None else major} {os.minor(st.st_rdev)}"
                 f" && chown {st.st_uid}:{st.st_gid} {dst}")
-        if mode is None:
+        if mode is None and major is None:
             lines.append(f"{{ {copy}; }} || {{ rm -f {dst}; : > {dst} && mount --bind {q(src_here)} {dst}; }}")
         else:
             lines.append(copy)
@@ -473,13 +475,28 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
     for name in keep:
         src = os.path.join(source, name)
         here = str(save / "dev" / name) if os.path.realpath(source) == "/dev" else src
-        node(src, here, name, (modes or {}).get(name))
+        node(src, here, name, (modes or {}).get(name), orphan_major)
+    if orphan_major is not None:
+        (save / "no-driver").mkdir(exist_ok=True)
+        modules = save / "modules"
+        lines += [f"if [ -d /proc/driver/nvidia ]; then mount --bind {q(save / 'no-driver')} /proc/driver/nvidia; fi",
+                  f"if [ -r /proc/modules ]; then grep -v '^nvidia' /proc/modules > {q(modules)} || true; "
+                  f"mount --bind {q(modules)} /proc/modules; fi"]
     lines += ["mount -o remount,ro /dev", 'exec "$@"']
     return "\n".join(lines)
 
 
+def free_char_major() -> int:
+    """A character major no driver here has registered (/proc/devices), as the kernel hands out
+    dynamic majors from 511 down: a node made at it opens with ENXIO."""
+    with open("/proc/devices") as f:
+        text = f.read().split("Block devices:")[0]
+    used = {int(line.split()[0]) for line in text.splitlines()[1:] if line.strip()}
+    return next(m for m in range(511, 233, -1) if m not in used)
+
+
 def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Optional[Dict[str, int]] = None,
-                       user: Optional[int] = None) -> Callable[[Machine, Path], Setup]:
+                       user: Optional[int] = None, orphaned: bool = False) -> Callable[[Machine, Path], Setup]:
     """A setup: /dev as a container sees it (see device_nodes_script) without the NVIDIA nodes
     ``drop`` names, ``modes`` applied to the ones kept (name -> mode; a name's GPU nodes by the key
     'nvidia<N>'), and the programs run as ``user`` (uid = gid, no supplementary groups) if given.
@@ -513,7 +530,8 @@ def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Opt
             env.pop("LOGNAME", None)
         else:
             fresh_cache(env, tmp)
-        script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node)
+        script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node,
+                                     free_char_major() if orphaned else None)
         if user is not None:
             script = script.replace('exec "$@"', f'exec setpriv --reuid={user} --regid={user} --clear-groups "$@"')
         (tmp / "dev-setup.sh").write_text(script + "\n")
@@ -743,6 +761,17 @@ SCENARIOS: List[Scenario] = [
         proofs=[Proof("the DataLoader job fails", ["--timeout", "20"], False, "unable to allocate shared memory",
                       only_if=lambda m: True, script=USER_DATALOADER)],
         explain=["dataloader-shm-too-small"]),
+    Scenario(
+        "driver-gone-nodes-left", "the NVIDIA nodes left in /dev with no driver behind them (after `rmmod nvidia`, "
+        "or nodes made by hand): every node at a major no driver has, so it opens with ENXIO; /proc/driver/nvidia "
+        "and the nvidia lines of /proc/modules hidden (private mount namespace), /dev read-only",
+        # what torch prints when cuInit meets such nodes is not known before the H200 run; the
+        # expectation is the KB's: with no driver answering, 'no-nvidia-driver'
+        device_nodes_setup(orphaned=True), need_all(need_gpu(), need_unshare, need_nvidia_nodes),
+        roots=["no-nvidia-driver"], forbid_roots=["device-nodes-missing", "nvidia-uvm-missing"],
+        evidence={"gpu.kernel_driver": ["/dev/nvidiactl: present, but opening it fails with ENXIO"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["no-nvidia-driver"],
+        explain_live=["no-nvidia-driver"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
