@@ -301,6 +301,13 @@ def _driver_facts(**kw):
     (_driver_facts(modules=["nvidia", "nvidia_uvm"]), Status.PASS, "version unknown"),
     (_driver_facts(wsl={"dxg": True, "lib_dir": True, "libcuda": True}), Status.PASS, "WSL2"),
     (_driver_facts(nvidiactl_exists=True), Status.PASS, "/dev/nvidiactl present"),
+    # a node that opens (or is refused by permissions or a device cgroup) has a driver behind it
+    (_driver_facts(nvidiactl_exists=True, nvidiactl_open_error=None), Status.PASS, "/dev/nvidiactl present"),
+    (_driver_facts(nvidiactl_exists=True, nvidiactl_open_error="EACCES"), Status.PASS, "/dev/nvidiactl present"),
+    (_driver_facts(nvidiactl_exists=True, nvidiactl_open_error="EPERM"), Status.PASS, "/dev/nvidiactl present"),
+    # left behind with no driver: the open says ENXIO (no device at that major/minor) or ENODEV
+    (_driver_facts(nvidiactl_exists=True, nvidiactl_open_error="ENXIO"), Status.FAIL, "fails with ENXIO or ENODEV"),
+    (_driver_facts(nvidiactl_exists=True, nvidiactl_open_error="ENODEV"), Status.FAIL, "left behind"),
     (_driver_facts(), Status.FAIL, "no GPU visible to it"),
     (_driver_facts(pci_gpus=None), Status.FAIL, "not readable"),
     (_driver_facts(wsl={"dxg": True, "lib_dir": False, "libcuda": False}), Status.FAIL, "Windows"),
@@ -312,6 +319,18 @@ def test_kernel_driver_verdicts(facts, status, words):
     if status is Status.FAIL:
         assert codes(v) == ["no-nvidia-driver"]
         assert not commands(v.findings[0])  # no install command when no NVIDIA GPU was seen
+
+
+def test_orphaned_nvidiactl_is_no_driver_with_its_evidence():
+    v = evaluate(gpu_checks.KernelDriver, _driver_facts(nvidiactl_exists=True, nvidiactl_open_error="ENXIO",
+                                                        container="docker"))
+    f = v.findings[0]
+    assert "/dev/nvidiactl: present, but opening it fails with ENXIO" in f.evidence
+    assert "neither /dev/nvidiactl" not in f.message  # the node is there: the sentence says what is wrong with it
+    # a driver that answers wins over the node's open (a version or a module in /proc)
+    v = evaluate(gpu_checks.KernelDriver, _driver_facts(driver_version="580.159.04", nvidiactl_exists=True,
+                                                        nvidiactl_open_error="ENXIO"))
+    assert v.status is Status.PASS
 
 
 def test_no_driver_with_gpu_on_pci_offers_the_install():
@@ -421,6 +440,14 @@ def test_nodes_that_exist_but_do_not_open_are_not_called_openable():
     assert "/dev/nvidiactl fails with ENXIO; /dev/nvidia-uvm fails with ENXIO" in v.summary
     v = evaluate(gpu_checks.DeviceNodes, _nodes_facts(), DRIVER_OK)  # control: every node opens
     assert "present and openable read-write" in v.summary
+    # with gpu.kernel_driver failing on them (no driver behind the nodes), the nodes' check is its symptom
+    v = evaluate(gpu_checks.DeviceNodes, stale, {"gpu.kernel_driver": {}}, {"gpu.kernel_driver": Status.FAIL})
+    assert v.status is Status.FAIL and not v.findings and "no NVIDIA driver behind the nodes" in v.summary
+    # near miss: refused by permissions, not ENXIO: a finding of its own, not a symptom
+    denied = _nodes_facts()
+    denied["nvidiactl"]["open_error"] = {"errno": "EACCES", "message": "[Errno 13] Permission denied"}
+    v = evaluate(gpu_checks.DeviceNodes, denied, {"gpu.kernel_driver": {}}, {"gpu.kernel_driver": Status.FAIL})
+    assert codes(v) == ["device-permission-denied"]
 
 
 def _nvml_facts(**kw):

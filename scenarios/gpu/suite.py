@@ -39,6 +39,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 USER_KERNEL = HERE / "user_kernel.py"
+USER_DATALOADER = HERE / "user_dataloader.py"
 
 # the accuracy bench's ranking (candidates in order, each followed by the causes it could be), so the
 # suite ranks `explain` exactly as the bench does; the bench's folder is put on the path once, here
@@ -146,6 +147,7 @@ class Proof:
     expect_ok: bool
     expect_text: str = ""
     only_if: Callable[[Machine], bool] = lambda m: m.gpus > 0
+    script: Path = USER_KERNEL  # the user's program (the Triton kernel, or the DataLoader job)
 
 
 @dataclass
@@ -349,6 +351,28 @@ def docker_default_shm(m: Machine, tmp: Path) -> Setup:
     return Setup(fresh_cache(base_env(), tmp), ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
 
 
+#: what a missing preload looks like: a path that was right on another machine or image (an
+#: allocator, an NCCL plugin, a shim), here absent
+MISSING_PRELOAD = "/opt/stackpeel-absent/lib/libjemalloc.so.2"
+
+#: a Git LFS pointer: what a repository that keeps its libraries in LFS checks out when git-lfs is
+#: not installed (a text file where the library should be, well over ELF's 64-byte header)
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 28168440\n")
+
+
+def libcuda_not_elf_first(m: Machine, tmp: Path) -> Setup:
+    """A folder first on LD_LIBRARY_PATH holding a libcuda.so.1 that is a text file (a Git LFS
+    pointer, a file a broken download or copy left): the loader stops at it with 'invalid ELF
+    header' instead of going on to the driver's own libcuda.so.1."""
+    bad = tmp / "libcuda-not-elf"
+    bad.mkdir(exist_ok=True)
+    (bad / "libcuda.so.1").write_text(LFS_POINTER)
+    env = fresh_cache(base_env(), tmp)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(bad), env.get("LD_LIBRARY_PATH", "")]))
+    return Setup(env)
+
+
 def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
     env = fresh_cache(base_env(), tmp)
     env["CC"] = str(tmp / "no-such-dir" / "gcc")
@@ -411,14 +435,16 @@ def _is_gpu_node(name: str) -> bool:
 
 
 def device_nodes_script(keep: Sequence[str], source: str, save: Path,
-                        modes: Optional[Dict[str, int]] = None) -> str:
+                        modes: Optional[Dict[str, int]] = None, orphan_major: Optional[int] = None) -> str:
     """A shell script (run as root in a private mount namespace) that replaces /dev by a tmpfs
     holding the standard nodes, the host's /dev/shm, and copies (mknod, the real major/minor and
     owner; ``modes`` overrides a node's mode) of the NVIDIA nodes in ``keep``, then remounts it
     read-only, as a container's /dev looks to a program that tries to create a missing node.
 
     ``save`` is an empty folder where the host's /dev and /dev/shm stay reachable once the tmpfs
-    hides them. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
+    hides them. ``orphan_major`` (a character major no driver has registered) makes every NVIDIA
+    node a copy at that major, and hides /proc/driver/nvidia and the nvidia lines of /proc/modules:
+    the nodes a host keeps after ``rmmod nvidia``, which open with ENXIO. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
     a node keeping its host mode is bind-mounted from there instead; a node whose mode is
     overridden is always a copy, so the host's own node is never changed."""
     q = lambda p: shlex.quote(str(p))  # noqa: E731
@@ -427,13 +453,13 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
     lines = ["set -e", f"mount --bind /dev {q(save / 'dev')}", f"mount --bind /dev/shm {q(save / 'shm')}",
              "mount -t tmpfs -o mode=755,nosuid,size=1m stackpeel-dev /dev"]
 
-    def node(src: str, src_here: str, name: str, mode: Optional[int] = None) -> None:
+    def node(src: str, src_here: str, name: str, mode: Optional[int] = None, major: Optional[int] = None) -> None:
         st = os.stat(src)
         perm = stat.S_IMODE(st.st_mode) if mode is None else mode
         dst = q("/dev/" + name)
-        copy = (f"mknod -m {perm:o} {dst} c {os.major(st.st_rdev)} {os.minor(st.st_rdev)}"
+        copy = (f"mknod -m {perm:o} {dst} c {os.major(st.st_rdev) if major is None else major} {os.minor(st.st_rdev)}"
                 f" && chown {st.st_uid}:{st.st_gid} {dst}")
-        if mode is None:
+        if mode is None and major is None:
             lines.append(f"{{ {copy}; }} || {{ rm -f {dst}; : > {dst} && mount --bind {q(src_here)} {dst}; }}")
         else:
             lines.append(copy)
@@ -449,13 +475,28 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
     for name in keep:
         src = os.path.join(source, name)
         here = str(save / "dev" / name) if os.path.realpath(source) == "/dev" else src
-        node(src, here, name, (modes or {}).get(name))
+        node(src, here, name, (modes or {}).get(name), orphan_major)
+    if orphan_major is not None:
+        (save / "no-driver").mkdir(exist_ok=True)
+        modules = save / "modules"
+        lines += [f"if [ -d /proc/driver/nvidia ]; then mount --bind {q(save / 'no-driver')} /proc/driver/nvidia; fi",
+                  f"if [ -r /proc/modules ]; then grep -v '^nvidia' /proc/modules > {q(modules)} || true; "
+                  f"mount --bind {q(modules)} /proc/modules; fi"]
     lines += ["mount -o remount,ro /dev", 'exec "$@"']
     return "\n".join(lines)
 
 
+def free_char_major() -> int:
+    """A character major no driver here has registered (/proc/devices), as the kernel hands out
+    dynamic majors from 511 down: a node made at it opens with ENXIO."""
+    with open("/proc/devices") as f:
+        text = f.read().split("Block devices:")[0]
+    used = {int(line.split()[0]) for line in text.splitlines()[1:] if line.strip()}
+    return next(m for m in range(511, 233, -1) if m not in used)
+
+
 def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Optional[Dict[str, int]] = None,
-                       user: Optional[int] = None) -> Callable[[Machine, Path], Setup]:
+                       user: Optional[int] = None, orphaned: bool = False) -> Callable[[Machine, Path], Setup]:
     """A setup: /dev as a container sees it (see device_nodes_script) without the NVIDIA nodes
     ``drop`` names, ``modes`` applied to the ones kept (name -> mode; a name's GPU nodes by the key
     'nvidia<N>'), and the programs run as ``user`` (uid = gid, no supplementary groups) if given.
@@ -489,7 +530,8 @@ def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Opt
             env.pop("LOGNAME", None)
         else:
             fresh_cache(env, tmp)
-        script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node)
+        script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node,
+                                     free_char_major() if orphaned else None)
         if user is not None:
             script = script.replace('exec "$@"', f'exec setpriv --reuid={user} --regid={user} --clear-groups "$@"')
         (tmp / "dev-setup.sh").write_text(script + "\n")
@@ -688,6 +730,48 @@ SCENARIOS: List[Scenario] = [
         # log alone explain can only offer the node family; live, as the user, it must name the permission
         explain=["device-permission-denied", "device-nodes-missing"],
         explain_live=["device-permission-denied"]),
+    # the loader and the host's limits (session 22b)
+    Scenario(
+        "ld-preload-missing", "LD_PRELOAD names a library that does not exist (an allocator path from another "
+        "image): ld.so prints 'ERROR: ld.so: object ... cannot be preloaded' at every start and goes on; harmless "
+        "to the kernel, so no blocking root, config.environment's degraded finding",
+        with_env(LD_PRELOAD=MISSING_PRELOAD), need_gpu(), no_blocking=True,
+        findings=["env-library-path-missing"], evidence={"config.environment": [MISSING_PRELOAD]},
+        proofs=[Proof("user kernel still runs (the loader ignores the entry)", [], True, "user kernel OK"),
+                Proof("the loader says so", [], True, "from LD_PRELOAD cannot be preloaded")]),
+    Scenario(
+        "libcuda-not-elf-first", "a folder first on LD_LIBRARY_PATH holds a libcuda.so.1 that is a text file (a Git "
+        "LFS pointer): dlopen stops at it ('invalid ELF header', glibc's open_verify) and never reaches the "
+        "driver's libcuda; NVML, the nodes and the driver are fine",
+        # torch's output here is not known before the H200 run: cudart cannot load libcuda, which torch
+        # reports as 'Found no NVIDIA driver on your system' (c10/cuda, cudaErrorInsufficientDriver with
+        # no driver), a line that holds no trace of the file; the expectation is the KB's reading of that
+        # line (no-nvidia-driver first) or the real cause if the output names the file
+        libcuda_not_elf_first, need_gpu(), roots=["libcuda-missing"], forbid_roots=["no-nvidia-driver"],
+        evidence={"cuda.driver_api": ["invalid ELF header", "libcuda-not-elf/libcuda.so.1"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["libcuda-missing", "no-nvidia-driver"]),
+    Scenario(
+        "dataloader-docker-shm", "a DataLoader with two workers (48 MiB batches) under a 64 MiB /dev/shm, as Docker "
+        "mounts it without --shm-size or --ipc=host: the workers cannot put their batches in shared memory "
+        "('unable to allocate shared memory(shm)', ENOSPC) and the loop waits until DataLoader's timeout",
+        # no GPU needed to inject or prove it (the batches move between CPU processes); check's finding is
+        # multi_gpu.shm's (a degraded one: it reads the mount, not the program)
+        docker_default_shm, need_unshare, findings=["nccl-shm-too-small"],
+        evidence={"multi_gpu.shm": ["64"]},
+        proofs=[Proof("the DataLoader job fails", ["--timeout", "20"], False, "unable to allocate shared memory",
+                      only_if=lambda m: True, script=USER_DATALOADER)],
+        explain=["dataloader-shm-too-small"]),
+    Scenario(
+        "driver-gone-nodes-left", "the NVIDIA nodes left in /dev with no driver behind them (after `rmmod nvidia`, "
+        "or nodes made by hand): every node at a major no driver has, so it opens with ENXIO; /proc/driver/nvidia "
+        "and the nvidia lines of /proc/modules hidden (private mount namespace), /dev read-only",
+        # what torch prints when cuInit meets such nodes is not known before the H200 run; the
+        # expectation is the KB's: with no driver answering, 'no-nvidia-driver'
+        device_nodes_setup(orphaned=True), need_all(need_gpu(), need_unshare, need_nvidia_nodes),
+        roots=["no-nvidia-driver"], forbid_roots=["device-nodes-missing", "nvidia-uvm-missing"],
+        evidence={"gpu.kernel_driver": ["/dev/nvidiactl: present, but opening it fails with ENXIO"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["no-nvidia-driver"],
+        explain_live=["no-nvidia-driver"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -838,7 +922,7 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
         penv = dict(setup.env)
         if setup.path:
             penv["PYTHONPATH"] = os.pathsep.join([*setup.path, penv.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        prc, pout, perr, pt = run(setup.wrap + [m.python, str(USER_KERNEL), *proof.args], penv, timeout)
+        prc, pout, perr, pt = run(setup.wrap + [m.python, str(proof.script), *proof.args], penv, timeout)
         text = pout + perr
         ok = (prc == 0) == proof.expect_ok and proof.expect_text in text
         record["proofs"].append({"label": proof.label, "status": "pass" if ok else "fail", "rc": prc,

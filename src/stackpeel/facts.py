@@ -48,6 +48,7 @@ class SystemPlatformFacts(TypedDict):
 
 class _GpuKernelDriverFactsOptional(TypedDict, total=False):
     driver_branch: Optional[str]
+    nvidiactl_open_error: Optional[str]
 
 
 class GpuKernelDriverFacts(_GpuKernelDriverFactsOptional):

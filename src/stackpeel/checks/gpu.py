@@ -19,6 +19,10 @@ TOOLKIT_RUNTIMES = {"docker": "docker", "podman": "podman"}
 _IN_CONTAINER = {"docker", "podman", "kubernetes", "lxc", "systemd-nspawn", "apptainer"}
 
 
+#: what opening a device node says when no driver has a device behind its major/minor
+_NO_DEVICE_ERRNOS = ("ENXIO", "ENODEV")
+
+
 def _branch(version: Optional[str]) -> Optional[str]:
     return version.split(".")[0] if version else None
 
@@ -49,13 +53,17 @@ class KernelDriver(Check):
         if wsl.get("dxg") and wsl.get("libcuda"):
             return ctx.ok("WSL2 GPU paravirtualisation: /dev/dxg and /usr/lib/wsl/lib/libcuda.so.1 "
                           "(the Windows host's driver)", wsl=True)
-        if facts["nvidiactl_exists"]:
+        # nvidiactl is there, but no driver answers behind it: nodes left after the module was
+        # unloaded (or made by hand, or copied in from another host) open with ENXIO / ENODEV
+        orphaned = facts["nvidiactl_exists"] and facts.get("nvidiactl_open_error") in _NO_DEVICE_ERRNOS
+        if facts["nvidiactl_exists"] and not orphaned:
             return ctx.ok("/dev/nvidiactl present but /proc/driver/nvidia is not visible here: driver version unknown")
         evidence = "\n".join([
             "/proc/driver/nvidia/version: " + ("absent" if facts["proc_version_text"] is None else "unparsable"),
             "/proc/modules nvidia*: " + (", ".join(modules) or "none") if facts["modules"] is not None
             else "/proc/modules: not readable",
-            "/dev/nvidiactl: absent",
+            "/dev/nvidiactl: " + (f"present, but opening it fails with {facts.get('nvidiactl_open_error')} "
+                                  "(no driver behind the node)" if orphaned else "absent"),
             "/dev/dxg (WSL2): " + ("present" if wsl.get("dxg") else "absent"),
             "PCI NVIDIA display controllers: " + _pci_text(facts["pci_gpus"]),
             f"kernel: {facts['kernel']}, container: {kind}",
@@ -65,6 +73,8 @@ class KernelDriver(Check):
             sentences = ["wsl"]
         else:
             sentences = ["in-container" if kind in _IN_CONTAINER else None]
+        if orphaned:
+            sentences = ["nodes-orphaned"]
         sentences.append("pci-unknown" if pci is None else ("pci-gpu" if pci else "pci-none"))
         return ctx.verdict("no NVIDIA driver: no GPU is visible", ctx.finding(
             "no-nvidia-driver", sentences, evidence=evidence, container=kind,
@@ -175,6 +185,10 @@ class DeviceNodes(Check):
                    f"{', /dev/nvidia-uvm' if uvm.get('exists') else ''}")
         if findings:
             return ctx.verdict(summary + ": " + ", ".join(f.code for f in findings), *findings)
+        if driver_status is Status.FAIL and (ctl.get("open_error") or {}).get("errno") in _NO_DEVICE_ERRNOS:
+            # nodes left behind with no driver to answer them: a symptom of gpu.kernel_driver
+            return Verdict(Status.FAIL, f"{summary} present, but /dev/nvidiactl opens with "
+                                        f"{ctl['open_error']['errno']}: no NVIDIA driver behind the nodes")
         # an open that fails otherwise (ENXIO, ENODEV: a node left behind with no device in the driver
         # behind it, e.g. after the module was unloaded) is not "openable": say so, the layers above show it
         unopened = [n for n in [ctl] + gpus + ([uvm] if uvm.get("exists") else []) if n.get("open_error")]

@@ -122,6 +122,9 @@ def kernel_driver_facts(root="/"):
         "modules": loaded_modules(root),
         "proc_devices": char_majors(root),
         "nvidiactl_exists": os.path.exists(_path(root, "/dev/nvidiactl")),
+        # a node left behind with no driver behind it (the module unloaded, a node copied into a
+        # container from another host) exists but opens with ENXIO or ENODEV
+        "nvidiactl_open_error": (node_facts(_path(root, "/dev/nvidiactl")).get("open_error") or {}).get("errno"),
         "wsl": {
             "dxg": os.path.exists(_path(root, "/dev/dxg")),
             "lib_dir": os.path.isdir(wsl_dir),
