@@ -39,26 +39,18 @@ sys.modules["gpu_suite_for_logs"] = suite  # dataclasses look their module up wh
 _spec.loader.exec_module(suite)
 EXPECTED = {sc.name: list(sc.explain) for sc in suite.SCENARIOS if sc.explain}
 
-#: scenarios written before the lead's H200 run has kept their output (the lead empties this after
-#: the run, adding the logs): session 22b's libcuda that is a text file, and the DataLoader under
-#: Docker's /dev/shm (proved on CPU in tests/test_scenarios.py), and NVIDIA nodes
-#: left with no driver behind them
-AWAITING_GPU_RUN = {"libcuda-not-elf-first", "dataloader-docker-shm", "driver-gone-nodes-left"}
-
-
 #: outputs that several causes print alike, judged as the suite judges them (the expected cause among
 #: the first three of the log-only ranking; the suite's live run must put it first): torch's "No CUDA
 #: GPUs are available" is byte-identical for an empty CUDA_VISIBLE_DEVICES, a missing /dev/nvidiactl
-#: or GPU node, and nodes the user cannot open (session 22, H200); torch's generic "CUDA unknown
+#: or GPU node, nodes the user cannot open, and nodes no driver is behind (session 22, H200); torch's generic "CUDA unknown
 #: error" (999) is what a missing /dev/nvidia-uvm prints, as a UVM broken after a suspend does
 SHARED_OUTPUT = {"nvidia-uvm-node-missing", "nvidiactl-node-missing", "gpu-node-missing", "only-gpu-node-passed",
-                 "device-nodes-not-openable"}
+                 "device-nodes-not-openable", "driver-gone-nodes-left"}
 
 
 def test_every_scenario_that_expects_an_explanation_has_its_log():
     assert SHARED_OUTPUT <= set(EXPECTED)
-    assert {p.stem for p in LOGS} == set(EXPECTED) - AWAITING_GPU_RUN
-    assert AWAITING_GPU_RUN <= set(EXPECTED)  # a name that is no scenario's (or has its log) is dropped
+    assert {p.stem for p in LOGS} == set(EXPECTED)
 
 
 def test_the_shared_outputs_are_the_same_text():

@@ -506,6 +506,11 @@ def _init(code, name, message, **kw):
      "libcuda-missing", "cannot open shared object", "libnvidia-compute-580"),
     (_cuda_facts(libcuda_loaded=False, load_error="libcuda.so.1: cannot open shared object file", container="docker"),
      "container-toolkit-missing", "NVIDIA Container Toolkit", "--runtime=docker"),
+    # a file named libcuda.so.1 that is no library, first on the loader path, in a container with the
+    # nodes: the loader found it (the H200 fault suite's libcuda-not-elf-first), the toolkit is not why
+    (_cuda_facts(libcuda_loaded=False, container="docker",
+                 load_error="/tmp/bad/libcuda.so.1: invalid ELF header"),
+     "libcuda-missing", "invalid ELF header", None),
     (_init(999, "CUDA_ERROR_UNKNOWN", "unknown error", uvm_node=False, uvm_module=False),
      "cuda-init-failed", "/dev/nvidia-uvm is missing", "nvidia-modprobe -u -c=0"),
     (_init(999, "CUDA_ERROR_UNKNOWN", "unknown error"), "cuda-init-failed", "cgroup", None),

@@ -743,13 +743,14 @@ SCENARIOS: List[Scenario] = [
         "libcuda-not-elf-first", "a folder first on LD_LIBRARY_PATH holds a libcuda.so.1 that is a text file (a Git "
         "LFS pointer): dlopen stops at it ('invalid ELF header', glibc's open_verify) and never reaches the "
         "driver's libcuda; NVML, the nodes and the driver are fine",
-        # torch's output here is not known before the H200 run: cudart cannot load libcuda, which torch
-        # reports as 'Found no NVIDIA driver on your system' (c10/cuda, cudaErrorInsufficientDriver with
-        # no driver), a line that holds no trace of the file; the expectation is the KB's reading of that
-        # line (no-nvidia-driver first) or the real cause if the output names the file
+        # torch prints 'Found no NVIDIA driver on your system' (H200, session 22), a line that holds no
+        # trace of the file: from the log alone no-nvidia-driver first; check (once it read a container
+        # with the nodes as a missing toolkit: now the loader's own ELF error decides) and live explain
+        # on the machine must name the file
         libcuda_not_elf_first, need_gpu(), roots=["libcuda-missing"], forbid_roots=["no-nvidia-driver"],
         evidence={"cuda.driver_api": ["invalid ELF header", "libcuda-not-elf/libcuda.so.1"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["libcuda-missing", "no-nvidia-driver"]),
+        proofs=[Proof("user kernel fails", [], False)], explain=["libcuda-missing", "no-nvidia-driver"],
+        explain_live=["libcuda-missing"]),
     Scenario(
         "dataloader-docker-shm", "a DataLoader with two workers (48 MiB batches) under a 64 MiB /dev/shm, as Docker "
         "mounts it without --shm-size or --ipc=host: the workers cannot put their batches in shared memory "
@@ -765,12 +766,13 @@ SCENARIOS: List[Scenario] = [
         "driver-gone-nodes-left", "the NVIDIA nodes left in /dev with no driver behind them (after `rmmod nvidia`, "
         "or nodes made by hand): every node at a major no driver has, so it opens with ENXIO; /proc/driver/nvidia "
         "and the nvidia lines of /proc/modules hidden (private mount namespace), /dev read-only",
-        # what torch prints when cuInit meets such nodes is not known before the H200 run; the
-        # expectation is the KB's: with no driver answering, 'no-nvidia-driver'
+        # with no driver answering, check's root is 'no-nvidia-driver' (H200, session 22: so it was)
         device_nodes_setup(orphaned=True), need_all(need_gpu(), need_unshare, need_nvidia_nodes),
         roots=["no-nvidia-driver"], forbid_roots=["device-nodes-missing", "nvidia-uvm-missing"],
         evidence={"gpu.kernel_driver": ["/dev/nvidiactl: present, but opening it fails with ENXIO"]},
-        proofs=[Proof("user kernel fails", [], False)], explain=["no-nvidia-driver"],
+        # torch prints "No CUDA GPUs are available" here, byte-identical to an empty CUDA_VISIBLE_DEVICES
+        # (H200, session 22): from the log alone the node family; live must name the missing driver
+        proofs=[Proof("user kernel fails", [], False)], explain=["no-nvidia-driver", "device-nodes-missing"],
         explain_live=["no-nvidia-driver"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",

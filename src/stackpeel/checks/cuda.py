@@ -12,6 +12,11 @@ from .base import Check
 INIT_VARIANTS = {3, 46, 100, 101, 304, 803}
 
 _TOOLKIT_CONTAINERS = {"docker": "docker", "podman": "podman", "kubernetes": None}
+#: the loader found a file named libcuda.so.1 and could not load it (glibc dl-load.c): a broken or
+#: foreign file first on the search path, not a container without the toolkit's mounts (seen on
+#: an H200: a text file named libcuda.so.1 first on LD_LIBRARY_PATH, GPU fault suite)
+_NOT_A_LIBRARY = ("invalid ELF header", "file too short", "wrong ELF class", "ELF file", "ELF load command",
+                  "cannot read file data")
 
 
 def cuda_version_text(driver_version: Optional[int]) -> Optional[str]:
@@ -56,7 +61,7 @@ class DriverApi(Check):
             derived["device_count"] = 0
             kind = facts["container"]
             err = facts["load_error"] or "unknown error"
-            if kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"]:
+            if kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"] and not any(s in err for s in _NOT_A_LIBRARY):
                 finding = ctx.finding("container-toolkit-missing", "libcuda", evidence=err, load_error=err,
                                       container=kind, container_runtime=_TOOLKIT_CONTAINERS[kind])
             else:
