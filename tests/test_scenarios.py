@@ -263,19 +263,6 @@ def test_check_as_nobody_names_the_permission_denial(fake_dev, tmp_path, stack_p
 
 # --- session 22b: kernel driver behind a node, the loader, /dev/shm for a DataLoader -------------
 
-def _probe(name):
-    """A probe module loaded as the runner loads it (after _common, by path)."""
-    probes = suite.REPO / "src" / "stackpeel" / "probes"
-    for mod in ("_common", name):
-        key = "_stackpeel_probe_" + mod
-        if key not in sys.modules:
-            spec = importlib.util.spec_from_file_location(key, probes / f"{mod}.py")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[key] = module
-            spec.loader.exec_module(module)
-    return sys.modules["_stackpeel_probe_" + name]
-
-
 def test_kernel_driver_reads_an_orphaned_nvidiactl_as_no_driver(tmp_path):
     """A real /dev/nvidiactl node (char 195:255, made with mknod) with no NVIDIA driver behind it,
     as nodes left after `rmmod nvidia` are: the probe opens it (ENXIO here) and the check says
@@ -287,7 +274,8 @@ def test_kernel_driver_reads_an_orphaned_nvidiactl_as_no_driver(tmp_path):
     from stackpeel.checks import gpu as gpu_checks
     from stackpeel.checks.base import Context
     from shapes import answer
-    gpu = _probe("gpu")
+    from test_gpu_layers import load_probe  # the runner's way of loading a probe, one copy
+    gpu = load_probe("gpu")
     (tmp_path / "dev").mkdir()
     try:
         os.mknod(tmp_path / "dev" / "nvidiactl", 0o666 | stat.S_IFCHR, os.makedev(195, 255))

@@ -23,6 +23,7 @@ Exit status: 0 if no scenario failed, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shlex
@@ -435,7 +436,8 @@ def _is_gpu_node(name: str) -> bool:
 
 
 def device_nodes_script(keep: Sequence[str], source: str, save: Path,
-                        modes: Optional[Dict[str, int]] = None, orphan_major: Optional[int] = None) -> str:
+                        modes: Optional[Dict[str, int]] = None, orphan_major: Optional[int] = None,
+                        user: Optional[int] = None) -> str:
     """A shell script (run as root in a private mount namespace) that replaces /dev by a tmpfs
     holding the standard nodes, the host's /dev/shm, and copies (mknod, the real major/minor and
     owner; ``modes`` overrides a node's mode) of the NVIDIA nodes in ``keep``, then remounts it
@@ -444,9 +446,10 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
     ``save`` is an empty folder where the host's /dev and /dev/shm stay reachable once the tmpfs
     hides them. ``orphan_major`` (a character major no driver has registered) makes every NVIDIA
     node a copy at that major, and hides /proc/driver/nvidia and the nvidia lines of /proc/modules:
-    the nodes a host keeps after ``rmmod nvidia``, which open with ENXIO. Where mknod is refused (a machine that is itself a container without CAP_MKNOD)
-    a node keeping its host mode is bind-mounted from there instead; a node whose mode is
-    overridden is always a copy, so the host's own node is never changed."""
+    the nodes a host keeps after ``rmmod nvidia``, which open with ENXIO. ``user`` (a uid) runs the
+    program as that user. Where mknod is refused (a machine that is itself a container without
+    CAP_MKNOD) a node keeping its host mode is bind-mounted from there instead; a node whose mode
+    is overridden is always a copy, so the host's own node is never changed."""
     q = lambda p: shlex.quote(str(p))  # noqa: E731
     (save / "dev").mkdir(parents=True, exist_ok=True)
     (save / "shm").mkdir(exist_ok=True)
@@ -482,7 +485,9 @@ def device_nodes_script(keep: Sequence[str], source: str, save: Path,
         lines += [f"if [ -d /proc/driver/nvidia ]; then mount --bind {q(save / 'no-driver')} /proc/driver/nvidia; fi",
                   f"if [ -r /proc/modules ]; then grep -v '^nvidia' /proc/modules > {q(modules)} || true; "
                   f"mount --bind {q(modules)} /proc/modules; fi"]
-    lines += ["mount -o remount,ro /dev", 'exec "$@"']
+    # the program runs as ``user`` (uid and gid, no supplementary groups) when one is given
+    switch = f"setpriv --reuid={user} --regid={user} --clear-groups " if user is not None else ""
+    lines += ["mount -o remount,ro /dev", f'exec {switch}"$@"']
     return "\n".join(lines)
 
 
@@ -517,9 +522,14 @@ def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Opt
                     if n == key or (key == "nvidia<N>" and _is_gpu_node(n))}
         if user is not None:
             # a home of its own: in the scenario's folder if the user can reach it, else in the system's
-            # temporary folder (the results may sit under a home only root enters; it is left there)
+            # temporary folder (the results may sit under a home only root enters), removed when the
+            # suite ends
             reachable = all(os.stat(p).st_mode & 0o001 for p in [tmp.resolve(), *tmp.resolve().parents])
-            home = tmp / f"home-uid{user}" if reachable else Path(tempfile.mkdtemp(prefix=f"stackpeel-uid{user}-"))
+            if reachable:
+                home = tmp / f"home-uid{user}"
+            else:
+                home = Path(tempfile.mkdtemp(prefix=f"stackpeel-uid{user}-"))
+                atexit.register(shutil.rmtree, home, True)
             home.mkdir(exist_ok=True)
             (home / "triton-cache").mkdir(exist_ok=True)
             for p in (home, home / "triton-cache"):
@@ -531,9 +541,7 @@ def device_nodes_setup(drop: Callable[[str], bool] = lambda n: False, modes: Opt
         else:
             fresh_cache(env, tmp)
         script = device_nodes_script(keep, DEV_SOURCE, tmp / "host", per_node,
-                                     free_char_major() if orphaned else None)
-        if user is not None:
-            script = script.replace('exec "$@"', f'exec setpriv --reuid={user} --regid={user} --clear-groups "$@"')
+                                     free_char_major() if orphaned else None, user)
         (tmp / "dev-setup.sh").write_text(script + "\n")
         return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
     return setup
@@ -726,7 +734,8 @@ SCENARIOS: List[Scenario] = [
         need_all(need_gpu(), need_unshare, need_nvidia_nodes, need_unprivileged_python),
         roots=["device-permission-denied"], forbid_roots=["no-nvidia-driver", "device-nodes-missing"],
         evidence={"gpu.device_nodes": ["/dev/nvidiactl", "EACCES"]},
-        proofs=[Proof("user kernel fails", [], False)], # its output is byte-identical to a missing node's (and to CUDA_VISIBLE_DEVICES=''): from the
+        proofs=[Proof("user kernel fails", [], False)],
+        # its output is byte-identical to a missing node's (and to CUDA_VISIBLE_DEVICES=''): from the
         # log alone explain can only offer the node family; live, as the user, it must name the permission
         explain=["device-permission-denied", "device-nodes-missing"],
         explain_live=["device-permission-denied"]),
@@ -853,30 +862,15 @@ def judge(sc: Scenario, report: dict) -> List[str]:
     return problems
 
 
-def explain_ranking(text: str, stackpeel_env: Dict[str, str], timeout: float) -> List[str]:
-    """`stackpeel explain --no-live` on a failing program's output, as the accuracy bench ranks it:
-    the candidates in order, each followed by the causes it could be."""
-    env = dict(os.environ, PYTHONPATH=stackpeel_env.get("PYTHONPATH", ""))
+def explain_ranking(argv: Sequence[str], text: str, env: Dict[str, str], timeout: float) -> List[str]:
+    """A `stackpeel explain ... --format json -` command (``argv``) on a failing program's output,
+    ranked as the accuracy bench ranks: the candidates in order, each followed by the causes it
+    could be. Nothing (an empty list) when it hangs or prints no report."""
     try:
-        p = subprocess.run([sys.executable, "-m", "stackpeel", "explain", "--no-live", "--format", "json", "-"],
-                           input=text, capture_output=True, text=True, env=env, timeout=timeout)
-        report = json.loads(p.stdout)
+        p = subprocess.run(list(argv), input=text, capture_output=True, text=True, env=env, timeout=timeout)
+        return ranking(json.loads(p.stdout))
     except (subprocess.TimeoutExpired, ValueError):
         return []
-    return ranking(report)
-
-
-def explain_live_ranking(text: str, wrap: Sequence[str], python: str, env: Dict[str, str],
-                         timeout: float) -> List[str]:
-    """`stackpeel explain` with its live checks, run inside the scenario's wrap (its mounts, its
-    user) and environment as a user on that machine would run it, ranked as the bench ranks."""
-    argv = [*wrap, python, "-m", "stackpeel", "explain", "--python", python, "--format", "json", "-"]
-    try:
-        p = subprocess.run(argv, input=text, capture_output=True, text=True, env=env, timeout=timeout)
-        report = json.loads(p.stdout)
-    except (subprocess.TimeoutExpired, ValueError):
-        return []
-    return ranking(report)
 
 
 def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[str, str],
@@ -933,7 +927,10 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
             problems.append(f"proof failed: {proof.label} (rc={prc}, expected "
                             f"{'success' if proof.expect_ok else 'failure'} with {proof.expect_text!r})")
         if sc.explain and prc != 0:
-            ranked = explain_ranking(text, stackpeel_env, timeout)
+            # the log a user would paste, read elsewhere: no live checks
+            ranked = explain_ranking(
+                [sys.executable, "-m", "stackpeel", "explain", "--no-live", "--format", "json", "-"],
+                text, dict(os.environ, PYTHONPATH=stackpeel_env.get("PYTHONPATH", "")), timeout)
             (tmp / f"proof-{len(record['proofs'])}.log").write_text(text)
             hit = next((i for i, c in enumerate(ranked[:3]) if c in sc.explain), None)
             record["proofs"][-1]["explain"] = {"ranked": ranked[:5], "rank": None if hit is None else hit + 1}
@@ -941,7 +938,9 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
                 problems.append(f"explain on the failing program's output ranks {ranked[:3] or 'nothing'}; "
                                 f"expected one of {list(sc.explain)} among the first three")
         if sc.explain_live and prc != 0:
-            ranked = explain_live_ranking(text, setup.wrap, m.python, env, timeout)
+            # explain with its live checks, inside the fault (its mounts, its user) as a user there runs it
+            ranked = explain_ranking([*setup.wrap, m.python, "-m", "stackpeel", "explain", "--python", m.python,
+                                      "--format", "json", "-"], text, env, timeout)
             record["proofs"][-1]["explain_live"] = {"ranked": ranked[:5]}
             if not ranked or ranked[0] not in sc.explain_live:
                 problems.append(f"live explain on the failing program's output ranks {ranked[:3] or 'nothing'}; "
