@@ -12,9 +12,9 @@ object of the stack it finds there:
 * owner: pip distribution (RECORD files), conda package (``conda-meta/*.json``),
   system package (dpkg's file lists, as ``dpkg -S`` reads them / ``rpm -qf``), or none;
 * the copy its consumers' RUNPATH/RPATH would have picked (for the nvidia-* wheels, the one beside
-  them, which torch preloads), when another one won, and for a failed import on a release-suffixed
-  symbol (__nvJitLinkAddData_12_1) which releases each copy defines (their dynamic symbol tables)
-  (LD_PRELOAD, LD_LIBRARY_PATH, or a copy loaded earlier), and why;
+  them, which torch preloads), when another one won (LD_PRELOAD, LD_LIBRARY_PATH, or a copy loaded
+  earlier), and why; for an import that failed on a release-suffixed symbol (__nvJitLinkAddData_12_1),
+  the newest release each copy defines (read from their dynamic symbol tables);
 * every other copy on disk the loader could pick (LD_LIBRARY_PATH, the ldconfig cache,
   site-packages ``nvidia/*/lib``, conda ``lib``, ``/usr/local/cuda*``).
 
