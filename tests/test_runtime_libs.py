@@ -805,3 +805,19 @@ def test_an_nvjitlink_link_error_is_not_a_shadowed_library():
     """Near miss: nvJitLink itself reporting a failed link names the library, not a missing symbol."""
     expl = explain_text(IMPORT_TB + "RuntimeError: nvJitLink error: NVJITLINK_ERROR_PTX_COMPILE (4)\n")
     assert expl.root is None or expl.root.code not in ("cuda-library-shadowed", "library-shadowed")
+
+
+def test_the_wheels_fallback_never_claims_the_cxx_runtime_or_the_driver(tmp_path):
+    """Near miss of the nvidia-* wheels fallback: a libstdc++.so.6 or libcuda.so.1 lying in a wheel
+    folder is not the copy a CUDA library 'ships': the system's C++ runtime and the driver's
+    libcuda are loaded from elsewhere on every healthy machine."""
+    from test_gpu_layers import load_probe
+    probe = load_probe("runtime_libs")
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libstdc++.so.6", "libcuda.so.1", "libnvJitLink.so.13"):
+        (lib / name).write_bytes(b"")
+    consumer = str(lib / "libcublas.so.13")
+    assert probe.shipped_copy("libstdc++.so.6", consumer, {}) == (None, None)
+    assert probe.shipped_copy("libcuda.so.1", consumer, {}) == (None, None)
+    assert probe.shipped_copy("libnvJitLink.so.13", consumer, {}) == (str(lib / "libnvJitLink.so.13"), "nvidia wheels")

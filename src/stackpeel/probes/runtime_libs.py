@@ -862,6 +862,8 @@ def _expand(dirs, origin):
 
 
 _NVIDIA_WHEEL_DIR = re.compile(r"^(.*/nvidia)/[^/]+/lib$")
+_NOT_SHIPPED_BY_WHEELS = frozenset(("libstdc++", "libgcc_s", "libgomp", "libiomp5", "libomp", "libcuda",
+                                    "libnvidia-ml"))
 
 
 def shipped_copy(soname, consumer, info):
@@ -878,7 +880,8 @@ def shipped_copy(soname, consumer, info):
             if os.path.exists(cand):
                 return cand, how.upper()
     m = _NVIDIA_WHEEL_DIR.match(os.path.realpath(origin))
-    if m:
+    # only CUDA's own libraries: the C++/OpenMP runtimes and the driver's are never the wheels' to ship
+    if m and family_of(soname) not in _NOT_SHIPPED_BY_WHEELS:
         own = os.path.join(os.path.realpath(origin), soname)
         for cand in [own] + sorted(glob.glob(os.path.join(m.group(1), "*", "lib", soname))):
             if os.path.exists(cand):
