@@ -469,8 +469,9 @@ def test_judge_on_the_older_nvjitlink_expectations():
     assert any("summary lacks '(pip nvidia-nvjitlink'" in p for p in problems)
     named = report(degraded=[{"check": "runtime_libs.loaded", "codes": ["library-shadowed", "library-loaded-twice"]}],
                    results=[{"id": "runtime_libs.loaded", "status": "warn", "findings": [
-                       {"code": "library-shadowed", "evidence": "loaded: /o/older-nvjitlink-preloaded/nvjitlink-13.0.39/"
-                        "libnvJitLink.so.13", "message": "LD_PRELOAD puts /o/... into the process"},
+                       {"code": "library-shadowed",
+                        "evidence": "loaded: /o/older-nvjitlink-preloaded/nvjitlink-13.0.39/libnvJitLink.so.13",
+                        "message": "LD_PRELOAD puts /o/... into the process"},
                        {"code": "library-loaded-twice", "evidence": "", "message": ""}]}])
     assert suite.judge(SC["older-nvjitlink-preloaded"], named) == []
     assert any("expected finding library-loaded-twice" in p

@@ -8,7 +8,8 @@ Run on any NVIDIA machine, as root for the scenarios that need mounts:
 Each scenario sets up its fault without damaging the machine (a PATH of symlinks without
 compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
 namespace that hides Python.h or gives /dev only some of the NVIDIA device nodes, an
-environment variable), runs
+environment variable, an older release of one of torch's CUDA libraries unpacked from PyPI's
+wheel in <repo>/.whl), runs
 `stackpeel check --format json` on the target interpreter, and checks the report:
 the expected root cause is named, its symptoms are attributed to it, and the evidence
 libraries swallowed is recovered. Some scenarios also run a user's program under the same
