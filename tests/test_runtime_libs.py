@@ -617,3 +617,207 @@ def test_the_prework_read_before_the_torch_import_changes_no_fact(stack_python, 
         assert any(r["owner"].get("kind") == "system" for r in with_it["loaded"]) or not shutil.which("dpkg")
     report = engine.check(python=stack_python, only=["runtime_libs"], env=env, plugins=False)
     assert report.result("runtime_libs.loaded").status is (Status.WARN if fault != "none" else Status.PASS)
+
+
+# --------------------------------------------------------------------------------------------
+# an older nvJitLink first on the loader's path, with the real libraries of two releases
+# (PyPI's nvidia-nvjitlink-cu12 12.0.76 and 12.1.105, unpacked from the wheels; no binary is
+# committed: the test skips without them). The consumer stands for CUDA 12's cusparse wheel:
+# nvidia/cusparse/lib/libcusparse.so.12, linked against 12.1.105 so that it needs the
+# release-suffixed __nvJitLinkAddData_12_1 of version node libnvJitLink.so.12, and, as in that
+# wheel, with no RUNPATH: its own libnvJitLink.so.12 lies in nvidia/nvjitlink/lib, where torch
+# preloads it from (torch/__init__.py _preload_cuda_deps). A package imports it with ctypes, as
+# torch's _load_global_deps does.
+
+REPO = Path(__file__).resolve().parent.parent
+#: where the wheels are looked for: the suite's .whl (carried to the GPU machine) and .whl-test
+#: (CPU tests only), both git-ignored; docs/dev/gpu23.md has the pip download commands
+WHEEL_DIRS = (REPO / ".whl", REPO / ".whl-test")
+NVJITLINK_CU12 = {"12.0.76": "nvidia_nvjitlink_cu12-12.0.76-*.whl", "12.1.105": "nvidia_nvjitlink_cu12-12.1.105-*.whl"}
+
+
+def _unpack_nvjitlink(version, dest):
+    import zipfile
+    wheel = next((w for d in WHEEL_DIRS for w in sorted(d.glob(NVJITLINK_CU12[version]))), None)
+    if wheel is None:
+        pytest.skip(f"no nvidia-nvjitlink-cu12=={version} wheel in {', '.join(map(str, WHEEL_DIRS))} "
+                    f"(pip download --no-deps --only-binary=:all: -d .whl-test nvidia-nvjitlink-cu12=={version})")
+    dest.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as z, z.open("nvidia/nvjitlink/lib/libnvJitLink.so.12") as src, \
+            open(dest / "libnvJitLink.so.12", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return dest / "libnvJitLink.so.12"
+
+
+@pytest.fixture
+def nvjitlink_site(tmp_path):
+    """site/nvidia/nvjitlink/lib (12.1.105, the wheel's own), site/nvidia/cusparse/lib/libcusparse.so.12
+    (the consumer), site/fakecusparse (imports it), and the older 12.0.76 in old/."""
+    gcc = _gcc()
+    site = tmp_path / "site"
+    shipped = _unpack_nvjitlink("12.1.105", site / "nvidia" / "nvjitlink" / "lib")
+    old = _unpack_nvjitlink("12.0.76", tmp_path / "old")
+    lib = site / "nvidia" / "cusparse" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "cusp.c").write_text(
+        "int __nvJitLinkAddData_12_1(void *h, int kind, const void *d, unsigned long n, const char *name);\n"
+        "int stackpeel_cusparse_probe(void) { return __nvJitLinkAddData_12_1(0, 0, 0, 0, 0); }\n")
+    _build(gcc, lib, "-shared", "-fPIC", "-o", "libcusparse.so.12", "cusp.c", "-Wl,-soname,libcusparse.so.12",
+           f"-L{shipped.parent}", "-l:libnvJitLink.so.12")
+    (site / "fakecusparse").mkdir()
+    (site / "fakecusparse" / "__init__.py").write_text(
+        "import ctypes, os\n_here = os.path.dirname(os.path.abspath(__file__))\n"
+        "ctypes.CDLL(os.path.join(_here, '..', 'nvidia', 'cusparse', 'lib', 'libcusparse.so.12'))\n")
+    return site, shipped, old
+
+
+def _nvjitlink_env(site, **extra):
+    env = dict(os.environ, PYTHONPATH=str(site))
+    env.pop("LD_LIBRARY_PATH", None)
+    env.pop("LD_PRELOAD", None)
+    env.update(extra)
+    return env
+
+
+def test_the_release_suffixed_symbols_tell_the_two_nvjitlinks_apart(nvjitlink_site):
+    from test_gpu_layers import load_probe  # the runner's way of loading a probe
+    probe = load_probe("runtime_libs")
+    site, shipped, old = nvjitlink_site
+    assert probe.symbol_release(str(shipped), "__nvJitLinkAddData_12_1") == {
+        "defines": True, "newest": "__nvJitLinkAddData_12_1"}
+    assert probe.symbol_release(str(old), "__nvJitLinkAddData_12_1") == {
+        "defines": False, "newest": "__nvJitLinkAddData_12_0"}
+    consumer = site / "nvidia" / "cusparse" / "lib" / "libcusparse.so.12"
+    # the consumer uses the symbol but does not define it; a name without a release suffix says nothing
+    assert probe.symbol_release(str(consumer), "__nvJitLinkAddData_12_1") == {"defines": False, "newest": None}
+    assert probe.symbol_release(str(shipped), "nvJitLinkAddData") is None
+    info = probe.elf_info(str(consumer))
+    assert info["needs"] == {"libnvJitLink.so.12": ["libnvJitLink.so.12"]} and not info["runpath"]
+    # no RUNPATH: the copy it ships is found beside it in the nvidia-* wheels, not by the loader
+    assert probe.shipped_copy("libnvJitLink.so.12", str(consumer), info) == (str(shipped), "nvidia wheels")
+    assert probe.shipped_copy("libnvJitLink.so.12", str(old), {}) == (None, None)  # not in a wheel folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variable", ["LD_LIBRARY_PATH", "LD_PRELOAD"])
+def test_an_older_nvjitlink_first_fails_the_import_and_is_the_blocking_shadow(stack_python, nvjitlink_site,
+                                                                            variable):
+    """The loader's own message, with real libraries: the older copy lacks __nvJitLinkAddData_12_1;
+    check names it as the blocking root, with both copies and the symbol that tells them apart."""
+    site, shipped, old = nvjitlink_site
+    value = str(old.parent) if variable == "LD_LIBRARY_PATH" else str(old)
+    env = _nvjitlink_env(site, **{variable: value})
+    p = subprocess.run([stack_python, "-c", "import fakecusparse"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode != 0
+    assert ("libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12"
+            in p.stderr), p.stderr
+    got = _probe(stack_python, ["fakecusparse"], env=env)
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    assert res.status is Status.FAIL
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f.severity is Severity.BLOCKING
+    if variable == "LD_LIBRARY_PATH":
+        assert f.message.startswith(f"LD_LIBRARY_PATH holds {old.parent}, whose libnvJitLink.so.12 "
+                                    "(no package, version 12.0)")
+        assert [c.command for c in f.remedy.commands] == ["unset LD_LIBRARY_PATH"]
+    else:
+        assert f.message.startswith(f"LD_PRELOAD puts {old} (no package, version 12.0) into the process")
+    assert f"ships at {shipped}" in f.message
+    assert f"__nvJitLinkAddData_12_1 not found in {old} (it defines up to __nvJitLinkAddData_12_0)" in f.evidence
+    assert f"{shipped} (next to " in f.evidence and "defines it" in f.evidence
+
+
+@pytest.mark.slow
+def test_the_same_release_on_ld_library_path_is_no_failure(stack_python, nvjitlink_site, tmp_path):
+    """Near miss: a copy of the wheel's own release first on LD_LIBRARY_PATH: the import works,
+    nothing blocks; the copy from elsewhere is still named, as degraded."""
+    site, shipped, _ = nvjitlink_site
+    same = tmp_path / "same"
+    same.mkdir()
+    shutil.copy(shipped, same / "libnvJitLink.so.12")
+    env = _nvjitlink_env(site, LD_LIBRARY_PATH=str(same))
+    got = _probe(stack_python, ["fakecusparse"], env=env)
+    assert got["imports"][0]["ok"] and got["failed_import_shadows"] == []
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    assert {f.severity for f in res.findings} == {Severity.DEGRADED}
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f"LD_LIBRARY_PATH holds {same}" in f.message and "in the nvidia-* wheels" in f.evidence
+
+
+@pytest.mark.slow
+def test_an_older_copy_preloaded_beside_the_one_torch_preloads_is_named_not_blocking(stack_python, tmp_path):
+    """CUDA 13's layout (one nvidia/cu13/lib folder, cusparse with RUNPATH $ORIGIN) and what torch
+    >= 2.6 does on import: it loads the wheel's nvJitLink by path, then cusparse. An older copy in
+    LD_PRELOAD that defines every symbol cusparse asks for (here *_12_0) is what cusparse binds to:
+    no import fails, the process holds both copies, check names the shadow and the two copies
+    (degraded, as the GPU suite's older-nvjitlink-preloaded expects on the H200)."""
+    gcc = _gcc()
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    shipped = _unpack_nvjitlink("12.1.105", lib)
+    old = _unpack_nvjitlink("12.0.76", tmp_path / "old")
+    (lib / "cusp.c").write_text(
+        "int __nvJitLinkAddData_12_0(void *h, int kind, const void *d, unsigned long n, const char *name);\n"
+        "int stackpeel_cusparse_probe(void) { return __nvJitLinkAddData_12_0(0, 0, 0, 0, 0); }\n")
+    _build(gcc, lib, "-shared", "-fPIC", "-o", "libcusparse.so.12", "cusp.c", "-Wl,-soname,libcusparse.so.12",
+           "-L.", "-l:libnvJitLink.so.12", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+    pkg = tmp_path / "site" / "preloadlike"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import ctypes, os\nlib = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'nvidia', 'cu13', "
+        "'lib')\nctypes.CDLL(os.path.join(lib, 'libnvJitLink.so.12'))\nctypes.CDLL(os.path.join(lib, "
+        "'libcusparse.so.12'))\n")
+    env = _nvjitlink_env(tmp_path / "site", LD_PRELOAD=str(old))
+    got = _probe(stack_python, ["preloadlike"], env=env)
+    assert got["imports"][0]["ok"], got["imports"]
+    loaded = {r["realpath"] for r in got["loaded"] if r["family"] == "libnvJitLink"}
+    assert loaded == {str(old), str(shipped)}
+    res = LoadedLibraries().evaluate(got, Context(HOST, {"python": stack_python}, {}))
+    assert sorted(codes(res)) == ["library-loaded-twice", "library-shadowed"]
+    assert {f.severity for f in res.findings} == {Severity.DEGRADED}
+    f = next(f for f in res.findings if f.code == "library-shadowed")
+    assert f.message.startswith(f"LD_PRELOAD puts {old} (no package")
+    assert f"ships at {lib}/libnvJitLink.so.12" in f.message
+    assert f"RUNPATH of {lib}/libcusparse.so.12" in f.evidence
+
+
+#: the loader's message for an older nvJitLink (glibc elf/dl-lookup.c 'undefined symbol: %s, version
+#: %s'), as torch's import prints it, and the forms users paste it in
+NVJITLINK_LINE = ("ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cusparse/lib/"
+                  "libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12")
+IMPORT_TB = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    import torch\n"
+
+
+@pytest.mark.parametrize("text", [
+    IMPORT_TB + NVJITLINK_LINE + "\n",
+    "".join("[rank3]: " + ln for ln in (IMPORT_TB + NVJITLINK_LINE + "\n").splitlines(True)),
+    "After installing CUDA 12.0 on the host, import torch fails with `" + NVJITLINK_LINE.split(": ", 1)[1] + "`.\n",
+    IMPORT_TB + NVJITLINK_LINE.replace(" version libnvJitLink", "\nversion libnvJitLink") + "\n",
+    IMPORT_TB + "OSError: /venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcusparse.so.12: undefined symbol: "
+                "__nvJitLinkAddData_13_1, version libnvJitLink.so.13\n",
+], ids=["plain", "rank-prefixed", "quoted-in-prose", "wrapped", "cuda-13"])
+def test_an_older_nvjitlink_in_a_log_is_a_shadowed_cuda_library(text):
+    expl = explain_text(text)
+    assert expl.root is not None and expl.root.code == "cuda-library-shadowed"
+
+
+def test_an_nvjitlink_link_error_is_not_a_shadowed_library():
+    """Near miss: nvJitLink itself reporting a failed link names the library, not a missing symbol."""
+    expl = explain_text(IMPORT_TB + "RuntimeError: nvJitLink error: NVJITLINK_ERROR_PTX_COMPILE (4)\n")
+    assert expl.root is None or expl.root.code not in ("cuda-library-shadowed", "library-shadowed")
+
+
+def test_the_wheels_fallback_never_claims_the_cxx_runtime_or_the_driver(tmp_path):
+    """Near miss of the nvidia-* wheels fallback: a libstdc++.so.6 or libcuda.so.1 lying in a wheel
+    folder is not the copy a CUDA library 'ships': the system's C++ runtime and the driver's
+    libcuda are loaded from elsewhere on every healthy machine."""
+    from test_gpu_layers import load_probe
+    probe = load_probe("runtime_libs")
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libstdc++.so.6", "libcuda.so.1", "libnvJitLink.so.13"):
+        (lib / name).write_bytes(b"")
+    consumer = str(lib / "libcublas.so.13")
+    assert probe.shipped_copy("libstdc++.so.6", consumer, {}) == (None, None)
+    assert probe.shipped_copy("libcuda.so.1", consumer, {}) == (None, None)
+    assert probe.shipped_copy("libnvJitLink.so.13", consumer, {}) == (str(lib / "libnvJitLink.so.13"), "nvidia wheels")

@@ -372,3 +372,109 @@ def test_check_reads_nodes_left_without_a_driver_as_no_driver(fake_dev, tmp_path
     root = next(r for r in rep["diagnosis"]["blocking"] if r["check"] == "gpu.kernel_driver")
     assert "gpu.device_nodes" in {s["check"] for s in root["symptoms"]}
     assert suite.judge(SC[name], rep) == []
+
+
+# --------------------------------------------------------------------------------------------
+# an older libnvJitLink of torch's CUDA major first on the loader's path (gpu23)
+
+OLDER = ("older-nvjitlink-on-library-path", "older-nvjitlink-preloaded", "older-nvjitlink-preloaded-cu12")
+
+
+def _machine(python="python3", cuda=None, preloads=True):
+    return suite.Machine(python=python, gpus=1, is_root=True, unshare=True, fla=False, triton_version=None,
+                         include_dir=None, ptxas=None, cc_major=9, torch_version="2.11.0+cu130" if cuda else "2.11.0",
+                         cuda_version=cuda, torch_preloads_cuda_libs=preloads)
+
+
+def test_older_nvjitlink_scenarios_skip_with_a_reason(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite, "WHEELS", tmp_path)
+    lib_path, preloaded, cu12 = (SC[n].needs for n in OLDER)
+    assert "needs a CUDA build of torch" in lib_path(_machine(cuda=None))
+    why = lib_path(_machine(cuda="13.0"))
+    assert f"{tmp_path}/nvidia_nvjitlink-13.0.39-*.whl is absent" in why
+    assert "pip download --no-deps --only-binary=:all:" in why and "nvidia-nvjitlink==13.0.39" in why
+    assert "nvidia-nvjitlink-cu12==12.0.76" in cu12(_machine(cuda="12.8"))
+    assert "for a torch built for CUDA 12" in cu12(_machine(cuda="13.0"))
+    assert "for a torch built for CUDA 13" in preloaded(_machine(cuda="12.8"))
+    assert "no older nvJitLink wheel is known for CUDA 11" in lib_path(_machine(cuda="11.8"))
+    (tmp_path / "nvidia_nvjitlink-13.0.39-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl").write_bytes(b"")
+    (tmp_path / "nvidia_nvjitlink_cu12-12.0.76-py3-none-manylinux1_x86_64.whl").write_bytes(b"")
+    assert lib_path(_machine(cuda="13.0")) is None and preloaded(_machine(cuda="13.0")) is None
+    # without torch's own preload (torch < 2.6) the library-path copy would be used: another outcome
+    assert "does not preload" in lib_path(_machine(cuda="13.0", preloads=False))
+    assert cu12(_machine(cuda="12.8", preloads=False)) is None  # LD_PRELOAD wins either way
+    # a GPU is still needed: the CPU run reports these as skips
+    assert "needs 1 visible NVIDIA GPU" in lib_path(dataclasses_replace(_machine(cuda="13.0"), gpus=0))
+
+
+def dataclasses_replace(m, **changes):
+    import dataclasses
+    return dataclasses.replace(m, **changes)
+
+
+@pytest.mark.parametrize("cuda, wheel_dir", [("13.0", ".whl"), ("12.8", ".whl-test")])
+def test_older_nvjitlink_setups_put_the_real_older_library_first(cuda, wheel_dir, tmp_path, monkeypatch):
+    """The setups unpack the library from PyPI's wheel (skip without it): an ELF file whose
+    release-suffixed symbols stop at the older release, first on LD_LIBRARY_PATH or in LD_PRELOAD."""
+    from test_gpu_layers import load_probe  # the runner's way of loading a probe
+    probe = load_probe("runtime_libs")
+    folder = suite.REPO / wheel_dir
+    m = _machine(cuda=cuda)
+    if folder.is_dir():
+        monkeypatch.setattr(suite, "WHEELS", folder)
+    if not folder.is_dir() or suite.older_nvjitlink_wheel(m) is None:
+        pytest.skip(f"no older nvJitLink wheel for CUDA {cuda} in {folder} (docs/dev/gpu23.md: pip download)")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/elsewhere/lib")
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    first = suite.older_nvjitlink_first(m, tmp_path)
+    entries = first.env["LD_LIBRARY_PATH"].split(os.pathsep)
+    major = cuda.split(".")[0]
+    lib = Path(entries[0]) / f"libnvJitLink.so.{major}"
+    assert entries[1:] == ["/opt/elsewhere/lib"] and lib.is_file()
+    assert Path(entries[0]).name == "nvjitlink-" + ("13.0.39" if major == "13" else "12.0.76")
+    assert probe.elf_info(str(lib))["soname"] == f"libnvJitLink.so.{major}"
+    release = probe.symbol_release(str(lib), f"__nvJitLinkAddData_{major}_1")
+    # 13.0.39 stops at *_13_0 (all torch's CUDA 13.0 cusparse needs); 12.0.76 at *_12_0 (older than any
+    # CUDA 12 cusparse after 12.0 needs)
+    assert release == {"defines": False, "newest": f"__nvJitLinkAddData_{major}_0"}
+    pre = suite.older_nvjitlink_preloaded(m, tmp_path)
+    assert pre.env["LD_PRELOAD"] == str(lib) and pre.env["LD_LIBRARY_PATH"] == "/opt/elsewhere/lib"
+    # the loader takes it: a process started with it preloaded maps that file
+    p = subprocess.run([sys.executable, "-c", "print(open('/proc/self/maps').read())"],
+                       env=dict(os.environ, LD_PRELOAD=str(lib)), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and str(lib) in p.stdout
+
+
+@pytest.mark.slow
+def test_the_machine_probe_reads_torchs_cuda_build_and_preload(stack_python):
+    m = suite.Machine.probe(stack_python)
+    assert m.torch_version and m.torch_version.startswith("2.")
+    assert m.cuda_version is None  # the stack venv's torch is a CPU build
+    # torch 2.13's __init__ preloads its nvidia-* libraries once libcudart is in (pytorch#138460)
+    assert m.torch_preloads_cuda_libs is True
+    assert "needs a CUDA build of torch" in SC["older-nvjitlink-on-library-path"].needs(dataclasses_replace(m, gpus=1))
+
+
+def test_judge_on_the_older_nvjitlink_expectations():
+    """The LD_LIBRARY_PATH copy must stay unused (check passes, the wheel's copy loaded); the
+    preloaded one must be named; a shadow reported on the library-path scenario is a failure."""
+    ok = report(results=[result("runtime_libs.loaded", "pass") | {
+        "summary": "loaded libnvJitLink 13.0 (pip nvidia-nvjitlink 13.0.88), libcusparse 12.6.3.3"}])
+    assert suite.judge(SC["older-nvjitlink-on-library-path"], ok) == []
+    used = report(degraded=[{"check": "runtime_libs.loaded", "codes": ["library-shadowed"]}],
+                  results=[result("runtime_libs.loaded", "warn", [("library-shadowed", "loaded: /tmp/x")]) | {
+                      "summary": "loaded libnvJitLink 13.0 (no package)"}])
+    problems = suite.judge(SC["older-nvjitlink-on-library-path"], used)
+    assert any("runtime_libs.loaded should pass" in p for p in problems)
+    assert any("summary lacks '(pip nvidia-nvjitlink'" in p for p in problems)
+    named = report(degraded=[{"check": "runtime_libs.loaded", "codes": ["library-shadowed", "library-loaded-twice"]}],
+                   results=[{"id": "runtime_libs.loaded", "status": "warn", "findings": [
+                       {"code": "library-shadowed",
+                        "evidence": "loaded: /o/older-nvjitlink-preloaded/nvjitlink-13.0.39/libnvJitLink.so.13",
+                        "message": "LD_PRELOAD puts /o/... into the process"},
+                       {"code": "library-loaded-twice", "evidence": "", "message": ""}]}])
+    assert suite.judge(SC["older-nvjitlink-preloaded"], named) == []
+    assert any("expected finding library-loaded-twice" in p
+               for p in suite.judge(SC["older-nvjitlink-preloaded"], report(results=[result(
+                   "runtime_libs.loaded", "warn", [("library-shadowed", "LD_PRELOAD puts nvjitlink-13.0.39/"
+                                                   "libnvJitLink.so.13")])])))

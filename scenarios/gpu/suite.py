@@ -8,7 +8,8 @@ Run on any NVIDIA machine, as root for the scenarios that need mounts:
 Each scenario sets up its fault without damaging the machine (a PATH of symlinks without
 compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
 namespace that hides Python.h or gives /dev only some of the NVIDIA device nodes, an
-environment variable), runs
+environment variable, an older release of one of torch's CUDA libraries unpacked from PyPI's
+wheel in <repo>/.whl), runs
 `stackpeel check --format json` on the target interpreter, and checks the report:
 the expected root cause is named, its symptoms are attributed to it, and the evidence
 libraries swallowed is recovered. Some scenarios also run a user's program under the same
@@ -86,12 +87,16 @@ class Machine:
     include_dir: Optional[str]
     ptxas: Optional[str]
     cc_major: Optional[int]
+    torch_version: Optional[str] = None
+    cuda_version: Optional[str] = None  # torch.version.cuda: which CUDA major its nvidia-* wheels are
+    torch_preloads_cuda_libs: bool = False  # torch/__init__.py loads its nvidia-* libraries itself
 
     @classmethod
     def probe(cls, python: str) -> "Machine":
         code = r"""
 import json, os, sys, sysconfig, importlib.util
-out = {"gpus": 0, "fla": importlib.util.find_spec("fla") is not None, "triton": None, "ptxas": None, "cc_major": None}
+out = {"gpus": 0, "fla": importlib.util.find_spec("fla") is not None, "triton": None, "ptxas": None, "cc_major": None,
+       "torch": None, "cuda": None, "preloads": False}
 scheme = sysconfig.get_default_scheme() if hasattr(sysconfig, "get_default_scheme") else sysconfig._get_default_scheme()
 if scheme == "posix_local":
     scheme = "posix_prefix"
@@ -108,6 +113,10 @@ if spec and spec.submodule_search_locations:
         pass
 try:
     import torch
+    out["torch"], out["cuda"] = torch.__version__, torch.version.cuda
+    # torch >= 2.6 preloads its nvidia-* libraries from site-packages once libcudart is in (pytorch#138460)
+    with open(os.path.join(os.path.dirname(torch.__file__), "__init__.py")) as f:
+        out["preloads"] = 'if "libcudart.so" not in _maps' in f.read()
     if torch.cuda.is_available():
         out["gpus"] = torch.cuda.device_count()
         out["cc_major"] = torch.cuda.get_device_capability(0)[0]
@@ -123,7 +132,8 @@ print(json.dumps(out))
             ["unshare", "-m", "true"], capture_output=True, timeout=30).returncode == 0
         return cls(python=python, gpus=int(facts.get("gpus", 0)), is_root=os.geteuid() == 0, unshare=unshare,
                    fla=bool(facts.get("fla")), triton_version=facts.get("triton"), include_dir=facts.get("include"),
-                   ptxas=facts.get("ptxas"), cc_major=facts.get("cc_major"))
+                   ptxas=facts.get("ptxas"), cc_major=facts.get("cc_major"), torch_version=facts.get("torch"),
+                   cuda_version=facts.get("cuda"), torch_preloads_cuda_libs=bool(facts.get("preloads")))
 
     def triton_at_most(self, major: int, minor: int) -> bool:
         if not self.triton_version:
@@ -373,6 +383,93 @@ def libcuda_not_elf_first(m: Machine, tmp: Path) -> Setup:
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(bad), env.get("LD_LIBRARY_PATH", "")]))
     return Setup(env)
 
+
+# --------------------------------------------------------------------------- an older CUDA library first (gpu23)
+#
+# torch's CUDA libraries come from nvidia-* wheels; the commonest loader fault users paste is an older
+# copy of one of them found first (a system toolkit on LD_LIBRARY_PATH, a conda package, LD_PRELOAD):
+# `libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12`.
+# nvJitLink adds release-suffixed symbols in each CUDA minor (12.0.76 defines only *_12_0, 12.1.105
+# also *_12_1); CUDA 13's first release (13.0.39) already defines every *_13_0 that torch's
+# CUDA 13.0 cusparse (nvidia/cu13/lib, RUNPATH $ORIGIN) asks for. torch >= 2.6 loads its own
+# nvJitLink by path before cusparse (torch/__init__.py _load_global_deps -> _preload_cuda_deps), so a
+# copy on LD_LIBRARY_PATH is never used; LD_PRELOAD still wins. The wheels are PyPI's, downloaded with
+#   pip download --no-deps --only-binary=:all: -d .whl nvidia-nvjitlink==13.0.39        (CUDA 13 torch)
+#   pip download --no-deps --only-binary=:all: -d .whl nvidia-nvjitlink-cu12==12.0.76   (CUDA 12 torch)
+# and carried in <repo>/.whl; the setup unpacks the library from the wheel into the scenario's folder.
+
+WHEELS = REPO / ".whl"
+#: torch's CUDA major -> (the older nvJitLink wheel, its version, the library inside it)
+OLDER_NVJITLINK = {
+    "13": ("nvidia_nvjitlink-13.0.39-*.whl", "13.0.39", "nvidia/cu13/lib/libnvJitLink.so.13"),
+    "12": ("nvidia_nvjitlink_cu12-12.0.76-*.whl", "12.0.76", "nvidia/nvjitlink/lib/libnvJitLink.so.12"),
+}
+
+
+def cuda_major(m: Machine) -> Optional[str]:
+    return m.cuda_version.split(".")[0] if m.cuda_version else None
+
+
+def older_nvjitlink_wheel(m: Machine, wheels: Optional[Path] = None) -> Optional[Path]:
+    entry = OLDER_NVJITLINK.get(cuda_major(m) or "")
+    found = sorted((wheels or WHEELS).glob(entry[0])) if entry else []
+    return found[0] if found else None
+
+
+def need_older_nvjitlink(major: Optional[str] = None, preloads: bool = True):
+    """torch built for CUDA ``major`` (any known one when None), the older nvJitLink wheel of that major
+    in <repo>/.whl, and (``preloads``) a torch that preloads its own nvidia-* libraries."""
+    def check(m: Machine) -> Optional[str]:
+        have = cuda_major(m)
+        if have is None:
+            return f"needs a CUDA build of torch; {m.torch_version or 'no torch'} has none"
+        if major is not None and have != major:
+            return f"for a torch built for CUDA {major}; this one is {m.torch_version} (CUDA {m.cuda_version})"
+        if have not in OLDER_NVJITLINK:
+            return f"no older nvJitLink wheel is known for CUDA {have}"
+        if older_nvjitlink_wheel(m) is None:
+            pattern, version, _ = OLDER_NVJITLINK[have]
+            return (f"{WHEELS}/{pattern} is absent: pip download --no-deps --only-binary=:all: -d {WHEELS} "
+                    f"{'nvidia-nvjitlink' if have == '13' else 'nvidia-nvjitlink-cu' + have}=={version}")
+        if preloads and not m.torch_preloads_cuda_libs:
+            return f"torch {m.torch_version} does not preload its nvidia-* libraries (torch < 2.6)"
+        return None
+    return check
+
+
+def unpack_older_nvjitlink(m: Machine, tmp: Path) -> Path:
+    """The older libnvJitLink of torch's CUDA major, unpacked from its wheel into <tmp>/nvjitlink-<version>/."""
+    import zipfile
+    _, version, member = OLDER_NVJITLINK[cuda_major(m) or ""]
+    wheel = older_nvjitlink_wheel(m)
+    if wheel is None:
+        raise FileNotFoundError(f"no older nvJitLink wheel for CUDA {m.cuda_version} in {WHEELS}")
+    folder = tmp / f"nvjitlink-{version}"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / os.path.basename(member)
+    if not target.exists():
+        with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return target
+
+
+def older_nvjitlink_first(m: Machine, tmp: Path) -> Setup:
+    """The older libnvJitLink first on LD_LIBRARY_PATH, as a system toolkit or conda's lib puts it."""
+    lib = unpack_older_nvjitlink(m, tmp)
+    env = fresh_cache(base_env(), tmp)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib.parent), env.get("LD_LIBRARY_PATH", "")]))
+    return Setup(env)
+
+
+def older_nvjitlink_preloaded(m: Machine, tmp: Path) -> Setup:
+    """The older libnvJitLink in LD_PRELOAD: in the process before torch asks for its own."""
+    lib = unpack_older_nvjitlink(m, tmp)
+    env = fresh_cache(base_env(), tmp)
+    env["LD_PRELOAD"] = " ".join(filter(None, [str(lib), env.get("LD_PRELOAD", "")]))
+    return Setup(env)
+
+
+# --------------------------------------------------------------------------- more setups
 
 def cc_names_nothing(m: Machine, tmp: Path) -> Setup:
     env = fresh_cache(base_env(), tmp)
@@ -760,6 +857,36 @@ SCENARIOS: List[Scenario] = [
         evidence={"cuda.driver_api": ["invalid ELF header", "libcuda-not-elf/libcuda.so.1"]},
         proofs=[Proof("user kernel fails", [], False)], explain=["libcuda-missing", "no-nvidia-driver"],
         explain_live=["libcuda-missing"]),
+    # an older release of one of torch's CUDA libraries first on the loader's path (gpu23)
+    Scenario(
+        "older-nvjitlink-on-library-path", "an older libnvJitLink of torch's CUDA major (13.0.39, or 12.0.76 for "
+        "CUDA 12) first on LD_LIBRARY_PATH, as a system toolkit or a conda lib folder puts it: torch >= 2.6 loads "
+        "its own nvJitLink by path before cusparse asks for one, so nothing uses the older copy and nothing fails",
+        older_nvjitlink_first, need_all(need_gpu(), need_older_nvjitlink()), no_blocking=True,
+        forbid_roots=["library-shadowed"], passes=["runtime_libs.loaded"],
+        # the copy loaded is the wheel's own (a copy from the scenario's folder would be 'no package')
+        summaries={"runtime_libs.loaded": ["(pip nvidia-nvjitlink"]},
+        proofs=[Proof("user kernel runs", [], True, "user kernel OK")]),
+    Scenario(
+        "older-nvjitlink-preloaded", "the oldest CUDA 13 libnvJitLink (13.0.39) in LD_PRELOAD: cusparse binds to it "
+        "instead of the 13.0.88 torch ships, and torch's own preload adds the wheel's copy beside it; 13.0.39 "
+        "defines every *_13_0 symbol cusparse needs, so the kernel runs: check names the shadowing copy "
+        "(degraded), nothing blocking",
+        older_nvjitlink_preloaded, need_all(need_gpu(), need_older_nvjitlink("13")), no_blocking=True,
+        findings=["library-shadowed", "library-loaded-twice"],
+        evidence={"runtime_libs.loaded": ["LD_PRELOAD puts", "nvjitlink-13.0.39/libnvJitLink.so.13"]},
+        proofs=[Proof("user kernel runs", [], True, "user kernel OK")]),
+    Scenario(
+        "older-nvjitlink-preloaded-cu12", "CUDA 12 torch: the 12.0.76 libnvJitLink (only *_12_0 symbols) in "
+        "LD_PRELOAD; torch's cusparse, from a later CUDA 12 release, asks for a newer one and `import torch` "
+        "fails with 'libcusparse.so.12: undefined symbol: __nvJitLink..._12_N, version libnvJitLink.so.12'",
+        # the H200's torch is CUDA 13 (session 22): this one runs on a CUDA 12 torch only
+        older_nvjitlink_preloaded, need_all(need_gpu(), need_older_nvjitlink("12", preloads=False)),
+        roots=["library-shadowed"],
+        evidence={"runtime_libs.loaded": ["LD_PRELOAD puts", "nvjitlink-12.0.76/libnvJitLink.so.12",
+                                          "it defines up to __nvJitLink"]},
+        proofs=[Proof("import torch fails", [], False, "version libnvJitLink.so.12")],
+        explain=["cuda-library-shadowed", "library-shadowed"], explain_live=["library-shadowed"]),
     Scenario(
         "dataloader-docker-shm", "a DataLoader with two workers (48 MiB batches) under a 64 MiB /dev/shm, as Docker "
         "mounts it without --shm-size or --ipc=host: the workers cannot put their batches in shared memory "
@@ -969,7 +1096,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     python = os.path.abspath(args.python) if os.sep in args.python else (shutil.which(args.python) or args.python)
     m = Machine.probe(python)
-    print(f"machine: {m.gpus} GPU(s), triton {m.triton_version}, FLA {'yes' if m.fla else 'no'}, "
+    print(f"machine: {m.gpus} GPU(s), torch {m.torch_version} (CUDA {m.cuda_version or 'none'}), "
+          f"triton {m.triton_version}, FLA {'yes' if m.fla else 'no'}, "
           f"root {m.is_root}, unshare {m.unshare}", flush=True)
     spenv = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]))}
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="stackpeel-scenarios-"))

@@ -275,7 +275,7 @@ class LoadedLibraries(Check):
                     params["unset_variable"] = via
             out.append(ctx.finding("library-shadowed", variant,
                                    evidence=f"loaded: {r.get('path')}\nshipped: {exp.get('path')} "
-                                            f"(RUNPATH of {exp.get('consumer')})", **params))
+                                            f"({_found_by(exp.get('found_by'), exp.get('consumer'))})", **params))
         return out
 
     def _failed_shadows(self, facts, ctx: Context) -> List[Finding]:
@@ -300,9 +300,15 @@ class LoadedLibraries(Check):
                     params[how.lower()] = shlex.quote(rest)
                 else:
                     params["unset_variable"] = how
-            out.append(ctx.finding("library-shadowed", variant, severity=Severity.BLOCKING,
-                                   evidence=f"import {r.get('module')}: {r.get('consumer')}: "
-                                            f"{r.get('symbol')} not found in {r.get('would_load')}", **params))
+            evidence = f"import {r.get('module')}: {r.get('consumer')}: {r.get('symbol')} not found in " \
+                       f"{r.get('would_load')}"
+            have, want = r.get("symbol_release") or {}, r.get("expected_symbol_release") or {}
+            if have.get("newest") and not have.get("defines"):
+                evidence += f" (it defines up to {have['newest']})"
+            if want.get("defines"):
+                evidence += f"; {r.get('expected')} ({_found_by(r.get('expected_how'), r.get('consumer'))}) defines it"
+            out.append(ctx.finding("library-shadowed", variant, severity=Severity.BLOCKING, evidence=evidence,
+                                   **params))
         return out
 
     # ------------------------------------------------------------------ missing
@@ -347,6 +353,13 @@ class LoadedLibraries(Check):
                                    evidence=f"{need.get('object')}: needs {', '.join(missing)}; loaded "
                                             f"{(stdcxx or {}).get('path')} defines up to {provided}", **params))
         return out
+
+
+def _found_by(how: Optional[str], consumer: Optional[str]) -> str:
+    """How the shipped copy is reached: 'RUNPATH of X', or 'next to X in torch's nvidia-* wheels'."""
+    if how == "nvidia wheels":
+        return f"next to {consumer} in the nvidia-* wheels, where torch preloads it from"
+    return f"{how or 'RUNPATH'} of {consumer}"
 
 
 def _keep_rank(row: Mapping[str, Any], torch: Mapping[str, Any]) -> Tuple[int, int, int]:

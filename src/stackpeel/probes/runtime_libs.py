@@ -11,8 +11,10 @@ object of the stack it finds there:
   from the file), and the library's own version call through ctypes where one exists;
 * owner: pip distribution (RECORD files), conda package (``conda-meta/*.json``),
   system package (dpkg's file lists, as ``dpkg -S`` reads them / ``rpm -qf``), or none;
-* the copy its consumers' RUNPATH/RPATH would have picked, when another one won
-  (LD_PRELOAD, LD_LIBRARY_PATH, or a copy loaded earlier), and why;
+* the copy its consumers' RUNPATH/RPATH would have picked (for the nvidia-* wheels, the one beside
+  them, which torch preloads), when another one won (LD_PRELOAD, LD_LIBRARY_PATH, or a copy loaded
+  earlier), and why; for an import that failed on a release-suffixed symbol (__nvJitLinkAddData_12_1),
+  the newest release each copy defines (read from their dynamic symbol tables);
 * every other copy on disk the loader could pick (LD_LIBRARY_PATH, the ldconfig cache,
   site-packages ``nvidia/*/lib``, conda ``lib``, ``/usr/local/cuda*``).
 
@@ -103,7 +105,7 @@ def name_version(name):
 class _Elf(object):
     """Just enough of an ELF file: dynamic section, version definitions and needs."""
 
-    SHT_DYNAMIC, SHT_VERDEF, SHT_VERNEED = 6, 0x6FFFFFFD, 0x6FFFFFFE
+    SHT_DYNAMIC, SHT_DYNSYM, SHT_VERDEF, SHT_VERNEED = 6, 11, 0x6FFFFFFD, 0x6FFFFFFE
     DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 14, 15, 29
 
     def __init__(self, f):
@@ -218,6 +220,27 @@ class _Elf(object):
                     pos += nxt
         return info
 
+    def defined_symbols(self, prefix):
+        """Names of the dynamic symbols this file defines (not merely uses) that start with ``prefix``."""
+        out = []
+        for stype, off, sz, link, _, entsize in self.sections:
+            if stype != self.SHT_DYNSYM or link >= len(self.sections):
+                continue
+            fmt = self.end + ("IBBHQQ" if self.is64 else "IIIBBH")
+            step = entsize or struct.calcsize(fmt)
+            data = self._read(off, sz)
+            strtab = self.sections[link]
+            names = self._read(strtab[1], strtab[2])
+            want = prefix.encode("utf-8")
+            for i in range(0, len(data) - struct.calcsize(fmt) + 1, step):
+                fields = struct.unpack(fmt, data[i:i + struct.calcsize(fmt)])
+                name_off, shndx = fields[0], (fields[3] if self.is64 else fields[5])
+                if not shndx or name_off >= len(names) or not names.startswith(want, name_off):
+                    continue
+                end = names.find(b"\0", name_off)
+                out.append(names[name_off:end if end >= 0 else len(names)].decode("utf-8", "replace"))
+        return sorted(set(out))
+
 
 def elf_info(path):
     """SONAME, NEEDED, RPATH, RUNPATH, version definitions and needs of ``path``; {"error"} if unreadable."""
@@ -226,6 +249,30 @@ def elf_info(path):
             return _Elf(f).describe()
     except (OSError, ValueError, struct.error) as exc:
         return {"error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+def defined_symbols(path, prefix):
+    """The dynamic symbols ``path`` defines that start with ``prefix``; None if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return _Elf(f).defined_symbols(prefix)
+    except (OSError, ValueError, struct.error):
+        return None
+
+
+def symbol_release(path, symbol):
+    """For a release-suffixed symbol ('__nvJitLinkAddData_12_1': nvJitLink adds one per CUDA release),
+    whether ``path`` defines it and the newest release of the same name it does define:
+    {"defines": bool, "newest": "__nvJitLinkAddData_12_0"}; None when the symbol has no such suffix
+    or the file cannot be read."""
+    m = re.match(r"^(\w+?_)(\d+)_(\d+)$", symbol or "")
+    if not m:
+        return None
+    names = defined_symbols(path, m.group(1))
+    if names is None:
+        return None
+    same = [n for n in names if re.match(re.escape(m.group(1)) + r"\d+_\d+$", n)]
+    return {"defines": symbol in names, "newest": max(same, key=_vkey) if same else None}
 
 
 def _vkey(name):
@@ -814,22 +861,48 @@ def _expand(dirs, origin):
     return out
 
 
+_NVIDIA_WHEEL_DIR = re.compile(r"^(.*/nvidia)/[^/]+/lib$")
+_NOT_SHIPPED_BY_WHEELS = frozenset(("libstdc++", "libgcc_s", "libgomp", "libiomp5", "libomp", "libcuda",
+                                    "libnvidia-ml"))
+
+
+def shipped_copy(soname, consumer, info):
+    """The copy of ``soname`` that ``consumer``'s own package set ships, and how it is reached:
+    (path, "RPATH" | "RUNPATH" | "nvidia wheels") or (None, None). Its RPATH/RUNPATH first; for a
+    consumer in one of the nvidia-* wheels' lib folders, the same soname in that folder or a
+    sibling one: CUDA 13's wheels share nvidia/cu13/lib, while CUDA 12's cusparse (nvidia/cusparse/lib)
+    has no RUNPATH at all and its libnvJitLink.so.12 lies in nvidia/nvjitlink/lib. torch loads those
+    copies itself (torch/__init__.py _preload_cuda_deps), so they are the ones it was built with."""
+    origin = os.path.dirname(consumer)
+    for how in ("rpath", "runpath"):
+        for d in _expand(info.get(how) or [], origin):
+            cand = os.path.join(d, soname)
+            if os.path.exists(cand):
+                return cand, how.upper()
+    m = _NVIDIA_WHEEL_DIR.match(os.path.realpath(origin))
+    # only CUDA's own libraries: the C++/OpenMP runtimes and the driver's are never the wheels' to ship
+    if m and family_of(soname) not in _NOT_SHIPPED_BY_WHEELS:
+        own = os.path.join(os.path.realpath(origin), soname)
+        for cand in [own] + sorted(glob.glob(os.path.join(m.group(1), "*", "lib", soname))):
+            if os.path.exists(cand):
+                return cand, "nvidia wheels"
+    return None, None
+
+
 def _expected_copy(soname, consumers, infos):
-    """The file a consumer's own RPATH/RUNPATH would give for ``soname``: (path, consumer) or (None, None).
-    The largest consumer speaks for its package (libtorch_cpu.so rather than libshm.so)."""
+    """The file a consumer's own package ships for ``soname`` (:func:`shipped_copy`): (path, consumer,
+    how) or (None, None, None). The largest consumer speaks for its package (libtorch_cpu.so rather
+    than libshm.so)."""
     def size(path):
         try:
             return os.path.getsize(path)
         except OSError:
             return 0
     for c in sorted(consumers, key=size, reverse=True):
-        info = infos.get(c) or {}
-        for d in _expand(info.get("rpath") or [], os.path.dirname(c)) + \
-                _expand(info.get("runpath") or [], os.path.dirname(c)):
-            cand = os.path.join(d, soname)
-            if os.path.exists(cand):
-                return cand, c
-    return None, None
+        cand, how = shipped_copy(soname, c, infos.get(c) or {})
+        if cand:
+            return cand, c, how
+    return None, None, None
 
 
 # ----------------------------------------------------------------------------- imports that failed
@@ -888,11 +961,7 @@ def failed_import_shadows(failures, owners):
             consumer, lib = v["required_by"], v["library"]
             info = elf_info(consumer)
             soname = elf_info(lib).get("soname") or os.path.basename(lib)
-            shipped = None
-            for d in _expand((info.get("rpath") or []) + (info.get("runpath") or []), os.path.dirname(consumer)):
-                if os.path.exists(os.path.join(d, soname)):
-                    shipped = os.path.join(d, soname)
-                    break
+            shipped, shipped_how = shipped_copy(soname, consumer, info)
             real = os.path.realpath(lib)
             how, entry = None, None
             for raw in (os.environ.get("LD_PRELOAD") or "").replace(":", " ").split():
@@ -903,7 +972,7 @@ def failed_import_shadows(failures, owners):
                     how, entry = "LD_LIBRARY_PATH", d
             out.append({"module": item.get("module"), "consumer": consumer, "symbol": v["version"],
                         "soname": soname, "family": family_of(soname), "would_load": real, "how": how or "loaded",
-                        "entry": entry, "expected": shipped,
+                        "entry": entry, "expected": shipped, "expected_how": shipped_how,
                         "expected_realpath": os.path.realpath(shipped) if shipped else None,
                         "owner": owners.resolve([real])[real],
                         "expected_owner": owners.resolve([os.path.realpath(shipped)])[os.path.realpath(shipped)]
@@ -922,20 +991,25 @@ def failed_import_shadows(failures, owners):
             if ldcache is None:
                 ldcache = _ldconfig_map()
             got, how, entry = resolve(soname, consumer, info, ldcache)
-            shipped = None
-            for d in _expand((info.get("rpath") or []) + (info.get("runpath") or []), os.path.dirname(consumer)):
-                if os.path.exists(os.path.join(d, soname)):
-                    shipped = os.path.join(d, soname)
-                    break
+            shipped, shipped_how = shipped_copy(soname, consumer, info)
             real_got = os.path.realpath(got) if got else None
             row = {"module": item.get("module"), "consumer": consumer, "symbol": symbol, "soname": soname,
                    "family": family_of(soname), "would_load": real_got, "how": how, "entry": entry,
-                   "expected": shipped, "expected_realpath": os.path.realpath(shipped) if shipped else None, "owner": owners.resolve([real_got])[real_got] if real_got else None,
+                   "expected": shipped, "expected_how": shipped_how,
+                   "expected_realpath": os.path.realpath(shipped) if shipped else None,
+                   "owner": owners.resolve([real_got])[real_got] if real_got else None,
                    "expected_owner": owners.resolve([os.path.realpath(shipped)])[os.path.realpath(shipped)]
                    if shipped else None}
             if real_got:
                 row["version"] = name_version(real_got) if name_version(real_got) and "." in name_version(
                     real_got) else (row["owner"] or {}).get("version")
+                # a release-suffixed symbol (__nvJitLinkAddData_12_1) says which release each copy is
+                row["symbol_release"] = symbol_release(real_got, symbol)
+                if shipped:
+                    row["expected_symbol_release"] = symbol_release(shipped, symbol)
+                newest = (row["symbol_release"] or {}).get("newest")
+                if not row["version"] and newest:
+                    row["version"] = ".".join(newest.rsplit("_", 2)[1:])
             out.append(row)
     return out
 
@@ -1029,9 +1103,9 @@ def loaded_libs(inp):
         fam = family_of(path)
         soname = info.get("soname")
         consumers = sorted(set(by_soname.get(soname or "", []) + by_soname.get(os.path.basename(path), [])))
-        expected, consumer = _expected_copy(soname or os.path.basename(path), consumers, infos)
+        expected, consumer, found_by = _expected_copy(soname or os.path.basename(path), consumers, infos)
         if expected and os.path.realpath(expected) == real:
-            expected = consumer = None
+            expected = consumer = found_by = None
         via, via_entry = None, None
         for raw in (os.environ.get("LD_PRELOAD") or "").replace(":", " ").split():
             if os.path.realpath(raw) == real:
@@ -1063,6 +1137,7 @@ def loaded_libs(inp):
             "version_source": source, "version_call": call, "owner": owner, "via": via, "via_entry": via_entry,
             "deleted": entry.get("deleted"), "consumers": consumers[:8],
             "expected": {"path": expected, "realpath": os.path.realpath(expected), "consumer": consumer,
+                         "found_by": found_by,
                          "owner": owners.resolve([os.path.realpath(expected)])[os.path.realpath(expected)]}
             if expected else None,
         }
