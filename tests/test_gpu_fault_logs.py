@@ -50,7 +50,8 @@ SHARED_OUTPUT = {"nvidia-uvm-node-missing", "nvidiactl-node-missing", "gpu-node-
 
 #: scenarios written before their first H200 run: their outputs join tests/data/gpu_fault_logs
 #: with that run (what torch prints under them there is not known yet)
-AWAITING_GPU_RUN = {"address-space-limit", "open-files-limit", "gpu-memory-held-by-another-process"}
+AWAITING_GPU_RUN = {"address-space-limit", "open-files-limit", "gpu-memory-held-by-another-process",
+                    "home-read-only-default-cache"}
 
 
 def test_every_scenario_that_expects_an_explanation_has_its_log():
@@ -103,6 +104,8 @@ def test_a_shared_output_offers_the_injected_cause_among_three(path):
     # torch's out-of-memory error naming another process (gpu-memory-held-by-another-process): the GPU is full
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.81 "
      "GiB of which 3.98 GiB is free. Process 4242 has 135.82 GiB memory in use.", "gpu-out-of-memory"),
+    # Triton's default cache under a read-only HOME (triton/runtime/cache.py makes the folder first)
+    ("OSError: [Errno 30] Read-only file system: '/home/user/.triton'", "triton-cache-unusable"),
     # the worker's own words under a low open-files limit (measured on CPU, open-files-limit scenario)
     ("RuntimeError: unable to open shared memory object </torch_11179_423800145_36> in read-write mode: Too many "
      "open files (24)", "open-files-limit-exhausted"),

@@ -453,3 +453,22 @@ def test_the_memory_holder_setup_returns_and_stops_its_process_without_a_gpu(tmp
     assert sc.findings == ["gpu-memory-held-by-other-processes"] and sc.explain == ["gpu-out-of-memory"]
     assert sc.proofs[0].args == ["--alloc-gib", str(suite.USER_MODEL_GIB)] and suite.USER_MODEL_GIB > \
         suite.HOLDER_LEAVES_GIB
+
+
+def test_check_names_the_read_only_home_as_the_triton_cache_fault(tmp_path, stack_python):
+    """home-read-only-default-cache's check side on CPU: with HOME read-only and no TRITON_CACHE_DIR,
+    toolchain.triton_cache (the existing triton-cache-unusable code) is the root, says the folder
+    came from HOME and keeps the OSError verbatim."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("needs root and unshare -m for the read-only HOME")
+    sc = SC["home-read-only-default-cache"]
+    setup = sc.setup(None, tmp_path)
+    assert "TRITON_CACHE_DIR" not in setup.env and "TRITON_HOME" not in setup.env
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "toolchain.triton_cache"]), env=env,
+                       capture_output=True, text=True, timeout=300)
+    rep = json.loads(p.stdout)
+    assert suite.judge(sc, rep) == []
+    (tc,) = [r for r in rep["results"] if r["id"] == "toolchain.triton_cache"]
+    assert str(tmp_path / "home-read-only" / ".triton" / "cache") in tc["findings"][0]["message"]

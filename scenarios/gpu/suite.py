@@ -8,7 +8,8 @@ Run on any NVIDIA machine, as root for the scenarios that need mounts:
 Each scenario sets up its fault without damaging the machine (a PATH of symlinks without
 compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
 namespace that hides Python.h or gives /dev only some of the NVIDIA device nodes, an
-environment variable), runs
+environment variable, a resource limit set with prlimit, a second process holding a GPU's
+memory that the scenario's teardown stops), runs
 `stackpeel check --format json` on the target interpreter, and checks the report:
 the expected root cause is named, its symptoms are attributed to it, and the evidence
 libraries swallowed is recovered. Some scenarios also run a user's program under the same
@@ -629,6 +630,18 @@ def gpu_memory_held(m: Machine, tmp: Path) -> Setup:
     return Setup(env, teardown=[lambda: _stop(proc)])
 
 
+def home_read_only(m: Machine, tmp: Path) -> Setup:
+    """HOME on a read-only mount (private mount namespace) and no TRITON_CACHE_DIR or TRITON_HOME, as
+    on clusters whose home directories are read-only on the compute nodes: Triton's default cache,
+    ``~/.triton/cache``, cannot be made."""
+    home = tmp / "home-read-only"
+    home.mkdir(exist_ok=True)
+    env = base_env()  # TRITON_CACHE_DIR and TRITON_HOME unset
+    env["HOME"] = str(home)
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(home)])
+
+
 SCENARIOS: List[Scenario] = [
     Scenario(
         "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
@@ -880,6 +893,15 @@ SCENARIOS: List[Scenario] = [
         proofs=[Proof(f"user kernel with a {USER_MODEL_GIB} GiB model fails", ["--alloc-gib", str(USER_MODEL_GIB)],
                       False, "CUDA out of memory")],
         explain=["gpu-out-of-memory"]),
+    Scenario(
+        "home-read-only-default-cache", "HOME on a read-only mount and no TRITON_CACHE_DIR (private mount "
+        "namespace): Triton's default cache ~/.triton/cache cannot be created",
+        # the existing triton-cache code, told where the directory came from ('from HOME'); what Triton prints
+        # on the H200 (an OSError 'Read-only file system' making the cache folder) is the run's to show
+        home_read_only, need_all(need_gpu(), need_unshare), roots=["triton-cache-unusable"],
+        evidence={"toolchain.triton_cache": ["Read-only file system", "from HOME"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False)],
+        explain=["triton-cache-unusable", "env-path-unusable"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
