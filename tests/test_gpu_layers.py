@@ -8,6 +8,7 @@ torch layer runs against the real CPU torch of the stack venv.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -535,6 +536,100 @@ def test_driver_api_failures(facts, code, words, command):
         assert command in cmds
     else:
         assert "nvidia-modprobe" not in cmds
+
+
+# --- process limits and a shared GPU (gpu23b) ----------------------------------------------
+
+AS_16G = {"soft": 16 << 30, "hard": 16 << 30}
+
+
+def test_cuinit_failing_under_an_address_space_limit_names_the_limit():
+    v = evaluate(cuda_checks.DriverApi, _init(2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory", rlimit_as=AS_16G))
+    assert v.status is Status.FAIL and codes(v) == ["address-space-limit"]
+    f = v.findings[0]
+    assert f.severity is Severity.BLOCKING
+    assert "limited to 16.0 GiB" in f.message and "`ulimit -v` 16777216" in f.message
+    assert "CUDA_ERROR_OUT_OF_MEMORY" in f.message
+    assert "RLIMIT_AS (ulimit -v) = 17179869184 bytes" in f.evidence
+    assert "ulimit -v unlimited" in " ".join(commands(f))
+    # an error whose own cause is known keeps its reading under a limit too (the stub's 34)
+    stub = _init(34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", rlimit_as=AS_16G,
+                 libcuda_path="/usr/local/cuda/lib64/stubs/libcuda.so", stub=True)
+    assert codes(evaluate(cuda_checks.DriverApi, stub)) == ["libcuda-stub-loaded"]
+
+
+def test_cuinit_out_of_memory_without_a_limit_is_not_the_limit():
+    for rlimit in ({"soft": None, "hard": None}, None):
+        facts = _init(2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
+        if rlimit is not None:
+            facts["rlimit_as"] = rlimit
+        assert codes(evaluate(cuda_checks.DriverApi, facts)) == ["cuda-init-failed"]
+
+
+def test_a_limit_cuda_starts_under_is_degraded_only():
+    v = evaluate(cuda_checks.DriverApi, _cuda_facts(rlimit_as={"soft": 64 << 30, "hard": None}))
+    assert v.status is Status.WARN and codes(v) == ["address-space-limit"]
+    assert v.findings[0].severity is Severity.DEGRADED and "hard limit unlimited" in v.findings[0].message
+    assert "virtual address space limited to 64.0 GiB" in v.summary
+    assert evaluate(cuda_checks.DriverApi, _cuda_facts(rlimit_as={"soft": None, "hard": None})).status is Status.PASS
+
+
+def test_the_driver_probe_reads_the_address_space_limit_it_runs_under():
+    if not shutil.which("prlimit"):
+        pytest.skip("needs prlimit (util-linux)")
+    code = ("import json, sys; sys.path.insert(0, %r); from test_gpu_layers import load_probe; "
+            "print(json.dumps(load_probe('cuda_driver').address_space_limit()))") % str(Path(__file__).parent)
+    out = subprocess.run(["prlimit", f"--as={8 << 30}:{16 << 30}", "--", sys.executable, "-c", code],
+                         capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                             [str(Path(__file__).parent.parent / "src"), os.environ.get("PYTHONPATH", "")])))
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"soft": 8 << 30, "hard": 16 << 30}, out.stderr
+    assert load_probe("cuda_driver").driver_api_facts(library="libstackpeel-absent.so.1")["rlimit_as"] == \
+        load_probe("cuda_driver").address_space_limit()
+
+
+def test_nvml_process_list_reads_the_structures_nvml_fills():
+    gpu = load_probe("gpu")
+    entries = (gpu.NvmlProcessInfo * 4)()
+    entries[0].pid, entries[0].usedGpuMemory = os.getpid(), 135 << 30
+    entries[1].pid, entries[1].usedGpuMemory = 999999999, gpu.NVML_VALUE_NOT_AVAILABLE
+    got = gpu.process_list(entries, 2)
+    assert [(p["pid"], p["used_bytes"]) for p in got] == [(os.getpid(), 135 << 30), (999999999, None)]
+    assert "python" in got[0]["name"] and got[1]["name"] is None  # /proc names this process, not a gone one
+    v1 = (gpu.NvmlProcessInfoV1 * 1)()
+    v1[0].pid, v1[0].usedGpuMemory = 7, 1 << 20
+    assert gpu.process_list(v1, 1)[0]["used_bytes"] == 1 << 20
+    assert ctypes.sizeof(gpu.NvmlProcessInfo) == 24 and ctypes.sizeof(gpu.NvmlMemory) == 24
+
+
+def _held(free_gib, processes, pid=1000):
+    dev = {"index": 0, "name": "NVIDIA H200", "uuid": UUIDS[0], "cc": "9.0",
+           "memory": {"total": 140 << 30, "free": int(free_gib * (1 << 30)), "used": 0}, "processes": processes}
+    return _nvml_facts(devices=[dev], pid=pid)
+
+
+def test_nvml_names_other_processes_holding_the_gpus_memory():
+    holder = {"pid": 4242, "used_bytes": 135 << 30, "name": "python gpu_memory_holder.py --leave-gib 4"}
+    own = {"pid": 1000, "used_bytes": 500 << 20, "name": "python probe"}
+    v = evaluate(gpu_checks.Nvml, _held(4, [own, holder]), {}, {"gpu.device_nodes": Status.PASS})
+    assert v.status is Status.WARN and codes(v) == ["gpu-memory-held-by-other-processes"]
+    f = v.findings[0]
+    assert f.severity is Severity.DEGRADED
+    assert "4.0 GiB free of 140.0 GiB (2.9% free, under 10%)" in f.message
+    assert "process 4242 (python gpu_memory_holder.py --leave-gib 4) holds 135.0 GiB" in f.message
+    assert "pid 1000" not in f.evidence and f"pid 4242 used {135 << 30} " in f.evidence
+    assert "kill 4242" in f.remedy.text
+    # nothing listed (another PID namespace): said so, still reported
+    v = evaluate(gpu_checks.Nvml, _held(1, []), {}, {"gpu.device_nodes": Status.PASS})
+    assert codes(v) == ["gpu-memory-held-by-other-processes"] and "lists no process" in v.findings[0].message
+
+
+@pytest.mark.parametrize("facts", [
+    _held(20, [{"pid": 4242, "used_bytes": 120 << 30, "name": None}]),  # 14% free: busy, not full
+    _nvml_facts(),  # facts recorded before the probe read memory
+])
+def test_nvml_leaves_a_gpu_with_room_alone(facts):
+    v = evaluate(gpu_checks.Nvml, facts, {}, {"gpu.device_nodes": Status.PASS})
+    assert v.status is Status.PASS and not v.findings
 
 
 def test_driver_api_healthy_h200():

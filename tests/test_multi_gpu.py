@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from stackpeel.checks.base import Context
-from stackpeel.checks.multi_gpu import (AllReduce, Memlock, PeerToPeer, SharedMemory, human_bytes,
+from stackpeel.checks.multi_gpu import (AllReduce, Memlock, OpenFiles, PeerToPeer, SharedMemory, human_bytes,
                                         topology_links)
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_checks, run_probe
@@ -387,6 +387,43 @@ def test_real_memlock_probe_matches_getrlimit():
     if soft != resource.RLIM_INFINITY:
         assert facts["soft_bytes"] == soft
     assert evaluate(Memlock, facts).status in (Status.PASS, Status.WARN)
+
+
+@pytest.mark.parametrize("facts, status, variant_words", [
+    ({"soft": 64, "hard": 64, "open_now": 7}, Status.WARN, "hard limit is also 64"),
+    ({"soft": 256, "hard": 524288, "open_now": 7}, Status.WARN, "The hard limit lets the job raise it itself"),
+    ({"soft": 1024, "hard": 524288, "open_now": 7}, Status.PASS, None),  # the usual default: no alarm
+    ({"soft": None, "hard": None, "open_now": None}, Status.PASS, None),
+])
+def test_open_files_table(facts, status, variant_words):
+    v = evaluate(OpenFiles, facts)
+    assert v.status is status, v
+    assert f"open-files soft limit {facts['soft'] or 'unlimited'}" in v.summary
+    if variant_words is None:
+        assert not v.findings
+        return
+    (f,) = v.findings
+    assert f.code == "open-files-limit-low" and f.severity is Severity.DEGRADED
+    assert variant_words in f.message and "file_descriptor" in f.message
+    assert f"getrlimit(RLIMIT_NOFILE) = ({facts['soft']}, {facts['hard']})" in f.evidence
+    assert "set_sharing_strategy('file_system')" in f.remedy.text
+
+
+def test_real_open_files_probe_reads_the_limit_it_inherits(tmp_path):
+    facts = _run(OpenFiles)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert facts["soft"] == (None if soft == resource.RLIM_INFINITY else soft)
+    assert facts["hard"] == (None if hard == resource.RLIM_INFINITY else hard)
+    assert facts["open_now"] >= 3
+    if not shutil.which("prlimit"):
+        pytest.skip("needs prlimit (util-linux) to start the probe under a lower limit")
+    # run_probe starts the probe as the target's interpreter: under prlimit, through a one-line wrapper
+    wrapper = tmp_path / "prlimit-python"
+    wrapper.write_text(f"#!/bin/sh\nexec prlimit --nofile=64:128 -- {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    low = _run(OpenFiles, python=str(wrapper))
+    assert (low["soft"], low["hard"]) == (64, 128)
+    assert evaluate(OpenFiles, low).findings[0].code == "open-files-limit-low"
 
 
 def _behind_pyenv_shim(py):

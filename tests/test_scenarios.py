@@ -478,3 +478,103 @@ def test_judge_on_the_older_nvjitlink_expectations():
                for p in suite.judge(SC["older-nvjitlink-preloaded"], report(results=[result(
                    "runtime_libs.loaded", "warn", [("library-shadowed", "LD_PRELOAD puts nvjitlink-13.0.39/"
                                                    "libnvJitLink.so.13")])])))
+
+
+# --- process limits and a GPU shared with another process (gpu23b) ---------------------------
+
+def _need_prlimit():
+    if not shutil.which("prlimit"):
+        pytest.skip("needs prlimit (util-linux) to set the job's limits")
+
+
+def test_the_address_space_limit_reaches_checks_probe(tmp_path, stack_python):
+    """address-space-limit: check runs under prlimit --as, and cuda.driver_api's probe (a child of
+    check) reads the same limit, as the probes of a user's job would. Whether cuInit then fails is
+    the H200's to show (no libcuda here)."""
+    _need_prlimit()
+    setup = SC["address-space-limit"].setup(None, tmp_path)
+    assert setup.wrap == ["prlimit", f"--as={suite.ADDRESS_SPACE_LIMIT}", "--"]
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "cuda.driver_api"]), env=env,
+                       capture_output=True, text=True, timeout=300)
+    rep = json.loads(p.stdout)
+    facts = next(r for r in rep["results"] if r["id"] == "cuda.driver_api")["facts"]
+    assert facts["rlimit_as"] == {"soft": suite.ADDRESS_SPACE_LIMIT, "hard": suite.ADDRESS_SPACE_LIMIT}
+
+
+def test_check_names_the_open_files_limit_and_the_dataloader_fails_under_it(tmp_path, stack_python):
+    """open-files-limit, for real on CPU: check (its probe inherits prlimit --nofile=64) reports the
+    limit as the scenario expects, and the user's DataLoader job with 64-tensor batches fails under
+    it with torch's words, which explain reads as the open-files limit; without the limit it runs."""
+    _need_prlimit()
+    sc = SC["open-files-limit"]
+    setup = sc.setup(None, tmp_path)
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "multi_gpu.open_files"]), env=env,
+                       capture_output=True, text=True, timeout=300)
+    rep = json.loads(p.stdout)
+    assert [(d["check"], d["codes"]) for d in rep["diagnosis"]["degraded"]] == [
+        ("multi_gpu.open_files", ["open-files-limit-low"])]
+    assert suite.judge(sc, rep) == []
+    (proof,) = sc.proofs
+    argv = [stack_python, str(proof.script), *proof.args]
+    failed = subprocess.run(setup.wrap + argv, env=setup.env, capture_output=True, text=True, timeout=300)
+    assert failed.returncode != 0
+    assert "Too many open files" in failed.stderr
+    from stackpeel.explain import explain_text
+    assert explain_text(failed.stdout + failed.stderr).root.code in sc.explain
+    ok = subprocess.run(argv, env=setup.env, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "user dataloader OK" in ok.stdout, ok.stderr[-2000:]
+
+
+def test_the_teardown_runs_whatever_check_does(tmp_path, stack_python):
+    """What a setup starts is stopped when its scenario ends, here after a check that printed no
+    JSON (the earliest way out of run_scenario)."""
+    stopped = []
+    sleeper = subprocess.Popen(["sleep", "600"])
+
+    def setup(m, tmp):
+        return suite.Setup(suite.base_env(), wrap=["false"], teardown=[lambda: suite._stop(sleeper),
+                                                                     lambda: stopped.append(True)])
+    sc = suite.Scenario("teardown-probe", "a setup with something to stop", setup)
+    m = suite.Machine(python=stack_python, gpus=0, is_root=False, unshare=False, fla=False, triton_version=None,
+                      include_dir=None, ptxas=None, cc_major=None)
+    rec = suite.run_scenario(sc, m, tmp_path, {"PYTHONPATH": ""}, 60)
+    assert rec["status"] == "fail" and "printed no JSON" in rec["problems"][0]
+    assert stopped == [True] and sleeper.poll() is not None
+
+
+def test_the_memory_holder_setup_returns_and_stops_its_process_without_a_gpu(tmp_path, stack_python):
+    """gpu-memory-held-by-another-process's setup on a machine without a GPU: the holder (the real
+    script on the target's torch) says why it holds nothing and exits; the setup neither hangs nor
+    leaves it behind."""
+    setup = suite.gpu_memory_held(suite.Machine(python=stack_python, gpus=0, is_root=False, unshare=False, fla=False,
+                                                triton_version=None, include_dir=None, ptxas=None, cc_major=None),
+                                  tmp_path)
+    for stop in setup.teardown:
+        stop()
+    assert not (tmp_path / "holder.json").exists()
+    assert (tmp_path / "holder.log").read_text().strip()  # torch's own complaint: no CUDA here
+    sc = SC["gpu-memory-held-by-another-process"]
+    assert sc.findings == ["gpu-memory-held-by-other-processes"] and sc.explain == ["gpu-out-of-memory"]
+    assert sc.proofs[0].args == ["--alloc-gib", str(suite.USER_MODEL_GIB)] and suite.USER_MODEL_GIB > \
+        suite.HOLDER_LEAVES_GIB
+
+
+def test_check_names_the_read_only_home_as_the_triton_cache_fault(tmp_path, stack_python):
+    """home-read-only-default-cache's check side on CPU: with HOME read-only and no TRITON_CACHE_DIR,
+    toolchain.triton_cache (the existing triton-cache-unusable code) is the root, says the folder
+    came from HOME and keeps the OSError verbatim."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("needs root and unshare -m for the read-only HOME")
+    sc = SC["home-read-only-default-cache"]
+    setup = sc.setup(None, tmp_path)
+    assert "TRITON_CACHE_DIR" not in setup.env and "TRITON_HOME" not in setup.env
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "toolchain.triton_cache"]), env=env,
+                       capture_output=True, text=True, timeout=300)
+    rep = json.loads(p.stdout)
+    assert suite.judge(sc, rep) == []
+    (tc,) = [r for r in rep["results"] if r["id"] == "toolchain.triton_cache"]
+    assert str(tmp_path / "home-read-only" / ".triton" / "cache") in tc["findings"][0]["message"]

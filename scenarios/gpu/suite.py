@@ -9,7 +9,8 @@ Each scenario sets up its fault without damaging the machine (a PATH of symlinks
 compilers or without `file`, a fresh or pre-warmed TRITON_CACHE_DIR, a private mount
 namespace that hides Python.h or gives /dev only some of the NVIDIA device nodes, an
 environment variable, an older release of one of torch's CUDA libraries unpacked from PyPI's
-wheel in <repo>/.whl), runs
+wheel in <repo>/.whl, a resource limit set with prlimit, a second process holding a GPU's
+memory that the scenario's teardown stops), runs
 `stackpeel check --format json` on the target interpreter, and checks the report:
 the expected root cause is named, its symptoms are attributed to it, and the evidence
 libraries swallowed is recovered. Some scenarios also run a user's program under the same
@@ -42,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 USER_KERNEL = HERE / "user_kernel.py"
 USER_DATALOADER = HERE / "user_dataloader.py"
+GPU_MEMORY_HOLDER = HERE / "gpu_memory_holder.py"
 
 # the accuracy bench's ranking (candidates in order, each followed by the causes it could be), so the
 # suite ranks `explain` exactly as the bench does; the bench's folder is put on the path once, here
@@ -147,6 +149,8 @@ class Setup:
     env: Dict[str, str]
     wrap: List[str] = field(default_factory=list)  # argv prefix (e.g. unshare + bind mount)
     path: List[str] = field(default_factory=list)  # PYTHONPATH entries put before stackpeel's own
+    #: called when the scenario ends, passed or not (stops what the setup started)
+    teardown: List[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass
@@ -668,6 +672,73 @@ def need_unprivileged_python(m: Machine) -> Optional[str]:
                 f"(make them world-readable): {(p.stderr.strip().splitlines() or ['?'])[-1]}")
     return None
 
+# --------------------------------------------------------------------------- process limits, a shared GPU
+
+def need_prlimit(m: Machine) -> Optional[str]:
+    return None if shutil.which("prlimit") else "needs prlimit (util-linux) to set the job's limits"
+
+
+def with_limits(**limits: int) -> Callable[[Machine, Path], Setup]:
+    """A setup: the programs run under these resource limits, soft and hard (``prlimit --as=N``,
+    ``--nofile=N``), as a batch scheduler, a login limit or a job script's ``ulimit`` sets them;
+    check's probes inherit them, as they would in the user's job."""
+    def setup(m: Machine, tmp: Path) -> Setup:
+        flags = [f"--{name}={value}" for name, value in sorted(limits.items())]
+        return Setup(fresh_cache(base_env(), tmp), ["prlimit", *flags, "--"])
+    return setup
+
+
+#: the address-space limit of the address-space-limit scenario: far above what importing torch,
+#: Triton and stackpeel maps (a few GiB), far below the range the CUDA driver reserves at cuInit
+#: on an H200 (sized by the GPU's 141 GB and the host's memory)
+ADDRESS_SPACE_LIMIT = 16 << 30
+
+#: what the gpu-memory-held-by-another-process holder leaves free, and what the user's job allocates
+HOLDER_LEAVES_GIB = 4
+USER_MODEL_GIB = 8
+
+
+def _stop(proc: "subprocess.Popen[bytes]") -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def gpu_memory_held(m: Machine, tmp: Path) -> Setup:
+    """Another process (scenarios/gpu/gpu_memory_holder.py, on the target interpreter) holds all
+    but HOLDER_LEAVES_GIB of GPU 0's memory and sleeps; the teardown stops it (and it dies with
+    the suite, and after 30 minutes, on its own)."""
+    env = fresh_cache(base_env(), tmp)
+    ready = tmp / "holder.json"
+    if ready.exists():
+        ready.unlink()
+    log = open(tmp / "holder.log", "wb")
+    proc = subprocess.Popen([m.python, str(GPU_MEMORY_HOLDER), "--leave-gib", str(HOLDER_LEAVES_GIB),
+                             "--ready", str(ready)], env=base_env(), stdout=log, stderr=subprocess.STDOUT)
+    atexit.register(_stop, proc)
+    deadline = time.monotonic() + 180
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    log.close()
+    return Setup(env, teardown=[lambda: _stop(proc)])
+
+
+def home_read_only(m: Machine, tmp: Path) -> Setup:
+    """HOME on a read-only mount (private mount namespace) and no TRITON_CACHE_DIR or TRITON_HOME, as
+    on clusters whose home directories are read-only on the compute nodes: Triton's default cache,
+    ``~/.triton/cache``, cannot be made."""
+    home = tmp / "home-read-only"
+    home.mkdir(exist_ok=True)
+    env = base_env()  # TRITON_CACHE_DIR and TRITON_HOME unset
+    env["HOME"] = str(home)
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(home)])
+
+
 SCENARIOS: List[Scenario] = [
     Scenario(
         "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
@@ -910,6 +981,54 @@ SCENARIOS: List[Scenario] = [
         # (H200, session 22): from the log alone the node family; live must name the missing driver
         proofs=[Proof("user kernel fails", [], False)], explain=["no-nvidia-driver", "device-nodes-missing"],
         explain_live=["no-nvidia-driver"]),
+    # -- process limits and a GPU shared with another process (gpu23b)
+    Scenario(
+        "address-space-limit", "the job's virtual address space limited to 16 GiB (`ulimit -v`, RLIMIT_AS, as "
+        "SGE's h_vmem, PBS's vmem or a login limit set it; prlimit --as, so check's probes inherit it): the CUDA "
+        "driver cannot reserve its virtual range at cuInit",
+        # expected from the driver's and torch's code, not yet seen on the H200: cuInit returns an error
+        # (CUDA_ERROR_OUT_OF_MEMORY, 2, as other machines report) and torch says 'Unexpected error from
+        # cudaGetDeviceCount() ... Error 2: out of memory'. If the driver's range fits in 16 GiB on that
+        # machine, cuInit succeeds, check reports the limit as degraded only and the roots fail: the run decides
+        with_limits(**{"as": ADDRESS_SPACE_LIMIT}), need_all(need_gpu(), need_prlimit),
+        roots=["address-space-limit"], forbid_roots=["no-nvidia-driver", "libcuda-missing"],
+        evidence={"cuda.driver_api": [f"RLIMIT_AS (ulimit -v) = {ADDRESS_SPACE_LIMIT} bytes"]},
+        proofs=[Proof("user kernel fails", [], False)], explain=["address-space-limit"],
+        explain_live=["address-space-limit"]),
+    Scenario(
+        "open-files-limit", "the job's open-files limit at 64 (`ulimit -n 64`, RLIMIT_NOFILE; prlimit --nofile): a "
+        "DataLoader with two workers whose batches are lists of 64 small tensors, each passed as a file "
+        "descriptor (torch's default file_descriptor sharing strategy)",
+        # no GPU needed to inject or prove it. Measured with torch 2.13 on CPU (tests/test_scenarios.py): each
+        # worker fails 'unable to open shared memory object </torch_...> in read-write mode: Too many open
+        # files (24)' and the loop waits until DataLoader's timeout; on the H200 the main process may instead
+        # stop with 'received 0 items of ancdata', hence no expected text: explain must name the limit
+        with_limits(nofile=64), need_prlimit, findings=["open-files-limit-low"],
+        evidence={"multi_gpu.open_files": ["getrlimit(RLIMIT_NOFILE) = (64, 64)"]},
+        proofs=[Proof("the DataLoader job fails", ["--pieces", "64", "--timeout", "20"], False,
+                      only_if=lambda m: True, script=USER_DATALOADER)],
+        explain=["open-files-limit-exhausted"]),
+    Scenario(
+        "gpu-memory-held-by-another-process", f"a second process holds all but {HOLDER_LEAVES_GIB} GiB of GPU 0's "
+        f"memory and sleeps (a stale notebook, an orphaned trainer, another user's job); the user's job needs "
+        f"{USER_MODEL_GIB} GiB",
+        # check's own probes need well under the 4 GiB left (a context each); NVML lists the holder with its
+        # command line (one PID namespace here). torch's message names the holder ('Process N has ... memory
+        # in use'): explain reads it as the GPU out of memory
+        gpu_memory_held, need_gpu(), findings=["gpu-memory-held-by-other-processes"],
+        forbid_roots=["no-nvidia-driver"], evidence={"gpu.nvml": ["gpu_memory_holder.py"]},
+        proofs=[Proof(f"user kernel with a {USER_MODEL_GIB} GiB model fails", ["--alloc-gib", str(USER_MODEL_GIB)],
+                      False, "CUDA out of memory")],
+        explain=["gpu-out-of-memory"]),
+    Scenario(
+        "home-read-only-default-cache", "HOME on a read-only mount and no TRITON_CACHE_DIR (private mount "
+        "namespace): Triton's default cache ~/.triton/cache cannot be created",
+        # the existing triton-cache code, told where the directory came from ('from HOME'); what Triton prints
+        # on the H200 (an OSError 'Read-only file system' making the cache folder) is the run's to show
+        home_read_only, need_all(need_gpu(), need_unshare), roots=["triton-cache-unusable"],
+        evidence={"toolchain.triton_cache": ["Read-only file system", "from HOME"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False)],
+        explain=["triton-cache-unusable", "env-path-unusable"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
@@ -1017,6 +1136,16 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
             record.update(status="fail", problems=["could not warm the cache on the healthy machine"])
             return record
     setup = sc.setup(m, tmp)
+    try:
+        return _run_set_up(sc, m, tmp, setup, record, stackpeel_env, timeout)
+    finally:
+        for stop in setup.teardown:
+            stop()
+
+
+def _run_set_up(sc: Scenario, m: Machine, tmp: Path, setup: Setup, record: dict, stackpeel_env: Dict[str, str],
+                timeout: float) -> dict:
+    """check, the proofs and explain in the environment ``setup`` made; ``record`` filled and returned."""
     env = dict(setup.env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*setup.path, stackpeel_env.get("PYTHONPATH", "")]))
     argv = setup.wrap + stackpeel_argv(m.python)

@@ -94,8 +94,13 @@ class GpuDeviceNodesFacts(_GpuDeviceNodesFactsOptional):
     uvm_tools: Dict[str, Any]
 
 
-class GpuNvmlFacts(TypedDict):
-    """Facts of ``gpu.nvml`` (check ``gpu.nvml``)."""
+class _GpuNvmlFactsOptional(TypedDict, total=False):
+    pid: int
+
+
+class GpuNvmlFacts(_GpuNvmlFactsOptional):
+    """Facts of ``gpu.nvml`` (check ``gpu.nvml``). Each device may carry ``memory`` (total, free,
+    used bytes) and ``processes`` (pid, used_bytes, name) from NVML."""
 
     cuda_driver_version: Optional[int]
     device_count: Optional[int]
@@ -148,6 +153,7 @@ class CudaDeviceFacts(TypedDict):
 class _CudaDriverApiFactsOptional(TypedDict, total=False):
     device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
+    rlimit_as: Dict[str, Optional[int]]
     seconds: Dict[str, float]
     uvm_node_after_init: bool
 
@@ -633,6 +639,14 @@ class MultiGpuMemlockFacts(TypedDict):
     soft_unlimited: bool
 
 
+class MultiGpuOpenFilesFacts(TypedDict):
+    """Facts of ``multi_gpu.open_files`` (check ``multi_gpu.open_files``)."""
+
+    hard: Optional[int]
+    open_now: Optional[int]
+    soft: Optional[int]
+
+
 class _GpuNvlinkFabricFactsOptional(TypedDict, total=False):
     query: Dict[str, Any]
     gpus: List[Any]
@@ -793,6 +807,7 @@ BY_CHECK: Dict[str, type] = {
     "multi_gpu.shm": MultiGpuShmFacts,
     "multi_gpu.nccl": MultiGpuNcclFacts,
     "multi_gpu.memlock": MultiGpuMemlockFacts,
+    "multi_gpu.open_files": MultiGpuOpenFilesFacts,
     "config.known_combinations": ConfigVersionsFacts,
     "config.environment": ConfigEnvironmentFacts,
     "config.compiler_environment": ConfigEnvironmentFacts,

@@ -6,6 +6,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from .. import facts as _facts
+from ..model import Severity
 from .base import Check
 
 #: cuInit results whose cause the knowledge base words (messages.e<code> of cuda-init-failed)
@@ -26,6 +27,16 @@ def cuda_version_text(driver_version: Optional[int]) -> Optional[str]:
     return f"{driver_version // 1000}.{(driver_version % 1000) // 10}"
 
 
+def _bytes_text(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= (1 << 30) else f"{n / (1 << 20):.0f} MiB"
+
+
+def _limit_params(rlimit: Mapping[str, Any]) -> Dict[str, Any]:
+    soft, hard = rlimit.get("soft"), rlimit.get("hard")
+    return {"limit": _bytes_text(soft), "limit_kib": soft // 1024,
+            "hard": "unlimited" if hard is None else _bytes_text(hard)}
+
+
 def _devices_text(devices) -> str:
     return ", ".join(f"{d.get('name') or '?'} (cc {d.get('cc') or '?'})" for d in devices)
 
@@ -44,6 +55,7 @@ class DriverApi(Check):
         "cuda-init-failed",
         "cuda-forward-compat-unsupported",
         "libcuda-stub-loaded",
+        "address-space-limit",
     )
     facts = _facts.CudaDriverApiFacts
     requires = ("gpu.visible_devices", "gpu.nvlink_fabric")  # error 802 nests under an unregistered fabric
@@ -87,6 +99,13 @@ class DriverApi(Check):
                    f"{count} device(s): {_devices_text(devices)}")
         if facts["uvm_node"] is False and facts.get("uvm_node_after_init"):
             summary += "; libcuda created the missing /dev/nvidia-uvm on demand"
+        limit = (facts.get("rlimit_as") or {}).get("soft")
+        if limit is not None:
+            return ctx.verdict(summary + f"; virtual address space limited to {_bytes_text(limit)} (ulimit -v)",
+                               ctx.finding("address-space-limit", "limited", severity=Severity.DEGRADED,
+                                           evidence=f"RLIMIT_AS (ulimit -v) = {limit} bytes, hard "
+                                                    f"{facts['rlimit_as'].get('hard')}; cuInit succeeded",
+                                           **_limit_params(facts["rlimit_as"])), **derived)
         return ctx.ok(summary, **derived)
 
     @staticmethod
@@ -121,6 +140,12 @@ class DriverApi(Check):
         if code == 34 or facts["stub"]:
             return ctx.finding("libcuda-stub-loaded", evidence=evidence, stub_dir=os.path.dirname(path) if path else None,
                                **observed)
+        limit = (facts.get("rlimit_as") or {}).get("soft")
+        if limit is not None and not (code in (100, 101) and visible is not None) and facts["uvm_node"]:
+            # cuInit reserves far more virtual space than a ulimit -v of a few GiB (or tens) allows
+            return ctx.finding("address-space-limit", "cuinit", evidence=evidence + f"\nRLIMIT_AS (ulimit -v) = "
+                               f"{limit} bytes, hard {(facts.get('rlimit_as') or {}).get('hard')}",
+                               **_limit_params(facts["rlimit_as"]), **observed)
         variant = f"e{code}" if code in INIT_VARIANTS else None
         if code == 999:
             if not facts["uvm_node"] and not facts.get("uvm_node_after_init"):

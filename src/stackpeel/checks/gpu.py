@@ -19,6 +19,18 @@ TOOLKIT_RUNTIMES = {"docker": "docker", "podman": "podman"}
 _IN_CONTAINER = {"docker", "podman", "kubernetes", "lxc", "systemd-nspawn", "apptainer"}
 
 
+#: a GPU with less than this fraction of its memory free, the rest held by other processes, is
+#: reported (degraded): a job started there gets only what is left. A CUDA context takes a few
+#: hundred MiB, so stackpeel's own probes never come near it on a GPU of any size
+GPU_FREE_MIN_FRACTION = 0.10
+
+
+def _gib(n: Optional[int]) -> str:
+    if n is None:
+        return "an unknown amount"
+    return f"{n / (1 << 30):.1f} GiB" if n >= (1 << 30) else f"{n / (1 << 20):.0f} MiB"
+
+
 #: what opening a device node says when no driver has a device behind its major/minor
 _NO_DEVICE_ERRNOS = ("ENXIO", "ENODEV")
 
@@ -253,7 +265,7 @@ class Nvml(Check):
     id = "gpu.nvml"
     title = "NVML (libnvidia-ml) and driver library versions"
     layer = "gpu"
-    codes = ("nvml-unavailable", "driver-library-mismatch")
+    codes = ("nvml-unavailable", "driver-library-mismatch", "gpu-memory-held-by-other-processes")
     facts = _facts.GpuNvmlFacts
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
@@ -292,7 +304,30 @@ class Nvml(Check):
         count = facts["device_count"]
         summary = (f"NVML {facts['nvml_version'] or '?'}, driver {facts['driver_version'] or '?'}: "
                    f"{count if count is not None else '?'} GPU(s)" + (f": {_devices_text(devices)}" if devices else ""))
-        return ctx.verdict(summary, *mismatch)
+        held = [f for f in (self._held(ctx, d, facts.get("pid")) for d in devices) if f is not None]
+        return ctx.verdict(summary, *mismatch, *held)
+
+    @staticmethod
+    def _held(ctx: Context, dev: Mapping[str, Any], own_pid: Optional[int]):
+        """A finding when other processes leave less than GPU_FREE_MIN_FRACTION of a GPU's memory free."""
+        mem = dev.get("memory") or {}
+        total, free = mem.get("total"), mem.get("free")
+        if not total or free is None or free >= GPU_FREE_MIN_FRACTION * total:
+            return None
+        others = sorted((p for p in dev.get("processes") or [] if p.get("pid") != own_pid),
+                        key=lambda p: -(p.get("used_bytes") or 0))
+        holders = "; ".join(f"process {p['pid']}" + (f" ({p['name']})" if p.get("name") else "")
+                            + f" holds {_gib(p.get('used_bytes'))}" for p in others[:5])
+        if len(others) > 5:
+            holders += f"; and {len(others) - 5} more"
+        lines = [f"nvmlDeviceGetMemoryInfo(GPU {dev.get('index')}): total {total}, free {free}, used {mem.get('used')}"]
+        lines += [f"nvmlDeviceGetComputeRunningProcesses: pid {p['pid']} used {p.get('used_bytes')} "
+                  f"{p.get('name') or ''}".rstrip() for p in others]
+        return ctx.finding(
+            "gpu-memory-held-by-other-processes", "processes" if others else "unknown", evidence="\n".join(lines),
+            index=dev.get("index"), name=dev.get("name") or "?", free=_gib(free), total=_gib(total),
+            percent=f"{100.0 * free / total:.1f}", threshold=f"{100 * GPU_FREE_MIN_FRACTION:.0f}", holders=holders,
+            pids=", ".join(str(p["pid"]) for p in others))
 
     @staticmethod
     def _mismatch(ctx: Context, facts, kernel: Optional[str], params) -> List:

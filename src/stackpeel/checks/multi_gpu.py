@@ -1,6 +1,7 @@
 """Multi-GPU layer: what NCCL needs from the host, and whether it actually works.
 
-``multi_gpu.shm`` and ``multi_gpu.memlock`` read host limits (no GPU needed).
+``multi_gpu.shm``, ``multi_gpu.memlock`` and ``multi_gpu.open_files`` read host limits (no GPU
+needed).
 ``multi_gpu.p2p`` copies real tensors between every ordered pair of visible GPUs, and
 ``multi_gpu.nccl`` runs a real all-reduce with one worker process per GPU. Both skip,
 saying why, with fewer than two GPUs. Their probes (``probes/multi_gpu.py``) run torch
@@ -22,6 +23,12 @@ Thresholds (documented here, used below):
   unless the process holds CAP_IPC_LOCK. Under :data:`MEMLOCK_MIN_BYTES` (1 GiB, far
   above NCCL's own IB buffers) it is a degraded finding where RDMA devices exist and
   an informational one where none do (NCCL then registers nothing).
+- open files: under :data:`NOFILE_MIN` (1024, the usual default soft limit) descriptors per
+  process, a degraded finding. torch's DataLoader passes every tensor of a batch from a worker
+  as its own descriptor (the default ``file_descriptor`` sharing strategy); measured with torch
+  on CPU under ``prlimit --nofile=64``, two workers with batches of 64 small tensors fail
+  ('unable to open shared memory object </torch_...> in read-write mode: Too many open files
+  (24)') and the loop waits until DataLoader's timeout.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ SHM_MIN_BYTES = 1 * GIB
 SHM_MIN_FREE_BYTES = 512 * MIB
 DOCKER_DEFAULT_SHM = 64 * MIB
 MEMLOCK_MIN_BYTES = 1 * GIB
+NOFILE_MIN = 1024
 
 #: NCCL variables that switch a transport off or on; worth naming in a summary
 _TRANSPORT_SWITCHES = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_P2P_LEVEL")
@@ -159,6 +167,39 @@ class Memlock(Check):
                                                     evidence=evidence))
         return ctx.verdict(summary + " (no RDMA devices, so nothing registers memory here)", ctx.finding(
             "memlock-limit-low", "no-rdma", evidence=evidence, severity=Severity.INFO, memlock=text))
+
+# --------------------------------------------------------------------------- open files
+
+def _nofile_text(n: Optional[int]) -> str:
+    return "unlimited" if n is None else str(n)
+
+
+class OpenFiles(Check):
+    """The open-files limit (RLIMIT_NOFILE, ``ulimit -n``) the job inherits. Warns under
+    :data:`NOFILE_MIN`: DataLoader workers hand each tensor over as a file descriptor."""
+
+    id = "multi_gpu.open_files"
+    title = "Open-files limit (ulimit -n) for DataLoader workers and NCCL"
+    layer = "multi_gpu"
+    codes = ("open-files-limit-low",)
+    facts = _facts.MultiGpuOpenFilesFacts
+    probe = "multi_gpu.open_files"
+    timeout = 15.0
+
+    def evaluate(self, facts, ctx):
+        soft, hard = facts["soft"], facts["hard"]
+        summary = f"open-files soft limit {_nofile_text(soft)}, hard {_nofile_text(hard)}"
+        if facts.get("open_now") is not None:
+            summary += f"; a fresh Python holds {facts['open_now']}"
+        if soft is None or soft >= NOFILE_MIN:
+            return ctx.ok(summary)
+        raise_to = "unlimited" if hard is None else str(hard)
+        return ctx.verdict(summary, ctx.finding(
+            "open-files-limit-low", "raisable" if hard is None or hard > soft else "hard",
+            evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
+                     f"descriptors open in a fresh Python: {facts.get('open_now')}",
+            soft=soft, hard=_nofile_text(hard), raise_to=raise_to, minimum=NOFILE_MIN))
+
 
 # --------------------------------------------------------------------------- helpers for GPU checks
 

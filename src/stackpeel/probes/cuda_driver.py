@@ -10,6 +10,11 @@ import ctypes
 import os
 import time
 
+try:
+    import resource
+except ImportError:  # not POSIX
+    resource = None
+
 import _stackpeel_probe__common as common  # loaded by the runner
 
 #: CUresult names for when cuGetErrorName itself is unavailable (cuda.h)
@@ -53,6 +58,20 @@ class _Cuda(common.GuardedLib):
                 "message": self._text("cuGetErrorString", rc)}
 
 
+def address_space_limit():
+    """RLIMIT_AS (``ulimit -v``) of this process as (soft, hard) bytes, None where unlimited or
+    unknown. cuInit reserves a large virtual range (for unified addressing), so under a small
+    limit it fails; the probe inherits the limit of the job that runs stackpeel."""
+    if resource is None or not hasattr(resource, "RLIMIT_AS"):
+        return {"soft": None, "hard": None}
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (OSError, ValueError):
+        return {"soft": None, "hard": None}
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
+
+
 def driver_api_facts(library="libcuda.so.1", root="/", env=None):
     env = os.environ if env is None else env
     clock = time.monotonic()
@@ -72,6 +91,7 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
         "container": kind,
         "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"),
         "ld_library_path": env.get("LD_LIBRARY_PATH"),
+        "rlimit_as": address_space_limit(),
     }
     # where its time goes: reading the host, loading libcuda, cuInit, the device queries
     out["seconds"] = seconds = {"host": round(time.monotonic() - clock, 4)}

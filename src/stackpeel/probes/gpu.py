@@ -374,13 +374,102 @@ class _Nvml(common.GuardedLib):
         return buf.value.decode("utf-8", "replace"), None
 
 
+class NvmlMemory(ctypes.Structure):
+    """nvmlMemory_t (nvml.h): bytes."""
+    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+
+
+class NvmlProcessInfoV1(ctypes.Structure):
+    """nvmlProcessInfo_v1_t, what nvmlDeviceGetComputeRunningProcesses (no suffix) fills."""
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
+
+
+class NvmlProcessInfo(ctypes.Structure):
+    """nvmlProcessInfo_t (nvmlProcessInfo_v2_t), what ..._v2 and ..._v3 fill."""
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong),
+                ("gpuInstanceId", ctypes.c_uint), ("computeInstanceId", ctypes.c_uint)]
+
+
+#: NVML_VALUE_NOT_AVAILABLE for an unsigned long long: the driver cannot tell (e.g. Windows WDDM)
+NVML_VALUE_NOT_AVAILABLE = (1 << 64) - 1
+NVML_ERROR_INSUFFICIENT_SIZE = 7
+
+
+def process_list(entries, count):
+    """The first ``count`` entries of a filled nvmlProcessInfo array as dicts: pid, used bytes
+    (None where NVML cannot tell) and the process's command name where /proc shows it (a PID
+    from another PID namespace, as in a container, has none)."""
+    out = []
+    for e in list(entries)[:count]:
+        used = None if e.usedGpuMemory == NVML_VALUE_NOT_AVAILABLE else int(e.usedGpuMemory)
+        out.append({"pid": int(e.pid), "used_bytes": used, "name": _comm(int(e.pid))})
+    return out
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            words = [w.decode("utf-8", "replace") for w in f.read().split(b"\0") if w]
+    except (OSError, IOError):
+        return None
+    return " ".join(words)[:160] or None
+
+
+def device_memory(nv, handle):
+    """(memory dict or None, processes list or None, errors dict) of one device: its memory
+    (nvmlDeviceGetMemoryInfo) and the compute processes using it with their memory
+    (nvmlDeviceGetComputeRunningProcesses_v3, _v2, or the first version)."""
+    errors = {}
+    memory = None
+    f = nv.fn("nvmlDeviceGetMemoryInfo", [ctypes.c_void_p, ctypes.POINTER(NvmlMemory)])
+    if f is not None:
+        m = NvmlMemory()
+        rc = f(handle, ctypes.byref(m))
+        if rc == 0:
+            memory = {"total": int(m.total), "free": int(m.free), "used": int(m.used)}
+        else:
+            errors["nvmlDeviceGetMemoryInfo"] = nv.error(rc)
+    processes = None
+    for name, struct in (("nvmlDeviceGetComputeRunningProcesses_v3", NvmlProcessInfo),
+                         ("nvmlDeviceGetComputeRunningProcesses_v2", NvmlProcessInfo),
+                         ("nvmlDeviceGetComputeRunningProcesses", NvmlProcessInfoV1)):
+        try:
+            getattr(nv.lib, name)
+        except AttributeError:
+            continue
+        f = nv.fn(name, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(struct)])
+        if f is None:
+            continue
+        for _ in range(3):  # processes may start between the two calls: ask again with more room
+            count = ctypes.c_uint(0)
+            rc = f(handle, ctypes.byref(count), None)
+            if rc == 0:
+                processes = []
+                break
+            if rc != NVML_ERROR_INSUFFICIENT_SIZE:
+                errors[name] = nv.error(rc)
+                break
+            room = count.value + 8
+            entries = (struct * room)()
+            count = ctypes.c_uint(room)
+            rc = f(handle, ctypes.byref(count), entries)
+            if rc == 0:
+                processes = process_list(entries, count.value)
+                break
+            if rc != NVML_ERROR_INSUFFICIENT_SIZE:
+                errors[name] = nv.error(rc)
+                break
+        break
+    return memory, processes, errors
+
+
 def nvml_facts(library="libnvidia-ml.so.1", root="/"):
     kernel_version, _ = parse_nvrm_version(_read(root, "/proc/driver/nvidia/version"))
     out = {"library": library, "loaded": False, "load_error": None, "path": None, "path_version": None,
            "init_error": None, "driver_version": None, "nvml_version": None, "cuda_driver_version": None,
            "device_count": None, "devices": [], "missing_symbols": [], "errors": {},
            "kernel_driver_version": kernel_version, "libcuda_path": None, "libcuda_path_version": None,
-           "libcuda_load_error": None}
+           "libcuda_load_error": None, "pid": os.getpid()}
     # libcuda's file, without initialising CUDA (dlopen runs no cuInit): for the version-suffix check
     cuda, cuda_err = load_library("libcuda.so.1")
     if cuda is not None:
@@ -453,6 +542,9 @@ def nvml_facts(library="libnvidia-ml.so.1", root="/"):
                     dev["cc_major"], dev["cc_minor"] = ma.value, mi.value
                     dev["cc"] = "%d.%d" % (ma.value, mi.value)
             dev["error"] = e or e2
+            dev["memory"], dev["processes"], errs = device_memory(nv, handle)
+            if errs:
+                dev["memory_errors"] = errs
             out["devices"].append(dev)
     finally:
         shut = nv.fn("nvmlShutdown", [])

@@ -291,6 +291,24 @@ def memlock(inp):
     }
 
 
+# --------------------------------------------------------------------------- open files
+
+def open_files(inp):
+    """RLIMIT_NOFILE (``ulimit -n``) of this process, inherited from the job that runs stackpeel,
+    and how many descriptors this probe holds (what any Python process starts with)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    inf = resource.RLIM_INFINITY
+    try:
+        held = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        held = None
+    return {
+        "soft": None if soft == inf else soft,
+        "hard": None if hard == inf else hard,
+        "open_now": held,
+    }
+
+
 # --------------------------------------------------------------------------- p2p
 
 def _iommu_facts():
