@@ -462,6 +462,8 @@ _FACT_RES = (
     ("nvcc", re.compile(r"The CUDA compiler identification is NVIDIA (\d+\.\d+)")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
+    # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
+    ("xformers_info", re.compile(r"\b(gpu\.compute_capability|is_triton_available):")),
     # a GPU's capability in the words of torch, vLLM, deviceQuery
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
     ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
@@ -568,7 +570,7 @@ class LogFacts:
     #: a conda "cpu" build; None when the log does not say
     torch_cpu: Optional[bool] = None
     #: other facts: nvcc (the toolkit's release), image_cuda (a FROM nvidia/cuda:X image),
-    #: os, rocm
+    #: os, rocm, xformers_info (a key `python -m xformers.info` prints)
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()

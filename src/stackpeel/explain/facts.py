@@ -385,6 +385,20 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}; Triton, which torch.compile "
                     "and Triton kernels run on, supports compute capability 7.0 and newer only (torch/_inductor's "
                     "'too old to be supported by the triton GPU compiler').", COMPILE_GENERIC))
+    # xFormers' "Triton is not available" on GPUs that all are below compute capability 8.0: since
+    # 0.0.24 its _is_triton_available() returns False there before it tries to import triton
+    # (xformers/__init__.py: "Let's just drop support for triton kernels below A100"), so the warning
+    # is that gate, not a missing Triton. Its own wordings say so on any log; the bare sentence only
+    # in a log that shows xFormers (its version, or a key of `python -m xformers.info`)
+    if ccs and all(c[:2] < (8, 0) for c in ccs):
+        xformers_log = bool(v.get("xformers") or facts.other.get("xformers_info"))
+        shown = ", ".join(facts.gpus) or "the GPU"
+        out.append(("triton-gpu-too-old", "xformers-triton-below-sm80", ["gpu_cc"],
+                    f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}: xFormers 0.0.24 and newer turn "
+                    "their Triton kernels off below compute capability 8.0 (xformers/__init__.py _is_triton_available: "
+                    "'drop support for triton kernels below A100'), so 'Triton is not available' here is that gate "
+                    "whether or not Triton is installed; xFormers' CUDA kernels still run.",
+                    ("entry:xformers-triton-not-available",) + (("entry:triton-not-available",) if xformers_log else ())))
     # a kernel image the driver refuses (CUDA_ERROR_INVALID_IMAGE) on a GPU below compute capability
     # 7.0: Triton's cause (a ptxas newer than the driver) needs 7.0, so the binary has no kernels
     # for this GPU's architecture (cuda.h: "the device kernel image is invalid")

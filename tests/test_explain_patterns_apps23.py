@@ -1,0 +1,128 @@
+"""apps23: programs' own messages, third round, and two context rules (docs/dev/apps23.md).
+
+xFormers prints ``Triton is not available, some optimizations will not be enabled.`` whenever its
+``_is_triton_available()`` is False (xformers/sparse/blocksparse_tensor.py 0.0.16-0.0.27), which
+since 0.0.24 includes every GPU below compute capability 8.0 (xformers/__init__.py: "drop support
+for triton kernels below A100"): with such a GPU in the log the cause is that gate
+(triton-gpu-too-old, facts rule ``state:xformers-triton-below-sm80``); without one it is a
+symptom whose causes are ranked. Every message runs through the wrappers pasted logs put around
+lines; near-misses must stay unread.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+from test_explain_patterns import codes_of as _codes, family_tests
+
+GAP = "\n".join(f"step {i}: ok" for i in range(8))
+
+# xformers/sparse/blocksparse_tensor.py (0.0.24-0.0.27): the warning and its second line when
+# _is_triton_available() returned False
+XF_WARNING = "WARNING:xformers:Triton is not available, some optimizations will not be enabled."
+XF_JUST_A_WARNING = "This is just a warning: triton is not available"
+# xformers/__init__.py _is_triton_available: `import triton` raised after the capability gate
+XF_MATCHING = "WARNING:xformers:A matching Triton is not available, some optimizations will not be enabled"
+# xformers/info.py print_info: "{:<50} {}".format(f"{name}:", status)
+XF_INFO = ("xFormers 0.0.29.post1\n"
+           + "{:<50} {}\n".format("memory_efficient_attention.cutlassF-pt:", "available")
+           + "{:<50} {}\n".format("is_triton_available:", "False")
+           + "{:<50} {}\n".format("pytorch.version:", "2.6.0+cu124")
+           + "{:<50} {}\n".format("pytorch.cuda:", "available")
+           + "{:<50} {}\n".format("gpu.compute_capability:", "7.5")
+           + "{:<50} {}".format("gpu.name:", "Tesla T4"))
+
+FAMILIES = {
+    "triton-kernels-disabled": [
+        "Triton is not available, some optimizations will not be enabled.",
+        "Triton is not available, some optimizations will not be enabled.\nThis is just a warning: triton is not available",
+        # 0.0.24+: the import failed (exc_info follows; 0.0.16-0.0.23 append "Error caught was: <e>")
+        "A matching Triton is not available, some optimizations will not be enabled",
+        # xformers/components/feedforward/fused_mlp.py (0.0.16-0.0.25)
+        "Triton is not available, FusedMLP will not be enabled.",
+    ],
+}
+
+test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
+
+
+@pytest.mark.parametrize("text", [
+    f"{XF_WARNING}\n{XF_JUST_A_WARNING}\nGPU 0: Tesla T4",
+    f"GPU: NVIDIA GeForce RTX 2080 Ti\n{GAP}\n{XF_WARNING}",
+    f"[rank0]: {XF_WARNING}\n[rank0]: device: Tesla V100-SXM2-32GB",
+    f"> {XF_WARNING}\n> Tesla T4",
+    XF_INFO,
+    # xformers-1240's shape: the bare title beside xformers.info's capability
+    "Triton is not available\n\ngpu.compute_capability: 7.5",
+    # the bare sentence in a log whose pip list shows xFormers
+    "xformers                  0.0.28.post3\nGPU 0: Tesla T4\nTriton is not available",
+])
+def test_xformers_triton_gate_below_sm80_is_the_gpu(text):
+    expl = explain_text(text)
+    assert [c.code for c in expl.candidates][:1] == ["triton-gpu-too-old"], [c.code for c in expl.candidates]
+    assert "state:xformers-triton-below-sm80" in expl.candidates[0].facts
+
+
+@pytest.mark.parametrize("text", [
+    XF_WARNING,                                                        # no GPU shown: the causes ranked
+    f"{XF_WARNING}\nGPU 0: NVIDIA A100-SXM4-80GB",                     # 8.0 passes the gate
+    f"{XF_WARNING}\nGPU 0: NVIDIA GeForce RTX 3090",
+    f"{XF_WARNING}\nGPU 0: Tesla T4\nGPU 1: NVIDIA A100-SXM4-80GB",    # not every GPU is below 8.0
+    # another program's bare sentence on a T4: Triton supports 7.5, no xFormers gate shown
+    "RuntimeError: Triton is not available\nGPU 0: Tesla T4",
+    # the import failed: the gate was passed (or absent, before 0.0.24)
+    f"{XF_MATCHING}\nGPU 0: Tesla T4",
+])
+def test_without_the_gate_it_stays_the_symptom(text):
+    codes = _codes(text)
+    assert codes[:1] == ["triton-kernels-disabled"], codes
+    assert "triton-gpu-too-old" not in codes[:1]
+
+
+def test_the_symptom_ranks_its_causes():
+    expl = explain_text(XF_WARNING + "\n")
+    top = expl.candidates[0]
+    assert top.code == "triton-kernels-disabled"
+    assert set(top.could_be) >= {"triton-not-installed", "triton-gpu-too-old", "triton-import-failed"}
+    matching = explain_text(XF_MATCHING + "\n").candidates[0]
+    assert "triton-gpu-too-old" not in matching.could_be
+
+
+def test_the_import_error_beside_it_names_the_cause():
+    log = f"{XF_MATCHING}.\nError caught was: No module named 'triton'\nGPU 0: Tesla T4\n"
+    assert _codes(log)[:1] == ["triton-not-installed"]
+
+
+def test_a_real_failure_outranks_the_start_warning():
+    # the warning is printed at every import: the failure later in the log is the answer
+    log = (f"{XF_WARNING}\nGPU 0: Tesla T4\n{GAP}\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+           "of 14.75 GiB of which 1.06 GiB is free.\n")
+    codes = _codes(log)
+    assert codes[0] == "gpu-out-of-memory", codes
+    assert "triton-gpu-too-old" not in codes
+
+
+@pytest.mark.parametrize("line", [
+    "{:<50} {}".format("is_triton_available:", "True"),
+    "{:<50} {}".format("gpu.compute_capability:", "7.5"),
+    "Triton is available; using the fused kernels",
+    "INFO: xformers Triton kernels enabled on compute capability 8.0",
+])
+def test_near_misses_name_nothing(line):
+    expl = explain_text(line + "\n")
+    assert "triton-kernels-disabled" not in [c.code for c in expl.candidates]
+    assert "triton-gpu-too-old" not in [c.code for c in expl.candidates]
+
+
+def test_xformers_operator_reasons_are_not_the_start_warning():
+    # xformers/ops/fmha dispatch lists each operator's reasons in lower case ("triton is not
+    # available"): that log is xformers-no-operator-found's, not the import warning's
+    log = ("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+           "     query       : shape=(1, 4096, 8, 40) (torch.float16)\n"
+           "`triton_splitKF` is not supported because:\n"
+           "    xFormers wasn't build with CUDA support\n"
+           "    triton is not available\n")
+    codes = _codes(log)
+    assert codes[0] != "triton-kernels-disabled", codes
