@@ -174,6 +174,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "pytorch-23363-docker-network-isolation": "NCCL's 'unhandled system error' with 'two docker container' in prose: /dev/shm's container clues outrank the network, nothing in the log names the bridge",
     # training-2026-12-01q (recall3)
     "protenix-28-fastfold-layer-norm-cuda-home": "a bare 'Error building extension': only the title's 'cuda cusparse and cuda_runtime.api' and prose name the headers",
+    # training-2026-12-04apps23
+    "comfyui-3d-pack-177-cuda-only-dependencies": "torch's 'Torch not compiled with CUDA enabled' in a code fence; the only Mac word is the title's lower-case 'is mac actually supported?', eight lines above (a bare 'mac' is no clue: MAC addresses)",
     # training-2026-12-01j (kbgrow4): a title, prose, or a bare exception name
     "fooocus-3-amd-windows-no-nvidia-driver": "torch's 'Found no NVIDIA driver': only the title ('AMD support') says the GPU is an AMD one",
     "comfyui-6649-needs-nvidia-gpu-rocm": "a title and the system line ('needs Nvidia GPU even specifying ROCm'): no error line",

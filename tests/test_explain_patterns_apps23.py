@@ -126,3 +126,72 @@ def test_xformers_operator_reasons_are_not_the_start_warning():
            "    triton is not available\n")
     codes = _codes(log)
     assert codes[0] != "triton-kernels-disabled", codes
+
+
+# -- CUDA asked for on a Mac (cuda-on-macos): torch/cuda/__init__.py _lazy_init raises this in every
+#    build without CUDA, which every macOS build is; a Mac word beside it decides
+
+# torch/cuda/__init__.py _lazy_init
+NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"
+# torch/cuda/__init__.py _check_driver (a CUDA-built torch without a driver)
+NO_DRIVER = ("AssertionError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+             "installed a driver from http://www.nvidia.com/Download/index.aspx")
+# A1111 modules/launch_utils.py prepare_environment
+WEBUI_NO_GPU = ("RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable "
+                "to disable this check")
+MAC_WORDS = [
+    "Platform: macOS-14.2.1-arm64-arm-64bit",                       # platform.platform()
+    "OS: macOS 13.6.3 (x86_64)",                                    # torch's collect_env
+    "Darwin MacBook-Pro.local 23.1.0 Darwin Kernel Version 23.1.0",  # uname -a
+    "Hardware: Apple M2 Max, 32 GB",
+    "I'm on a MacBook Pro with the M1 Pro chip",
+    '  File "/Users/ana/stable-diffusion-webui/modules/devices.py", line 5, in <module>',
+    "  /opt/homebrew/lib/python3.11/site-packages/torch/cuda/__init__.py",
+    "/Library/Frameworks/Python.framework/Versions/3.10/bin/python3",
+    "Downloading torch-2.2.0-cp311-none-macosx_11_0_arm64.whl (59.7 MB)",
+]
+
+
+@pytest.mark.parametrize("word", MAC_WORDS)
+@pytest.mark.parametrize("shape", ["near", "far", "rank", "quoted"])
+def test_cuda_asked_for_on_a_mac(word, shape):
+    text = {"near": f"{word}\n{NOT_COMPILED}",
+            "far": f"{word}\n{GAP}\n{NOT_COMPILED}",
+            "rank": f"[rank0]: {NOT_COMPILED}\n[rank0]: {word}",
+            "quoted": f"> {NOT_COMPILED}\n> {word}"}[shape]
+    if shape == "far" and word.startswith("  File"):
+        pytest.skip("a /Users/ path is read beside the line or in its traceback only (C:/Users/ on Windows)")
+    assert _codes(text)[:1] == ["cuda-on-macos"], _codes(text)
+
+
+@pytest.mark.parametrize("text", [
+    f"{NO_DRIVER}\nOS: macOS 10.13.6 (x86_64)",
+    f"{WEBUI_NO_GPU}\nDarwin MacBook-Pro.local 23.1.0 Darwin Kernel Version 23.1.0",
+    f"Python: /Library/Frameworks/Python.framework/Versions/3.10/bin/python3\n{GAP}\n{NO_DRIVER}",
+])
+def test_symptoms_on_a_mac_rank_it_first(text):
+    assert _codes(text)[:1] == ["cuda-on-macos"], _codes(text)
+
+
+@pytest.mark.parametrize("text,code", [
+    (NOT_COMPILED, "torch-cpu-only-build"),
+    # a Windows home with forward slashes, Git Bash's and WSL's views of it
+    (f'  File "C:/Users/bob/ComfyUI/main.py", line 3, in <module>\n{NOT_COMPILED}', "torch-cpu-only-build"),
+    (f'  File "/c/Users/bob/ComfyUI/main.py", line 3, in <module>\n{NOT_COMPILED}', "torch-cpu-only-build"),
+    (f'  File "/mnt/c/Users/bob/run.py", line 3, in <module>\n{NOT_COMPILED}', "torch-cpu-only-build"),
+    (f"running on Machine 3 of the cluster\n{NOT_COMPILED}", "torch-cpu-only-build"),
+    (f"set the mac address to 00:11:22:33:44:55\n{NOT_COMPILED}", "torch-cpu-only-build"),
+    (f"on mac address 00:11:22:33:44:55\n{NOT_COMPILED}", "torch-cpu-only-build"),
+    (f"Model: M2 SSD 1TB\n{NOT_COMPILED}", "torch-cpu-only-build"),
+    # an AMD GPU on Linux keeps its own answer; an Intel Mac's Radeon is still a Mac
+    (f"{NOT_COMPILED}\nGPU: AMD Radeon RX 6800 XT", "amd-gpu-no-torch-backend"),
+    (f"{NOT_COMPILED}\nOS: macOS 13.6 (x86_64), AMD Radeon Pro 5500M", "cuda-on-macos"),
+    (NO_DRIVER, "no-nvidia-driver"),
+])
+def test_without_a_mac_word_the_old_reading_holds(text, code):
+    assert _codes(text)[:1] == [code], _codes(text)
+
+
+def test_a_mac_word_alone_names_nothing():
+    expl = explain_text("Platform: macOS-14.2.1-arm64-arm-64bit\nHardware: Apple M2 Max\n")
+    assert expl.candidates == () and expl.exit_code == 0
