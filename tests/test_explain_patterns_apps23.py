@@ -225,3 +225,43 @@ def test_pynvml_traceback_names_the_driver_side():
 def test_item3_near_misses(line):
     codes = _codes(line + "\n")
     assert not {"torch-cuda-bindings-missing", "nvml-function-missing-in-driver"} & set(codes), codes
+
+
+# -- applications' own GPU messages (item 4): unsloth's older guard, InvokeAI, kohya-ss/sd-scripts
+
+APPS = {
+    "torch-cuda-unavailable": [
+        # unsloth/__init__.py (2024-2025 releases)
+        "NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!",
+        # unsloth/device_type.py get_device_type
+        "RuntimeError: Unsloth: Weirdly `torch.cuda.is_available()`, `torch.xpu.is_available()` and `is_hip` all failed.",
+        # invokeai/backend/util/devices.py
+        "ValueError: generation_devices requested 'cuda:1', but no CUDA device is available.",
+    ],
+    "device-ordinal-out-of-range": [
+        "ValueError: generation_devices requested 'cuda:3', but only 2 CUDA device(s) are available (valid indices 0-1).",
+    ],
+    "gpu-out-of-memory": [
+        # invokeai/backend/model_manager/load/model_cache/model_cache.py
+        "[2025-01-01 12:00:00,000]::[ModelManagerService]::WARNING --> Insufficient GPU memory to load model. Aborting",
+    ],
+    "kernel-library-not-installed": [
+        # kohya-ss/sd-scripts library/train_util.py
+        "ImportError: No xformers / xformersがインストールされていないようです",
+        "ImportError: No bitsandbytes / bitsandbytesがインストールされていないようです",
+    ],
+}
+
+test_apps_in_every_wrapper, test_apps_own_signature = family_tests(APPS)
+
+
+@pytest.mark.parametrize("line", [
+    "generation_devices requested 'cuda:0' and 'cuda:1'",                     # a config echo, no failure
+    "INFO --> Loaded model onto cuda; 4.2 GB of GPU memory free",
+    "No xformers / SDPA selected; using the default attention",
+    "Unsloth: Will patch your computer to enable 2x faster free finetuning.",   # unsloth's banner
+])
+def test_apps_near_misses(line):
+    codes = _codes(line + "\n")
+    assert not {"torch-cuda-unavailable", "device-ordinal-out-of-range", "gpu-out-of-memory",
+                "kernel-library-not-installed"} & set(codes[:1]), codes
