@@ -240,10 +240,28 @@ APPS = {
     ],
     "device-ordinal-out-of-range": [
         "ValueError: generation_devices requested 'cuda:3', but only 2 CUDA device(s) are available (valid indices 0-1).",
+        # exllamav2/model_init.py
+        " ## Error: Too many entries in gpu_split. 1 CUDA devices are available.",
     ],
     "gpu-out-of-memory": [
         # invokeai/backend/model_manager/load/model_cache/model_cache.py
         "[2025-01-01 12:00:00,000]::[ModelManagerService]::WARNING --> Insufficient GPU memory to load model. Aborting",
+    ],
+    "gpu-arch-lacks-dtype": [
+        # axolotl src/axolotl/utils/schemas/config.py check_bf16 / check_fp8
+        "bf16 requested, but AMP is not supported on this GPU. Requires Ampere series or above. Training will fail, "
+        "but other operations (such as merging) are still functional.",
+        "ValueError: fp8 requested, but fp8 is not supported on this GPU",
+    ],
+    "torch-cpu-only-build": [
+        # exllamav2/model.py
+        " ## Warning: The installed version of PyTorch is 2.1.0+cpu and does not support CUDA or ROCm.",
+    ],
+    "extension-torch-mismatch": [
+        # exllamav2/ext.py
+        '"undefined symbol" error here usually means you are attempting to load a prebuilt extension wheel that was '
+        "compiled against a different version of PyTorch than the one you are you using. Please verify that the "
+        "versions match.",
     ],
     "kernel-library-not-installed": [
         # kohya-ss/sd-scripts library/train_util.py
@@ -260,8 +278,16 @@ test_apps_in_every_wrapper, test_apps_own_signature = family_tests(APPS)
     "INFO --> Loaded model onto cuda; 4.2 GB of GPU memory free",
     "No xformers / SDPA selected; using the default attention",
     "Unsloth: Will patch your computer to enable 2x faster free finetuning.",   # unsloth's banner
+    "bf16 support detected, but not enabled for this configuration.",         # axolotl's INFO
+    "fp8 requested; fp8 is supported on this GPU (sm_90)",
 ])
 def test_apps_near_misses(line):
     codes = _codes(line + "\n")
     assert not {"torch-cuda-unavailable", "device-ordinal-out-of-range", "gpu-out-of-memory",
-                "kernel-library-not-installed"} & set(codes[:1]), codes
+                "kernel-library-not-installed", "gpu-arch-lacks-dtype"} & set(codes[:1]), codes
+
+
+def test_exllamav2_torch_warning_on_a_mac_is_cuda_on_a_mac():
+    log = (" ## Warning: The installed version of PyTorch is 2.1.0 and does not support CUDA or ROCm.\n"
+           "Platform: macOS-14.1-arm64-arm-64bit\n")
+    assert _codes(log)[:1] == ["cuda-on-macos"]
