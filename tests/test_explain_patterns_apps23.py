@@ -263,6 +263,12 @@ APPS = {
         "compiled against a different version of PyTorch than the one you are you using. Please verify that the "
         "versions match.",
     ],
+    "tensorrt-engine-version-mismatch": [
+        # TensorRT-LLM tensorrt_llm/runtime/generation.py GenerationSession.__init__
+        "RuntimeError: Tensor names in engine are not the same as expected, to use this GenerationSession, you "
+        "need to use PretrainedModel.prepare_inputs to create TRT Network inputs.",
+        "RuntimeError: Tensor names in engine are not the same as expected.",
+    ],
     "kernel-library-not-installed": [
         # kohya-ss/sd-scripts library/train_util.py
         "ImportError: No xformers / xformersがインストールされていないようです",
@@ -280,11 +286,13 @@ test_apps_in_every_wrapper, test_apps_own_signature = family_tests(APPS)
     "Unsloth: Will patch your computer to enable 2x faster free finetuning.",   # unsloth's banner
     "bf16 support detected, but not enabled for this configuration.",         # axolotl's INFO
     "fp8 requested; fp8 is supported on this GPU (sm_90)",
+    "Expected tensor names: ['input_ids', 'logits']",                        # TRT-LLM's debug list
 ])
 def test_apps_near_misses(line):
     codes = _codes(line + "\n")
     assert not {"torch-cuda-unavailable", "device-ordinal-out-of-range", "gpu-out-of-memory",
-                "kernel-library-not-installed", "gpu-arch-lacks-dtype"} & set(codes[:1]), codes
+                "kernel-library-not-installed", "gpu-arch-lacks-dtype",
+                "tensorrt-engine-version-mismatch"} & set(codes[:1]), codes
 
 
 def test_exllamav2_torch_warning_on_a_mac_is_cuda_on_a_mac():
