@@ -169,12 +169,13 @@ KNOWN_MISSES: Dict[str, str] = {
     "jax-7118-cublas-not-initialized-preallocation": "the title 'CUBLAS_STATUS_NOT_INITIALIZED' (cublas-call-failed): that JAX's preallocation starved cuBLAS is the maintainer's answer",
     "rl-mpc-locomotion-19-libpython-not-found": "libpython3.8.so.1.0 not found reads as an OS package (system-library-missing); the thread's fixes are that or the conda environment's lib directory on LD_LIBRARY_PATH",
     "wsl-1788-no-cuda-in-wsl1": "prose ('it always says no graphic driver found'): nothing in the paste says WSL",
-    "xformers-1240-triton-not-available-cc75": "the title 'Triton is not available' and a compute capability: that xFormers disables Triton below 8.0 is the maintainer's answer",
     # training-2026-12-01l (kbgrow6)
     "colossalai-774-no-cuda-ext": "ColossalAI 0.1's 'please install with cuda_ext' notice, quoted in prose; no ColossalAI 0.1 source was at hand to harvest its messages from",
     "pytorch-23363-docker-network-isolation": "NCCL's 'unhandled system error' with 'two docker container' in prose: /dev/shm's container clues outrank the network, nothing in the log names the bridge",
     # training-2026-12-01q (recall3)
     "protenix-28-fastfold-layer-norm-cuda-home": "a bare 'Error building extension': only the title's 'cuda cusparse and cuda_runtime.api' and prose name the headers",
+    # training-2026-12-04apps23
+    "comfyui-3d-pack-177-cuda-only-dependencies": "torch's 'Torch not compiled with CUDA enabled' in a code fence; the only Mac word is the title's lower-case 'is mac actually supported?', eight lines above (a bare 'mac' is no clue: MAC addresses)",
     # training-2026-12-01j (kbgrow4): a title, prose, or a bare exception name
     "fooocus-3-amd-windows-no-nvidia-driver": "torch's 'Found no NVIDIA driver': only the title ('AMD support') says the GPU is an AMD one",
     "comfyui-6649-needs-nvidia-gpu-rocm": "a title and the system line ('needs Nvidia GPU even specifying ROCm'): no error line",

@@ -462,6 +462,15 @@ _FACT_RES = (
     ("nvcc", re.compile(r"The CUDA compiler identification is NVIDIA (\d+\.\d+)")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
+    # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
+    ("xformers_info", re.compile(r"\b(gpu\.compute_capability|is_triton_available):")),
+    # xFormers' notice that its Triton kernels are off: sparse/blocksparse_tensor.py (0.0.16-0.0.27,
+    # "Triton is not available, some optimizations will not be enabled.\nThis is just a warning: triton
+    # is not available"), xformers.info's "is_triton_available: False", the bare sentence ending a line
+    # (an issue's title); not "A matching Triton is not available" (the import of triton failed)
+    ("xformers_triton_off", re.compile(r"((?<!matching )\bTriton is not available(?:, some optimizations will not be "
+                                       r"enabled|\s*$)|This is just a warning: triton is not available|"
+                                       r"\bis_triton_available:\s{1,60}False\b)")),
     # a GPU's capability in the words of torch, vLLM, deviceQuery
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
     ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
@@ -496,7 +505,7 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied",
+    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
 )
 
 
@@ -568,7 +577,8 @@ class LogFacts:
     #: a conda "cpu" build; None when the log does not say
     torch_cpu: Optional[bool] = None
     #: other facts: nvcc (the toolkit's release), image_cuda (a FROM nvidia/cuda:X image),
-    #: os, rocm
+    #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
+    #: (xFormers' notice that its Triton kernels are off)
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()

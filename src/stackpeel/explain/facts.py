@@ -225,10 +225,10 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     gpu_shown = bool(facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver"))
     unavailable = facts.cuda_available is False and gpu_shown
 
-    def add(code: str, rule: str, keys: Sequence[str], text: str) -> None:
+    def add(code: str, rule: str, keys: Sequence[str], text: str, layers: Set[str] = CUDA_LAYERS) -> None:
         if code not in catalogue:
             return
-        conf, hit = _grade(_symptoms(code, catalogue), CUDA_LAYERS, evidenced)
+        conf, hit = _grade(_symptoms(code, catalogue), set(layers), evidenced)
         spec = catalogue[code]
         out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence=conf,
                                evidence=_evidence(facts, keys, f"facts:{rule}"),
@@ -280,6 +280,26 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
             "against, so importing it fails with an undefined symbol (flash-attn's setup.py names each prebuilt "
             "wheel after the torch and CUDA it was built for).")
         break
+    # 10. xFormers' own notice that its Triton kernels are off ("Triton is not available, some
+    #    optimizations will not be enabled", xformers.info's "is_triton_available: False") with every
+    #    GPU the log names below compute capability 8.0: since 0.0.24 _is_triton_available() returns
+    #    False there before it imports triton (xformers/__init__.py: "Let's just drop support for
+    #    triton kernels below A100"), so the notice is that gate, not a missing Triton. The notice is
+    #    healthy on its own (xFormers runs on its CUDA kernels): like any state fact this is a
+    #    candidate only in a log that fails (medium where nothing places the failure), a note
+    #    otherwise. The bare sentence counts only in a log that shows xFormers (its version, a key
+    #    of `python -m xformers.info`)
+    off = str(facts.other.get("xformers_triton_off") or "")
+    ccs = [c for c in (_release(x) for x in v.get("gpu_cc") or ()) if c]
+    own = any(w in off for w in ("optimizations", "just a warning", "is_triton_available"))
+    if off and ccs and all(c[:2] < (8, 0) for c in ccs) and (own or v.get("xformers") or facts.other.get("xformers_info")):
+        shown = ", ".join(facts.gpus) or "the GPU"
+        add("triton-gpu-too-old", "xformers-triton-below-sm80", ["xformers_triton_off", "gpu_cc"],
+            f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}: xFormers 0.0.24 and newer turn their "
+            "Triton kernels off below compute capability 8.0 (xformers/__init__.py _is_triton_available: 'drop "
+            "support for triton kernels below A100'), so its 'Triton is not available' here is that gate whether "
+            "or not Triton is installed; xFormers' CUDA kernels still run.",
+            layers={"triton", "kernels"})  # a failure elsewhere (an out-of-memory) is not its
     # 6-9. facts that pick the specific cause of a generic failure the log already shows (issue 8
     #    item 3; docs/dev/context-rules.md): each holds only when a line states one of the generic
     #    codes it narrows, so a version or GPU alone never makes a candidate
