@@ -34,8 +34,11 @@ log() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/summary.txt"; }
 
 log "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $(nproc) CPUs"
 SITE=/tmp/site
-if ls .whl/*.whl >/dev/null 2>&1; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl \
+# only the Python packages: nvidia-* wheels in .whl/ are older CUDA libraries the fault suite unpacks
+# itself (suite.py older_nvjitlink_*); installed, torch would preload them for every scenario
+WHEELS=$(ls .whl/*.whl 2>/dev/null | grep -v '/nvidia_')
+if [ -n "$WHEELS" ]; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" $WHEELS \
     || log "FLA wheels did not install"
 fi
 export PYTHONPATH=$SITE
