@@ -486,6 +486,24 @@ def test_live_confirm_with_a_fake_engine_promotes_a_live_root_for_a_symptom():
     assert "confirmed by gpu.visible_devices" in render(out, "text")
 
 
+def test_live_confirm_promotes_a_degraded_risk_a_log_line_could_be():
+    """The H200 under `ulimit -v` 16 GiB (session 23): the program's log says only 'CUDA error: out
+    of memory'; cuda.driver_api reports the limit as a degraded risk. That confirmed cause heads the
+    answer; a risk no line of the log could be is not added."""
+    oom = "torch.AcceleratorError: CUDA error: out of memory\n"
+    risk = _result("cuda.driver_api", Status.WARN, layer="cuda")
+    risk = replace(risk, findings=(Finding(code="address-space-limit", severity=Severity.DEGRADED,
+                                           title="limit", message="limited to 16.0 GiB"),))
+
+    out = confirm(explain_text(oom), python="/py", check=lambda **kw: _report([risk]), known={"cuda.driver_api"})
+    assert out.root.code == "address-space-limit" and out.root.live.verdict == "confirmed"
+    assert "gpu-out-of-memory" in out.root.explains
+    # the allocator's own 'Tried to allocate' message is the job's size, not the limit: no candidate added
+    full = explain_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB.\n")
+    out = confirm(full, python="/py", check=lambda **kw: _report([risk]), known={"cuda.driver_api"})
+    assert out.root.code == "gpu-out-of-memory"
+
+
 def test_live_failure_is_a_note_not_a_crash():
     def broken(**kw):
         raise RuntimeError("engine exploded")

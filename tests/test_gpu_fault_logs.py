@@ -43,16 +43,15 @@ EXPECTED = {sc.name: list(sc.explain) for sc in suite.SCENARIOS if sc.explain}
 #: the first three of the log-only ranking; the suite's live run must put it first): torch's "No CUDA
 #: GPUs are available" is byte-identical for an empty CUDA_VISIBLE_DEVICES, a missing /dev/nvidiactl
 #: or GPU node, nodes the user cannot open, and nodes no driver is behind (session 22, H200); torch's generic "CUDA unknown
-#: error" (999) is what a missing /dev/nvidia-uvm prints, as a UVM broken after a suspend does
+#: error" (999) is what a missing /dev/nvidia-uvm prints, as a UVM broken after a suspend does; the
+#: first tensor's "CUDA error: out of memory" under `ulimit -v` is what a context on a full GPU says (session 23)
 SHARED_OUTPUT = {"nvidia-uvm-node-missing", "nvidiactl-node-missing", "gpu-node-missing", "only-gpu-node-passed",
-                 "device-nodes-not-openable", "driver-gone-nodes-left"}
+                 "device-nodes-not-openable", "driver-gone-nodes-left", "address-space-limit"}
 
 
 #: scenarios that expect an explanation but have not run on a GPU yet: whoever keeps a log takes its
-#: name out. older-nvjitlink-preloaded-cu12 needs a torch built for CUDA 12 (the H200's is CUDA 13);
-#: the others were written before their first H200 run (what torch prints under them is not known yet)
-AWAITING_GPU_RUN = {"older-nvjitlink-preloaded-cu12", "address-space-limit", "open-files-limit",
-                    "gpu-memory-held-by-another-process", "home-read-only-default-cache"}
+#: name out. older-nvjitlink-preloaded-cu12 needs a torch built for CUDA 12 (the H200's is CUDA 13)
+AWAITING_GPU_RUN = {"older-nvjitlink-preloaded-cu12"}
 
 
 def test_every_scenario_that_expects_an_explanation_has_its_log():
@@ -64,8 +63,11 @@ def test_every_scenario_that_expects_an_explanation_has_its_log():
 def test_the_shared_outputs_are_the_same_text():
     data = Path(__file__).parent / "data" / "gpu_fault_logs"
     empty = (data / "cuda-visible-devices-empty.log").read_text()
-    for name in SHARED_OUTPUT - {"nvidia-uvm-node-missing"}:
+    for name in SHARED_OUTPUT - {"nvidia-uvm-node-missing", "address-space-limit"}:
         assert (data / f"{name}.log").read_text() == empty, name
+    # the runtime's own out-of-memory status, no allocator message naming sizes or other processes
+    limited = (data / "address-space-limit.log").read_text()
+    assert "torch.AcceleratorError: CUDA error: out of memory" in limited and "Tried to allocate" not in limited
     assert (data / "nvidia-uvm-node-missing.log").read_text().rstrip().endswith(
         "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
         "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.")
@@ -95,7 +97,7 @@ def test_a_shared_output_offers_the_injected_cause_among_three(path):
      "NumCudaDevices() that might have already set an error? Error 101: invalid device ordinal",
      "cuda-visible-devices-hides-gpus"),
     # counting devices initialises the driver: 'out of memory' there is cuInit's own reservation failing
-    # (address-space-limit, written before its H200 run), as the error itself and quoted in torch's warning
+    # (address-space-limit), as the error itself and quoted in torch's warning
     ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
      "NumCudaDevices() that might have already set an error? Error 2: out of memory", "address-space-limit"),
     ("/opt/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:182: UserWarning: CUDA initialization: "

@@ -566,6 +566,28 @@ def test_cuinit_out_of_memory_without_a_limit_is_not_the_limit():
         assert codes(evaluate(cuda_checks.DriverApi, facts)) == ["cuda-init-failed"]
 
 
+def test_torchs_first_tensor_out_of_memory_under_a_limit_is_the_limit():
+    """The H200 under 16 GiB (session 23): cuInit succeeds (cuda.driver_api: degraded), and
+    torch's first one-element tensor raises 'CUDA error: out of memory'; that is the limit."""
+    oom = {"op": {"type": "AcceleratorError", "message": "CUDA error: out of memory\nSearch for "
+                  "`cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/...",
+                  "traceback": "Traceback ...\ntorch.AcceleratorError: CUDA error: out of memory"}}
+    limited = {"cuda.driver_api": dict(H200_DRIVER["cuda.driver_api"], rlimit_as=AS_16G)}
+    v = evaluate(torch_checks.TorchCuda, _torch_facts(op_ok=False, op_result=None, errors=oom), limited,
+                 {"cuda.driver_api": Status.WARN})
+    assert v.status is Status.FAIL and codes(v) == ["address-space-limit"]
+    f = v.findings[0]
+    assert f.severity is Severity.BLOCKING and "first one-element tensor" in f.message
+    assert "raised AcceleratorError: CUDA error: out of memory" in f.message and "limited to 16.0 GiB" in f.message
+    assert "RLIMIT_AS (ulimit -v) = 17179869184 bytes" in f.evidence and "ulimit -v unlimited" in " ".join(commands(f))
+    # without a limit it is the op that failed; under a limit another error stays the op's own
+    assert codes(evaluate(torch_checks.TorchCuda, _torch_facts(op_ok=False, op_result=None, errors=oom),
+                          H200_DRIVER)) == ["torch-gpu-op-failed"]
+    other = {"op": dict(oom["op"], message="CUDA error: no kernel image is available for execution on the device")}
+    assert codes(evaluate(torch_checks.TorchCuda, _torch_facts(op_ok=False, op_result=None, errors=other),
+                          limited)) == ["torch-gpu-op-failed"]
+
+
 def test_a_limit_cuda_starts_under_is_degraded_only():
     v = evaluate(cuda_checks.DriverApi, _cuda_facts(rlimit_as={"soft": 64 << 30, "hard": None}))
     assert v.status is Status.WARN and codes(v) == ["address-space-limit"]

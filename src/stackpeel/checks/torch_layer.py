@@ -15,7 +15,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
-from .cuda import cuda_version_text
+from .cuda import _limit_params, cuda_version_text
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -120,6 +120,7 @@ class TorchCuda(Check):
         "torch-cuda-unavailable",
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
+        "address-space-limit",
     )
     facts = _facts.TorchCudaFacts
     # runtime_libs.loaded: a shadowed or second copy of a CUDA library is a root cause torch's failures nest under;
@@ -202,9 +203,20 @@ class TorchCuda(Check):
                 outcome = f"raised {err.get('type')}: {first[0] if first else ''}"
             else:
                 outcome = f"returned {facts['op_result']!r} instead of 2"
-            findings.append(ctx.finding(
-                "torch-gpu-op-failed", outcome=outcome,
-                evidence=err.get("traceback") or err.get("message") or "", **params))
+            limit = (drv.get("rlimit_as") or {}).get("soft")
+            if limit is not None and "out of memory" in (err.get("message") or ""):
+                # a one-element tensor cannot exhaust a GPU: under `ulimit -v` the context does not fit
+                # in what torch's own libraries left of the address space (an H200 under 16 GiB: cuInit
+                # and a bare context fit, torch's first tensor does not)
+                findings.append(ctx.finding(
+                    "address-space-limit", "torch", outcome=outcome,
+                    evidence=(err.get("traceback") or err.get("message") or "") + f"\nRLIMIT_AS (ulimit -v) = "
+                             f"{limit} bytes, hard {drv['rlimit_as'].get('hard')}",
+                    **_limit_params(drv["rlimit_as"])))
+            else:
+                findings.append(ctx.finding(
+                    "torch-gpu-op-failed", outcome=outcome,
+                    evidence=err.get("traceback") or err.get("message") or "", **params))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
                    f"arch list {' '.join(arch) or 'empty'}")
         if facts["op_ok"]:

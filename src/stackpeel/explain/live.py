@@ -179,10 +179,17 @@ def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[Che
         v = _not_here(v, why)
     found = tuple(dict.fromkeys(code for root in report.diagnosis.blocking for code in root.codes))
 
-    # a live root cause that a symptom in the log could stand for becomes a candidate
+    # a live root cause that a symptom in the log could stand for becomes a candidate, and so does a
+    # cause the checks report as a degraded risk when a line of the log could be its failure (a
+    # `ulimit -v` CUDA starts under, for torch's 'CUDA error: out of memory' at the first tensor)
+    from ..codes import all_codes
+
     present = {c.code for c in expl.candidates}
     extra: List[Candidate] = []
-    for code in found:
+    specs = all_codes()
+    risks = (code for code, lc in v.items() if lc.verdict == "confirmed" and code in specs
+             and specs[code].kind == "root")
+    for code in dict.fromkeys((*found, *risks)):
         if code in present:
             continue
         symptoms = [c for c in expl.candidates if code in c.could_be]
