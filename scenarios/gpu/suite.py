@@ -988,10 +988,11 @@ SCENARIOS: List[Scenario] = [
         "driver's first context does not fit",
         # seen on the H200 (session 23): cuInit succeeds under 16 GiB and torch's first tensor raises
         # 'CUDA error: out of memory' (the driver's context does not fit; other machines report cuInit's
-        # own CUDA_ERROR_OUT_OF_MEMORY and torch's 'Unexpected error from cudaGetDeviceCount() ... Error 2').
-        # check retains a primary context and allocates in it under a finite limit (cuda_driver.py
-        # _context_and_alloc), so it names the limit as the root either way; from the log alone the
-        # runtime's out-of-memory status could also be a full GPU, hence among the first three
+        # own CUDA_ERROR_OUT_OF_MEMORY and torch's 'Unexpected error from cudaGetDeviceCount() ... Error 2');
+        # a bare ctypes process retained a context and allocated 2 MiB under the same limit there: torch's
+        # own libraries take the space. torch.cuda names the limit from its one-element op failing so under a finite
+        # RLIMIT_AS; from the log alone the runtime's out-of-memory status could also be a full GPU, hence
+        # among the first three (live: first)
         with_limits(**{"as": ADDRESS_SPACE_LIMIT}), need_all(need_gpu(), need_prlimit),
         roots=["address-space-limit"], forbid_roots=["no-nvidia-driver", "libcuda-missing"],
         evidence={"cuda.driver_api": [f"RLIMIT_AS (ulimit -v) = {ADDRESS_SPACE_LIMIT} bytes"]},
