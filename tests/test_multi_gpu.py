@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import glob
-import importlib.util
 import os
 import resource
 import shutil
@@ -32,10 +31,10 @@ from stackpeel.checks.multi_gpu import (AllReduce, Memlock, OpenFiles, PeerToPee
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_checks, run_probe
 from shapes import answer
+from test_gpu_layers import load_probe  # the runner's way of loading a probe
 
 HOST = {"pkg_manager": "apt", "is_root": True}
 TARGET = {"python": "/opt/venv/bin/python"}
-PROBE_FILE = Path(__file__).resolve().parent.parent / "src" / "stackpeel" / "probes" / "multi_gpu.py"
 
 
 def ctx(device_count=2):
@@ -341,10 +340,7 @@ def test_declarations():
 
 
 def _probe_module():
-    spec = importlib.util.spec_from_file_location("_stackpeel_probe_multi_gpu_test", str(PROBE_FILE))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_probe("multi_gpu")
 
 
 def test_worker_env_turns_nvls_off_unless_the_user_chose():

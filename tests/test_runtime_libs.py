@@ -29,6 +29,7 @@ from stackpeel.codes import all_codes
 from stackpeel.model import Severity, Status
 from stackpeel.runner import run_probe
 from shapes import answer
+from test_gpu_layers import load_probe  # the runner's way of loading a probe
 
 HOST = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
 PY = "/opt/venv/bin/python"
@@ -476,17 +477,7 @@ def test_diff_names_the_library_whose_file_changed(stack_python, shadow_dir):
 
 def _probe_module():
     """The probe module loaded the way the runner loads it (its _common sibling first)."""
-    import importlib.util
-
-    probes = Path(__file__).resolve().parent.parent / "src/stackpeel/probes"
-    mods = {}
-    for name in ("_common", "runtime_libs"):
-        spec = importlib.util.spec_from_file_location("_stackpeel_probe_" + name, probes / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        mods[name] = mod
-    return mods["runtime_libs"]
+    return load_probe("runtime_libs")
 
 
 def test_elf_reader_on_real_truncated_and_hostile_files(tmp_path):
@@ -680,7 +671,6 @@ def _nvjitlink_env(site, **extra):
 
 
 def test_the_release_suffixed_symbols_tell_the_two_nvjitlinks_apart(nvjitlink_site):
-    from test_gpu_layers import load_probe  # the runner's way of loading a probe
     probe = load_probe("runtime_libs")
     site, shipped, old = nvjitlink_site
     assert probe.symbol_release(str(shipped), "__nvJitLinkAddData_12_1") == {
@@ -811,7 +801,6 @@ def test_the_wheels_fallback_never_claims_the_cxx_runtime_or_the_driver(tmp_path
     """Near miss of the nvidia-* wheels fallback: a libstdc++.so.6 or libcuda.so.1 lying in a wheel
     folder is not the copy a CUDA library 'ships': the system's C++ runtime and the driver's
     libcuda are loaded from elsewhere on every healthy machine."""
-    from test_gpu_layers import load_probe
     probe = load_probe("runtime_libs")
     lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
     lib.mkdir(parents=True)

@@ -179,25 +179,29 @@ def confirm(expl: Explanation, python: Optional[str] = None, check: Optional[Che
         v = _not_here(v, why)
     found = tuple(dict.fromkeys(code for root in report.diagnosis.blocking for code in root.codes))
 
-    # a live root cause that a symptom in the log could stand for becomes a candidate, and so does a
-    # cause the checks report as a degraded risk when a line of the log could be its failure (a
-    # `ulimit -v` CUDA starts under, for torch's 'CUDA error: out of memory' at the first tensor)
+    # a live root cause that a symptom in the log could stand for becomes a candidate; when neither
+    # such a root nor any of the log's own candidates is confirmed, so does a cause the checks report
+    # as a degraded risk that a line of the log could be (a `ulimit -v` CUDA starts under, for torch's
+    # 'CUDA error: out of memory' at the first tensor)
     from ..codes import all_codes
 
     present = {c.code for c in expl.candidates}
     extra: List[Candidate] = []
-    specs = all_codes()
-    risks = (code for code, lc in v.items() if lc.verdict == "confirmed" and code in specs
-             and specs[code].kind == "root")
-    for code in dict.fromkeys((*found, *risks)):
-        if code in present:
-            continue
-        symptoms = [c for c in expl.candidates if code in c.could_be]
-        if not symptoms:
-            continue
-        verdict = v.get(code) or LiveCheck("confirmed", kb.checks.get(code, "?"), "fail", "")
-        extra.append(_live_candidate(code, symptoms, verdict))
-        present.add(code)
+
+    def add(codes: Iterable[str]) -> None:
+        for code in codes:
+            symptoms = [c for c in expl.candidates if code in c.could_be]
+            if code in present or not symptoms:
+                continue
+            verdict = v.get(code) or LiveCheck("confirmed", kb.checks.get(code, "?"), "fail", "")
+            extra.append(_live_candidate(code, symptoms, verdict))
+            present.add(code)
+
+    add(found)
+    if not extra and not any(v.get(c.code) and v[c.code].verdict == "confirmed" for c in expl.candidates):
+        specs = all_codes()
+        add(code for code, lc in v.items()
+            if lc.verdict == "confirmed" and code in specs and specs[code].kind == "root")
     v = loaded.annotate(v, expl, report)  # runtime_libs: which copies this machine loads and has
     extra.extend(loaded.attach(expl, report, sorted(present)))
     summary = LiveSummary(True, report.target.get("python") if report.target else python, tuple(ids), found,
