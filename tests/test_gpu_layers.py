@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -951,3 +952,21 @@ def test_checks_declare_the_contract():
         "torch.cuda": ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded"),
     }
     assert issubclass(torch_checks.TorchCuda, Check)
+
+
+def test_other_processes_are_named_without_their_arguments(tmp_path):
+    """gpu.nvml names the processes holding a GPU's memory by program and script only: their
+    arguments may carry tokens."""
+    script = tmp_path / "train.py"
+    script.write_text("import sys, time\ntime.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, str(script), "--hf-token", "hf_abcdefghijklmnop", "--lr=3e-4"])
+    try:
+        deadline, name = time.monotonic() + 10, None
+        while not (name or "").endswith("train.py") and time.monotonic() < deadline:  # until it has exec'd
+            name = load_probe("gpu")._comm(proc.pid)
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert name == f"{os.path.basename(sys.executable)} train.py"
+    assert load_probe("gpu")._comm(2 ** 22 + 7) is None  # no such process

@@ -547,14 +547,17 @@ def test_the_teardown_runs_whatever_check_does(tmp_path, stack_python):
 def test_the_memory_holder_setup_returns_and_stops_its_process_without_a_gpu(tmp_path, stack_python):
     """gpu-memory-held-by-another-process's setup on a machine without a GPU: the holder (the real
     script on the target's torch) says why it holds nothing and exits; the setup neither hangs nor
-    leaves it behind."""
-    setup = suite.gpu_memory_held(suite.Machine(python=stack_python, gpus=0, is_root=False, unshare=False, fla=False,
-                                                triton_version=None, include_dir=None, ptxas=None, cc_major=None),
-                                  tmp_path)
-    for stop in setup.teardown:
-        stop()
+    leaves it behind, and fails as a setup (no fault to judge check against)."""
+    m = suite.Machine(python=stack_python, gpus=0, is_root=False, unshare=False, fla=False, triton_version=None,
+                      include_dir=None, ptxas=None, cc_major=None)
+    with pytest.raises(RuntimeError, match="did not hold the memory"):
+        suite.gpu_memory_held(m, tmp_path)
     assert not (tmp_path / "holder.json").exists()
     assert (tmp_path / "holder.log").read_text().strip()  # torch's own complaint: no CUDA here
+    # the suite records such a scenario as failed in its setup, never as a judged run
+    rec = suite.run_scenario(dataclasses_replace(SC["gpu-memory-held-by-another-process"], needs=lambda m: None),
+                             m, tmp_path / "run", {}, 30)
+    assert rec["status"] == "fail" and rec["problems"][0].startswith("the fault could not be set up")
     sc = SC["gpu-memory-held-by-another-process"]
     assert sc.findings == ["gpu-memory-held-by-other-processes"] and sc.explain == ["gpu-out-of-memory"]
     assert sc.proofs[0].args == ["--alloc-gib", str(suite.USER_MODEL_GIB)] and suite.USER_MODEL_GIB > \

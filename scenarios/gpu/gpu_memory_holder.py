@@ -24,11 +24,14 @@ def main() -> int:
     ap.add_argument("--leave-gib", type=float, default=4.0)
     ap.add_argument("--ready", required=True, help="file written once the memory is held")
     ap.add_argument("--max-seconds", type=float, default=1800)
+    ap.add_argument("--parent", type=int, help="the suite's pid: end at once if it is already gone")
     args = ap.parse_args()
     try:  # die with the suite, whatever happens to it
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    if args.parent is not None and os.getppid() != args.parent:  # it died before the line above
+        return 1
     import torch
 
     dev = torch.device("cuda", args.device)

@@ -716,14 +716,18 @@ def gpu_memory_held(m: Machine, tmp: Path) -> Setup:
     ready = tmp / "holder.json"
     if ready.exists():
         ready.unlink()
-    log = open(tmp / "holder.log", "wb")
-    proc = subprocess.Popen([m.python, str(GPU_MEMORY_HOLDER), "--leave-gib", str(HOLDER_LEAVES_GIB),
-                             "--ready", str(ready)], env=base_env(), stdout=log, stderr=subprocess.STDOUT)
+    with open(tmp / "holder.log", "wb") as log:
+        proc = subprocess.Popen([m.python, str(GPU_MEMORY_HOLDER), "--leave-gib", str(HOLDER_LEAVES_GIB),
+                                 "--ready", str(ready), "--parent", str(os.getpid())], env=base_env(), stdout=log,
+                                stderr=subprocess.STDOUT)
     atexit.register(_stop, proc)
     deadline = time.monotonic() + 180
     while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)
-    log.close()
+    if not ready.exists():  # no fault to judge: the scenario fails as a setup, not as check's miss
+        _stop(proc)
+        tail = (tmp / "holder.log").read_text(errors="replace")[-400:]
+        raise RuntimeError(f"the GPU memory holder did not hold the memory (rc {proc.returncode}): {tail}")
     return Setup(env, teardown=[lambda: _stop(proc)])
 
 
@@ -1138,7 +1142,11 @@ def run_scenario(sc: Scenario, m: Machine, workdir: Path, stackpeel_env: Dict[st
         if rc != 0:
             record.update(status="fail", problems=["could not warm the cache on the healthy machine"])
             return record
-    setup = sc.setup(m, tmp)
+    try:
+        setup = sc.setup(m, tmp)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        record.update(status="fail", problems=[f"the fault could not be set up: {exc}"])
+        return record
     try:
         return _run_set_up(sc, m, tmp, setup, record, stackpeel_env, timeout)
     finally:

@@ -407,12 +407,20 @@ def process_list(entries, count):
 
 
 def _comm(pid):
+    """What another process runs, without its arguments (they may hold tokens): the program's
+    name, and the script's when the program is Python (``python3 train.py``)."""
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             words = [w.decode("utf-8", "replace") for w in f.read().split(b"\0") if w]
     except (OSError, IOError):
         return None
-    return " ".join(words)[:160] or None
+    if not words:
+        return None
+    shown = [os.path.basename(words[0])]
+    script = next((w for w in words[1:3] if w.endswith(".py")), None)
+    if script:
+        shown.append(os.path.basename(script))
+    return " ".join(shown)[:160]
 
 
 def device_memory(nv, handle):
@@ -459,7 +467,8 @@ def device_memory(nv, handle):
             if rc != NVML_ERROR_INSUFFICIENT_SIZE:
                 errors[name] = nv.error(rc)
                 break
-        break
+        if processes is not None:
+            break  # else an older version of the call may answer (a newer one NOT_SUPPORTED)
     return memory, processes, errors
 
 

@@ -296,12 +296,15 @@ def memlock(inp):
 def open_files(inp):
     """RLIMIT_NOFILE (``ulimit -n``) of this process, inherited from the job that runs stackpeel,
     and how many descriptors this probe holds (what any Python process starts with)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    inf = resource.RLIM_INFINITY
     try:
         held = len(os.listdir("/proc/self/fd"))
     except OSError:
         held = None
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return {"soft": None, "hard": None, "open_now": held}
+    inf = resource.RLIM_INFINITY
     return {
         "soft": None if soft == inf else soft,
         "hard": None if hard == inf else hard,
