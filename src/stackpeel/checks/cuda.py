@@ -31,10 +31,16 @@ def _bytes_text(n: int) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n >= (1 << 30) else f"{n / (1 << 20):.0f} MiB"
 
 
-def _limit_params(rlimit: Mapping[str, Any]) -> Dict[str, Any]:
+def limit_params(rlimit: Mapping[str, Any]) -> Dict[str, Any]:
+    """address-space-limit's message parameters from a probe's ``rlimit_as`` (a finite soft limit)."""
     soft, hard = rlimit.get("soft"), rlimit.get("hard")
     return {"limit": _bytes_text(soft), "limit_kib": soft // 1024,
             "hard": "unlimited" if hard is None else _bytes_text(hard)}
+
+
+def limit_evidence(rlimit: Mapping[str, Any]) -> str:
+    """The limit as address-space-limit's evidence states it, whichever check observed it."""
+    return f"RLIMIT_AS (ulimit -v) = {rlimit.get('soft')} bytes, hard {rlimit.get('hard')}"
 
 
 def _devices_text(devices) -> str:
@@ -103,9 +109,8 @@ class DriverApi(Check):
         if limit is not None:
             return ctx.verdict(summary + f"; virtual address space limited to {_bytes_text(limit)} (ulimit -v)",
                                ctx.finding("address-space-limit", "limited", severity=Severity.DEGRADED,
-                                           evidence=f"RLIMIT_AS (ulimit -v) = {limit} bytes, hard "
-                                                    f"{facts['rlimit_as'].get('hard')}; cuInit succeeded",
-                                           **_limit_params(facts["rlimit_as"])), **derived)
+                                           evidence=limit_evidence(facts["rlimit_as"]) + "; cuInit succeeded",
+                                           **limit_params(facts["rlimit_as"])), **derived)
         return ctx.ok(summary, **derived)
 
     @staticmethod
@@ -143,9 +148,9 @@ class DriverApi(Check):
         limit = (facts.get("rlimit_as") or {}).get("soft")
         if limit is not None and not (code in (100, 101) and visible is not None) and facts["uvm_node"]:
             # cuInit reserves far more virtual space than a ulimit -v of a few GiB (or tens) allows
-            return ctx.finding("address-space-limit", "cuinit", evidence=evidence + f"\nRLIMIT_AS (ulimit -v) = "
-                               f"{limit} bytes, hard {(facts.get('rlimit_as') or {}).get('hard')}",
-                               **_limit_params(facts["rlimit_as"]), **observed)
+            return ctx.finding("address-space-limit", "cuinit",
+                               evidence=evidence + "\n" + limit_evidence(facts["rlimit_as"]),
+                               **limit_params(facts["rlimit_as"]), **observed)
         variant = f"e{code}" if code in INIT_VARIANTS else None
         if code == 999:
             if not facts["uvm_node"] and not facts.get("uvm_node_after_init"):

@@ -15,7 +15,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
-from .cuda import _limit_params, cuda_version_text
+from .cuda import cuda_version_text, limit_evidence, limit_params
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -210,9 +210,9 @@ class TorchCuda(Check):
                 # and a bare context fit, torch's first tensor does not)
                 findings.append(ctx.finding(
                     "address-space-limit", "torch", outcome=outcome,
-                    evidence=(err.get("traceback") or err.get("message") or "") + f"\nRLIMIT_AS (ulimit -v) = "
-                             f"{limit} bytes, hard {drv['rlimit_as'].get('hard')}",
-                    **_limit_params(drv["rlimit_as"])))
+                    evidence="\n".join((err.get("traceback") or err.get("message") or "",
+                                         limit_evidence(drv["rlimit_as"]))),
+                    **limit_params(drv["rlimit_as"])))
             else:
                 findings.append(ctx.finding(
                     "torch-gpu-op-failed", outcome=outcome,
