@@ -1,1 +1,0 @@
-/usr/sbin/update-rc.d

@@ -1,1 +1,0 @@
-/usr/bin/mpijavac.pl

@@ -1,1 +1,0 @@
-/usr/sbin/policy-rc.d
