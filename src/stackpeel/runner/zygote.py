@@ -366,7 +366,7 @@ class Zygote:
             # the hyphen keeps the folder from being imported as a module from the first sys.path entry
             ztmp = os.path.join(self.cwd, "zygote-tmp")
             os.mkdir(ztmp, 0o700)
-            zenv = dict(os.environ if env is None else env, TMPDIR=ztmp)
+            zenv = dict(hygiene.keep_target_tmp(dict(os.environ if env is None else env)), TMPDIR=ztmp)
             self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice)),
                  ",".join(STDLIB_WARM) if warm else ""],
