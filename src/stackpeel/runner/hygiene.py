@@ -25,7 +25,7 @@ import tempfile
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["Closing", "NoTempDir", "keep_target_tmp", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
+__all__ = ["Closing", "NoTempDir", "ensure_scratch", "keep_target_tmp", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
            "sweep_orphans", "terminate_all", "watch_parent"]
 
 _LOCK = threading.RLock()
@@ -58,6 +58,17 @@ def _fallback_tempdir(prefix: str) -> Optional[str]:
         tempfile.tempdir = root  # stackpeel's later scratch (zygote capture files) goes there too
         return path
     return None
+
+
+def ensure_scratch() -> None:
+    """Make this process's ``tempfile`` usable before an anonymous temporary file is made (the
+    zygote's stderr): where tempfile finds no directory, the fallback root becomes its default."""
+    try:
+        tempfile.gettempdir()
+    except OSError:
+        path = _fallback_tempdir("stackpeel-")
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def keep_target_tmp(env: Dict[str, str]) -> Dict[str, str]:

@@ -356,6 +356,7 @@ class Zygote:
         #: when set, each probe waits for one of these before it starts (and its time starts)
         self.slots: Optional[Slots] = None
         rfd, wfd = os.pipe()
+        hygiene.ensure_scratch()  # a read-only or full /tmp is the target's problem, not stackpeel's (tmp24)
         self.err = tempfile.TemporaryFile()
         # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
         # (hygiene registers both, so a signal or parent death ends the zygote, its forks and this dir)
