@@ -1070,11 +1070,15 @@ def test_real_read_only_tmp(can_unshare, stack_python, abs_cli_env):
 def test_real_full_tmp(can_unshare, stack_python, abs_cli_env):
     """A full tmpfs at /tmp: tempfile falls back to /var/tmp, gcc does not, and the build fails as Triton's does."""
     cli_env = abs_cli_env
-    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build",
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build,triton.build",
                               env=cli_env, wrap=_fault("full"))
     root = roots(report)["toolchain.temp_dir"]
-    assert root["codes"] == ["temp-dir-unusable"] and "toolchain.extension_build" in [s["check"]
-                                                                                      for s in root["symptoms"]]
+    assert root["codes"] == ["temp-dir-unusable"]
+    assert {"toolchain.extension_build", "triton.build"} <= {s["check"] for s in root["symptoms"]}
+    # Triton's own build, in the user's temporary directory: its source in /var/tmp, gcc's .s in the full /tmp
+    tb = result(report, "triton.build")
+    assert tb["status"] == "fail" and "no usable temporary directory" in tb["findings"][0]["message"]
+    assert "No space left on device" in tb["findings"][0]["evidence"]
     build = result(report, "toolchain.extension_build")
     assert build["status"] == "fail" and "No space left on device" in build["findings"][0]["evidence"]
     assert "could not write its temporary files" in build["findings"][0]["message"]
