@@ -224,19 +224,30 @@ def test_relative_python_in_deleted_cwd(tmp_path):
 
 @needs_unshare
 def test_no_writable_temp_dir(tmp_path):
-    """Every candidate temp dir read-only: check says so in one line; run still runs the program."""
+    """Every candidate temp dir read-only: check keeps its own scratch in /dev/shm and names the fault
+    (temp-dir-unusable, tmp24); with /dev/shm read-only too it says so in one line; run still runs
+    the program."""
     # read-only in place (a bind mount remounted ro), so a checkout under /tmp stays visible
     ro = " && ".join(f"mount --bind {d} {d} && mount -o remount,bind,ro {d}" for d in ("/tmp", "/var/tmp"))
     base = f"{ro} && cd /tmp && TMPDIR=/tmp exec {sys.executable} -m stackpeel "
     env = env_with()
-    p = subprocess.run(["unshare", "-m", "sh", "-c", base + f"check --python {sys.executable} {' '.join(FAST)}"],
+    p = subprocess.run(["unshare", "-m", "sh", "-c", base + f"check --python {sys.executable} --only "
+                        "toolchain.temp_dir --fresh --format json"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 1, p.stderr
+    roots = [r["codes"] for r in json.loads(p.stdout)["diagnosis"]["blocking"]]
+    assert ["temp-dir-unusable"] in roots, roots
+    shm_ro = "mount --bind /dev/shm /dev/shm && mount -o remount,bind,ro /dev/shm && "
+    p = subprocess.run(["unshare", "-m", "sh", "-c", shm_ro + base +
+                        f"check --python {sys.executable} {' '.join(FAST)}"],
                        env=env, capture_output=True, text=True, timeout=120)
     assert "no writable temporary directory" in one_line_error(p)
-    p = subprocess.run(["unshare", "-m", "sh", "-c", base + f"run -- {sys.executable} -c "
-                       "'print(\"the program ran\"); raise SystemExit(7)'"],
-                       env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 7 and p.stdout == "the program ran\n", p.stderr
-    assert "ran unmonitored" in p.stderr and "Traceback" not in p.stderr
+    program = f"run -- {sys.executable} -c 'print(\"the program ran\"); raise SystemExit(7)'"
+    for prefix, unmonitored in (("", False), (shm_ro, True)):  # /dev/shm holds stackpeel's scratch, or not
+        p = subprocess.run(["unshare", "-m", "sh", "-c", prefix + base + program],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 7 and p.stdout == "the program ran\n", p.stderr
+        assert ("ran unmonitored" in p.stderr) is unmonitored and "Traceback" not in p.stderr, p.stderr
 
 
 def test_did_you_mean():

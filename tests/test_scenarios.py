@@ -581,3 +581,39 @@ def test_check_names_the_read_only_home_as_the_triton_cache_fault(tmp_path, stac
     assert suite.judge(sc, rep) == []
     (tc,) = [r for r in rep["results"] if r["id"] == "toolchain.triton_cache"]
     assert str(tmp_path / "home-read-only" / ".triton" / "cache") in tc["findings"][0]["message"]
+
+
+# ---- tmp24: tmp-read-only and tmp-full, their setups run here for real (CPU) ---------------------------
+
+TRITON_BUILD = ("from triton.runtime.build import compile_module_from_src as c\n"
+                "src = '#include <Python.h>\\nstatic struct PyModuleDef d = {PyModuleDef_HEAD_INIT, \"t24\", 0, -1, 0};\\n"
+                "PyMODINIT_FUNC PyInit_t24(void) { return PyModule_Create(&d); }\\n'\n"
+                "print('built', c(src, 't24').__file__)\n")
+
+
+@pytest.mark.parametrize("name", ["tmp-read-only", "tmp-full"])
+def test_temp_dir_scenarios_name_the_directory_and_break_tritons_own_build(name, tmp_path, stack_python):
+    """The scenario's fault on this CPU machine: check (its toolchain layer) is judged as the suite judges
+    it, and Triton's own build of a C helper, the step the user's kernel takes first on a fresh cache,
+    fails with the text the scenario's proof expects. The GPU run adds the user's kernel itself."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("needs root and unshare -m for the private /tmp")
+    sc = SC[name]
+    setup = sc.setup(None, tmp_path)
+    env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "toolchain.extension_build,triton.build"]),
+                       env=env, capture_output=True, text=True, timeout=300)
+    rep = json.loads(p.stdout)
+    assert suite.judge(sc, rep) == []
+    assert p.returncode == 1
+    built = subprocess.run(setup.wrap + [stack_python, "-c", TRITON_BUILD], env=setup.env, capture_output=True,
+                           text=True, timeout=300)
+    assert built.returncode != 0 and "built" not in built.stdout
+    assert sc.proofs[0].expect_text in built.stderr, built.stderr[-2000:]
+    from stackpeel.explain import explain_text
+    assert explain_text(built.stdout + built.stderr).root.code in sc.explain
+    # the same build with /tmp untouched succeeds: the fault, not this machine, broke it
+    ok = subprocess.run([stack_python, "-c", TRITON_BUILD], env=dict(setup.env, TRITON_CACHE_DIR=str(tmp_path / "ok")),
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "built" in ok.stdout, ok.stderr[-2000:]

@@ -30,7 +30,8 @@ from shapes import answer
 
 APT_ROOT = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
 DNF_USER = {"pkg_manager": "dnf", "is_root": False, "conda_prefix": None}
-PROBES = ("c_compiler", "python_headers", "extension_build", "libcuda_discovery", "ptxas", "triton_cache", "nvcc")
+PROBES = ("c_compiler", "python_headers", "extension_build", "libcuda_discovery", "ptxas", "triton_cache", "nvcc",
+          "temp_dir")
 H200 = {"libcuda_loaded": True, "libcuda_path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "driver_version": 13000,
         "device_count": 1, "devices": [{"index": 0, "name": "NVIDIA H200", "cc": "9.0", "cc_major": 9, "cc_minor": 0}],
         "init_error": None}
@@ -924,3 +925,204 @@ def test_h200_facts_with_a_fault_injected():
     assert "CUDA 11.8 only" in v.findings[0].message
     assert codes(evaluate(Nvcc, dict(by_id["toolchain.nvcc"]["facts"], nvcc_version="12.8"),
                           deps={"torch.cuda": by_id["torch.cuda"]["facts"]})) == ["nvcc-torch-cuda-mismatch"]
+
+
+# ---- tmp24: the temporary directory Triton's build and gcc use ---------------------------------------
+
+from stackpeel import facts as F  # noqa: E402
+from stackpeel.checks.toolchain import LOW_TMP_FREE, MIN_TMP_FREE, TempDir  # noqa: E402
+from stackpeel.checks.triton_layer import TritonBuild  # noqa: E402
+from stackpeel.explain import explain_text  # noqa: E402
+from test_explain_patterns import family_tests, healthy_test  # noqa: E402
+from test_gpu_layers import load_probe  # noqa: E402
+
+
+def classify_build_stderr(text):
+    return load_probe("toolchain").classify_build_stderr(text)
+
+_TMP_MOUNT = {"mount_point": "/tmp", "fstype": "tmpfs", "options": ["rw", "relatime"], "ro": False, "noexec": False}
+
+
+def _tmp_entry(path, free=70 * 2**30, write_error=None, access_ok=True):
+    return {"path": path, "is_dir": True, "access_ok": access_ok, "write_error": write_error, "free_bytes": free,
+            "mount": _TMP_MOUNT}
+
+
+def _tmp_facts(py="/tmp", cc="/tmp", py_entry=None, cc_entry=None, error=None, skipped=(), env=None):
+    return {"env": env or {"TMPDIR": None, "TEMP": None, "TMP": None}, "cwd": "/work", "python_tmpdir": py,
+            "python_error": error, "python": py_entry if py_entry is not None else (_tmp_entry(py) if py else None),
+            "compiler_tmpdir": cc, "compiler": cc_entry or _tmp_entry(cc), "skipped": list(skipped)}
+
+
+NO_DIR = "FileNotFoundError: [Errno 2] No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/work']"
+ENOSPC = "OSError: [Errno 28] No space left on device"
+
+
+@pytest.mark.parametrize("facts, status, variant_needles", [
+    (_tmp_facts(), Status.PASS, ["/tmp: writable"]),
+    # /tmp and /var/tmp read-only, working directory read-only (run here under unshare -m)
+    (_tmp_facts(py=None, cc="/work", error=NO_DIR,
+                cc_entry=_tmp_entry("/work", write_error="OSError: [Errno 30] Read-only file system")),
+     Status.FAIL, ["No usable temporary directory found in", "fails before the compiler runs"]),
+    # a full /tmp: Python's tempfile falls back to /var/tmp, gcc does not (access() accepts a full mount)
+    (_tmp_facts(py="/var/tmp", cc_entry=_tmp_entry("/tmp", free=0, write_error=ENOSPC)),
+     Status.FAIL, ["has 0 KiB free", "error writing to /tmp/ccXXXXXX.s", "Python's tempfile uses /var/tmp, gcc /tmp"]),
+    # TMPDIR=/proc as root: access() accepts it, so gcc writes there; tempfile skips it
+    (_tmp_facts(py="/tmp", cc="/proc", cc_entry=_tmp_entry("/proc", write_error="FileNotFoundError: [Errno 2] x"),
+                skipped=[dict(_tmp_entry("/proc", write_error="FileNotFoundError: [Errno 2] x"), var="TMPDIR")]),
+     Status.FAIL, ["gcc writes its intermediates in /proc", "Cannot create temporary file in /proc/",
+                   "TMPDIR=/proc cannot be used"]),
+    (_tmp_facts(cc_entry=_tmp_entry("/tmp", free=MIN_TMP_FREE - 1)), Status.FAIL, ["1023 KiB free"]),
+])
+def test_temp_dir_blocking_table(facts, status, variant_needles):
+    v = evaluate(TempDir, facts)
+    assert v.status is status
+    if status is Status.PASS:
+        assert not v.findings and all(n in v.summary for n in variant_needles)
+        return
+    assert codes(v) == ["temp-dir-unusable"] and v.findings[0].severity is Severity.BLOCKING
+    for needle in variant_needles:
+        assert needle in v.findings[0].message, (needle, v.findings[0].message)
+    assert any("TMPDIR=" in c for c in commands(v)) and any("--tmpfs /tmp" in c for c in commands(v))
+
+
+def test_temp_dir_degrades_on_low_space_and_on_a_skipped_variable():
+    v = evaluate(TempDir, _tmp_facts(cc_entry=_tmp_entry("/tmp", free=LOW_TMP_FREE - 1)))
+    assert v.status is Status.WARN and v.findings[0].severity is Severity.DEGRADED
+    assert "several ranks" in v.findings[0].message
+    skipped = dict(_tmp_entry("/nonexistent", write_error="not a directory"), is_dir=False, var="TMPDIR")
+    v = evaluate(TempDir, _tmp_facts(skipped=[skipped], env={"TMPDIR": "/nonexistent", "TEMP": None, "TMP": None}))
+    assert v.status is Status.WARN and codes(v) == ["temp-dir-unusable"]
+    msg = v.findings[0].message
+    assert "TMPDIR=/nonexistent cannot be used" in msg and "silently skips it and uses /tmp" in msg
+    assert "nvcc does not skip" in msg  # the consequence a fallback does not cure
+
+
+def test_temp_dir_failures_are_named_in_the_builds_they_break():
+    assert classify_build_stderr("x.c:1:1: fatal error: error closing /tmp/cc5tleEc.s: No space left on device") \
+        == ("temp-dir", "/tmp/cc5tleEc.s: No space left on device")
+    assert classify_build_stderr("Cannot create temporary file in ./: Read-only file system")[0] == "temp-dir"
+    assert classify_build_stderr("/tmp/ccBlY2V0.s: Fatal error: can't write 29 bytes to section .eh_frame of "
+                                 "/tmp/ccPBndu2.o: 'No space left on device'")[0] == "temp-dir"
+    # near miss: the user's own output file on a full disk is no temporary file
+    assert classify_build_stderr("/usr/bin/ld: final link failed: No space left on device")[0] == "other"
+    v = evaluate(ExtensionBuild, {"compiler": "/usr/bin/gcc", "ok": False, "failure_kind": "no-tmp", "stderr": "",
+                                  "error": NO_DIR})
+    assert v.status is Status.BLOCKED and "toolchain.temp_dir" in v.summary
+    tb = evaluate(TritonBuild, {"ok": False, "compiler": "/usr/bin/gcc", "api": "compile_module_from_src",
+                                "error": {"type": "FileNotFoundError", "message": NO_DIR.split(": ", 1)[1]},
+                                "compiler_stderr": "", "triton_version": "3.6.0"},
+                  deps={"triton.import": {"version": "3.6.0"}})
+    assert "no usable temporary directory" in tb.findings[0].message, tb.findings[0].message
+    assert "does not exist (CC=" not in tb.findings[0].message  # tempfile's FileNotFoundError is no missing CC
+
+
+def test_temp_dir_probe_shape_and_the_real_tempfile(stack_python, clean_env):
+    """The real probe on this machine fits its declared shape and agrees with tempfile.gettempdir()."""
+    ans = run_probe(stack_python, "toolchain.temp_dir", {"deps": {}, "options": {}}, 60, env=clean_env)
+    assert ans.failure is None, ans.failure
+    assert F.problems(F.ToolchainTempDirFacts, ans.facts, extra=True) == []
+    real = subprocess.run([stack_python, "-c", "import tempfile; print(tempfile.gettempdir())"],
+                          capture_output=True, text=True, env=clean_env, timeout=60).stdout.strip()
+    assert ans.facts["python_tmpdir"] == real  # the target's TMPDIR, not the probe's scratch
+    assert "stackpeel-" not in ans.facts["compiler_tmpdir"]
+
+
+def _fault(mode):
+    """A private mount namespace whose /tmp (and /var/tmp) are read-only or full, run from a read-only
+    working directory: 'ro' leaves tempfile nothing; 'full' leaves it /var/tmp while gcc writes /tmp."""
+    cwd = "mkdir -p /run/stackpeel-tmp24-cwd && mount -t tmpfs -o ro tmpfs /run/stackpeel-tmp24-cwd && " \
+          "cd /run/stackpeel-tmp24-cwd"
+    if mode == "ro":
+        return "mount -t tmpfs -o ro tmpfs /tmp && mount -t tmpfs -o ro tmpfs /var/tmp && " + cwd
+    return "mount -t tmpfs -o size=64k tmpfs /tmp && (dd if=/dev/zero of=/tmp/fill bs=4k count=64 " \
+           "2>/dev/null; true) && " + cwd
+
+
+@pytest.fixture
+def abs_cli_env(cli_env):
+    """cli_env with stackpeel's source as an absolute path: the faults below change the working directory."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    return dict(cli_env, PYTHONPATH=os.pathsep.join([src] + [p for p in cli_env.get("PYTHONPATH", "").split(os.pathsep)
+                                                             if p and os.path.isabs(p)]))
+
+
+def test_real_read_only_tmp(can_unshare, stack_python, abs_cli_env):
+    cli_env = abs_cli_env
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build",
+                              env=cli_env, wrap=_fault("ro"))
+    root = roots(report)["toolchain.temp_dir"]
+    assert root["codes"] == ["temp-dir-unusable"] and "toolchain.extension_build" in [s["check"]
+                                                                                      for s in root["symptoms"]]
+    msg = result(report, "toolchain.temp_dir")["findings"][0]["message"]
+    assert "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/run/stackpeel-tmp24-cwd']" in msg
+    # the real tempfile and the real gcc, under the same fault
+    code = "import tempfile; tempfile.gettempdir()"
+    out = subprocess.run(["unshare", "-m", "sh", "-c", _fault("ro") + f" && {stack_python} -c '{code}'; "
+                          "echo 'int f(void){return 1;}' > /dev/shm/stackpeel-tmp24.c && "
+                          "gcc -c /dev/shm/stackpeel-tmp24.c -o /dev/shm/stackpeel-tmp24.o; rm -f /dev/shm/stackpeel-tmp24.*"],
+                         capture_output=True, text=True, timeout=60).stderr
+    assert "No usable temporary directory found in" in out and "Cannot create temporary file in ./" in out, out
+    expl = explain_text(out)
+    assert [c.code for c in expl.candidates][:1] == ["temp-dir-unusable"]
+
+
+def test_real_full_tmp(can_unshare, stack_python, abs_cli_env):
+    """A full tmpfs at /tmp: tempfile falls back to /var/tmp, gcc does not, and the build fails as Triton's does."""
+    cli_env = abs_cli_env
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build,triton.build",
+                              env=cli_env, wrap=_fault("full"))
+    root = roots(report)["toolchain.temp_dir"]
+    assert root["codes"] == ["temp-dir-unusable"]
+    assert {"toolchain.extension_build", "triton.build"} <= {s["check"] for s in root["symptoms"]}
+    # Triton's own build, in the user's temporary directory: its source in /var/tmp, gcc's .s in the full /tmp
+    tb = result(report, "triton.build")
+    assert tb["status"] == "fail" and "no usable temporary directory" in tb["findings"][0]["message"]
+    assert "No space left on device" in tb["findings"][0]["evidence"]
+    build = result(report, "toolchain.extension_build")
+    assert build["status"] == "fail" and "No space left on device" in build["findings"][0]["evidence"]
+    assert "could not write its temporary files" in build["findings"][0]["message"]
+    assert "Python's tempfile uses /var/tmp, gcc /tmp" in result(report, "toolchain.temp_dir")["findings"][0]["message"]
+
+
+def test_real_missing_tmpdir_is_named_and_noexec_tmp_is_no_fault(can_unshare, stack_python, cli_env):
+    env = dict(cli_env, TMPDIR="/nonexistent-stackpeel-tmp24")
+    report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir", env=env)
+    r = result(report, "toolchain.temp_dir")
+    assert r["status"] == "warn" and "TMPDIR=/nonexistent-stackpeel-tmp24 cannot be used" in r["findings"][0]["message"]
+    # Triton loads its helper from its cache, never from the temporary directory: noexec /tmp is fine
+    report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir", env=cli_env,
+                              wrap="mount -t tmpfs -o size=256m,noexec tmpfs /tmp")
+    assert result(report, "toolchain.temp_dir")["status"] == "pass"
+
+
+TEMP_DIR_MESSAGES = {
+    "temp-dir-unusable": [
+        # CPython Lib/tempfile.py, as it raised here (/tmp, /var/tmp and the working directory read-only)
+        "FileNotFoundError: [Errno 2] No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', "
+        "'/run/tmp24cwd']",
+        # libiberty make_temp_file, gcc 12.2 here on a read-only /tmp and working directory
+        "Cannot create temporary file in ./: Read-only file system",
+        # gcc toplev.cc and gas write.c, gcc 12.2 here on a full tmpfs at /tmp
+        "/dev/shm/t24.c:1:1: fatal error: error closing /tmp/cc5tleEc.s: No space left on device",
+        "big.c:4000:1: fatal error: error writing to /tmp/ccDcgqpw.s: No space left on device",
+        "/tmp/ccBlY2V0.s: Fatal error: can't write 29 bytes to section .eh_frame of /tmp/ccPBndu2.o: "
+        "'No space left on device'",
+        "/tmp/ccVezjLk.s: Fatal error: /tmp/cc6Ylf6f.o: No space left on device",
+    ],
+}
+
+test_temp_dir_message_in_every_wrapper, test_temp_dir_message_matches_its_own_signature = \
+    family_tests(TEMP_DIR_MESSAGES)
+
+# near misses: a temporary directory named in a healthy line, a full disk that is no compiler's temp file
+test_temp_dir_near_misses_name_nothing = healthy_test([
+    "Using temporary directory /tmp/tmpab12cd34 for the build",
+    "export TMPDIR=/scratch/tmp && python train.py",
+    "gcc -c -o /tmp/ccache/foo.o foo.c",
+])
+
+
+def test_temp_dir_near_miss_of_a_full_disk_is_not_the_temp_dir():
+    expl = explain_text("OSError: [Errno 28] No space left on device: '/data/checkpoints/step_1000.pt'\n")
+    assert [c.code for c in expl.candidates][:1] == ["disk-full"]

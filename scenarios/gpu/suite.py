@@ -743,6 +743,53 @@ def home_read_only(m: Machine, tmp: Path) -> Setup:
     return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(home)])
 
 
+# -- tmp24: the temporary directory Triton builds in ------------------------------------------------
+
+def _tmp_fault(tmp: Path, full: bool) -> Setup:
+    """/tmp unusable in a private mount namespace, TMPDIR/TEMP/TMP unset, a fresh Triton cache on a
+    tmpfs of its own (so Triton must build its helpers and its cache is no fault).
+
+    Read-only: /tmp, /var/tmp (and /usr/tmp) made read-only in place (a suite output folder under /tmp
+    stays visible) and the commands run from a read-only directory, so tempfile has no candidate left
+    (its last one is the working directory). Full: a full 64 KiB tmpfs over /tmp, the Triton cache on
+    a tmpfs at /mnt (a cache under /tmp would be hidden by it); stackpeel's checkout must not be under
+    /tmp then."""
+    env = base_env()
+    for k in ("TMPDIR", "TEMP", "TMP"):
+        env.pop(k, None)
+    ro = 'ro() { mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"; }; '
+    if full:
+        if str(REPO).startswith("/tmp/") or not os.path.isdir("/mnt"):
+            raise RuntimeError("a tmpfs over /tmp would hide this checkout (under /tmp), or there is no /mnt "
+                               "for the Triton cache")
+        env["TRITON_CACHE_DIR"] = "/mnt/stackpeel-triton-cache"
+        script = ('mount -t tmpfs -o size=256m tmpfs /mnt && mkdir /mnt/stackpeel-triton-cache && '
+                  'mount -t tmpfs -o size=64k tmpfs /tmp && { dd if=/dev/zero of=/tmp/fill bs=4k count=64 '
+                  '2>/dev/null; true; } && exec "$@"')
+        return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
+    cache = tmp / "fresh-cache"
+    cache.mkdir(exist_ok=True)
+    env["TRITON_CACHE_DIR"] = str(cache)
+    cwd = tmp / "read-only-cwd"
+    cwd.mkdir(exist_ok=True)
+    script = (ro + 'ro /tmp && { [ ! -d /var/tmp ] || ro /var/tmp; } && { [ ! -d /usr/tmp ] || ro /usr/tmp; } && '
+              'mount -t tmpfs -o size=256m tmpfs "$0" && ro "$1" && cd "$1" && shift && exec "$@"')
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(cache), str(cwd)])
+
+
+def tmp_read_only(m: Machine, tmp: Path) -> Setup:
+    return _tmp_fault(tmp, full=False)
+
+
+def tmp_full(m: Machine, tmp: Path) -> Setup:
+    return _tmp_fault(tmp, full=True)
+
+
+#: the Triton layer's own codes: a temporary-directory fault must not be blamed on them
+TRITON_LAYER_ROOTS = ("triton-cache-unusable", "env-path-unusable", "no-c-compiler", "c-compiler-broken",
+                      "triton-build-failed", "triton-kernel-failed", "triton-driver-init-failed")
+
+
 SCENARIOS: List[Scenario] = [
     Scenario(
         "healthy", "untouched machine, fresh Triton cache: no blocking finding, no false alarm",
@@ -1036,6 +1083,32 @@ SCENARIOS: List[Scenario] = [
         evidence={"toolchain.triton_cache": ["Read-only file system", "from HOME"]},
         proofs=[Proof("user kernel fails on a fresh cache", [], False)],
         explain=["triton-cache-unusable", "env-path-unusable"]),
+    # tmp24. Proved on a CPU machine (gcc 12.2, Triton 3.9's own build, CPython 3.11 tempfile): read-only
+    # /tmp, /var/tmp and working directory -> tempfile raises 'No usable temporary directory found in [...]'
+    # (Triton's TemporaryDirectory() fails before gcc runs); a full /tmp -> tempfile falls back to /var/tmp
+    # but gcc, whose libiberty picks /tmp by access(), stops with 'error closing /tmp/ccXXXXXX.s: No space
+    # left on device' (Triton: CalledProcessError). Only the GPU run shows that Triton 3.6 on the H200
+    # builds cuda_utils this way on a fresh cache, that torch and Triton import with no usable /tmp, and
+    # what the user's kernel prints there (the expected text below is the CPU machine's)
+    Scenario(
+        "tmp-read-only", "/tmp and /var/tmp read-only (private mount namespace), TMPDIR unset, run from a "
+        "read-only directory, fresh Triton cache: tempfile has no directory, Triton cannot build its helpers",
+        tmp_read_only, need_all(need_gpu(), need_unshare), roots=["temp-dir-unusable"],
+        forbid_roots=list(TRITON_LAYER_ROOTS),
+        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build"]},
+        evidence={"toolchain.temp_dir": ["No usable temporary directory found in"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "No usable temporary directory found in")],
+        explain=["temp-dir-unusable"]),
+    Scenario(
+        "tmp-full", "a full 64 KiB tmpfs at /tmp (private mount namespace), TMPDIR unset, fresh Triton cache: "
+        "tempfile falls back to /var/tmp, gcc writes /tmp and fails",
+        tmp_full, need_all(need_gpu(), need_unshare), roots=["temp-dir-unusable"],
+        forbid_roots=list(TRITON_LAYER_ROOTS),
+        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build"]},
+        evidence={"toolchain.temp_dir": ["No space left on device"],
+                  "toolchain.extension_build": ["No space left on device"]},
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "No space left on device")],
+        explain=["temp-dir-unusable"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,

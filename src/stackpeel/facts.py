@@ -395,6 +395,33 @@ class ToolchainTritonCacheFacts(_ToolchainTritonCacheFactsOptional):
     write_error: Any
 
 
+class TempDirEntryFacts(TypedDict, total=False):
+    """One temporary directory as ``toolchain.temp_dir`` tested it (``var``: only for a
+    TMPDIR/TEMP/TMP that was skipped)."""
+
+    access_ok: bool  # access(R|W|X), the test gcc makes
+    free_bytes: Optional[int]
+    is_dir: bool
+    mount: Optional[Dict[str, Any]]
+    path: str
+    var: str
+    write_error: Optional[str]  # a real O_CREAT|O_EXCL write, the test Python's tempfile makes
+
+
+class ToolchainTempDirFacts(TypedDict):
+    """Facts of ``toolchain.temp_dir`` (check ``toolchain.temp_dir``, tmp24): the directory
+    Python's tempfile (Triton's build) and gcc (its intermediates) will use."""
+
+    compiler: TempDirEntryFacts
+    compiler_tmpdir: str
+    cwd: Optional[str]  # the target's working directory (tempfile's last candidate, gcc's ".")
+    env: Dict[str, Optional[str]]  # TMPDIR, TEMP, TMP as the target has them
+    python: Optional[TempDirEntryFacts]
+    python_error: Optional[str]  # FileNotFoundError: No usable temporary directory found in [...]
+    python_tmpdir: Optional[str]
+    skipped: List[TempDirEntryFacts]
+
+
 class _TritonImportFactsOptional(TypedDict, total=False):
     env: Dict[str, Any]
     import_output: Dict[str, Any]
@@ -797,6 +824,7 @@ BY_CHECK: Dict[str, type] = {
     "toolchain.nvcc": ToolchainNvccFacts,
     "toolchain.ptxas": ToolchainPtxasFacts,
     "toolchain.triton_cache": ToolchainTritonCacheFacts,
+    "toolchain.temp_dir": ToolchainTempDirFacts,
     "triton.import": TritonImportFacts,
     "triton.build": TritonBuildFacts,
     "triton.kernel_launch": TritonKernelLaunchFacts,

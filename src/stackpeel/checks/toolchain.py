@@ -153,7 +153,7 @@ class ExtensionBuild(Check):
     layer = "toolchain"
     codes = ("libc-headers-missing", "python-headers-missing", "extension-build-failed")
     facts = _facts.ToolchainExtensionBuildFacts
-    requires = ("toolchain.c_compiler", "toolchain.python_headers")
+    requires = ("toolchain.c_compiler", "toolchain.python_headers", "toolchain.temp_dir")
     probe = "toolchain.extension_build"
     timeout = 120.0
 
@@ -163,6 +163,9 @@ class ExtensionBuild(Check):
         cc = facts["compiler"]
         if kind == "no-compiler":
             return Verdict(Status.BLOCKED, "not attempted: there is no C compiler (see toolchain.c_compiler)", (), keep)
+        if kind == "no-tmp":  # tmp24: the build directory cannot even be created
+            return Verdict(Status.BLOCKED, f"not attempted: no temporary directory to build in ({facts.get('error')}; "
+                           "see toolchain.temp_dir)", (), keep)
         if facts["ok"]:
             return ctx.ok(f"compiled, loaded and called a C extension with {cc} and Triton's flags", **keep)
         stderr = facts["stderr"] or ""
@@ -192,6 +195,8 @@ class ExtensionBuild(Check):
                 variant = "load"
                 observed.update(error=f"{err.get('type')}: {err.get('message')}", tmpdir=facts.get("tmpdir"))
                 evidence = err.get("traceback") or evidence
+            elif kind == "temp-dir":  # tmp24
+                variant = "temp-dir"
             elif kind == "wrong-result":
                 variant, observed["answer"] = "wrong-result", repr(facts.get("answer"))
             else:
@@ -487,5 +492,84 @@ class Nvcc(Check):
         return ctx.ok(f"{have} matches torch's CUDA {tcuda}{note}", **keep)
 
 
-__all__ = ["CCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas", "TritonCache",
-           "header_params"]
+# -- tmp24: the temporary directory -------------------------------------------------------
+
+#: Below this much free space in the temporary directory a build of Triton's helpers fails (blocking).
+#: Measured (gcc 12.2, Triton 3.9's backends/nvidia/driver.c, -O3 -fPIC): source 57 KB, gcc's
+#: ccXXXXXX.s 108 KB and ccXXXXXX.o 54 KB live at once, plus the built .so: about 0.3 MB per helper.
+MIN_TMP_FREE = 1024 * 1024
+#: Below this, degraded: eight ranks building helpers at once need about 2.5 MB, and extension
+#: builds of C++ sources that include torch's headers write larger assembler files (not measured
+#: here): a guard band, not a measured need
+LOW_TMP_FREE = 64 * 1024 * 1024
+
+
+def _mount_text(entry: Optional[Mapping[str, Any]]) -> str:
+    m = (entry or {}).get("mount") or {}
+    if not m:
+        return "unknown mount"
+    return f"mount {m.get('mount_point')}, {m.get('fstype')}, {','.join(m.get('options') or [])}"
+
+
+class TempDir(Check):
+    """The temporary directory Triton's builds and the compilers use: ``tempfile.gettempdir()``
+    in the target interpreter (TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp, the working
+    directory: the first one a file can be created in), and the one gcc picks (libiberty:
+    TMPDIR, TMP, TEMP, /tmp, /var/tmp, /usr/tmp by access(), else the working directory), with a
+    real write and the free space of each. A variable that names an unusable directory is named
+    even when the fallback works."""
+
+    id = "toolchain.temp_dir"
+    volatile = True  # free space: measured again on every run
+    title = "Temporary directory for Triton's builds and the compiler"
+    layer = "toolchain"
+    codes = ("temp-dir-unusable",)
+    facts = _facts.ToolchainTempDirFacts
+    probe = "toolchain.temp_dir"
+    probe_needs = ()
+    timeout = 15.0
+
+    def evaluate(self, facts, ctx):
+        py_dir, cc_dir = facts["python_tmpdir"], facts["compiler_tmpdir"]
+        cc = facts["compiler"] or {}
+        py = facts["python"] or {}
+        keep = {"python_tmpdir": py_dir, "compiler_tmpdir": cc_dir}
+        skipped = list(facts["skipped"] or [])
+        extra: List[Optional[str]] = []
+        params: Dict[str, Any] = {"python_tmpdir": py_dir, "compiler_tmpdir": cc_dir}
+        if skipped:
+            first = skipped[0]
+            extra.append("env-skipped" if py_dir else "env-skipped-none")
+            params.update(var=first.get("var"), value=first.get("path"), var_error=first.get("write_error"))
+        elsewhere = ["python-elsewhere"] if py_dir and os.path.abspath(py_dir) != cc_dir else []
+        if facts["python_error"]:
+            finding = ctx.finding("temp-dir-unusable", ["none"] + extra, evidence=facts["python_error"],
+                                  python_error=facts["python_error"], **params)
+            return ctx.verdict("no usable temporary directory", finding, **keep)
+        if cc.get("write_error") and "[Errno 28]" not in cc["write_error"]:  # ENOSPC: the no-space case below
+            finding = ctx.finding("temp-dir-unusable", ["compiler-unwritable"] + elsewhere + extra,
+                                  evidence=cc["write_error"], compiler_mount=_mount_text(cc),
+                                  compiler_error=cc["write_error"], **params)
+            return ctx.verdict(f"gcc's temporary directory {cc_dir} cannot be written", finding, **keep)
+        for limit, variant, sev in ((MIN_TMP_FREE, "no-space", None), (LOW_TMP_FREE, "low-space", Severity.DEGRADED)):
+            low = [(d, e) for d, e in ((cc_dir, cc), (py_dir, py))
+                   if e.get("free_bytes") is not None and e["free_bytes"] < limit
+                   or "[Errno 28]" in (e.get("write_error") or "")]
+            if low:
+                d, e = low[0]
+                finding = ctx.finding("temp-dir-unusable", [variant] + elsewhere + extra, severity=sev, tmp_dir=d,
+                                      evidence=e.get("write_error") or "",
+                                      tmp_mount=_mount_text(e), free_kib=(e.get("free_bytes") or 0) // 1024,
+                                      need_kib=limit // 1024, **params)
+                return ctx.verdict(f"the temporary directory {d} is {'full' if sev is None else 'nearly full'}",
+                                   finding, **keep)
+        free = _gib(cc.get("free_bytes"))
+        if skipped:
+            finding = ctx.finding("temp-dir-unusable", extra + elsewhere, severity=Severity.DEGRADED, **params)
+            return ctx.verdict(f"{params['var']} names an unusable directory; {py_dir} used instead", finding, **keep)
+        where = py_dir if os.path.abspath(py_dir or "") == cc_dir else f"{py_dir} (Python), {cc_dir} (gcc)"
+        return ctx.ok(f"{where}: writable, {free} free", **keep)
+
+
+__all__ = ["CCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas", "TempDir",
+           "TritonCache", "header_params"]

@@ -12,6 +12,9 @@ from .. import facts as _facts
 from .base import Check, version_tuple
 
 COMPILER_MISSING = "Failed to find C compiler"
+#: tempfile's "No usable temporary directory", gcc/as failing on their ccXXXXXX temporary files (tmp24)
+TEMP_DIR_FAILURE = re.compile(r"No usable temporary directory found in|Cannot create temporary file in |"
+                              r"/cc\w{6}\.[sio]:? [^\n]{0,80}No space left on device")
 
 
 def first_line(text: Any, limit: int = 300) -> str:
@@ -119,7 +122,7 @@ class TritonBuild(Check):
     layer = "triton"
     codes = ("triton-build-failed",)
     facts = _facts.TritonBuildFacts
-    requires = ("triton.import", "toolchain.extension_build")
+    requires = ("triton.import", "toolchain.extension_build", "toolchain.temp_dir")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
     probe_needs = ()
@@ -136,6 +139,8 @@ class TritonBuild(Check):
         text = f"{err.get('message') or ''}\n{stderr}"
         if COMPILER_MISSING in text:
             cause = "no-compiler"
+        elif TEMP_DIR_FAILURE.search(text):  # tmp24: before FileNotFoundError (tempfile raises that too)
+            cause = "temp-dir"
         elif err.get("type") == "FileNotFoundError":
             cause = "cc-missing"
         elif "Python.h" in stderr:

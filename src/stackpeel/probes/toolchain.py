@@ -205,6 +205,11 @@ _NO_TOOL = re.compile(u"(?:cannot execute|error trying to exec|cannot find) ['\u
                       u"['\u2019\"]?")
 
 
+# libiberty make_temp_file, gcc toplev.cc, gas write.c: the compiler's own temporary files (tmp24)
+_TEMP_FILE = re.compile(r"Cannot create temporary file in [^\n]{1,300}|[^\s:]{0,300}/cc\w{6}\.[sio]:? [^\n]{0,80}"
+                        r"No space left on device")
+
+
 def classify_build_stderr(text):
     """(kind, detail) for a failed compile: python-headers, libc-headers, binutils,
     compiler-incomplete or other. ``detail`` is the missing file or program."""
@@ -219,6 +224,9 @@ def classify_build_stderr(text):
     m = _START_FILES.search(text)
     if m:
         return "libc-headers", m.group(1)
+    m = _TEMP_FILE.search(text)  # tmp24: gcc/as could not write their temporary files
+    if m:
+        return "temp-dir", m.group(0)
     m = _NO_TOOL.search(text)
     if m:
         tool = m.group(1)
@@ -235,7 +243,18 @@ def extension_build(inp):
         facts["failure_kind"] = "no-compiler"
         return facts
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    tmp = tempfile.mkdtemp(prefix="stackpeel-ext-")
+    # Triton builds in tempfile.TemporaryDirectory() and runs the compiler in the user's working
+    # directory with the user's TMPDIR: so does this build (tmp24), not in stackpeel's scratch
+    environ, cwd = target_tmp_env()
+    root, error = python_tmpdir(environ, cwd)
+    try:
+        if root is None:
+            raise OSError(error)
+        tmp = tempfile.mkdtemp(prefix="stackpeel-ext-", dir=root)
+    except (OSError, IOError) as exc:  # No usable temporary directory found in [...] (toolchain.temp_dir)
+        facts["failure_kind"], facts["error"] = "no-tmp", error or "%s: %s" % (type(exc).__name__, exc)
+        return facts
+    run_cwd = cwd if cwd and os.path.isdir(cwd) else tmp
     try:
         src = os.path.join(tmp, EXT_NAME + ".c")
         so = os.path.join(tmp, EXT_NAME + suffix)
@@ -243,7 +262,7 @@ def extension_build(inp):
             f.write(EXT_SOURCE)
         # Triton: [cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so] + -l/-L + -I (srcdir, python include)
         argv = [found["compiler"], src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so, "-I" + tmp, "-I" + include]
-        run = common.run(argv, timeout=90, cwd=tmp)
+        run = common.run(argv, timeout=90, cwd=run_cwd, env=environ)
         facts.update(attempted=True, command=argv, tmpdir=tmp, rc=run["rc"], stdout=run["stdout"],
                      stderr=run["stderr"], error=run["error"])
         if run["error"] is not None:
@@ -788,6 +807,113 @@ def triton_cache(inp):
             facts["list_error"] = "%s: %s" % (type(exc).__name__, exc)
         facts["entries"] = entries
         facts["cached_helpers"] = helpers
+    return facts
+
+
+# ---------------------------------------------------------------------------------------
+# Temporary directory (tmp24): Triton 3.6-3.9 builds cuda_utils and its launchers in
+# tempfile.TemporaryDirectory() (runtime/build.py _compile_so_from_src / compile_module_from_src)
+# and copies the .so into its cache before loading it; gcc writes its .s/.o in its own choice of
+# temporary directory (libiberty make-temp-file.c choose_tmpdir).
+
+#: CPython tempfile._candidate_tempdir_list(): these variables in this order, then the fixed dirs
+PY_TMP_VARS = ("TMPDIR", "TEMP", "TMP")
+#: libiberty choose_tmpdir(): these variables in this order, then P_tmpdir (/tmp), /var/tmp, /usr/tmp
+GCC_TMP_VARS = ("TMPDIR", "TMP", "TEMP")
+TMP_FIXED = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def _write_test(directory):
+    """Create and remove a file in ``directory`` as tempfile._get_default_tempdir() does
+    (O_CREAT|O_EXCL, a few bytes written). Returns None or 'Type: message'."""
+    name = os.path.join(directory, ".stackpeel-tmp-%d" % os.getpid())
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"blat")
+        finally:
+            os.close(fd)
+            os.unlink(name)
+        return None
+    except OSError as exc:
+        return "%s: %s" % (type(exc).__name__, exc)
+
+
+def _dir_facts(path):
+    out = {"path": path, "is_dir": os.path.isdir(path)}
+    out["access_ok"] = out["is_dir"] and os.access(path, os.R_OK | os.W_OK | os.X_OK)
+    out["write_error"] = _write_test(path) if out["is_dir"] else "not a directory"
+    try:
+        st = os.statvfs(path)
+        out["free_bytes"] = st.f_bavail * st.f_frsize
+    except OSError:
+        out["free_bytes"] = None
+    mount = mount_of(path) if out["is_dir"] else None
+    out["mount"] = {k: mount[k] for k in ("mount_point", "fstype", "options", "ro", "noexec")} if mount else None
+    return out
+
+
+def target_tmp_env():
+    """(environment, working directory) of the target as the user runs it. Under stackpeel's
+    runner the probe's own TMPDIR and cwd are stackpeel's scratch; the runner passes the
+    target's in STACKPEEL_TARGET_TMPDIR (absent: unset) and STACKPEEL_TARGET_CWD."""
+    env = dict(os.environ)
+    if "STACKPEEL_TARGET_CWD" not in env:
+        try:
+            return env, os.getcwd()
+        except OSError:
+            return env, None
+    env.pop("TMPDIR", None)
+    if "STACKPEEL_TARGET_TMPDIR" in env:
+        env["TMPDIR"] = env["STACKPEEL_TARGET_TMPDIR"]
+    return env, env["STACKPEEL_TARGET_CWD"]
+
+
+def python_tmpdir(environ, cwd):
+    """(directory, error) as tempfile.gettempdir() finds it in that environment and working
+    directory: CPython's _candidate_tempdir_list() and _get_default_tempdir() (3.8-3.13), the
+    first candidate in which a file can really be created. error is the FileNotFoundError
+    text tempfile raises when there is none."""
+    dirlist = [environ[v] for v in PY_TMP_VARS if environ.get(v)] + list(TMP_FIXED)
+    dirlist.append(cwd if cwd is not None else os.curdir)
+    for d in dirlist:
+        if d != os.curdir and not os.path.isabs(d) and cwd:
+            d = os.path.join(cwd, d)
+        d = os.path.normpath(d) if d != os.curdir else d
+        if os.path.isdir(d) and _write_test(d) is None:
+            return d, None
+    return None, "FileNotFoundError: [Errno 2] No usable temporary directory found in %s" % dirlist
+
+
+def gcc_tmpdir(environ=None, cwd=None):
+    """The directory gcc writes its intermediates to, chosen as libiberty's choose_tmpdir()
+    does: the first of $TMPDIR, $TMP, $TEMP, /tmp, /var/tmp, /usr/tmp that access(R|W|X)
+    accepts (a read-only mount fails it; a full one does not), else the working directory.
+    gcc aborts ('Cannot create temporary file in DIR/: ...') when that one cannot be written."""
+    env = os.environ if environ is None else environ
+    for cand in [env.get(v) for v in GCC_TMP_VARS] + list(TMP_FIXED):
+        if cand and os.path.isdir(cand) and os.access(cand, os.R_OK | os.W_OK | os.X_OK):
+            return cand
+    return cwd or "."
+
+
+def temp_dir(inp):
+    environ, cwd = target_tmp_env()
+    env = {v: environ.get(v) for v in PY_TMP_VARS}
+    facts = {"env": env, "cwd": cwd, "skipped": []}
+    facts["python_tmpdir"], facts["python_error"] = python_tmpdir(environ, cwd)
+    for var in PY_TMP_VARS:
+        value = env[var]
+        if not value:
+            continue
+        d = _dir_facts(value)
+        if d["write_error"]:
+            facts["skipped"].append(dict(d, var=var))
+    python_dir = facts["python_tmpdir"]
+    facts["python"] = _dir_facts(python_dir) if python_dir else None
+    compiler_dir = gcc_tmpdir(environ, cwd)
+    facts["compiler_tmpdir"] = os.path.abspath(compiler_dir)
+    facts["compiler"] = _dir_facts(compiler_dir)
     return facts
 
 

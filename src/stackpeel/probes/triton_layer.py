@@ -307,6 +307,44 @@ def import_facts(inp):
 
 # --------------------------------------------------------------------------- triton.build
 
+@contextlib.contextmanager
+def target_tmp():
+    """Run the body with the target's TMPDIR and working directory, where the runner passed them
+    (STACKPEEL_TARGET_TMPDIR, absent: unset; STACKPEEL_TARGET_CWD): Triton's build makes its
+    tempfile.TemporaryDirectory() and runs gcc (whose scratch follows TMPDIR, else /tmp, else the
+    working directory) where the user's run would, not in stackpeel's scratch (tmp24)."""
+    if "STACKPEEL_TARGET_CWD" not in os.environ:
+        yield
+        return
+    saved_env, saved_default = os.environ.get("TMPDIR"), tempfile.tempdir
+    try:
+        saved_cwd = os.getcwd()
+    except OSError:
+        saved_cwd = None
+    try:
+        if "STACKPEEL_TARGET_TMPDIR" in os.environ:
+            os.environ["TMPDIR"] = os.environ["STACKPEEL_TARGET_TMPDIR"]
+        else:
+            os.environ.pop("TMPDIR", None)
+        tempfile.tempdir = None  # gettempdir() searches again, as in the user's process
+        try:
+            os.chdir(os.environ["STACKPEEL_TARGET_CWD"])
+        except OSError:
+            pass
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        tempfile.tempdir = saved_default
+        if saved_cwd is not None:
+            try:
+                os.chdir(saved_cwd)
+            except OSError:
+                pass
+
+
 def _build_with(build_mod, tmp):
     """Call the build entry point this Triton offers; returns (api, loaded module or .so path)."""
     import inspect
@@ -399,7 +437,8 @@ def _build_attempt(standin):
                             facts["platform_key"] = pk()
                         except Exception as exc:
                             facts["platform_key_error"] = "%s: %s" % (type(exc).__name__, exc)
-                    facts["api"], result = _build_with(build_mod, tmp)
+                    with target_tmp():  # Triton's TemporaryDirectory and gcc's scratch: the user's (tmp24)
+                        facts["api"], result = _build_with(build_mod, tmp)
                     if isinstance(result, str):  # a path: load it ourselves
                         import importlib.util
                         spec = importlib.util.spec_from_file_location(BUILD_PROBE_NAME, result)

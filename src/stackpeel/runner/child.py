@@ -130,6 +130,7 @@ def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, i
     # the probe's own temporary files (compiler runs, kernel builds) go inside this directory,
     # so they go when it goes, even when the probe is killed
     cenv = dict(os.environ if env is None else env)
+    hygiene.keep_target_tmp(cenv)  # the target's TMPDIR and cwd, which the probe's replace (tmp24)
     cenv["TMPDIR"] = str(probe_tmp)
     cenv["STACKPEEL_PARENT_PID"] = str(os.getpid())
     timed_out = False

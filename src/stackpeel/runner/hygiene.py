@@ -25,7 +25,7 @@ import tempfile
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["Closing", "NoTempDir", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
+__all__ = ["Closing", "NoTempDir", "ensure_scratch", "keep_target_tmp", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
            "sweep_orphans", "terminate_all", "watch_parent"]
 
 _LOCK = threading.RLock()
@@ -42,6 +42,49 @@ class NoTempDir(OSError):
     """No writable temporary directory (TMPDIR and the system defaults)."""
 
 
+#: where stackpeel keeps its own scratch when no system temporary directory can be used (tmp24): a
+#: read-only or full /tmp is what ``toolchain.temp_dir`` diagnoses, so stackpeel itself must still run.
+#: Only this process's ``tempfile.tempdir`` moves; probes get their own TMPDIR (child.py), and the
+#: target's temporary directory is read from the variables the runner passes (STACKPEEL_TARGET_*)
+FALLBACK_TMP_ROOTS = ("/dev/shm",)
+
+
+def _fallback_tempdir(prefix: str) -> Optional[str]:
+    for root in FALLBACK_TMP_ROOTS:
+        try:
+            path = tempfile.mkdtemp(prefix=prefix, dir=root)
+        except OSError:
+            continue
+        tempfile.tempdir = root  # stackpeel's later scratch (zygote capture files) goes there too
+        return path
+    return None
+
+
+def ensure_scratch() -> None:
+    """Make this process's ``tempfile`` usable before an anonymous temporary file is made (the
+    zygote's stderr): where tempfile finds no directory, the fallback root becomes its default."""
+    try:
+        tempfile.gettempdir()
+    except OSError:
+        path = _fallback_tempdir("stackpeel-")
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def keep_target_tmp(env: Dict[str, str]) -> Dict[str, str]:
+    """``env`` with the target's TMPDIR and working directory kept in STACKPEEL_TARGET_TMPDIR (absent:
+    TMPDIR unset) and STACKPEEL_TARGET_CWD, before a probe's TMPDIR and cwd become stackpeel's
+    scratch: toolchain.temp_dir and the extension build read them back (tmp24)."""
+    env.pop("STACKPEEL_TARGET_TMPDIR", None)
+    if env.get("TMPDIR") is not None:
+        env["STACKPEEL_TARGET_TMPDIR"] = env["TMPDIR"]
+    try:
+        env["STACKPEEL_TARGET_CWD"] = os.getcwd()
+    except OSError:
+        env.pop("STACKPEEL_TARGET_CWD", None)
+    return env
+
+
 def make_tempdir(prefix: str = "stackpeel-") -> str:
     with _LOCK:
         if _closing:
@@ -49,9 +92,12 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
         try:
             path = tempfile.mkdtemp(prefix=prefix)
         except (FileNotFoundError, PermissionError, OSError) as exc:
-            where = os.environ.get("TMPDIR") or "/tmp"
-            raise NoTempDir(exc.errno, f"no writable temporary directory ({where}: {exc.strerror or exc}); "
-                                       "set TMPDIR to a writable directory") from None
+            fallback = _fallback_tempdir(prefix)
+            if fallback is None:
+                where = os.environ.get("TMPDIR") or "/tmp"
+                raise NoTempDir(exc.errno, f"no writable temporary directory ({where}: {exc.strerror or exc}); "
+                                           "set TMPDIR to a writable directory") from None
+            path = fallback
         _DIRS.add(path)
     _stamp(path)
     return path

@@ -356,6 +356,7 @@ class Zygote:
         #: when set, each probe waits for one of these before it starts (and its time starts)
         self.slots: Optional[Slots] = None
         rfd, wfd = os.pipe()
+        hygiene.ensure_scratch()  # a read-only or full /tmp is the target's problem, not stackpeel's (tmp24)
         self.err = tempfile.TemporaryFile()
         # an empty working directory: "-c" puts it first on sys.path, so nothing in it may shadow torch
         # (hygiene registers both, so a signal or parent death ends the zygote, its forks and this dir)
@@ -366,7 +367,7 @@ class Zygote:
             # the hyphen keeps the folder from being imported as a module from the first sys.path entry
             ztmp = os.path.join(self.cwd, "zygote-tmp")
             os.mkdir(ztmp, 0o700)
-            zenv = dict(os.environ if env is None else env, TMPDIR=ztmp)
+            zenv = dict(hygiene.keep_target_tmp(dict(os.environ if env is None else env)), TMPDIR=ztmp)
             self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice)),
                  ",".join(STDLIB_WARM) if warm else ""],
