@@ -64,8 +64,10 @@ def verdicts(report: Report, codes: Sequence[str], kb: Optional[KnowledgeBase] =
             continue
         found = [f.code for f in result.findings]
         status = result.status.value
-        if code in found:
-            f = next(f for f in result.findings if f.code == code)
+        # a log-only code is confirmed by the check code that stands for it (confirmed_by)
+        confirming = [c for c in (code, *kb.confirms.get(code, ())) if c in found]
+        if confirming:
+            f = next(f for f in result.findings if f.code == confirming[0])
             out[code] = LiveCheck("confirmed", cid, status, f.message)
         elif result.status in (Status.PASS,):
             out[code] = LiveCheck("ruled-out", cid, status, result.summary)
