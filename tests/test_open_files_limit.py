@@ -252,8 +252,10 @@ def test_bare_busy_log_lists_the_limit_after_the_exclusive_process_cause():
     expl = explain_text(BUSY)
     top = expl.candidates[0]
     assert top.code == "cuda-devices-unavailable"
-    assert list(top.could_be) == ["cuda-init-failed", "open-files-limit-low"]
-    assert "open-files-limit-low" in all_codes()["cuda-devices-unavailable"].caused_by
+    causes = list(top.could_be)
+    # exclusive-process mode (cuInit's error 46, cuda-init-failed) before the limit, the limit last
+    assert causes[-2:] == ["cuda-init-failed", "open-files-limit-low"]
+    assert list(all_codes()["cuda-devices-unavailable"].caused_by) == causes
 
 
 def _live(raw: dict) -> Report:
@@ -293,3 +295,26 @@ def test_open_files_limit_low_confirms_open_files_limit_exhausted_live():
     log = "RuntimeError: Too many open files. Communication with the workers is no longer possible.\n"
     out = confirm(explain_text(log), python="/py", check=lambda **kw: live, known={"multi_gpu.open_files"})
     assert out.root.code == "open-files-limit-exhausted" and out.root.live.verdict == "confirmed"
+
+
+# --------------------------------------------------------------------------- multi_gpu.p2p (two GPUs)
+
+def _p2p(limits, **worker):
+    from test_multi_gpu import H200_P2P, PeerToPeer, answer
+    facts = copy.deepcopy(H200_P2P)
+    facts["worker"].update(worker)
+    facts["error"] = {"type": "AcceleratorError",
+                      "message": "CUDA error: CUDA-capable device(s) is/are busy or unavailable"}
+    deps = {"torch.cuda": {"installed": True, "available": True, "device_count": 2}, "multi_gpu.open_files": limits}
+    return PeerToPeer().evaluate(answer(PeerToPeer, facts), Context({"pkg_manager": "apt"}, {"python": "/py"}, deps))
+
+
+def test_p2p_copy_failing_under_a_low_limit_names_it():
+    """Two H200s under ulimit -n 64 (session 23): check's peer copies failed; with the second GPU's
+    context refused, the copy worker names the limit beside nccl-p2p-blocked."""
+    v = _p2p({"soft": 64, "hard": 64}, exit_code=1, stage="copy 0->1")
+    assert [(f.code, f.severity) for f in v.findings] == [("open-files-limit-low", Severity.INFO),
+                                                          ("nccl-p2p-blocked", Severity.BLOCKING)]
+    assert "the peer-copy worker (stage 'copy 0->1')" in v.findings[0].message
+    generous = _p2p({"soft": 65536, "hard": 65536}, exit_code=1, stage="copy 0->1")
+    assert [f.code for f in generous.findings] == ["nccl-p2p-blocked"]

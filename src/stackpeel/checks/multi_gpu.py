@@ -406,7 +406,7 @@ class PeerToPeer(Check):
                 f"{err.get('type')}: {err.get('message')}" if err else "",
                 _tail(worker.get("log_tail")), evidence_base]))
             limits = ctx.dep("multi_gpu.open_files")
-            short = descriptor_shortage(limits, err, worker.get("log_tail"))
+            short = descriptor_shortage(limits, err, worker.get("log_tail"), died=not worker.get("killed"))
             if short:
                 findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):
