@@ -283,7 +283,8 @@ def test_live_explain_keeps_exclusive_mode_first_under_a_generous_limit():
 
 def test_open_files_limit_low_confirms_open_files_limit_exhausted_live():
     kb = load_explain_kb()
-    assert kb.checks["open-files-limit-exhausted"] == "multi_gpu.open_files"
+    assert "open-files-limit-exhausted" not in kb.checks  # no check emits it
+    assert kb.check_of("open-files-limit-exhausted") == "multi_gpu.open_files"
     assert kb.confirms["open-files-limit-exhausted"] == ("open-files-limit-low",)
     live = _live(recorded(48))
     v = verdicts(live, ["open-files-limit-exhausted"], kb)

@@ -297,6 +297,13 @@ class KnowledgeBase:
     checks: Mapping[str, str] = field(default_factory=dict)
     #: explain-only code -> the check codes that confirm it live (the knowledge base's ``confirmed_by``)
     confirms: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    def check_of(self, code: str) -> Optional[str]:
+        """The check that confirms ``code`` live: its own, or that of a code in its ``confirmed_by``."""
+        for c in (code, *self.confirms.get(code, ())):
+            if c in self.checks:
+                return self.checks[c]
+        return None
     version: int = 1
     #: finding code -> literal clues that make it likelier when a log shows only its symptoms
     clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
@@ -594,12 +601,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}
-    by_check = dict(checks or {})
-    for code, refs in confirms.items():
-        for ref in refs:
-            if code not in by_check and ref in by_check:
-                by_check[code] = by_check[ref]
-    return KnowledgeBase(entries=tuple(entries), checks=by_check, clues=clues, confirms=confirms)
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues, confirms=confirms)
 
 
 def _live_checks() -> Dict[str, str]:

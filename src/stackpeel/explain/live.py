@@ -41,7 +41,7 @@ def plan(expl: Explanation, kb: Optional[KnowledgeBase] = None, known: Optional[
     ids: Dict[str, None] = {}
     for cand in expl.candidates[:MAX_CANDIDATES]:
         for code in (cand.code, *cand.could_be):
-            cid = kb.checks.get(code)
+            cid = kb.check_of(code)
             if cid and (known is None or cid in known):
                 ids.setdefault(cid, None)
     return list(ids)
@@ -58,7 +58,7 @@ def verdicts(report: Report, codes: Sequence[str], kb: Optional[KnowledgeBase] =
     kb = kb or load()
     out: Dict[str, LiveCheck] = {}
     for code in codes:
-        cid = kb.checks.get(code)
+        cid = kb.check_of(code)
         result = report.result(cid) if cid else None
         if result is None:
             continue
