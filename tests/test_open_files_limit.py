@@ -319,3 +319,15 @@ def test_p2p_copy_failing_under_a_low_limit_names_it():
     assert "the peer-copy worker (stage 'copy 0->1')" in v.findings[0].message
     generous = _p2p({"soft": 65536, "hard": 65536}, exit_code=1, stage="copy 0->1")
     assert [f.code for f in generous.findings] == ["nccl-p2p-blocked"]
+
+
+def test_a_hard_limit_equal_to_the_soft_one_gets_no_ulimit_command():
+    """Under `ulimit -n 48` (soft = hard = 48) 'ulimit -n 48' fixes nothing: only the command that
+    shows the limits remains; a raisable limit keeps its command."""
+    report = replayed(recorded(48))
+    f = next(f for f in report.result("multi_gpu.open_files").findings)
+    commands = [c for c in f.remedy.commands] if f.remedy else []
+    assert not any("ulimit -n 48" in str(c) for c in commands) and any("ulimit -Hn" in str(c) for c in commands)
+    raisable = replayed(_with_limit(recorded(48), 48, 4096))
+    f = next(f for f in raisable.result("multi_gpu.open_files").findings)
+    assert any("ulimit -n 4096" in str(c) for c in f.remedy.commands)

@@ -188,6 +188,14 @@ def _nofile_text(n: Optional[int]) -> str:
     return "unlimited" if n is None else str(n)
 
 
+def _raise_to(soft: Optional[int], hard: Optional[int]) -> Optional[str]:
+    """What the job may raise its soft limit to itself; None (the `ulimit -n N` command is left
+    out) where the hard limit is no higher than the soft one: `ulimit -n 48` under a hard 48 fixes nothing."""
+    if hard is None:
+        return "unlimited"
+    return str(hard) if soft is None or hard > soft else None
+
+
 class OpenFiles(Check):
     """The open-files limit (RLIMIT_NOFILE, ``ulimit -n``) the job inherits. Warns under
     :data:`NOFILE_MIN`: DataLoader workers hand each tensor over as a file descriptor."""
@@ -207,7 +215,7 @@ class OpenFiles(Check):
             summary += f"; a fresh Python holds {facts['open_now']}"
         if soft is None or soft >= NOFILE_MIN:
             return ctx.ok(summary)
-        raise_to = "unlimited" if hard is None else str(hard)
+        raise_to = _raise_to(soft, hard)
         return ctx.verdict(summary, ctx.finding(
             "open-files-limit-low", "raisable" if hard is None or hard > soft else "hard",
             evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
@@ -258,7 +266,7 @@ def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> An
     soft, hard = limits.get("soft"), limits.get("hard")
     return ctx.finding(
         "open-files-limit-low", "gpu", severity=Severity.INFO, soft=soft, hard=_nofile_text(hard),
-        raise_to="unlimited" if hard is None else str(hard), minimum=NOFILE_MIN, what=what, error=error,
+        raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN, what=what, error=error,
         evidence=f"{error}\ngetrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)})")
 
 
