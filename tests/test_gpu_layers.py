@@ -858,10 +858,12 @@ def test_cuinit_999_without_uvm_node(tmp_path, fake_libs, clean_env):
 def test_empty_cuda_visible_devices_with_two_gpus_is_the_root(tmp_path, fake_libs, clean_env, stack_python):
     root = make_tree(tmp_path / "root", gpus=2)
     env = fake_env(clean_env, fake_libs["good"], FAKE_GPUS="NVIDIA H200:9.0;NVIDIA H200:9.0", CUDA_VISIBLE_DEVICES="")
-    from stackpeel.checks.config import ModuleOrigins  # torch.cuda requires it (a stray torch.py)
-    # and runtime_libs.loaded (the libraries torch really loads)
+    from stackpeel.checks.config import ModuleOrigins  # torch.cuda requires it (a stray torch.py),
+    # runtime_libs.loaded (the libraries torch really loads) and multi_gpu.open_files (the limit a CUDA
+    # context's descriptors count against)
+    from stackpeel.checks.multi_gpu import OpenFiles
     report = run_fake(root, env, python=stack_python,
-                      extra=[ModuleOrigins, runtime_libs_checks.LoadedLibraries, torch_checks.TorchCuda])
+                      extra=[ModuleOrigins, runtime_libs_checks.LoadedLibraries, OpenFiles, torch_checks.TorchCuda])
     # the stack venv's torch is a +cpu wheel: its own root cause, beside the hidden GPUs
     assert roots(report) == [("gpu.visible_devices", ["cuda-visible-devices-hides-gpus"]),
                              ("torch.cuda", ["torch-cpu-only-build"])]
@@ -949,7 +951,7 @@ def test_checks_declare_the_contract():
         "gpu.kernel_driver": (), "gpu.device_nodes": ("gpu.kernel_driver",), "gpu.nvml": ("gpu.device_nodes",),
         "gpu.visible_devices": ("gpu.nvml",), "gpu.nvlink_fabric": ("gpu.nvml",),
         "cuda.driver_api": ("gpu.visible_devices", "gpu.nvlink_fabric"),
-        "torch.cuda": ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded"),
+        "torch.cuda": ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded", "multi_gpu.open_files"),
     }
     assert issubclass(torch_checks.TorchCuda, Check)
 

@@ -693,6 +693,13 @@ def with_limits(**limits: int) -> Callable[[Machine, Path], Setup]:
 #: on an H200 (sized by the GPU's 141 GB and the host's memory)
 ADDRESS_SPACE_LIMIT = 16 << 30
 
+#: the open-files limit of the open-files-limit-cuda scenario: between the 28 at which Triton's
+#: driver build fails and the 48 at which torch's first tensor still does (one H200, 2026-12-04)
+OPEN_FILES_CUDA_LIMIT = 32
+#: the layer codes a low open-files limit produces, which must nest under it (never roots)
+OPEN_FILES_LAYER_ROOTS = ["triton-kernel-failed", "nccl-p2p-blocked", "torch-gpu-op-failed",
+                          "triton-driver-init-failed", "triton-no-active-driver"]
+
 #: what the gpu-memory-held-by-another-process holder leaves free, and what the user's job allocates
 HOLDER_LEAVES_GIB = 4
 USER_MODEL_GIB = 8
@@ -1057,11 +1064,30 @@ SCENARIOS: List[Scenario] = [
         # worker fails 'unable to open shared memory object </torch_...> in read-write mode: Too many open
         # files (24)' and the loop waits until DataLoader's timeout; on the H200 the main process may instead
         # stop with 'received 0 items of ancdata', hence no expected text: explain must name the limit
+        # on two H200s check's own Triton launch and peer copies fail under 64 as well (x2-faults.txt of
+        # session 23): the limit must be the root they nest under, never the layers (ofl24)
         with_limits(nofile=64), need_prlimit, findings=["open-files-limit-low"],
+        forbid_roots=OPEN_FILES_LAYER_ROOTS,
         evidence={"multi_gpu.open_files": ["getrlimit(RLIMIT_NOFILE) = (64, 64)"]},
         proofs=[Proof("the DataLoader job fails", ["--pieces", "64", "--timeout", "20"], False,
                       only_if=lambda m: True, script=USER_DATALOADER)],
         explain=["open-files-limit-exhausted"]),
+    Scenario(
+        "open-files-limit-cuda", f"the job's open-files limit at {OPEN_FILES_CUDA_LIMIT} (`ulimit -n "
+        f"{OPEN_FILES_CUDA_LIMIT}`): too few descriptors for a CUDA context, torch's and Triton's libraries",
+        # measured before the fix (docs/validation/2026-12-04-h200-session24/open-files-before.txt): under 48
+        # and 36 torch's first tensor raises 'CUDA-capable device(s) is/are busy or unavailable', under 28
+        # Triton's driver build '[Errno 24] Too many open files'; check blamed torch and Triton. The user's
+        # kernel fails the same way: explain reads the error as cuda-devices-unavailable (or, where Triton's
+        # build is what fails, the descriptor shortage itself); live, the open-files check confirms the limit
+        with_limits(nofile=OPEN_FILES_CUDA_LIMIT), need_all(need_gpu(), need_prlimit),
+        roots=["open-files-limit-low"], forbid_roots=OPEN_FILES_LAYER_ROOTS,
+        symptoms={"open-files-limit-low": ["torch.cuda"]},
+        evidence={"multi_gpu.open_files": [f"getrlimit(RLIMIT_NOFILE) = ({OPEN_FILES_CUDA_LIMIT}, "
+                                           f"{OPEN_FILES_CUDA_LIMIT})"]},
+        proofs=[Proof("user kernel fails", [], False)],
+        explain=["cuda-devices-unavailable", "open-files-limit-exhausted"],
+        explain_live=["open-files-limit-low", "open-files-limit-exhausted"]),
     Scenario(
         "gpu-memory-held-by-another-process", f"a second process holds all but {HOLDER_LEAVES_GIB} GiB of GPU 0's "
         f"memory and sleeps (a stale notebook, an orphaned trainer, another user's job); the user's job needs "

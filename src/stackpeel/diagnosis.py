@@ -8,6 +8,14 @@ from the root to it. Roots whose findings are blocking come first; roots that on
 degrade (performance, latent risks) are listed apart. Checks that ended in ``error``
 explain their dependants but are never called a root cause: stackpeel could not
 measure them, and says so instead.
+
+A requirement whose codes are all ``named_only`` in the knowledge base (a resource limit)
+explains a problem only where the problem's check names one of those codes among its
+findings: it saw the evidence (torch's first tensor failing 'busy or unavailable' under a
+low open-files limit carries ``open-files-limit-low`` beside ``torch-gpu-op-failed``), and
+then it does whatever its own status and the problem's, even a warning explaining a failure.
+Elsewhere the walk goes through it as through a check that passed. A warning that explains
+a failure is a *blocking* root cause: the limit, not the layers it broke, is what to fix.
 """
 
 from __future__ import annotations
@@ -35,6 +43,20 @@ def _standalone(result: CheckResult) -> bool:
     return all(kb[c].standalone for c in codes if c in kb) and all(c in kb for c in codes)
 
 
+def _named_only(result: CheckResult) -> bool:
+    """Every finding of ``result`` is ``named_only`` in the knowledge base."""
+    codes = [f.code for f in result.findings if f.severity is not Severity.INFO]
+    if not codes:
+        return False
+    try:
+        from .knowledge import all_codes
+
+        kb = all_codes()
+    except Exception:  # the diagnosis never fails for want of wording
+        return False
+    return all(c in kb and kb[c].named_only for c in codes)
+
+
 def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     """Nearest problem ancestors of ``rid`` that can explain it, in declaration order.
 
@@ -48,6 +70,7 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     if _standalone(by_id[rid]):
         return []
     degraded_only = by_id[rid].status is Status.WARN
+    named = {f.code for f in by_id[rid].findings}
     found: List[str] = []
     seen: Set[str] = set()
     frontier = list(by_id[rid].requires)
@@ -58,7 +81,12 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
                 continue
             seen.add(aid)
             status = by_id[aid].status
-            if status in _PROBLEM and degraded_only == (status is Status.WARN):
+            if status in _PROBLEM and _named_only(by_id[aid]):
+                if any(f.code in named for f in by_id[aid].findings):
+                    found.append(aid)
+                else:
+                    nxt.extend(by_id[aid].requires)
+            elif status in _PROBLEM and degraded_only == (status is Status.WARN):
                 found.append(aid)
             else:
                 nxt.extend(by_id[aid].requires)
@@ -108,14 +136,22 @@ def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) ->
             (Symptom(pid, paths[pid][rid]) for pid in problems if pid != rid and rid in paths[pid]),
             key=lambda s: (len(s.path), order[s.check_id]),
         )
-        if r.status is Status.WARN:
+        breaks = any(by_id[s.check_id].status is not Status.WARN for s in symptoms)
+        if r.status is Status.WARN and not breaks:
             sev = Severity.DEGRADED
             codes = tuple(f.code for f in r.findings if f.severity is Severity.DEGRADED)
             degraded.append(RootCause(rid, codes, sev, tuple(symptoms)))
+        elif r.status is Status.WARN:  # a degraded condition that the failures below attribute to it
+            codes = tuple(f.code for f in r.findings if f.severity is Severity.DEGRADED)
+            blocking.append(RootCause(rid, codes, Severity.BLOCKING, tuple(symptoms)))
         else:
             sev = Severity.BLOCKING
             codes = tuple(f.code for f in r.findings if f.severity is Severity.BLOCKING)
             blocking.append(RootCause(rid, codes, sev, tuple(symptoms)))
+    # a warning promoted to a blocking root ranks where the lowest layer it broke does
+    blocking.sort(key=lambda root: min(layer_rank(c) for c in (root.check_id, *(
+        s.check_id for s in root.symptoms if by_id[root.check_id].status is Status.WARN)))
+        if by_id[root.check_id].status is Status.WARN else layer_rank(root.check_id))
     errors = tuple(r.id for r in results if r.status is Status.ERROR)
     return Diagnosis(tuple(blocking), tuple(degraded), errors)
 

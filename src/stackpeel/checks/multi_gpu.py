@@ -29,6 +29,20 @@ Thresholds (documented here, used below):
   on CPU under ``prlimit --nofile=64``, two workers with batches of 64 small tensors fail
   ('unable to open shared memory object </torch_...> in read-write mode: Too many open files
   (24)') and the loop waits until DataLoader's timeout.
+  The same limit breaks the GPU stack itself: a CUDA context and the libraries torch and Triton
+  load hold descriptors of their own. Measured on one H200 (torch 2.11.0+cu130, Triton 3.6.0,
+  driver 580, `stackpeel check --fresh` under `ulimit -n N`): at N <= 48 torch's first tensor
+  raises 'CUDA error: CUDA-capable device(s) is/are busy or unavailable'
+  (cudaErrorDevicesUnavailable), at 28 Triton's driver build raises '[Errno 24] Too many open
+  files', at 20 torch's probe dies without an answer and Triton finds '0 active drivers'; at 64
+  one GPU works, two do not. A GPU check whose failure shows such evidence while the limit is
+  under :data:`NOFILE_MIN` names ``open-files-limit-low`` beside its own code
+  (:func:`descriptor_shortage`, :func:`limit_note`), and the diagnosis makes the limit the
+  blocking root with the layer failures as its symptoms. The evidence: an errno of EMFILE or
+  'Too many open files' (unambiguous), or one of the ways a CUDA context that cannot get its
+  descriptors fails ('busy or unavailable', '0 active drivers', a GPU worker that died without
+  an answer). The last ones alone also fit a GPU in exclusive-process mode held by another
+  process: they count only under the low limit, never with a generous one.
 """
 
 from __future__ import annotations
@@ -174,6 +188,14 @@ def _nofile_text(n: Optional[int]) -> str:
     return "unlimited" if n is None else str(n)
 
 
+def _raise_to(soft: Optional[int], hard: Optional[int]) -> Optional[str]:
+    """What the job may raise its soft limit to itself; None (the `ulimit -n N` command is left
+    out) where the hard limit is no higher than the soft one: `ulimit -n 48` under a hard 48 fixes nothing."""
+    if hard is None:
+        return "unlimited"
+    return str(hard) if soft is None or hard > soft else None
+
+
 class OpenFiles(Check):
     """The open-files limit (RLIMIT_NOFILE, ``ulimit -n``) the job inherits. Warns under
     :data:`NOFILE_MIN`: DataLoader workers hand each tensor over as a file descriptor."""
@@ -193,12 +215,59 @@ class OpenFiles(Check):
             summary += f"; a fresh Python holds {facts['open_now']}"
         if soft is None or soft >= NOFILE_MIN:
             return ctx.ok(summary)
-        raise_to = "unlimited" if hard is None else str(hard)
+        raise_to = _raise_to(soft, hard)
         return ctx.verdict(summary, ctx.finding(
             "open-files-limit-low", "raisable" if hard is None or hard > soft else "hard",
             evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
                      f"descriptors open in a fresh Python: {facts.get('open_now')}",
             soft=soft, hard=_nofile_text(hard), raise_to=raise_to, minimum=NOFILE_MIN))
+
+
+#: an error that says the process ran out of descriptors (strerror(EMFILE), in any wrapper)
+_EMFILE = re.compile(r"Too many open files(?! in system)|\[Errno 24\]|\bEMFILE\b")
+#: how a CUDA context that cannot open its descriptors fails (cudaErrorDevicesUnavailable from
+#: torch, CUDA_ERROR_DEVICE_UNAVAILABLE from the driver API, Triton with no driver to create)
+_CONTEXT_DENIED = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
+                             r"\b0 active drivers\b")
+
+
+def nofile_low(limits: Mapping[str, Any]) -> bool:
+    """The open-files soft limit (multi_gpu.open_files's facts) is under :data:`NOFILE_MIN`."""
+    soft = limits.get("soft")
+    return isinstance(soft, int) and soft < NOFILE_MIN
+
+
+def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False) -> Optional[str]:
+    """The first line of ``errors`` (probe error dicts or text) that a shortage of descriptors
+    explains, when the open-files soft limit is low; ``died``: a GPU worker ended without an
+    answer. None when the limit is generous or nothing fits (then nothing changes)."""
+    if not nofile_low(limits):
+        return None
+    texts = []
+    for err in errors:
+        if isinstance(err, Mapping):
+            if err.get("errno") == 24 or err.get("errno_name") == "EMFILE":
+                return f"{err.get('type')}: {(err.get('message') or '').strip()}".splitlines()[0]
+            texts.append(f"{err.get('type')}: {err.get('message') or ''}")
+            texts.extend(f"{c.get('type')}: {c.get('message') or ''}" for c in err.get("chain") or ())
+        elif err:
+            texts.append(str(err))
+    for pattern in (_EMFILE, _CONTEXT_DENIED):
+        for text in texts:
+            for line in text.splitlines():
+                if pattern.search(line):
+                    return line.strip()
+    return "the process ended without an answer" if died else None
+
+
+def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> Any:
+    """``open-files-limit-low`` as a GPU check names it beside its own finding (informational:
+    the diagnosis reads it as "this failure is the limit's doing", see stackpeel.diagnosis)."""
+    soft, hard = limits.get("soft"), limits.get("hard")
+    return ctx.finding(
+        "open-files-limit-low", "gpu", severity=Severity.INFO, soft=soft, hard=_nofile_text(hard),
+        raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN, what=what, error=error,
+        evidence=f"{error}\ngetrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)})")
 
 
 # --------------------------------------------------------------------------- helpers for GPU checks
@@ -312,9 +381,9 @@ class PeerToPeer(Check):
     id = "multi_gpu.p2p"
     title = "GPU peer-to-peer access and copies"
     layer = "multi_gpu"
-    codes = ("nccl-p2p-blocked",)
+    codes = ("nccl-p2p-blocked", "open-files-limit-low")
     facts = _facts.MultiGpuP2pFacts
-    requires = ("torch.cuda",)
+    requires = ("torch.cuda", "multi_gpu.open_files")
     gate = ("torch.cuda",)
     probe = "multi_gpu.p2p"
     timeout = 120.0
@@ -344,6 +413,10 @@ class PeerToPeer(Check):
                 f"worker {how} at stage {stage!r}",
                 f"{err.get('type')}: {err.get('message')}" if err else "",
                 _tail(worker.get("log_tail")), evidence_base]))
+            limits = ctx.dep("multi_gpu.open_files")
+            short = descriptor_shortage(limits, err, worker.get("log_tail"), died=not worker.get("killed"))
+            if short:
+                findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):
                 src, dst = stage[5:].split("->")
                 findings.append(ctx.finding(

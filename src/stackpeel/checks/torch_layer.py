@@ -16,6 +16,7 @@ from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text, limit_evidence, limit_params
+from .multi_gpu import descriptor_shortage, limit_note
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -121,11 +122,13 @@ class TorchCuda(Check):
         "torch-arch-not-supported",
         "torch-gpu-op-failed",
         "address-space-limit",
+        "open-files-limit-low",
     )
     facts = _facts.TorchCudaFacts
     # runtime_libs.loaded: a shadowed or second copy of a CUDA library is a root cause torch's failures nest under;
-    # config.module_origins: a stray torch.py or torch/ earlier on sys.path
-    requires = ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded")
+    # config.module_origins: a stray torch.py or torch/ earlier on sys.path;
+    # multi_gpu.open_files: a CUDA context needs descriptors (the limit its failures may be)
+    requires = ("cuda.driver_api", "config.module_origins", "runtime_libs.loaded", "multi_gpu.open_files")
     probe = "torch_layer.torch_cuda"
     preload = ("torch",)  # forked from the interpreter that imported torch once (runner/zygote.py)
     probe_needs = ()  # reads nothing from its requirements: start at once
@@ -177,6 +180,7 @@ class TorchCuda(Check):
                     error=f"{err.get('type')}: {(err.get('message') or '').strip()}" if err else None,
                     evidence="\n".join(warnings) or (err or {}).get("traceback", "") or "no warning from torch",
                     **params))
+                findings.extend(self._limit(ctx, "torch.cuda.is_available()", err, *warnings))
             return ctx.verdict(f"torch {version} (CUDA {cuda}): CUDA not available", *findings)
         arch = facts["arch_list"] or facts["built_arch_flags"] or []
         devices = facts["devices"] or []
@@ -217,11 +221,19 @@ class TorchCuda(Check):
                 findings.append(ctx.finding(
                     "torch-gpu-op-failed", outcome=outcome,
                     evidence=err.get("traceback") or err.get("message") or "", **params))
+                findings.extend(self._limit(ctx, "torch's first tensor on the GPU", err))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
                    f"arch list {' '.join(arch) or 'empty'}")
         if facts["op_ok"]:
             summary += "; test kernel ran"
         return ctx.verdict(summary, *findings)
+
+    @staticmethod
+    def _limit(ctx, what, *errors):
+        """open-files-limit-low beside the failure, when a low open-files limit explains it."""
+        limits = ctx.dep("multi_gpu.open_files")
+        short = descriptor_shortage(limits, *errors)
+        return [limit_note(ctx, limits, what, short)] if short else []
 
 
 def _gpu_list(devices) -> str:

@@ -10,6 +10,7 @@ from typing import Any, List, Mapping, Optional
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, version_tuple
+from .multi_gpu import descriptor_shortage, limit_note
 
 COMPILER_MISSING = "Failed to find C compiler"
 #: tempfile's "No usable temporary directory", gcc/as failing on their ccXXXXXX temporary files (tmp24)
@@ -189,10 +190,12 @@ class TritonKernelLaunch(Check):
         "triton-kernel-failed",
         "triton-wrong-result",
         "triton-warm-cache-hides-compiler",
+        "open-files-limit-low",
     )
     facts = _facts.TritonKernelLaunchFacts
+    # multi_gpu.open_files: Triton's driver build and a CUDA context need descriptors
     requires = ("triton.import", "triton.build", "torch.cuda", "toolchain.libcuda_discovery", "toolchain.ptxas",
-                "toolchain.triton_cache")
+                "toolchain.triton_cache", "multi_gpu.open_files")
     gate = ("triton.import",)
     probe = "triton_layer.kernel_launch"
     preload = ("torch", "triton")  # its launch phases fork from the interpreter that imported torch (runner/zygote.py)
@@ -229,7 +232,11 @@ class TritonKernelLaunch(Check):
         if warm is not None:
             return warm
         finding = self._fresh_finding(fresh, stage, err, facts, cache, version, ctx)
-        return ctx.verdict(f"triton {version}: {self._stage_words(stage)}", finding, cache_used="fresh")
+        limits = ctx.dep("multi_gpu.open_files")
+        short = descriptor_shortage(limits, err, (fresh.get("output") or {}).get("stderr"),
+                                    died=stage == "process")
+        extra = [limit_note(ctx, limits, f"Triton's kernel launch (stage {stage!r})", short)] if short else []
+        return ctx.verdict(f"triton {version}: {self._stage_words(stage)}", finding, *extra, cache_used="fresh")
 
     @staticmethod
     def _stage_words(stage):

@@ -295,6 +295,15 @@ class KnowledgeBase:
     entries: Tuple[Entry, ...]
     #: finding code -> check id that confirms it live
     checks: Mapping[str, str] = field(default_factory=dict)
+    #: explain-only code -> the check codes that confirm it live (the knowledge base's ``confirmed_by``)
+    confirms: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    def check_of(self, code: str) -> Optional[str]:
+        """The check that confirms ``code`` live: its own, or that of a code in its ``confirmed_by``."""
+        for c in (code, *self.confirms.get(code, ())):
+            if c in self.checks:
+                return self.checks[c]
+        return None
     version: int = 1
     #: finding code -> literal clues that make it likelier when a log shows only its symptoms
     clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
@@ -591,7 +600,8 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             said=sig.said,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues)
+    confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues, confirms=confirms)
 
 
 def _live_checks() -> Dict[str, str]:

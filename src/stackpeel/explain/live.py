@@ -41,7 +41,7 @@ def plan(expl: Explanation, kb: Optional[KnowledgeBase] = None, known: Optional[
     ids: Dict[str, None] = {}
     for cand in expl.candidates[:MAX_CANDIDATES]:
         for code in (cand.code, *cand.could_be):
-            cid = kb.checks.get(code)
+            cid = kb.check_of(code)
             if cid and (known is None or cid in known):
                 ids.setdefault(cid, None)
     return list(ids)
@@ -58,14 +58,16 @@ def verdicts(report: Report, codes: Sequence[str], kb: Optional[KnowledgeBase] =
     kb = kb or load()
     out: Dict[str, LiveCheck] = {}
     for code in codes:
-        cid = kb.checks.get(code)
+        cid = kb.check_of(code)
         result = report.result(cid) if cid else None
         if result is None:
             continue
         found = [f.code for f in result.findings]
         status = result.status.value
-        if code in found:
-            f = next(f for f in result.findings if f.code == code)
+        # a log-only code is confirmed by the check code that stands for it (confirmed_by)
+        confirming = [c for c in (code, *kb.confirms.get(code, ())) if c in found]
+        if confirming:
+            f = next(f for f in result.findings if f.code == confirming[0])
             out[code] = LiveCheck("confirmed", cid, status, f.message)
         elif result.status in (Status.PASS,):
             out[code] = LiveCheck("ruled-out", cid, status, result.summary)

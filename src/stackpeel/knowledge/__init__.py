@@ -118,9 +118,17 @@ class CodeEntry:
     provision: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
     #: for symptoms: codes that can produce it, likeliest first
     caused_by: Tuple[str, ...] = ()
+    #: for a code no check emits (explain only): the check codes whose finding, reported live,
+    #: confirms it (the open-files limit check's ``open-files-limit-low`` confirms a log's
+    #: ``open-files-limit-exhausted``)
+    confirmed_by: Tuple[str, ...] = ()
     #: a cause that no failing prerequisite of its check produces or explains (a CPU-only torch
     #: wheel stays CPU-only whatever the driver): shown as a root cause of its own
     standalone: bool = False
+    #: a condition that explains another check's problem only where that check names this code
+    #: among its findings (it saw the evidence): a low open-files limit breaks torch only when
+    #: torch's error shows a descriptor shortage, and never explains an unrelated warning
+    named_only: bool = False
     #: codes this one can produce (derived: the codes whose caused_by names this one)
     causes: Tuple[str, ...] = ()
     #: upstream threads where the cause was established
@@ -257,7 +265,7 @@ class KnowledgeBase:
 # ----------------------------------------------------------------------------- loading
 
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
-              "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "standalone", "links",
+              "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "confirmed_by", "standalone", "named_only", "links",
               "clues", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
@@ -421,7 +429,9 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
         commands=tuple((m, c) for m, c in commands), remedy=dict(remedy),
         needed_by=tuple(dict(n) for n in needed_by), provision=provision,
         caused_by=_strs(raw.get("caused_by", []), where, "caused_by"),
+        confirmed_by=_strs(raw.get("confirmed_by", []), where, "confirmed_by"),
         standalone=_flag(raw, "standalone", where),
+        named_only=_flag(raw, "named_only", where),
         links=_strs(raw.get("links", []), where, "links"), clues=_clues(raw.get("clues", []), where),
         source=_str(raw, "source", where),
         deprecated=_str(raw, "deprecated", where), aliases=_aliases(raw.get("aliases", []), where),
@@ -473,6 +483,9 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0)
         for ref in c.caused_by:
             if ref not in codes:
                 raise KnowledgeError(f"{where}: caused_by names unknown code {ref!r}")
+        for ref in c.confirmed_by:
+            if ref not in codes or ref == c.code:
+                raise KnowledgeError(f"{where}: confirmed_by names unknown code {ref!r}")
         for s in c.logs:
             if s.id in sig_ids:
                 raise KnowledgeError(f"{where}: log id {s.id!r} already used by [{sig_ids[s.id]}]")

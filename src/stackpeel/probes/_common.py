@@ -72,15 +72,31 @@ def exc_facts(exc):
     chain = []
     cur = exc.__cause__ or exc.__context__
     while cur is not None and len(chain) < 5:
-        chain.append({"type": type(cur).__name__, "message": clip(str(cur), 2000)})
+        link = {"type": type(cur).__name__, "message": clip(str(cur), 2000)}
+        link.update(_errno_facts(cur))
+        chain.append(link)
         cur = cur.__cause__ or cur.__context__
-    return {
+    out = {
         "type": type(exc).__name__,
         "module": type(exc).__module__,
         "message": clip(str(exc), 4000),
         "traceback": clip("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)), 6000),
         "chain": chain,
     }
+    out.update(_errno_facts(exc))
+    return out
+
+
+def _errno_facts(exc):
+    """An OSError's errno as a number and a name ({"errno": 24, "errno_name": "EMFILE"}), so a
+    check reads a descriptor shortage (EMFILE) from the number, not from translated text;
+    {} for every other exception."""
+    code = getattr(exc, "errno", None)
+    if not isinstance(code, int) or isinstance(code, bool):
+        return {}
+    import errno as _errno
+
+    return {"errno": code, "errno_name": _errno.errorcode.get(code)}
 
 
 @contextlib.contextmanager
