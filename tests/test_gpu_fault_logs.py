@@ -50,9 +50,8 @@ SHARED_OUTPUT = {"nvidia-uvm-node-missing", "nvidiactl-node-missing", "gpu-node-
 
 
 #: scenarios that expect an explanation but have not run on a GPU yet: whoever keeps a log takes its
-#: name out. older-nvjitlink-preloaded-cu12 needs a torch built for CUDA 12 (the H200's is CUDA 13);
-#: tmp-read-only and tmp-full are new in tmp24, open-files-limit-cuda in ofl24
-AWAITING_GPU_RUN = {"older-nvjitlink-preloaded-cu12", "tmp-read-only", "tmp-full", "open-files-limit-cuda"}
+#: name out. older-nvjitlink-preloaded-cu12 needs a torch built for CUDA 12 (the H200's is CUDA 13)
+AWAITING_GPU_RUN = {"older-nvjitlink-preloaded-cu12"}
 
 
 def test_every_scenario_that_expects_an_explanation_has_its_log():
