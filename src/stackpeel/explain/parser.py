@@ -533,6 +533,9 @@ HARD_ERROR_RE = re.compile(
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
     r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
+    # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
+    # not 0x0
+    r"|\bexit(?:ed with)?(?: ?code| status)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b)"
@@ -568,11 +571,15 @@ HARD_ERROR_RE = re.compile(
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
-    r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
+    r"|(?P<missing>No such file or directory|No such device|: Permission denied\b|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
-    r"|\b[Kk]ernel (?:crashed|died|appears to have died))"
+    r"|\b[Kk]ernel (?:crashed|died|appears to have died)"
+    # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
+    # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
+    # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
+    r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b)"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
@@ -622,7 +629,9 @@ WORD_ERROR_RE = re.compile(
 #: apt-get in a Dockerfile prints it), and any line that says what it falls back to (torch's
 #: "could not find ninja.. Falling back to using the slow distutils backend")
 HEALTHY_ERROR_WORDS_RE = re.compile(
-    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    # (a count, not "Shard 0 failed to start", "rank 0 failed", "GPU 0 failed with ...")
+    r"(?<!hard )(?<!ank )(?<!GPU )(?<!gpu )(?<!vice )(?<!ode )(?<!rker )(?<!cess )(?<!ask )(?<!lica )"
+    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
     r"|^-- |^debconf: "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\b[Ff]alling back to\b"

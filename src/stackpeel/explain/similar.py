@@ -100,6 +100,26 @@ _MISSING_MODULE_WORDS = frozenset(("modulenotfounderror", "module", "named"))
 _ERRNO_WORDS = frozenset(("oserror", "errno", "ioerror", "permissionerror", "filenotfounderror"))
 
 
+#: the words in which a runtime reports any failure, whatever failed (Rust's "thread 'main'
+#: panicked at src/main.rs:10:5", Go's "panic: runtime error" / "goroutine 1 [running]", C++'s
+#: "terminate called after throwing an instance of", Java's "Exception in thread "main"", a
+#: shell's "Aborted (core dumped)", a launcher's "exited with exit code"), and the user's own
+#: source files such a report names (``main.rs``, ``server.go``, ``Main.java``): like
+#: :data:`_ERRNO_WORDS` they weigh in the cosine but are no shared word of their own, so a
+#: guess by resemblance rests on a word of the GPU stack, not on the runtime's (apps24: a bare
+#: Rust panic line "resembled" a cudarc thread by ``thread``, ``main``, ``panicked``, ``src``)
+_RUNTIME_WORDS = frozenset((
+    "thread", "main", "panicked", "panic", "src", "goroutine", "goroutines", "running", "runtime",
+    "terminate", "called", "throwing", "instance", "what", "aborted", "core", "dumped", "exception",
+    "exit", "exited", "java", "lang", "rust_backtrace", "backtrace", "unwrap"))
+_SOURCE_FILE_RE = re.compile(r"\.(?:rs|go|java|kt|scala|js|mjs|cjs|ts|c|cc|cpp|cxx|h|hpp|swift|cs)$")
+
+
+def _runtime_word(t: str) -> bool:
+    """True for a word of :data:`_RUNTIME_WORDS` or a source file of a program's own language."""
+    return t in _RUNTIME_WORDS or _SOURCE_FILE_RE.search(t) is not None
+
+
 def _distinct_words(words: Iterable[str]) -> FrozenSet[str]:
     """The shared words that count towards :data:`MIN_SHARED`: a hyphenated name and the parts
     :func:`tokens` splits it into are one word, not several (``tensorrt-llm``, ``tensorrt`` and
@@ -215,7 +235,8 @@ class Index:
             a, b = (q, ex.vector) if len(q) <= len(ex.vector) else (ex.vector, q)
             shared = [x * b[t] for t, x in a.items() if t in b and t not in ignore]
             if len(shared) < MIN_SHARED or len(_distinct_words(
-                    t for t in a if t in b and t not in ignore and t not in _ERRNO_WORDS)) < MIN_SHARED:
+                    t for t in a if t in b and t not in ignore and t not in _ERRNO_WORDS
+                    and not _runtime_word(t))) < MIN_SHARED:
                 continue
             s = sum(shared)
             if s >= MIN_SIMILARITY:
