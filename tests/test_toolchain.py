@@ -973,6 +973,9 @@ ENOSPC = "OSError: [Errno 28] No space left on device"
      Status.FAIL, ["gcc writes its intermediates in /proc", "Cannot create temporary file in /proc/",
                    "TMPDIR=/proc cannot be used"]),
     (_tmp_facts(cc_entry=_tmp_entry("/tmp", free=MIN_TMP_FREE - 1)), Status.FAIL, ["1023 KiB free"]),
+    # ENOSPC with 50 GiB free: the file system's inodes are used up, not its blocks
+    (_tmp_facts(py="/var/tmp", cc_entry=_tmp_entry("/tmp", free=50 * 2**30, write_error=ENOSPC)),
+     Status.FAIL, ["52428800 KiB free, yet no file can be created there", "no free inodes left"]),
 ])
 def test_temp_dir_blocking_table(facts, status, variant_needles):
     v = evaluate(TempDir, facts)
@@ -1013,7 +1016,7 @@ def test_temp_dir_failures_are_named_in_the_builds_they_break():
                                 "error": {"type": "FileNotFoundError", "message": NO_DIR.split(": ", 1)[1]},
                                 "compiler_stderr": "", "triton_version": "3.6.0"},
                   deps={"triton.import": {"version": "3.6.0"}})
-    assert "no usable temporary directory" in tb.findings[0].message, tb.findings[0].message
+    assert "temporary directory is missing, read-only or full" in tb.findings[0].message, tb.findings[0].message
     assert "does not exist (CC=" not in tb.findings[0].message  # tempfile's FileNotFoundError is no missing CC
 
 
@@ -1077,7 +1080,7 @@ def test_real_full_tmp(can_unshare, stack_python, abs_cli_env):
     assert {"toolchain.extension_build", "triton.build"} <= {s["check"] for s in root["symptoms"]}
     # Triton's own build, in the user's temporary directory: its source in /var/tmp, gcc's .s in the full /tmp
     tb = result(report, "triton.build")
-    assert tb["status"] == "fail" and "no usable temporary directory" in tb["findings"][0]["message"]
+    assert tb["status"] == "fail" and "temporary directory is missing, read-only or full" in tb["findings"][0]["message"]
     assert "No space left on device" in tb["findings"][0]["evidence"]
     build = result(report, "toolchain.extension_build")
     assert build["status"] == "fail" and "No space left on device" in build["findings"][0]["evidence"]

@@ -237,12 +237,23 @@ def nofile_low(limits: Mapping[str, Any]) -> bool:
     return isinstance(soft, int) and soft < NOFILE_MIN
 
 
+#: below this soft limit, errors that a shortage of descriptors explains but that other causes
+#: print too (a GPU in exclusive-process mode is also "busy or unavailable"; a worker may die of
+#: anything) are read as the limit's doing. Measured on H200s: one GPU fails at 48 and works at 64,
+#: two GPUs fail at 64; 256 leaves room for eight GPUs at that rate. EMFILE itself counts under
+#: :data:`NOFILE_MIN`, since it names the shortage whatever the limit
+NOFILE_GPU_SUSPECT = 256
+
+
 def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False) -> Optional[str]:
     """The first line of ``errors`` (probe error dicts or text) that a shortage of descriptors
     explains, when the open-files soft limit is low; ``died``: a GPU worker ended without an
-    answer. None when the limit is generous or nothing fits (then nothing changes)."""
+    answer. None when the limit is generous or nothing fits (then nothing changes). EMFILE counts
+    under :data:`NOFILE_MIN`; the context's refusal and a worker's death, which other causes
+    produce too, only under :data:`NOFILE_GPU_SUSPECT`."""
     if not nofile_low(limits):
         return None
+    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT
     texts = []
     for err in errors:
         if isinstance(err, Mapping):
@@ -252,12 +263,12 @@ def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = Fa
             texts.extend(f"{c.get('type')}: {c.get('message') or ''}" for c in err.get("chain") or ())
         elif err:
             texts.append(str(err))
-    for pattern in (_EMFILE, _CONTEXT_DENIED):
+    for pattern in (_EMFILE, _CONTEXT_DENIED) if ambiguous_too else (_EMFILE,):
         for text in texts:
             for line in text.splitlines():
                 if pattern.search(line):
                     return line.strip()
-    return "the process ended without an answer" if died else None
+    return "the process ended without an answer" if died and ambiguous_too else None
 
 
 def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> Any:
@@ -414,7 +425,9 @@ class PeerToPeer(Check):
                 f"{err.get('type')}: {err.get('message')}" if err else "",
                 _tail(worker.get("log_tail")), evidence_base]))
             limits = ctx.dep("multi_gpu.open_files")
-            short = descriptor_shortage(limits, err, worker.get("log_tail"), died=not worker.get("killed"))
+            # a worker that died with a Python error of its own died of that error, not unseen
+            short = descriptor_shortage(limits, err, worker.get("log_tail"),
+                                        died=not worker.get("killed") and not err)
             if short:
                 findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):

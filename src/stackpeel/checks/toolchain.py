@@ -557,10 +557,12 @@ class TempDir(Check):
                    or "[Errno 28]" in (e.get("write_error") or "")]
             if low:
                 d, e = low[0]
+                if e.get("free_bytes") is not None and e["free_bytes"] >= limit:
+                    variant = "no-files"  # ENOSPC with room left: the file system's inodes are used up
                 finding = ctx.finding("temp-dir-unusable", [variant] + elsewhere + extra, severity=sev, tmp_dir=d,
                                       evidence=e.get("write_error") or "",
                                       tmp_mount=_mount_text(e), free_kib=(e.get("free_bytes") or 0) // 1024,
-                                      need_kib=limit // 1024, **params)
+                                      need_kib=limit // 1024, write_error=e.get("write_error") or "", **params)
                 return ctx.verdict(f"the temporary directory {d} is {'full' if sev is None else 'nearly full'}",
                                    finding, **keep)
         free = _gib(cc.get("free_bytes"))

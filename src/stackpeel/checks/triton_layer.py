@@ -233,8 +233,10 @@ class TritonKernelLaunch(Check):
             return warm
         finding = self._fresh_finding(fresh, stage, err, facts, cache, version, ctx)
         limits = ctx.dep("multi_gpu.open_files")
-        short = descriptor_shortage(limits, err, (fresh.get("output") or {}).get("stderr"),
-                                    died=stage == "process")
+        proc = fresh.get("process") or {}
+        # the launch process ended without an answer (not a timeout: a hang is no shortage)
+        short = descriptor_shortage(limits, err, (fresh.get("output") or {}).get("stderr"), proc.get("stderr_tail"),
+                                    died=stage == "process" and not str(proc.get("error") or "").startswith("timed out"))
         extra = [limit_note(ctx, limits, f"Triton's kernel launch (stage {stage!r})", short)] if short else []
         return ctx.verdict(f"triton {version}: {self._stage_words(stage)}", finding, *extra, cache_used="fresh")
 

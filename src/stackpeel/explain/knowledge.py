@@ -279,9 +279,8 @@ ERROR_WORDS = (
     # 10 MB bench log 2-3 % slower (their first characters), for a "cannot" at the end of a line
     # or a "failure" on a line with no other error word
     "CANNOT", "FATAL", "Fatal",
-    # a launcher's "Webserver Crashed" (text-generation-inference), a shell's "Permission denied"
-    # (parser.SOFT_ERROR_RE "exited", "missing")
-    "Crashed", "CRASHED", "ermission denied",
+    # a launcher's "Webserver Crashed" (text-generation-inference; parser.SOFT_ERROR_RE "exited")
+    "Crashed", "CRASHED",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

@@ -571,7 +571,7 @@ HARD_ERROR_RE = re.compile(
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
-    r"|(?P<missing>No such file or directory|No such device|: Permission denied\b|\bnot found\b|[Cc]annot (?:open|find|load|import|"
+    r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
@@ -579,7 +579,7 @@ SOFT_ERROR_RE = re.compile(
     # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
     # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
     # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
-    r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b)"
+    r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b(?!:?\s{0,3}0\b))"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"

@@ -826,17 +826,26 @@ TMP_FIXED = ("/tmp", "/var/tmp", "/usr/tmp")
 def _write_test(directory):
     """Create and remove a file in ``directory`` as tempfile._get_default_tempdir() does
     (O_CREAT|O_EXCL, a few bytes written). Returns None or 'Type: message'."""
-    name = os.path.join(directory, ".stackpeel-tmp-%d" % os.getpid())
-    try:
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    for _ in range(100):  # a random name, tried again when it exists (as tempfile does)
+        name = os.path.join(directory, ".stackpeel-tmp-%d-%s" % (os.getpid(), os.urandom(4).hex()))
         try:
-            os.write(fd, b"blat")
-        finally:
-            os.close(fd)
-            os.unlink(name)
-        return None
-    except OSError as exc:
-        return "%s: %s" % (type(exc).__name__, exc)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, b"blat")
+            finally:
+                os.close(fd)
+                os.unlink(name)
+            return None
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            return "%s: %s" % (type(exc).__name__, exc)
+    return "FileExistsError: 100 random names all exist in %s" % directory
+
+
+def _in_cwd(path, cwd):
+    """``path`` as the target's process resolves it: a relative one against its working directory."""
+    return os.path.join(cwd, path) if path and cwd and not os.path.isabs(path) else path
 
 
 def _dir_facts(path):
@@ -891,7 +900,7 @@ def gcc_tmpdir(environ=None, cwd=None):
     accepts (a read-only mount fails it; a full one does not), else the working directory.
     gcc aborts ('Cannot create temporary file in DIR/: ...') when that one cannot be written."""
     env = os.environ if environ is None else environ
-    for cand in [env.get(v) for v in GCC_TMP_VARS] + list(TMP_FIXED):
+    for cand in [_in_cwd(env.get(v), cwd) for v in GCC_TMP_VARS] + list(TMP_FIXED):
         if cand and os.path.isdir(cand) and os.access(cand, os.R_OK | os.W_OK | os.X_OK):
             return cand
     return cwd or "."
@@ -906,7 +915,7 @@ def temp_dir(inp):
         value = env[var]
         if not value:
             continue
-        d = _dir_facts(value)
+        d = _dir_facts(_in_cwd(value, cwd))
         if d["write_error"]:
             facts["skipped"].append(dict(d, var=var))
     python_dir = facts["python_tmpdir"]
