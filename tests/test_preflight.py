@@ -42,7 +42,8 @@ def test_require_passes_on_what_works(stack_python, clean_env):
     assert report.result("toolchain.extension_build").status is stackpeel.Status.PASS
     # just the check and what it requires
     assert {r.id for r in report.results} == {"config.compiler_environment", "toolchain.c_compiler",
-                                             "toolchain.python_headers", "toolchain.extension_build"}
+                                             "toolchain.python_headers", "toolchain.temp_dir",
+                                             "toolchain.extension_build"}
     assert report.target["preflight"]["role"] == "checked" and report.target["preflight"]["shared"] is False
 
 

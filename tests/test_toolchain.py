@@ -1042,6 +1042,24 @@ def _fault(mode):
            "2>/dev/null; true) && " + cwd
 
 
+def _under_tmp(*paths):
+    """The first of ``paths`` (resolved) inside /tmp or /var/tmp: a fault mounted there hides it."""
+    for path in paths:
+        real = os.path.realpath(str(path))
+        if any(real == d or real.startswith(d + os.sep) for d in ("/tmp", "/var/tmp")):
+            return real
+    return None
+
+
+@pytest.fixture
+def outside_tmp(stack_python):
+    """Skip where this checkout or an interpreter lives under /tmp (a CI clone there): the faults
+    below mount over /tmp and /var/tmp, which would hide the very programs they run."""
+    hidden = _under_tmp(Path(__file__).resolve().parents[1], sys.executable, stack_python)
+    if hidden:
+        pytest.skip(f"{hidden} lies under /tmp or /var/tmp, which these faults mount over")
+
+
 @pytest.fixture
 def abs_cli_env(cli_env):
     """cli_env with stackpeel's source as an absolute path: the faults below change the working directory."""
@@ -1050,7 +1068,7 @@ def abs_cli_env(cli_env):
                                                              if p and os.path.isabs(p)]))
 
 
-def test_real_read_only_tmp(can_unshare, stack_python, abs_cli_env):
+def test_real_read_only_tmp(can_unshare, outside_tmp, stack_python, abs_cli_env):
     cli_env = abs_cli_env
     report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build",
                               env=cli_env, wrap=_fault("ro"))
@@ -1070,7 +1088,7 @@ def test_real_read_only_tmp(can_unshare, stack_python, abs_cli_env):
     assert [c.code for c in expl.candidates][:1] == ["temp-dir-unusable"]
 
 
-def test_real_full_tmp(can_unshare, stack_python, abs_cli_env):
+def test_real_full_tmp(can_unshare, outside_tmp, stack_python, abs_cli_env):
     """A full tmpfs at /tmp: tempfile falls back to /var/tmp, gcc does not, and the build fails as Triton's does."""
     cli_env = abs_cli_env
     report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build,triton.build",
@@ -1088,7 +1106,7 @@ def test_real_full_tmp(can_unshare, stack_python, abs_cli_env):
     assert "Python's tempfile uses /var/tmp, gcc /tmp" in result(report, "toolchain.temp_dir")["findings"][0]["message"]
 
 
-def test_real_missing_tmpdir_is_named_and_noexec_tmp_is_no_fault(can_unshare, stack_python, cli_env):
+def test_real_missing_tmpdir_is_named_and_noexec_tmp_is_no_fault(can_unshare, outside_tmp, stack_python, cli_env):
     env = dict(cli_env, TMPDIR="/nonexistent-stackpeel-tmp24")
     report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir", env=env)
     r = result(report, "toolchain.temp_dir")
