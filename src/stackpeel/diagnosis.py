@@ -27,34 +27,32 @@ from .model import CheckResult, Diagnosis, RootCause, Severity, Status, Symptom
 _PROBLEM = (Status.FAIL, Status.BLOCKED, Status.WARN, Status.ERROR)
 
 
+def _every_finding_is(result: CheckResult, flag: str) -> bool:
+    """Every blocking/degraded finding of ``result`` has ``flag`` set in the knowledge base (False
+    when it has none, or a code the knowledge base lacks)."""
+    codes = [f.code for f in result.findings if f.severity is not Severity.INFO]
+    if not codes:
+        return False
+    try:
+        from .knowledge import all_codes
+
+        kb = all_codes()
+    except Exception:  # the diagnosis never fails for want of wording
+        return False
+    return all(c in kb and getattr(kb[c], flag) for c in codes)
+
+
 def _standalone(result: CheckResult) -> bool:
     """Every blocking/degraded finding of the result is a cause no prerequisite can explain
     (knowledge base ``standalone = true``), e.g. a CPU-only torch wheel on a machine without
     a driver: two root causes, each with its own fix."""
-    codes = [f.code for f in result.findings if f.severity is not Severity.INFO]
-    if not codes:
-        return False
-    try:
-        from .knowledge import all_codes
-
-        kb = all_codes()
-    except Exception:  # the diagnosis never fails for want of wording
-        return False
-    return all(kb[c].standalone for c in codes if c in kb) and all(c in kb for c in codes)
+    return _every_finding_is(result, "standalone")
 
 
 def _named_only(result: CheckResult) -> bool:
-    """Every finding of ``result`` is ``named_only`` in the knowledge base."""
-    codes = [f.code for f in result.findings if f.severity is not Severity.INFO]
-    if not codes:
-        return False
-    try:
-        from .knowledge import all_codes
-
-        kb = all_codes()
-    except Exception:  # the diagnosis never fails for want of wording
-        return False
-    return all(c in kb and kb[c].named_only for c in codes)
+    """Every finding of ``result`` is ``named_only`` in the knowledge base (a resource limit that
+    explains only the problems that name it)."""
+    return _every_finding_is(result, "named_only")
 
 
 def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:

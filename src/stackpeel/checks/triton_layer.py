@@ -235,8 +235,9 @@ class TritonKernelLaunch(Check):
         limits = ctx.dep("multi_gpu.open_files")
         proc = fresh.get("process") or {}
         # the launch process ended without an answer (not a timeout: a hang is no shortage)
+        timed_out = str(proc.get("error") or "").startswith("timed out")
         short = descriptor_shortage(limits, err, (fresh.get("output") or {}).get("stderr"), proc.get("stderr_tail"),
-                                    died=stage == "process" and not str(proc.get("error") or "").startswith("timed out"))
+                                    died=stage == "process" and not timed_out)
         extra = [limit_note(ctx, limits, f"Triton's kernel launch (stage {stage!r})", short)] if short else []
         return ctx.verdict(f"triton {version}: {self._stage_words(stage)}", finding, *extra, cache_used="fresh")
 
