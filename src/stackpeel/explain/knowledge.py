@@ -493,7 +493,7 @@ def rare_start_among(word: str, starts: frozenset, keep: int = 5) -> str:
 #: cause, so no ``said`` signature reads it. Searched only on the sentence a ``said`` pattern
 #: matched in; linear (no nested quantifiers).
 SAID_NOT_STATED_RE = re.compile(
-    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have|why|how|what|which)\s"
+    r"^[\s>#*_-]{0,12}(?:(?:is|are|does|do|did|was|were|can|could|should|has|have)\s(?!not\b)|(?:why|how|what|which)\s)"
     r"|[?\uff1f]|\u5417"
     r"|\b(?:maybe|perhaps|probably|possibly|is it|could it be|could this be|could be|might be|may be|"
     r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case"
@@ -509,8 +509,10 @@ SAID_NOT_STATED_RE = re.compile(
 #: is my GPU not detected?" report what the user sees (a question about the CAUSE states no cause).
 #: A yes/no question ("Is the GPU not detected?") and a question about a cause ("... not
 #: detected because of the driver?") still ask, not tell
+#: (A title that drops its subject, "Does not detect GPU" or "Is not working", states; the
+#: opening word is no question where "not" follows it.)
 SAID_NOT_TOLD_RE = re.compile(
-    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have)\s"
+    r"^[\s>#*_-]{0,12}(?:is|are|does|do|did|was|were|can|could|should|has|have)\s(?!not\b)"
     r"|\b(?:because|due to|caused by)\b[^?\uff1f\n]{0,200}[?\uff1f]"
     r"|\b(?:maybe|perhaps|probably|possibly|could it be|could this be|could be|might be|may be|"
     r"suspect|not sure|wonder|if|whether|make sure|ensure|do you|did you|in case"

@@ -873,6 +873,11 @@ COMPLAINT_RE = re.compile(
     # видит" (colabtools#4425: it does not load / work / start / see)
     r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|start|load)s?\b"
     r"|\bcan(?:'t|not| not) (?:run|start|use|load) (?:it |this |the \w{1,20} )?(?:normally|properly|correctly)\b"
+    # a program that does not find the GPU, in the user's words (sdnext#409: "does not detect GPU,
+    # generates on CPU"): the words of torch.toml's said-torch-cuda-unavailable
+    r"|\b(?:can't|cannot|can not|couldn't|could not|doesn't|does not|didn't|did not|won't|will not|fails? to)"
+    r" (?:detect|find|see|recogni[sz]e|use|access) (?:the |my |any |a |an )?(?:NVIDIA |[Nn]vidia )?"
+    r"(?:GPUs?|gpus?|graphics? cards?|video cards?|CUDA devices?)\b"
     r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
     r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
     r"|\u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f|\u0432\u0438\u0434\u0438\u0442)"
