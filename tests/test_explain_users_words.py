@@ -44,6 +44,11 @@ CASES = {
                                   "I had installed onnxruntime instead of onnxruntime-gpu.",
                                   "llama-cpp-python was built without cuBLAS support"],
                                  ["Is it a CPU-only jaxlib?", "Maybe llama-cpp-python was built without cuBLAS"]),
+    "kernel-library-not-installed": (["Training ran the gated DeltaNet layers on the fp32 torch chunk loop because "
+                                      "flash-linear-attention was not installed",
+                                      "I forgot to install causal-conv1d before loading the model."],
+                                     ["Is it because flash-linear-attention is not installed?",
+                                      "Maybe the model is slow because causal-conv1d was not installed"]),
     "driver-too-old-for-torch": (["My NVIDIA driver is too old for this build",
                                   "I was running an outdated NVIDIA driver (470).",
                                   "Updating the driver to 550 fixed it.",
@@ -351,6 +356,10 @@ def test_a_sentence_that_asks_or_guesses_is_not_read(text):
     "mokutil --sb-state says SecureBoot enabled",
     "It started after a kernel update last night.",
     "Secure Boot is enabled on this machine",
+    # an environment listing and a reason that is no statement of the cause
+    "- `flash-linear-attention` and `causal-conv1d`: not installed in the run below",
+    "flash-linear-attention is not installed",
+    "I installed flash-linear-attention because the model card asks for it",
 ])
 def test_a_statement_in_a_log_that_shows_no_failure_names_nothing(text):
     expl = explain_text(text + "\n")
@@ -362,3 +371,17 @@ def test_a_statement_that_is_an_error_line_itself_names_its_cause():
     # disk is full" is (its 'failed'): the statement names its cause with no other line
     expl = explain_text("the job failed because the disk is full\n")
     assert [c.code for c in expl.candidates][:1] == ["disk-full"], [c.code for c in expl.candidates]
+
+
+@pytest.mark.parametrize("text", [
+    # transformers#48718 (training): the title reports what happened and gives its cause
+    "Qwen3.5-9B fine-tuning ran the gated DeltaNet layers on the fp32 torch chunk loop because "
+    "flash-linear-attention was not installed",
+    "The model fell back to the slow path because causal-conv1d is not installed.",
+])
+def test_a_sentence_that_gives_the_statement_as_a_cause_names_it(text):
+    # no failure line and no complaint: "because" ties what happened to the stated cause
+    expl = explain_text(text + "\n")
+    assert [c.code for c in expl.candidates][:1] == ["kernel-library-not-installed"], \
+        [c.code for c in expl.candidates]
+    assert int(expl.exit_code) != 0

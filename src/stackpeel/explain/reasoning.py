@@ -373,7 +373,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if e.said and not e.is_root:
             if shown or not suspect_shape(hit.line.text):
                 continue
-        elif e.said and not failing and error_shape(hit.line.text) is None:
+        elif e.said and not failing and error_shape(hit.line.text) is None \
+                and not _gives_cause(e, hit.line.text):
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
         for code in codes:
@@ -768,6 +769,23 @@ def _similar_guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], k
             check=kb.checks.get(g.code), confidence="low", basis="similar", resembles=g.resembles,
         ))
     return out
+
+
+#: the word that ties an outcome to its cause in a user's sentence
+_GIVES_CAUSE_RE = re.compile(r"\b(?:because|due to|caused by)\b", re.IGNORECASE)
+
+
+def _gives_cause(e: Entry, text: str) -> bool:
+    """Whether a user's sentence gives ``e``'s statement as the cause of what it reports before
+    it: "the gated DeltaNet layers ran on the fp32 torch chunk loop because flash-linear-attention
+    was not installed" (transformers#48718) reports a problem and its cause, where "flash-attn is
+    not installed" alone is a fact of the machine. The statement must open the clause that the
+    word starts ("I installed the CPU version because the docs build needs it" gives no cause)."""
+    m = _GIVES_CAUSE_RE.search(text)
+    if m is None or m.start() < 12:
+        return False
+    found = e.search(text[m.start():])
+    return found is not None and found.start() <= len(m.group(0)) + 24
 
 
 def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase
