@@ -134,6 +134,11 @@ POINTED = [
     "When I try to python demo.py,I can't run it normally.But",
     "The make process errored when building NVCC objects at 47%.",
     "\u043d\u0435 \u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f",
+    # what a user sees of a failure no program reports (session 25)
+    "Nothing happens after I click Generate, the console stays empty.",
+    "After 200 steps the loss becomes NaN on the A100 but not on the 3090.",
+    "The model generates gibberish on the GPU but is fine on the CPU.",
+    "GPU utilization stays at 0% during training.",
 ]
 
 
@@ -151,6 +156,11 @@ def test_a_pointed_at_error_is_a_possible_failure(line):
     "Added error handling for the loader",
     "It works, and it does not stop the other jobs",
     "You can run it normally with python demo.py",
+    # the same words as a condition, a metric, a table's idle GPU
+    "If the loss is NaN, the step is skipped and the scaler lowers the scale.",
+    "when loss becomes nan we lower the learning rate",
+    "step 10 loss 2.31 grad_norm 0.98",
+    "GPU utilization: 0% (idle before the run)",
 ])
 def test_an_error_word_that_points_at_no_failure_is_no_complaint(line):
     # (the bare word "error" is parser.WORD_ERROR_RE's to judge, as before; the pointing shape
