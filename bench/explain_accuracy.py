@@ -16,7 +16,11 @@ it "could be caused by" (a symptom's ranked causes), without repeats. A log coun
 * unknown when explain names no code. Every corpus log records a failure from its thread,
   so every unknown is a miss;
 * silent when, besides, explain exits 0: it answered "No known problem found", as if the
-  log held no error at all (the worst answer: the user is told to look elsewhere).
+  log held no error at all (the worst answer: the user is told to look elsewhere). Issue 8
+  allows that answer only for a log that holds no error at all, so a second line per part
+  counts the silent logs whose text holds a word of failure (:data:`FAILURE_WORD_RE`: error,
+  exception, failed, fatal, killed, cannot, not found, hangs, ...), a broad, fixed list written
+  for this count and never used by explain: no log is read to make it.
 
 A top-1 whose first candidate is a guess from the words of the error lines (``"basis":
 "vocabulary"``, low confidence: no signature matched) is counted as top-1 and also shown
@@ -62,6 +66,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import tempfile
@@ -147,17 +152,26 @@ def explain_in_process(path: Path, source: str = "") -> Dict:
     return _answer(proc)
 
 
+#: a word of failure in any language's English log (the silent logs that hold one are counted)
+FAILURE_WORD_RE = re.compile(
+    r"\b(?:errors?|exceptions?|traceback|fail(?:s|ed|ure|ing)?|fatal|abort(?:s|ed)?|segmentation fault"
+    r"|core dumped|killed|cannot|can't|unable|denied|not found|no such|undefined|invalid|panic(?:ked)?"
+    r"|crash(?:es|ed)?|hangs?|hanging|stuck|timed out|timeout)\b", re.IGNORECASE)
+
+
 def score(rows: List[Dict]) -> Dict:
     n = len(rows)
     top1 = sum(r["top1"] for r in rows)
     top3 = sum(r["top3"] for r in rows)
     unknown = sum(r["unknown"] for r in rows)
     silent = sum(r["silent"] for r in rows)
+    silent_worded = sum(r["silent"] and r.get("worded", False) for r in rows)
     guessed = sum(r["top1"] and r["basis"] == "vocabulary" for r in rows)
     resembled = sum(r["top1"] and r["basis"] == "similar" for r in rows)
     by_prior = sum(r["top1"] and r["basis"] == "prior" for r in rows)
     pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
-    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent, "guessed": guessed,
+    return {"logs": n, "top1": top1, "top3": top3, "unknown": unknown, "silent": silent,
+            "silent_worded": silent_worded, "guessed": guessed,
             "resembled": resembled, "by_prior": by_prior,
             "top1_pct": pct(top1), "top3_pct": pct(top3), "unknown_pct": pct(unknown)}
 
@@ -283,6 +297,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             "top3": any(c in expected for c in ranked[:3]),
             "unknown": not ranked,
             "silent": not ranked and ans["exit"] == 0,
+            "worded": not ranked and ans["exit"] == 0
+            and FAILURE_WORD_RE.search(corpus_split.read_body(h.path)) is not None,
             "basis": ans["basis"],
         })
 
@@ -302,6 +318,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                      f"unknown {s['unknown']:4d} ({s['unknown_pct']:5.1f} %)  silent {s['silent']:3d}  "
                      f"top-1 by a guess from words {s['guessed']:3d}, by resemblance {s['resembled']:3d}, "
                      f"by prior {s['by_prior']:3d}")
+        lines.append(f"{part:10s}  silent logs holding a word of failure: {s['silent_worded']} of {s['silent']}")
     if args.compare:
         old = read_verdicts(args.compare)
         new = {part: {r["file"]: verdict_of(r) for r in rows if r["part"] == part} for part in parts}
