@@ -281,6 +281,18 @@ def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> An
         evidence=f"{error}\ngetrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)})")
 
 
+def failure_note(ctx: Any, failure: Any, what: str) -> List[Any]:
+    """``open-files-limit-low`` for a GPU check whose probe gave no answer (``Check.on_failure``):
+    its error or stderr says EMFILE, or (under :data:`NOFILE_GPU_SUSPECT`) it died without an answer
+    (an exit status, a signal: under a limit of 20 torch's probe could not even write its answer).
+    A probe that timed out, or whose answer stackpeel could not read, is not the limit's evidence."""
+    limits = ctx.dep("multi_gpu.open_files")
+    died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
+    short = descriptor_shortage(limits, getattr(failure, "stderr_tail", ""), getattr(failure, "detail", ""),
+                                died=died)
+    return [limit_note(ctx, limits, what, short)] if short else []
+
+
 # --------------------------------------------------------------------------- helpers for GPU checks
 
 def _tail(text: Optional[str], lines: int = 25) -> str:
@@ -400,6 +412,9 @@ class PeerToPeer(Check):
     timeout = 120.0
     probe_options = {"timeout_s": 90}
 
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "the peer-copy probe")
+
     def evaluate(self, facts, ctx):
         if facts.get("skipped"):
             return ctx.skip(f"not applicable: {facts['skipped']}")
@@ -494,9 +509,12 @@ class AllReduce(Check):
     id = "multi_gpu.nccl"
     title = "NCCL all-reduce across the local GPUs"
     layer = "multi_gpu"
-    codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
+    codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error",
+             "open-files-limit-low")
     facts = _facts.MultiGpuNcclFacts
-    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment")
+    # multi_gpu.open_files: each rank's context, NCCL's sockets, shared-memory segments and proxy
+    # threads need descriptors (the limit its failures may be, as in multi_gpu.p2p)
+    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment", "multi_gpu.open_files")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"
     timeout = 200.0
@@ -557,7 +575,25 @@ class AllReduce(Check):
             finding = ctx.finding("nccl-allreduce-failed", "incomplete", evidence=evidence, nccl_version=version,
                                   **observed)
         derived["values"] = values
-        return ctx.verdict(summary, finding, **derived)
+        return ctx.verdict(summary, finding, *self._limit(ctx, ranks), **derived)
+
+    @staticmethod
+    def _limit(ctx: Any, ranks: Sequence[Mapping[str, Any]]) -> List[Any]:
+        """``open-files-limit-low`` beside the failure when a rank's error, log or death is a
+        shortage of descriptors (:func:`descriptor_shortage`): a rank that raised its own error
+        died of it, and one killed at the deadline or after a peer failed did not die unseen."""
+        limits = ctx.dep("multi_gpu.open_files")
+        for r in ranks:
+            err = r.get("error") or {}
+            died = not r.get("killed") and not err and (r.get("exit_code") not in (0, None) or bool(r.get("signal")))
+            short = descriptor_shortage(limits, err, "\n".join(r.get("nccl_warnings") or ()), r.get("log_tail"),
+                                        died=died)
+            if short:
+                return [limit_note(ctx, limits, f"NCCL rank {r.get('rank')} (stage {r.get('stage')!r})", short)]
+        return []
+
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "the all-reduce probe")
 
     @staticmethod
     def _rank_story(r: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text, limit_evidence, limit_params
-from .multi_gpu import descriptor_shortage, limit_note
+from .multi_gpu import descriptor_shortage, failure_note, limit_note
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -133,6 +133,10 @@ class TorchCuda(Check):
     preload = ("torch",)  # forked from the interpreter that imported torch once (runner/zygote.py)
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
+
+    def on_failure(self, failure, ctx):
+        # under `ulimit -n 20` on an H200 the probe's context took every descriptor (exit 70, no answer)
+        return failure_note(ctx, failure, "torch's CUDA probe")
 
     def evaluate(self, facts, ctx):
         drv = ctx.dep("cuda.driver_api")

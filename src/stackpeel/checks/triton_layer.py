@@ -10,7 +10,7 @@ from typing import Any, List, Mapping, Optional
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, version_tuple
-from .multi_gpu import descriptor_shortage, limit_note
+from .multi_gpu import descriptor_shortage, failure_note, limit_note
 
 COMPILER_MISSING = "Failed to find C compiler"
 #: tempfile's "No usable temporary directory", gcc/as failing on their ccXXXXXX temporary files (tmp24)
@@ -203,6 +203,9 @@ class TritonKernelLaunch(Check):
     prework = "launch_prework"  # builds Triton's cuda_utils into the empty cache while torch imports
     timeout = 240.0
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
+
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "Triton's kernel-launch probe")
 
     def evaluate(self, facts, ctx):
         fresh = facts["fresh"] or {}
