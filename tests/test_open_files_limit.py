@@ -422,3 +422,49 @@ def test_the_same_death_under_a_generous_limit_stays_could_not_complete():
     report = replayed(raw)
     assert "torch.cuda" in report.diagnosis.errors
     assert not {r.id: r for r in report.results}["torch.cuda"].findings
+
+
+# --------------------------------------------------------------------------- the GPU's compute mode (fd25)
+# The recorded H200 runs hold no compute mode (the probe did not read it then, and no nvidia-smi -q
+# of those machines was kept): unknown, so the rule above stands. Here it is set by hand.
+
+def _with_mode(raw: dict, mode) -> dict:
+    raw = copy.deepcopy(raw)
+    for dev in _result(raw, "gpu.nvml")["facts"]["devices"]:
+        dev["compute_mode"] = mode
+    return raw
+
+
+@pytest.mark.parametrize("mode", ["EXCLUSIVE_PROCESS", "PROHIBITED"])
+def test_an_exclusive_gpu_saying_busy_is_not_read_as_the_limit(mode):
+    report = replayed(_with_mode(recorded(48), mode))
+    by_id = {r.id: r for r in report.results}
+    assert by_id["torch.cuda"].facts["compute_modes"] == [{"index": 0, "mode": mode}]
+    # the limit is still low (its own check warns, degraded), but no GPU check reads its failure as the limit's
+    assert not any(f.code == "open-files-limit-low" for r in report.results for f in r.findings
+                   if r.id != "multi_gpu.open_files")
+    assert [r.codes for r in report.diagnosis.degraded if r.check_id == "multi_gpu.open_files"] == \
+        [("open-files-limit-low",)]
+    codes = {c for r in report.diagnosis.blocking for c in r.codes}
+    assert "torch-gpu-op-failed" in codes
+    assert not any(r.check_id == "multi_gpu.open_files" for r in report.diagnosis.blocking)
+    op = [f for f in by_id["torch.cuda"].findings if f.code == "torch-gpu-op-failed"][0]
+    assert f"GPU 0 ({mode})" in op.evidence and "another process holds the GPU" in op.evidence
+
+
+@pytest.mark.parametrize("mode", ["DEFAULT", None])
+def test_a_default_or_unknown_mode_keeps_the_limit_as_the_root(mode):
+    # negative control: the same run with the mode known to be Default, or unreadable
+    report = replayed(_with_mode(recorded(48), mode))
+    assert [(r.check_id, r.codes) for r in _blocking(report)] == [("multi_gpu.open_files", ("open-files-limit-low",))]
+    op = [f for f in {r.id: r for r in report.results}["torch.cuda"].findings if f.code == "torch-gpu-op-failed"][0]
+    assert "compute mode" not in op.evidence
+
+
+def test_emfile_counts_even_on_an_exclusive_gpu():
+    # at 28 Triton's driver build said EMFILE itself: no compute mode says that
+    report = replayed(_with_mode(recorded(28), "EXCLUSIVE_PROCESS"))
+    triton = {r.id: r for r in report.results}["triton.kernel_launch"]
+    assert "open-files-limit-low" in [f.code for f in triton.findings]
+    assert "torch.cuda" not in {s.check_id for r in report.diagnosis.blocking if r.check_id == "multi_gpu.open_files"
+                                for s in r.symptoms}

@@ -229,6 +229,8 @@ _EMFILE = re.compile(r"Too many open files(?! in system)|\[Errno 24\]|\bEMFILE\b
 #: torch, CUDA_ERROR_DEVICE_UNAVAILABLE from the driver API, Triton with no driver to create)
 _CONTEXT_DENIED = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
                              r"\b0 active drivers\b")
+#: how a CUDA context that could not be had is reported (a low open-files limit, an exclusive GPU held elsewhere)
+CONTEXT_DENIED = _CONTEXT_DENIED
 
 
 def nofile_low(limits: Mapping[str, Any]) -> bool:
@@ -245,15 +247,41 @@ def nofile_low(limits: Mapping[str, Any]) -> bool:
 NOFILE_GPU_SUSPECT = 256
 
 
-def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False) -> Optional[str]:
+#: NVML compute modes in which a second process cannot get a context ('busy or unavailable')
+EXCLUSIVE_MODES = ("EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
+
+
+def exclusive_gpus(ctx: Any) -> List[str]:
+    """The GPUs NVML reports in an exclusive (or prohibited) compute mode, as "GPU 0
+    (EXCLUSIVE_PROCESS)", from the derived ``compute_modes`` that gpu.visible_devices,
+    cuda.driver_api and torch.cuda pass on ([] when unknown or all DEFAULT)."""
+    modes = ctx.dep("torch.cuda").get("compute_modes") or ctx.dep("cuda.driver_api").get("compute_modes") or []
+    return [f"GPU {m.get('index')} ({m.get('mode')})" for m in modes
+            if isinstance(m, Mapping) and m.get("mode") in EXCLUSIVE_MODES]
+
+
+def exclusive_evidence(gpus: Sequence[str]) -> str:
+    """The line a GPU check adds to its own finding's evidence when its context was refused on an
+    exclusive-mode GPU (what 'busy or unavailable' means there), '' when none is."""
+    if not gpus:
+        return ""
+    return (f"NVML compute mode: {', '.join(gpus)}: one process at a time may hold a context there "
+            "(none in PROHIBITED mode): 'busy or unavailable' means another process holds the GPU "
+            "(nvidia-smi --query-compute-apps=pid,process_name --format=csv); not read as the open-files limit")
+
+
+def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False,
+                        exclusive: Sequence[str] = ()) -> Optional[str]:
     """The first line of ``errors`` (probe error dicts or text) that a shortage of descriptors
     explains, when the open-files soft limit is low; ``died``: a GPU worker ended without an
     answer. None when the limit is generous or nothing fits (then nothing changes). EMFILE counts
     under :data:`NOFILE_MIN`; the context's refusal and a worker's death, which other causes
-    produce too, only under :data:`NOFILE_GPU_SUSPECT`."""
+    produce too, only under :data:`NOFILE_GPU_SUSPECT`, and never when a GPU is in an exclusive
+    compute mode (``exclusive``, from :func:`exclusive_gpus`): there another process holding it
+    says the same."""
     if not nofile_low(limits):
         return None
-    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT
+    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT and not exclusive
     texts = []
     for err in errors:
         if isinstance(err, Mapping):
@@ -289,7 +317,7 @@ def failure_note(ctx: Any, failure: Any, what: str) -> List[Any]:
     limits = ctx.dep("multi_gpu.open_files")
     died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
     short = descriptor_shortage(limits, getattr(failure, "stderr_tail", ""), getattr(failure, "detail", ""),
-                                died=died)
+                                died=died, exclusive=exclusive_gpus(ctx))
     return [limit_note(ctx, limits, what, short)] if short else []
 
 
@@ -442,7 +470,7 @@ class PeerToPeer(Check):
             limits = ctx.dep("multi_gpu.open_files")
             # a worker that died with a Python error of its own died of that error, not unseen
             short = descriptor_shortage(limits, err, worker.get("log_tail"),
-                                        died=not worker.get("killed") and not err)
+                                        died=not worker.get("killed") and not err, exclusive=exclusive_gpus(ctx))
             if short:
                 findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):
@@ -587,7 +615,7 @@ class AllReduce(Check):
             err = r.get("error") or {}
             died = not r.get("killed") and not err and (r.get("exit_code") not in (0, None) or bool(r.get("signal")))
             short = descriptor_shortage(limits, err, "\n".join(r.get("nccl_warnings") or ()), r.get("log_tail"),
-                                        died=died)
+                                        died=died, exclusive=exclusive_gpus(ctx))
             if short:
                 return [limit_note(ctx, limits, f"NCCL rank {r.get('rank')} (stage {r.get('stage')!r})", short)]
         return []
