@@ -260,6 +260,18 @@ def exclusive_gpus(ctx: Any) -> List[str]:
             if isinstance(m, Mapping) and m.get("mode") in EXCLUSIVE_MODES]
 
 
+def other_causes(ctx: Any) -> List[str]:
+    """What else makes a context be refused, or a GPU process die, here: a GPU in an exclusive
+    compute mode (:func:`exclusive_gpus`), or no GPU at all (torch or the driver API counted 0
+    devices: Triton's '0 active drivers' on a machine without a GPU is no shortage of descriptors).
+    Facts a check did not produce (its probe died) rule nothing out."""
+    out = exclusive_gpus(ctx)
+    torch, drv = ctx.dep("torch.cuda"), ctx.dep("cuda.driver_api")
+    if torch.get("device_count") == 0 or drv.get("device_count") == 0:
+        out.append("no GPU (0 devices)")
+    return out
+
+
 def exclusive_evidence(gpus: Sequence[str]) -> str:
     """The line a GPU check adds to its own finding's evidence when its context was refused on an
     exclusive-mode GPU (what 'busy or unavailable' means there), '' when none is."""
@@ -271,17 +283,17 @@ def exclusive_evidence(gpus: Sequence[str]) -> str:
 
 
 def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False,
-                        exclusive: Sequence[str] = ()) -> Optional[str]:
+                        ruled_out: Sequence[str] = ()) -> Optional[str]:
     """The first line of ``errors`` (probe error dicts or text) that a shortage of descriptors
     explains, when the open-files soft limit is low; ``died``: a GPU worker ended without an
     answer. None when the limit is generous or nothing fits (then nothing changes). EMFILE counts
     under :data:`NOFILE_MIN`; the context's refusal and a worker's death, which other causes
-    produce too, only under :data:`NOFILE_GPU_SUSPECT`, and never when a GPU is in an exclusive
-    compute mode (``exclusive``, from :func:`exclusive_gpus`): there another process holding it
-    says the same."""
+    produce too, only under :data:`NOFILE_GPU_SUSPECT`, and never when one of those other causes
+    is known (``ruled_out``, from :func:`other_causes`: an exclusive-mode GPU, where another process
+    holding it says the same; no GPU at all)."""
     if not nofile_low(limits):
         return None
-    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT and not exclusive
+    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT and not ruled_out
     texts = []
     for err in errors:
         if isinstance(err, Mapping):
@@ -317,7 +329,7 @@ def failure_note(ctx: Any, failure: Any, what: str) -> List[Any]:
     limits = ctx.dep("multi_gpu.open_files")
     died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
     short = descriptor_shortage(limits, getattr(failure, "stderr_tail", ""), getattr(failure, "detail", ""),
-                                died=died, exclusive=exclusive_gpus(ctx))
+                                died=died, ruled_out=other_causes(ctx))
     return [limit_note(ctx, limits, what, short)] if short else []
 
 
@@ -470,7 +482,7 @@ class PeerToPeer(Check):
             limits = ctx.dep("multi_gpu.open_files")
             # a worker that died with a Python error of its own died of that error, not unseen
             short = descriptor_shortage(limits, err, worker.get("log_tail"),
-                                        died=not worker.get("killed") and not err, exclusive=exclusive_gpus(ctx))
+                                        died=not worker.get("killed") and not err, ruled_out=other_causes(ctx))
             if short:
                 findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):
@@ -615,7 +627,7 @@ class AllReduce(Check):
             err = r.get("error") or {}
             died = not r.get("killed") and not err and (r.get("exit_code") not in (0, None) or bool(r.get("signal")))
             short = descriptor_shortage(limits, err, "\n".join(r.get("nccl_warnings") or ()), r.get("log_tail"),
-                                        died=died, exclusive=exclusive_gpus(ctx))
+                                        died=died, ruled_out=other_causes(ctx))
             if short:
                 return [limit_note(ctx, limits, f"NCCL rank {r.get('rank')} (stage {r.get('stage')!r})", short)]
         return []

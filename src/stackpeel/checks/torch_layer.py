@@ -19,7 +19,7 @@ from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text, limit_evidence, limit_params
 from .multi_gpu import (CONTEXT_DENIED, descriptor_shortage, exclusive_evidence, exclusive_gpus, failure_note,
-                        limit_note)
+                        limit_note, other_causes)
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -247,7 +247,7 @@ class TorchCuda(Check):
     def _limit(ctx, what, *errors):
         """open-files-limit-low beside the failure, when a low open-files limit explains it."""
         limits = ctx.dep("multi_gpu.open_files")
-        short = descriptor_shortage(limits, *errors, exclusive=exclusive_gpus(ctx))
+        short = descriptor_shortage(limits, *errors, ruled_out=other_causes(ctx))
         return [limit_note(ctx, limits, what, short)] if short else []
 
 
