@@ -141,3 +141,15 @@ def test_check_at_soft_12_measures_12_not_stackpeels_raised_limit(tmp_path):
     report = _check("ulimit -Sn 12", tmp_path)
     facts = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]["facts"]
     assert facts["soft"] == 12 and facts["hard"] > 12
+
+
+def test_a_hard_limit_too_low_for_stackpeel_itself_says_so(tmp_path):
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    # the whole check (it runs from about 16 or 17 on the 2-core CI machine)
+    out = subprocess.run(["bash", "-c", f"ulimit -n 12; exec {sys.executable} -m stackpeel check --fresh "
+                                        f"--python {STACK}"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode == 2
+    assert "Too many open files (stackpeel itself needs about 17 open files and the hard limit here is 12" in out.stderr
