@@ -82,6 +82,10 @@ def test_the_limit_is_the_blocking_root_and_the_layers_its_symptoms(n):
         assert torch.status is Status.ERROR and torch.failure.exit_code == 70
         assert [(f.code, f.severity) for f in torch.findings] == [("open-files-limit-low", Severity.INFO)]
         assert "the process ended without an answer" in torch.findings[0].evidence
+        # FLA's probe exited 70 the same way: named too, so nothing is left under "could not complete"
+        fla = {r.id: r for r in report.results}["kernels.fla"]
+        assert [f.code for f in fla.findings] == ["open-files-limit-low"]
+        assert report.diagnosis.errors == ()
     assert not any(r.check_id == "multi_gpu.open_files" for r in report.diagnosis.degraded)
     # the layer findings stay, with the limit named beside them (informational) and their own evidence
     by_id = {r.id: r for r in report.results}
