@@ -42,6 +42,8 @@ DRIVER = textwrap.dedent('''
     soft, hard, probe, how = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     from stackpeel.runner import child, zygote
+    if sys.argv[6] == "program":
+        child.raise_own_nofile()  # as the CLI does when stackpeel is the program
     probes = Path(sys.argv[5])
     if how == "fork":
         z = zygote.Zygote(sys.executable, ())
@@ -57,10 +59,10 @@ DRIVER = textwrap.dedent('''
 ''')
 
 
-def drive(tmp_path: Path, soft: int, hard: int, probe: str, how: str) -> dict:
+def drive(tmp_path: Path, soft: int, hard: int, probe: str, how: str, role: str = "program") -> dict:
     (tmp_path / "fdprobe.py").write_text(PROBE)
     env = dict(os.environ, PYTHONPATH=str(SRC))
-    out = subprocess.run([sys.executable, "-c", DRIVER, str(soft), str(hard), probe, how, str(tmp_path)],
+    out = subprocess.run([sys.executable, "-c", DRIVER, str(soft), str(hard), probe, how, str(tmp_path), role],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -77,6 +79,16 @@ def test_probe_runs_under_the_users_limit_while_stackpeel_raises_its_own(tmp_pat
     assert res["facts"]["env"] is False             # the note does not leak into the probe's children
     assert res["tool"] == [256, 256]                # stackpeel's own: raised to the hard limit
     assert res["slots"] > 1
+
+
+def test_a_library_caller_keeps_its_own_limit(tmp_path):
+    # negative control: engine.check from a user's process (the pytest plugin) never raises its limit
+    hard = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[1]
+    if hard != __import__("resource").RLIM_INFINITY and hard < 256:
+        pytest.skip("needs a hard limit of 256 or more")
+    res = drive(tmp_path, 64, 256, "limit", "spawn", role="library")
+    assert res["failure"] is None
+    assert res["tool"] == [64, 256] and res["facts"]["nofile"] == [64, 256]
 
 
 @pytest.mark.parametrize("how", ["fork", "spawn"])

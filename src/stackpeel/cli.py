@@ -465,6 +465,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
     if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
+        from .runner.child import raise_own_nofile
+
+        raise_own_nofile()  # its own open-files limit up to the hard one; the probes keep the user's
     try:
         return int(handler(args))
     except KeyboardInterrupt:

@@ -109,13 +109,23 @@ DESCRIPTORS_SPARE = 8
 _nofile_lock = threading.Lock()
 _user_nofile: Optional[Tuple[int, int]] = None  # (soft, hard) of the user's shell, once read
 _probe_slots: Optional[threading.BoundedSemaphore] = None
+_may_raise = False  # only where stackpeel is the program (raise_own_nofile): never in a caller's process
+
+
+def raise_own_nofile() -> None:
+    """Let :func:`own_nofile` raise this process's soft open-files limit: the CLI calls it when
+    stackpeel is the program. A library caller (the pytest plugin, the Python API) keeps its
+    process's limit as it is (its tests would otherwise run under a limit their shell never set)."""
+    global _may_raise
+    _may_raise = True
 
 
 def own_nofile() -> Tuple[int, int]:
     """Raise stackpeel's own soft open-files limit (``ulimit -n``) to its hard limit, as many
-    tools do, so that a low limit does not break stackpeel before it can report it; return the
-    user's limit (soft, hard), which every probe gets back (:func:`probe_env`): check measures
-    the user's environment, not stackpeel's. Once per process; later calls return the same."""
+    tools do, so that a low limit does not break stackpeel before it can report it (only after
+    :func:`raise_own_nofile`); return the user's limit (soft, hard), which every probe gets back
+    (:func:`probe_env`): check measures the user's environment, not stackpeel's. Once per
+    process; later calls return the same."""
     global _user_nofile
     with _nofile_lock:
         if _user_nofile is None:
@@ -124,7 +134,7 @@ def own_nofile() -> Tuple[int, int]:
                 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
                 _user_nofile = (soft, hard)
                 want = hard if hard != resource.RLIM_INFINITY else 1 << 16
-                if soft != resource.RLIM_INFINITY and want > soft:
+                if _may_raise and soft != resource.RLIM_INFINITY and want > soft:
                     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
             except (ImportError, OSError, ValueError):
                 _user_nofile = _user_nofile or (-1, -1)
