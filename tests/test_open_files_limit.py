@@ -472,3 +472,11 @@ def test_emfile_counts_even_on_an_exclusive_gpu():
     assert "open-files-limit-low" in [f.code for f in triton.findings]
     assert "torch.cuda" not in {s.check_id for r in report.diagnosis.blocking if r.check_id == "multi_gpu.open_files"
                                 for s in r.symptoms}
+
+
+def test_the_text_report_shows_what_happened_to_a_probe_the_limit_killed():
+    from stackpeel.render.text import render_text
+    out = render_text(replayed(recorded(20)))
+    explains = out[out.index("open-files-limit-low explains:"):]
+    assert "check could not complete: probe torch_layer.torch_cuda exited with status" in " ".join(explains.split())
+    assert "Triton sees no active GPU driver" in explains  # a check that answered keeps its finding's title
