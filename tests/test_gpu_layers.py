@@ -137,7 +137,7 @@ def fake_env(clean_env, libdir: str, **extra) -> Dict[str, str]:
     env = dict(clean_env)
     env["LD_LIBRARY_PATH"] = libdir
     for k in ("FAKE_GPUS", "FAKE_CUDA_INIT", "FAKE_CUDA_DRIVER_VERSION", "FAKE_NVML_INIT", "FAKE_NVML_DRIVER",
-              "NVIDIA_VISIBLE_DEVICES"):
+              "FAKE_NVML_COMPUTE_MODE", "NVIDIA_VISIBLE_DEVICES"):
         env.pop(k, None)
     env.update(extra)
     return env
@@ -972,3 +972,15 @@ def test_other_processes_are_named_without_their_arguments(tmp_path):
         proc.wait()
     assert name == f"{os.path.basename(sys.executable)} train.py"
     assert load_probe("gpu")._comm(2 ** 22 + 7) is None  # no such process
+
+
+@pytest.mark.parametrize("value, mode", [("3", "EXCLUSIVE_PROCESS"), ("2", "PROHIBITED"), (None, "DEFAULT"),
+                                         ("-1", None)])
+def test_nvml_reads_the_compute_mode_and_passes_it_on(tmp_path, fake_libs, clean_env, value, mode):
+    """nvmlDeviceGetComputeMode through the real probe on the fake NVML (fd25); -1: the call fails."""
+    root = make_tree(tmp_path / "root")
+    extra = {"FAKE_NVML_COMPUTE_MODE": value} if value is not None else {}
+    report = run_fake(root, fake_env(clean_env, fake_libs["good"], **extra))
+    assert report.result("gpu.nvml").facts["devices"][0]["compute_mode"] == mode
+    assert report.result("gpu.visible_devices").facts["compute_modes"] == [{"index": 0, "mode": mode}]
+    assert report.result("cuda.driver_api").facts["compute_modes"] == [{"index": 0, "mode": mode}]

@@ -333,7 +333,8 @@ def test_declarations():
     for cls in (SharedMemory, Memlock):
         assert cls.layer == "multi_gpu" and cls.requires == ()
     assert PeerToPeer.gate == ("torch.cuda",) and AllReduce.gate == ("torch.cuda",)
-    assert set(AllReduce.requires) == {"torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment"}
+    assert set(AllReduce.requires) == {"torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment",
+                                       "multi_gpu.open_files"}
     # the probe's own deadline leaves room to report a hang before the runner's kill
     assert AllReduce.probe_options["timeout_s"] + AllReduce.probe_options["grace_s"] < AllReduce.timeout
     assert PeerToPeer.probe_options["timeout_s"] < PeerToPeer.timeout

@@ -253,6 +253,25 @@ def _stdout_gone() -> None:
         pass
 
 
+#: descriptors stackpeel's own process needs to start a check (measured: it fails under a hard
+#: limit of 16 or less and runs from 17, on the 2-core CI machine, taking its probes one at a time)
+OWN_DESCRIPTORS = 17
+
+
+def _own_descriptors(error: str) -> str:
+    """What to add when stackpeel itself ran out of descriptors (it raises its soft open-files
+    limit to the hard one, runner/child.own_nofile, but cannot go past a hard limit this low)."""
+    if "Too many open files" not in error:
+        return ""
+    try:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return ""
+    return (f" (stackpeel itself needs about {OWN_DESCRIPTORS} open files and the hard limit here is {hard}: "
+            f"run it from a shell with a higher limit, e.g. `ulimit -n 1024`, to diagnose this one)")
+
+
 def _warn(msg: str) -> None:
     try:
         print(f"stackpeel: {msg}", file=sys.stderr, flush=True)
@@ -328,7 +347,7 @@ def cmd_check(args) -> int:
                                deep=args.deep, reuse=True, fresh=args.fresh, zygotes=early)
             exit_code = int(report.diagnosis.exit_code)
     except TargetError as exc:
-        _warn(f"cannot diagnose: {exc}")
+        _warn(f"cannot diagnose: {exc}{_own_descriptors(str(exc))}")
         return ExitCode.USAGE
     except NoTempDir as exc:
         _warn(f"cannot diagnose: {exc.strerror}")
@@ -446,6 +465,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
     if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
+        from .runner.child import raise_own_nofile
+
+        raise_own_nofile()  # its own open-files limit up to the hard one; the probes keep the user's
     try:
         return int(handler(args))
     except KeyboardInterrupt:

@@ -7,7 +7,8 @@ problem is a **symptom**, listed under each root it traces back to, with the pat
 from the root to it. Roots whose findings are blocking come first; roots that only
 degrade (performance, latent risks) are listed apart. Checks that ended in ``error``
 explain their dependants but are never called a root cause: stackpeel could not
-measure them, and says so instead.
+measure them, and says so instead (unless the check named the limit its probe died of:
+then it is that limit's symptom, and not listed among the checks that could not complete).
 
 A requirement whose codes are all ``named_only`` in the knowledge base (a resource limit)
 explains a problem only where the problem's check names one of those codes among its
@@ -150,7 +151,10 @@ def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) ->
     blocking.sort(key=lambda root: min(layer_rank(c) for c in (root.check_id, *(
         s.check_id for s in root.symptoms if by_id[root.check_id].status is Status.WARN)))
         if by_id[root.check_id].status is Status.WARN else layer_rank(root.check_id))
-    errors = tuple(r.id for r in results if r.status is Status.ERROR)
+    # a check that could not complete and named the limit that killed it (Check.on_failure) is
+    # that root's symptom, measured as far as it matters: not listed as "could not complete"
+    errors = tuple(r.id for r in results if r.status is Status.ERROR
+                   and not any(_named_only(by_id[e]) for e in explainers.get(r.id, ())))
     return Diagnosis(tuple(blocking), tuple(degraded), errors)
 
 

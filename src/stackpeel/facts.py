@@ -100,7 +100,9 @@ class _GpuNvmlFactsOptional(TypedDict, total=False):
 
 class GpuNvmlFacts(_GpuNvmlFactsOptional):
     """Facts of ``gpu.nvml`` (check ``gpu.nvml``). Each device may carry ``memory`` (total, free,
-    used bytes) and ``processes`` (pid, used_bytes, name) from NVML."""
+    used bytes) and ``processes`` (pid, used_bytes, name) from NVML, and ``compute_mode``
+    (nvmlDeviceGetComputeMode: "DEFAULT", "EXCLUSIVE_THREAD", "PROHIBITED", "EXCLUSIVE_PROCESS";
+    None when unreadable; absent in facts recorded before fd25)."""
 
     cuda_driver_version: Optional[int]
     device_count: Optional[int]
@@ -122,6 +124,8 @@ class GpuNvmlFacts(_GpuNvmlFactsOptional):
 
 
 class _GpuVisibleDevicesFactsOptional(TypedDict, total=False):
+    #: derived: each NVML device's compute mode (index, mode), passed on by cuda.driver_api and torch.cuda
+    compute_modes: List[Any]
     gpu_count: Optional[int]
     visible_count: Optional[int]
 
@@ -151,6 +155,7 @@ class CudaDeviceFacts(TypedDict):
 
 
 class _CudaDriverApiFactsOptional(TypedDict, total=False):
+    compute_modes: List[Any]  # derived, from gpu.visible_devices (NVML's compute mode per GPU)
     device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
     rlimit_as: Dict[str, Optional[int]]
@@ -192,7 +197,11 @@ class TorchDeviceFacts(TypedDict):
     name: Optional[str]
 
 
-class TorchCudaFacts(TypedDict):
+class _TorchCudaFactsOptional(TypedDict, total=False):
+    compute_modes: List[Any]  # derived, from cuda.driver_api (NVML's compute mode per GPU)
+
+
+class TorchCudaFacts(_TorchCudaFactsOptional):
     """Facts of ``torch_layer.torch_cuda`` (check ``torch.cuda``)."""
 
     arch_list: List[Any]

@@ -26,6 +26,9 @@ from .runner.child import ProbeAnswer
 
 __all__ = ["rediagnose", "verdict_of"]
 
+#: ProbeFailure reasons of a probe that ran and gave no answer (not a runner or shape problem)
+PROBE_DEATHS = ("exit", "no-output", "signal", "timeout", "probe-exception", "bad-output")
+
 
 def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) -> Report:
     """``report`` with every result re-evaluated from its recorded facts, in dependency order."""
@@ -38,6 +41,11 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
     for cls in [c for c in registry.validate(pool) if c.id in recorded]:
         old = recorded[cls.id]
         deep_skipped = getattr(cls, "deep_only", False) and old.status is Status.SKIP and not old.facts
+        if old.status is Status.ERROR and old.failure is not None and cls.probe and \
+                old.failure.reason in PROBE_DEATHS:  # judged again: on_failure may name a cause now
+            done[cls.id] = _finish(cls, ProbeAnswer(None, old.failure, old.duration_s), report.host, report.target,
+                                   done, recorded=True)
+            continue
         if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None or deep_skipped:
             done[cls.id] = old
             continue

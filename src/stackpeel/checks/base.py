@@ -30,7 +30,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import facts as _facts
 from .. import knowledge as _knowledge
@@ -230,6 +230,13 @@ class Check:
 
     def evaluate(self, facts: Mapping[str, Any], ctx: Context) -> Verdict:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def on_failure(self, failure: Any, ctx: Context) -> Sequence[Finding]:
+        """Findings for a result whose probe gave no answer (``failure``: its ProbeFailure, with
+        exit status and stderr tail): a requirement that explains the death (a low open-files
+        limit under which the probe could not even write its answer). The result stays
+        ``error``; the diagnosis nests it under the requirement it names. Default: none."""
+        return ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -74,7 +74,8 @@ class DriverApi(Check):
         dv = facts["driver_version"]
         version = cuda_version_text(dv)
         kernel = facts["kernel_driver_version"]
-        derived: Dict[str, Any] = {"driver_cuda_version": version}
+        derived: Dict[str, Any] = {"driver_cuda_version": version,
+                                   "compute_modes": ctx.dep("gpu.visible_devices").get("compute_modes") or []}
         if not facts["libcuda_loaded"]:
             derived["device_count"] = 0
             kind = facts["container"]

@@ -7,6 +7,8 @@ one missing driver is reported once, as the root, and everything above it nests 
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Severity, Status
@@ -378,6 +380,13 @@ def visible_count(parsed: Mapping[str, Any], n: int, uuids: Sequence[Optional[st
     return len(entries), None
 
 
+def compute_modes(nvml: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Each NVML device's compute mode, ``[{"index": 0, "mode": "DEFAULT"}, ...]`` (mode None where
+    NVML could not read it or the facts predate it); [] without NVML devices."""
+    return [{"index": d.get("index"), "mode": d.get("compute_mode")} for d in nvml.get("devices") or []
+            if isinstance(d, Mapping)]
+
+
 class VisibleDevices(Check):
     """CUDA_VISIBLE_DEVICES, parsed exactly as torch and CUDA parse it, against the GPUs NVML
     sees. An empty value, a repeated entry or a wrong index hides GPUs as completely as having
@@ -394,6 +403,13 @@ class VisibleDevices(Check):
     timeout = 10.0
 
     def evaluate(self, facts, ctx):
+        verdict = self._judge(facts, ctx)
+        # passed on to the GPU checks (cuda.driver_api, torch.cuda): a GPU in an exclusive compute
+        # mode says 'busy or unavailable' to a second process, as a context short of descriptors does
+        modes = compute_modes(ctx.dep("gpu.nvml"))
+        return dataclasses.replace(verdict, facts=dict(verdict.facts, compute_modes=modes))
+
+    def _judge(self, facts, ctx):
         nvml = ctx.dep("gpu.nvml")
         raw = facts["cuda_visible_devices"]
         parsed = facts["parsed"] or {}

@@ -10,6 +10,7 @@ from typing import Any, List, Mapping, Optional
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict, version_tuple
+from .multi_gpu import failure_note
 from .triton_layer import compiler_failure, exc_line, exc_text
 
 #: what FLA exposes when its Triton probe succeeded
@@ -31,13 +32,18 @@ class Fla(Check):
     id = "kernels.fla"
     title = "flash-linear-attention detects the GPU"
     layer = "kernels"
-    codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed")
+    codes = ("fla-cpu-fallback", "fla-missing-triton", "fla-import-failed", "open-files-limit-low")
     facts = _facts.KernelsFlaFacts
-    requires = ("triton.kernel_launch",)
+    # multi_gpu.open_files: named only when the probe died of it (on_failure; under `ulimit -n 20`
+    # on an H200 it exited 70 without an answer, as torch's did)
+    requires = ("triton.kernel_launch", "multi_gpu.open_files")
     probe = "kernels.fla_facts"
     preload = ("torch", "triton")
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them
     timeout = 180.0
+
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "FLA's probe")
 
     def evaluate(self, facts, ctx):
         if not facts["installed"]:

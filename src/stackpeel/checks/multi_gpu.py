@@ -229,6 +229,8 @@ _EMFILE = re.compile(r"Too many open files(?! in system)|\[Errno 24\]|\bEMFILE\b
 #: torch, CUDA_ERROR_DEVICE_UNAVAILABLE from the driver API, Triton with no driver to create)
 _CONTEXT_DENIED = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
                              r"\b0 active drivers\b")
+#: how a CUDA context that could not be had is reported (a low open-files limit, an exclusive GPU held elsewhere)
+CONTEXT_DENIED = _CONTEXT_DENIED
 
 
 def nofile_low(limits: Mapping[str, Any]) -> bool:
@@ -245,15 +247,53 @@ def nofile_low(limits: Mapping[str, Any]) -> bool:
 NOFILE_GPU_SUSPECT = 256
 
 
-def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False) -> Optional[str]:
+#: NVML compute modes in which a second process cannot get a context ('busy or unavailable')
+EXCLUSIVE_MODES = ("EXCLUSIVE_PROCESS", "EXCLUSIVE_THREAD", "PROHIBITED")
+
+
+def exclusive_gpus(ctx: Any) -> List[str]:
+    """The GPUs NVML reports in an exclusive (or prohibited) compute mode, as "GPU 0
+    (EXCLUSIVE_PROCESS)", from the derived ``compute_modes`` that gpu.visible_devices,
+    cuda.driver_api and torch.cuda pass on ([] when unknown or all DEFAULT)."""
+    modes = ctx.dep("torch.cuda").get("compute_modes") or ctx.dep("cuda.driver_api").get("compute_modes") or []
+    return [f"GPU {m.get('index')} ({m.get('mode')})" for m in modes
+            if isinstance(m, Mapping) and m.get("mode") in EXCLUSIVE_MODES]
+
+
+def other_causes(ctx: Any) -> List[str]:
+    """What else makes a context be refused, or a GPU process die, here: a GPU in an exclusive
+    compute mode (:func:`exclusive_gpus`), or no GPU at all (torch or the driver API counted 0
+    devices: Triton's '0 active drivers' on a machine without a GPU is no shortage of descriptors).
+    Facts a check did not produce (its probe died) rule nothing out."""
+    out = exclusive_gpus(ctx)
+    torch, drv = ctx.dep("torch.cuda"), ctx.dep("cuda.driver_api")
+    if torch.get("device_count") == 0 or drv.get("device_count") == 0:
+        out.append("no GPU (0 devices)")
+    return out
+
+
+def exclusive_evidence(gpus: Sequence[str]) -> str:
+    """The line a GPU check adds to its own finding's evidence when its context was refused on an
+    exclusive-mode GPU (what 'busy or unavailable' means there), '' when none is."""
+    if not gpus:
+        return ""
+    return (f"NVML compute mode: {', '.join(gpus)}: one process at a time may hold a context there "
+            "(none in PROHIBITED mode): 'busy or unavailable' means another process holds the GPU "
+            "(nvidia-smi --query-compute-apps=pid,process_name --format=csv); not read as the open-files limit")
+
+
+def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = False,
+                        ruled_out: Sequence[str] = ()) -> Optional[str]:
     """The first line of ``errors`` (probe error dicts or text) that a shortage of descriptors
     explains, when the open-files soft limit is low; ``died``: a GPU worker ended without an
     answer. None when the limit is generous or nothing fits (then nothing changes). EMFILE counts
     under :data:`NOFILE_MIN`; the context's refusal and a worker's death, which other causes
-    produce too, only under :data:`NOFILE_GPU_SUSPECT`."""
+    produce too, only under :data:`NOFILE_GPU_SUSPECT`, and never when one of those other causes
+    is known (``ruled_out``, from :func:`other_causes`: an exclusive-mode GPU, where another process
+    holding it says the same; no GPU at all)."""
     if not nofile_low(limits):
         return None
-    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT
+    ambiguous_too = limits.get("soft") < NOFILE_GPU_SUSPECT and not ruled_out
     texts = []
     for err in errors:
         if isinstance(err, Mapping):
@@ -279,6 +319,18 @@ def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> An
         "open-files-limit-low", "gpu", severity=Severity.INFO, soft=soft, hard=_nofile_text(hard),
         raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN, what=what, error=error,
         evidence=f"{error}\ngetrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)})")
+
+
+def failure_note(ctx: Any, failure: Any, what: str) -> List[Any]:
+    """``open-files-limit-low`` for a GPU check whose probe gave no answer (``Check.on_failure``):
+    its error or stderr says EMFILE, or (under :data:`NOFILE_GPU_SUSPECT`) it died without an answer
+    (an exit status, a signal: under a limit of 20 torch's probe could not even write its answer).
+    A probe that timed out, or whose answer stackpeel could not read, is not the limit's evidence."""
+    limits = ctx.dep("multi_gpu.open_files")
+    died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
+    short = descriptor_shortage(limits, getattr(failure, "stderr_tail", ""), getattr(failure, "detail", ""),
+                                died=died, ruled_out=other_causes(ctx))
+    return [limit_note(ctx, limits, what, short)] if short else []
 
 
 # --------------------------------------------------------------------------- helpers for GPU checks
@@ -400,6 +452,9 @@ class PeerToPeer(Check):
     timeout = 120.0
     probe_options = {"timeout_s": 90}
 
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "the peer-copy probe")
+
     def evaluate(self, facts, ctx):
         if facts.get("skipped"):
             return ctx.skip(f"not applicable: {facts['skipped']}")
@@ -427,7 +482,7 @@ class PeerToPeer(Check):
             limits = ctx.dep("multi_gpu.open_files")
             # a worker that died with a Python error of its own died of that error, not unseen
             short = descriptor_shortage(limits, err, worker.get("log_tail"),
-                                        died=not worker.get("killed") and not err)
+                                        died=not worker.get("killed") and not err, ruled_out=other_causes(ctx))
             if short:
                 findings.append(limit_note(ctx, limits, f"the peer-copy worker (stage {stage!r})", short))
             if stage.startswith("copy "):
@@ -494,9 +549,12 @@ class AllReduce(Check):
     id = "multi_gpu.nccl"
     title = "NCCL all-reduce across the local GPUs"
     layer = "multi_gpu"
-    codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error")
+    codes = ("nccl-shm-too-small", "memlock-limit-low", "nccl-allreduce-failed", "nccl-error",
+             "open-files-limit-low")
     facts = _facts.MultiGpuNcclFacts
-    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment")
+    # multi_gpu.open_files: each rank's context, NCCL's sockets, shared-memory segments and proxy
+    # threads need descriptors (the limit its failures may be, as in multi_gpu.p2p)
+    requires = ("torch.cuda", "multi_gpu.shm", "multi_gpu.p2p", "config.nccl_environment", "multi_gpu.open_files")
     gate = ("torch.cuda",)
     probe = "multi_gpu.nccl"
     timeout = 200.0
@@ -557,7 +615,25 @@ class AllReduce(Check):
             finding = ctx.finding("nccl-allreduce-failed", "incomplete", evidence=evidence, nccl_version=version,
                                   **observed)
         derived["values"] = values
-        return ctx.verdict(summary, finding, **derived)
+        return ctx.verdict(summary, finding, *self._limit(ctx, ranks), **derived)
+
+    @staticmethod
+    def _limit(ctx: Any, ranks: Sequence[Mapping[str, Any]]) -> List[Any]:
+        """``open-files-limit-low`` beside the failure when a rank's error, log or death is a
+        shortage of descriptors (:func:`descriptor_shortage`): a rank that raised its own error
+        died of it, and one killed at the deadline or after a peer failed did not die unseen."""
+        limits = ctx.dep("multi_gpu.open_files")
+        for r in ranks:
+            err = r.get("error") or {}
+            died = not r.get("killed") and not err and (r.get("exit_code") not in (0, None) or bool(r.get("signal")))
+            short = descriptor_shortage(limits, err, "\n".join(r.get("nccl_warnings") or ()), r.get("log_tail"),
+                                        died=died, ruled_out=other_causes(ctx))
+            if short:
+                return [limit_note(ctx, limits, f"NCCL rank {r.get('rank')} (stage {r.get('stage')!r})", short)]
+        return []
+
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "the all-reduce probe")
 
     @staticmethod
     def _rank_story(r: Mapping[str, Any]) -> str:

@@ -9,6 +9,8 @@ major-version compatibility for driver versus wheel.
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -16,7 +18,8 @@ from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
 from .cuda import cuda_version_text, limit_evidence, limit_params
-from .multi_gpu import descriptor_shortage, limit_note
+from .multi_gpu import (CONTEXT_DENIED, descriptor_shortage, exclusive_evidence, exclusive_gpus, failure_note,
+                        limit_note, other_causes)
 
 #: torch's DEVICE_REQUIREMENT (2.11-2.13): compiled code cc -> ("interval", start, excluded) or
 #: ("set", members). An interval covers the same major with minor >= start's minor.
@@ -134,7 +137,17 @@ class TorchCuda(Check):
     probe_needs = ()  # reads nothing from its requirements: start at once
     timeout = 90.0
 
+    def on_failure(self, failure, ctx):
+        # under `ulimit -n 20` on an H200 the probe's context took every descriptor (exit 70, no answer)
+        return failure_note(ctx, failure, "torch's CUDA probe")
+
     def evaluate(self, facts, ctx):
+        verdict = self._judge(facts, ctx)
+        # passed on to the checks that require this one (Triton, peer copies, NCCL: see exclusive_gpus)
+        return dataclasses.replace(verdict, facts=dict(
+            verdict.facts, compute_modes=ctx.dep("cuda.driver_api").get("compute_modes") or []))
+
+    def _judge(self, facts, ctx):
         drv = ctx.dep("cuda.driver_api")
         dv = drv.get("driver_version")
         driver_ccs = [d["cc"] for d in drv.get("devices") or [] if d.get("cc")]
@@ -218,9 +231,11 @@ class TorchCuda(Check):
                                          limit_evidence(drv["rlimit_as"]))),
                     **limit_params(drv["rlimit_as"])))
             else:
-                findings.append(ctx.finding(
-                    "torch-gpu-op-failed", outcome=outcome,
-                    evidence=err.get("traceback") or err.get("message") or "", **params))
+                evidence = err.get("traceback") or err.get("message") or ""
+                exclusive = exclusive_gpus(ctx)
+                if exclusive and CONTEXT_DENIED.search(f"{err.get('message') or ''}"):
+                    evidence = "\n".join(filter(None, (evidence, exclusive_evidence(exclusive))))
+                findings.append(ctx.finding("torch-gpu-op-failed", outcome=outcome, evidence=evidence, **params))
                 findings.extend(self._limit(ctx, "torch's first tensor on the GPU", err))
         summary = (f"torch {version} (CUDA {cuda}): {len(devices)} GPU(s) {_gpu_list(devices)}; "
                    f"arch list {' '.join(arch) or 'empty'}")
@@ -232,7 +247,7 @@ class TorchCuda(Check):
     def _limit(ctx, what, *errors):
         """open-files-limit-low beside the failure, when a low open-files limit explains it."""
         limits = ctx.dep("multi_gpu.open_files")
-        short = descriptor_shortage(limits, *errors)
+        short = descriptor_shortage(limits, *errors, ruled_out=other_causes(ctx))
         return [limit_note(ctx, limits, what, short)] if short else []
 
 

@@ -10,7 +10,7 @@ from typing import Any, List, Mapping, Optional
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, version_tuple
-from .multi_gpu import descriptor_shortage, limit_note
+from .multi_gpu import descriptor_shortage, failure_note, limit_note, other_causes
 
 COMPILER_MISSING = "Failed to find C compiler"
 #: tempfile's "No usable temporary directory", gcc/as failing on their ccXXXXXX temporary files (tmp24)
@@ -204,6 +204,9 @@ class TritonKernelLaunch(Check):
     timeout = 240.0
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
 
+    def on_failure(self, failure, ctx):
+        return failure_note(ctx, failure, "Triton's kernel-launch probe")
+
     def evaluate(self, facts, ctx):
         fresh = facts["fresh"] or {}
         user = facts["user_run"]
@@ -237,7 +240,7 @@ class TritonKernelLaunch(Check):
         # the launch process ended without an answer (not a timeout: a hang is no shortage)
         timed_out = str(proc.get("error") or "").startswith("timed out")
         short = descriptor_shortage(limits, err, (fresh.get("output") or {}).get("stderr"), proc.get("stderr_tail"),
-                                    died=stage == "process" and not timed_out)
+                                    died=stage == "process" and not timed_out, ruled_out=other_causes(ctx))
         extra = [limit_note(ctx, limits, f"Triton's kernel launch (stage {stage!r})", short)] if short else []
         return ctx.verdict(f"triton {version}: {self._stage_words(stage)}", finding, *extra, cache_used="fresh")
 

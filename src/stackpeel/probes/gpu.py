@@ -423,6 +423,23 @@ def _comm(pid):
     return " ".join(shown)[:160]
 
 
+#: nvmlComputeMode_t (nvml.h); nvidia-smi's "Compute Mode" prints the same names in CamelCase
+COMPUTE_MODES = {0: "DEFAULT", 1: "EXCLUSIVE_THREAD", 2: "PROHIBITED", 3: "EXCLUSIVE_PROCESS"}
+
+
+def compute_mode(nv, handle):
+    """The device's compute mode (nvmlDeviceGetComputeMode) by name; None when it cannot be read.
+    In EXCLUSIVE_PROCESS (or the old EXCLUSIVE_THREAD) mode one process at a time may hold a
+    context; in PROHIBITED none may: a second process gets 'busy or unavailable'."""
+    f = nv.fn("nvmlDeviceGetComputeMode", [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)])
+    if f is None:
+        return None
+    mode = ctypes.c_int(-1)
+    if f(handle, ctypes.byref(mode)) != 0:
+        return None
+    return COMPUTE_MODES.get(mode.value, "mode %d" % mode.value)
+
+
 def device_memory(nv, handle):
     """(memory dict or None, processes list or None, errors dict) of one device: its memory
     (nvmlDeviceGetMemoryInfo) and the compute processes using it with their memory
@@ -551,6 +568,7 @@ def nvml_facts(library="libnvidia-ml.so.1", root="/"):
                     dev["cc_major"], dev["cc_minor"] = ma.value, mi.value
                     dev["cc"] = "%d.%d" % (ma.value, mi.value)
             dev["error"] = e or e2
+            dev["compute_mode"] = compute_mode(nv, handle)
             dev["memory"], dev["processes"], errs = device_memory(nv, handle)
             if errs:
                 dev["memory_errors"] = errs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import List
 
-from ..model import Report, RootCause
+from ..model import Report, RootCause, Status
 from ._shared import (all_roots, evidence_tail, exit_line, first_sentence, fix_plan, header_facts,
                       owned_symptoms, root_findings, root_label, selection_note, symptom_owners, symptom_rows)
 
@@ -67,7 +67,8 @@ def _symptom(report: Report, s, also: List[RootCause], depth: int, out: List[str
     pad = "  " * (depth - 1)
     codes = ", ".join(f"`{f.code}`" for f in s.findings)
     title = s.findings[0].title if s.findings else s.title
-    detail = s.findings[0].message if s.findings else s.summary
+    # a check that could not complete says what happened first (its note names the cause)
+    detail = s.findings[0].message if s.findings and s.status is not Status.ERROR else s.summary
     head = f"{pad}- **{_inline(title)}** ({s.status.value}{', ' + codes if codes else ''}; `{s.id}`): {_inline(detail)}"
     if also:
         head += " Also caused by: " + ", ".join(f"`{root_label(report, o)}`" for o in also) + "."

@@ -206,7 +206,8 @@ def _symptom_line(out: _Out, report: Report, s: CheckResult, also: List[RootCaus
                   arrow: str = "") -> None:
     """-v: a symptom with its whole message, evidence and fix."""
     codes = ", ".join(f.code for f in s.findings)
-    title = s.findings[0].title if s.findings else s.summary
+    # a check that could not complete shows what happened (its note names the cause beside it)
+    title = s.findings[0].title if s.findings and s.status is not Status.ERROR else s.summary
     out.item(s.status, f"{title}" + (f" [{codes}]" if codes else "") + f" ({s.id})", indent, lead=arrow)
     sub = indent + " " * (len(arrow) + 3)
     if also:
@@ -262,7 +263,8 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
                     continue
                 for sym in syms:
                     codes = ", ".join(f.code for f in sym.findings)
-                    title = sym.findings[0].title if sym.findings else sym.summary
+                    title = sym.findings[0].title if sym.findings and sym.status is not Status.ERROR \
+                        else sym.summary
                     body.item(sym.status, title + (f" [{codes}]" if codes else ""), "   ")
                     ev = next((f.evidence for f in sym.findings if f.evidence), "")
                     if ev:

@@ -13,10 +13,11 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..model import ProbeFailure
 from . import hygiene
@@ -28,6 +29,13 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
 BOOTSTRAP = r"""
 import sys, os
+_nofile = os.environ.pop("STACKPEEL_NOFILE", "")
+if _nofile:  # the open-files limit of the user's shell: stackpeel raised its own, never the probe's
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, tuple(int(x) for x in _nofile.split(",")))
+    except Exception:
+        pass
 try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
     import ctypes
     ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
@@ -60,9 +68,23 @@ try:
     data = json.dumps(res, default=repr)
 except Exception as e:
     data = json.dumps({"ok": False, "type": type(e).__name__, "message": "facts not serialisable: %s" % e, "traceback": ""})
-with open(out_path + ".tmp", "w") as f:
-    f.write(data)
-os.replace(out_path + ".tmp", out_path)
+try:
+    try:
+        f = open(out_path + ".tmp", "w")
+    except OSError as e:
+        if e.errno != 24:  # EMFILE: the probe used every descriptor its limit allows, and holds them
+            raise
+        os.closerange(3, 1 << 16)  # it is done: give them back, so that its answer still comes
+        f = open(out_path + ".tmp", "w")
+    with f:
+        f.write(data)
+    os.replace(out_path + ".tmp", out_path)
+except BaseException as e:
+    try:
+        os.write(2, ("\nstackpeel: the probe's answer could not be written: %s: %s\n" % (type(e).__name__, e)).encode())
+    except Exception:
+        pass
+    os._exit(71)
 for s in (sys.stdout, sys.stderr):
     try:
         s.flush()
@@ -71,7 +93,86 @@ for s in (sys.stdout, sys.stderr):
 os._exit(0)
 """
 
+#: Exit statuses of the bootstrap and the zygote's forks (sysexits.h), read by :func:`read_answer`:
+#: 70 (EX_SOFTWARE) stackpeel ended before the probe started, or a fork's setup failed;
+#: 71 (EX_OSERR) the probe ran but its answer could not be written (the reason is on its stderr).
+EXIT_ORPHANED, EXIT_NO_ANSWER = 70, 71
+
 TAIL_BYTES = 6000
+
+# ---------------------------------------------------------------- stackpeel's own descriptors
+#: Descriptors stackpeel holds for one probe at a time (a spawned one: its stdout and stderr
+#: files, /dev/null, Popen's error pipe; a forked one: its input, answer and output files).
+DESCRIPTORS_PER_PROBE = 6
+#: kept free for everything else the run opens (the cache, the report, a module's import)
+DESCRIPTORS_SPARE = 8
+_nofile_lock = threading.Lock()
+_user_nofile: Optional[Tuple[int, int]] = None  # (soft, hard) of the user's shell, once read
+_probe_slots: Optional[threading.BoundedSemaphore] = None
+_may_raise = False  # only where stackpeel is the program (raise_own_nofile): never in a caller's process
+
+
+def raise_own_nofile() -> None:
+    """Let :func:`own_nofile` raise this process's soft open-files limit: the CLI calls it when
+    stackpeel is the program. A library caller (the pytest plugin, the Python API) keeps its
+    process's limit as it is (its tests would otherwise run under a limit their shell never set)."""
+    global _may_raise
+    _may_raise = True
+
+
+def own_nofile() -> Tuple[int, int]:
+    """Raise stackpeel's own soft open-files limit (``ulimit -n``) to its hard limit, as many
+    tools do, so that a low limit does not break stackpeel before it can report it (only after
+    :func:`raise_own_nofile`); return the user's limit (soft, hard), which every probe gets back
+    (:func:`probe_env`): check measures the user's environment, not stackpeel's. Once per
+    process; later calls return the same."""
+    global _user_nofile
+    with _nofile_lock:
+        if _user_nofile is None:
+            try:
+                import resource
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                _user_nofile = (soft, hard)
+                want = hard if hard != resource.RLIM_INFINITY else 1 << 16
+                if _may_raise and soft != resource.RLIM_INFINITY and want > soft:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            except (ImportError, OSError, ValueError):
+                _user_nofile = _user_nofile or (-1, -1)
+        return _user_nofile
+
+
+def probe_env(env: Dict[str, str]) -> Dict[str, str]:
+    """``env`` (a probe's or a zygote's, changed in place) told to put the user's open-files
+    limit back (the bootstrap and the zygote apply ``STACKPEEL_NOFILE`` before anything else)."""
+    user = own_nofile()
+    try:
+        import resource
+        if user[0] >= 0 and resource.getrlimit(resource.RLIMIT_NOFILE) != user:
+            env["STACKPEEL_NOFILE"] = "%d,%d" % user
+    except (ImportError, OSError, ValueError):
+        pass
+    return env
+
+
+def probe_slots() -> threading.BoundedSemaphore:
+    """How many probes stackpeel may have under way at once with the descriptors its own limit
+    leaves (a hard limit of 20 leaves one at a time; from 6 * 64 + what is open, no bound worth
+    the name). Probes beyond that wait their turn instead of failing with EMFILE in stackpeel."""
+    global _probe_slots
+    with _nofile_lock:
+        if _probe_slots is None:
+            try:
+                import resource
+                soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                used = len(os.listdir("/proc/self/fd"))
+            except (ImportError, OSError, ValueError):
+                soft, used = -1, 0
+            if soft < 0:
+                n = 64
+            else:
+                n = max(1, min(64, (soft - used - DESCRIPTORS_SPARE) // DESCRIPTORS_PER_PROBE))
+            _probe_slots = threading.BoundedSemaphore(n)
+        return _probe_slots
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 
 
@@ -102,6 +203,13 @@ def _tail(path: Path) -> str:
 def run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
               env: Optional[Mapping[str, str]] = None, probes_dir: Optional[Path] = None) -> ProbeAnswer:
     """Run ``probe`` ("module.function") under ``python`` with ``inp`` as its input."""
+    own_nofile()
+    with probe_slots():
+        return _run_probe(python, probe, inp, timeout, env, probes_dir)
+
+
+def _run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
+               env: Optional[Mapping[str, str]], probes_dir: Optional[Path]) -> ProbeAnswer:
     module, _, function = probe.rpartition(".")
     start = time.monotonic()
     try:
@@ -133,6 +241,7 @@ def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, i
     hygiene.keep_target_tmp(cenv)  # the target's TMPDIR and cwd, which the probe's replace (tmp24)
     cenv["TMPDIR"] = str(probe_tmp)
     cenv["STACKPEEL_PARENT_PID"] = str(os.getpid())
+    probe_env(cenv)
     timed_out = False
     try:
         with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
@@ -173,8 +282,12 @@ def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: 
             name = f"signal {-rc}"
         return failed("signal", f"probe {probe} was killed by {name}", None, -rc)
     if not out_path.exists():
+        why = ""
+        if rc == EXIT_NO_ANSWER:  # the bootstrap's own words, last on the probe's stderr
+            head = "stackpeel: the probe's answer could not be written: "
+            why = ": " + next((ln[len(head):] for ln in reversed(se.splitlines()) if ln.startswith(head)), "?")
         return failed("exit" if rc else "no-output",
-                      f"probe {probe} exited with status {rc} without writing its answer")
+                      f"probe {probe} exited with status {rc} without writing its answer{why}")
     if out_path.stat().st_size > MAX_ANSWER_BYTES:
         return failed("bad-output", f"probe {probe} wrote an answer over {MAX_ANSWER_BYTES} bytes")
     try:

@@ -161,6 +161,17 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
             zygotes.close()
 
 
+def _failure_findings(cls: Type[Check], failure: ProbeFailure, host: Mapping[str, Any],
+                      target: Mapping[str, Any], done: Mapping[str, CheckResult]) -> tuple:
+    """What the check's ``on_failure`` names about a probe that gave no answer (never raises)."""
+    deps = {req: done[req].facts for req in cls.requires if req in done}
+    ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
+    try:
+        return tuple(cls().on_failure(failure, ctx))
+    except Exception:  # a bug there must not hide the failure itself
+        return ()
+
+
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
             done: Mapping[str, CheckResult], recorded: bool = False) -> CheckResult:
     """Turn a probe's answer into the check's result; ``done`` holds every requirement.
@@ -172,7 +183,8 @@ def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, 
     ``interfaces`` did, before it derived ``interface_names``): only missing keys count there."""
     if answer is not None and answer.failure is not None:
         return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
-                       answer.duration_s, failure=answer.failure)
+                       answer.duration_s, failure=answer.failure,
+                       findings=_failure_findings(cls, answer.failure, host, target, done))
     facts: Dict[str, Any] = dict(answer.facts or {}) if answer is not None else {}
     duration = answer.duration_s if answer is not None else 0.0
     if answer is not None:

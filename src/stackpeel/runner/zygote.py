@@ -51,14 +51,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Type
 
 from . import hygiene
-from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, read_answer
+from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots, read_answer
 
 if TYPE_CHECKING:
     from ..checks.base import Check
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
 ZYGOTE = r"""
-import sys, os, json, select, warnings, tempfile, gc
+import sys, os
+_nofile = os.environ.pop("STACKPEEL_NOFILE", "")
+if _nofile:  # the user's open-files limit, before anything is imported (see child.own_nofile)
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, tuple(int(x) for x in _nofile.split(",")))
+    except Exception:
+        pass
+import json, select, warnings, tempfile, gc
 import signal as signal_mod
 gc.disable()  # no collections while importing (about a tenth of `import torch`); on again in every fork
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
@@ -254,6 +262,9 @@ while True:
                 fe = os.open(req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 dn = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(dn, 0); os.dup2(fo, 1); os.dup2(fe, 2)
+                for fd in (dn, fo, fe):  # the probe starts with the descriptors a fresh process has
+                    if fd > 2:
+                        os.close(fd)
                 os.chdir(req["cwd"])
                 if req.get("tmp"):  # the probe's own temporary files go where its directory goes
                     os.environ["TMPDIR"] = req["tmp"]
@@ -337,6 +348,7 @@ class Zygote:
                  nice: int = 0, warm: bool = True):
         """``nice``: a niceness increment for the zygote and its forks (0: none); ``warm``:
         import :data:`STDLIB_WARM` before forking (pays from about three probes on)."""
+        own_nofile()  # before its pipes: stackpeel's own limit raised, the zygote's put back (probe_env)
         self.python = python
         self.preload = tuple(preload)
         self.ready = threading.Event()
@@ -367,7 +379,7 @@ class Zygote:
             # the hyphen keeps the folder from being imported as a module from the first sys.path entry
             ztmp = os.path.join(self.cwd, "zygote-tmp")
             os.mkdir(ztmp, 0o700)
-            zenv = dict(hygiene.keep_target_tmp(dict(os.environ if env is None else env)), TMPDIR=ztmp)
+            zenv = probe_env(dict(hygiene.keep_target_tmp(dict(os.environ if env is None else env)), TMPDIR=ztmp))
             self.proc = hygiene.spawn(
                 [python, "-c", ZYGOTE, str(wfd), ",".join(self.preload), BOOTSTRAP, str(int(nice)),
                  ",".join(STDLIB_WARM) if warm else ""],
@@ -449,7 +461,7 @@ class Zygote:
                   probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
         """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns).
         With :attr:`slots`, the probe first waits for a slot; its time starts when it has one."""
-        with (self.slots.take() if self.slots is not None else contextlib.nullcontext()):
+        with probe_slots(), (self.slots.take() if self.slots is not None else contextlib.nullcontext()):
             return self._run_probe(probe, inp, timeout, probes_dir)
 
     def _run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,

@@ -3,6 +3,8 @@
  *   FAKE_NVML_INIT            nvmlReturn_t of nvmlInit_v2 (default 0; 18 = LIB_RM_VERSION_MISMATCH, 999)
  *   FAKE_NVML_DRIVER          nvmlSystemGetDriverVersion (default "580.159.04")
  *   FAKE_CUDA_DRIVER_VERSION  nvmlSystemGetCudaDriverVersion_v2 (default 13000)
+ *   FAKE_NVML_COMPUTE_MODE    nvmlDeviceGetComputeMode of every GPU (default 0, DEFAULT; 3 EXCLUSIVE_PROCESS;
+ *                             -1: the call fails with NVML_ERROR_NOT_SUPPORTED)
  *   FAKE_GPUS                 see fake_gpus.h (NVML ignores CUDA_VISIBLE_DEVICES, like the real one)
  *
  * gcc -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o libnvidia-ml.so.580.159.04 fake_nvml.c
@@ -84,6 +86,15 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int len) {
     if (n_gpus < 0) return 1;
     snprintf(buf, sizeof buf, "GPU-fa4e0000-0000-0000-0000-%012d", (int)(dev - gpus));
     return copy(buf, uuid, len);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *mode) {
+    (void)dev;
+    if (n_gpus < 0) return 1;
+    int m = fake_env_int("FAKE_NVML_COMPUTE_MODE", 0);
+    if (m < 0) return 3;
+    *mode = m;
+    return 0;
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t dev, int *major, int *minor) {

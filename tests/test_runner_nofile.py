@@ -1,0 +1,167 @@
+"""stackpeel under a low open-files limit (fd25): its own process raises its soft limit and
+bounds the probes it has under way, every probe runs under the user's limit, and a probe that
+used every descriptor its limit allows still gets its answer back. Real limits (resource /
+bash ulimit), real child processes, the real stack venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+
+PROBE = textwrap.dedent('''
+    import os, resource
+    HELD = []
+    def limit(inp):
+        return {"nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
+                "env": "STACKPEEL_NOFILE" in os.environ}
+    def grab(inp):
+        # what a CUDA context does under a low limit: take descriptors and keep them
+        try:
+            while True:
+                HELD.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError as e:
+            return {"held": len(HELD), "errno": e.errno}
+    def lose(inp):
+        # its answer cannot be written for another reason: a folder where the file goes
+        os.mkdir(os.path.join(os.path.dirname(os.getcwd()), "answer.json.tmp"))
+        return {"never": True}
+''')
+
+DRIVER = textwrap.dedent('''
+    import json, resource, sys
+    from pathlib import Path
+    soft, hard, probe, how = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    from stackpeel.runner import child, zygote
+    if sys.argv[6] == "program":
+        child.raise_own_nofile()  # as the CLI does when stackpeel is the program
+    probes = Path(sys.argv[5])
+    if how == "fork":
+        z = zygote.Zygote(sys.executable, ())
+        ans = z.run_probe("fdprobe." + probe, {}, 30, probes_dir=probes)
+        z.close()
+    else:
+        ans = child.run_probe(sys.executable, "fdprobe." + probe, {}, 30, probes_dir=probes)
+    f = ans.failure
+    print(json.dumps({"facts": ans.facts, "tool": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
+                      "slots": child.probe_slots()._value,
+                      "failure": f and {"reason": f.reason, "rc": f.exit_code, "detail": f.detail,
+                                        "stderr": f.stderr_tail}}))
+''')
+
+
+def drive(tmp_path: Path, soft: int, hard: int, probe: str, how: str, role: str = "program") -> dict:
+    (tmp_path / "fdprobe.py").write_text(PROBE)
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    out = subprocess.run([sys.executable, "-c", DRIVER, str(soft), str(hard), probe, how, str(tmp_path), role],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("how", ["fork", "spawn"])
+def test_probe_runs_under_the_users_limit_while_stackpeel_raises_its_own(tmp_path, how):
+    hard = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[1]
+    if hard != __import__("resource").RLIM_INFINITY and hard < 256:
+        pytest.skip("needs a hard limit of 256 or more")
+    res = drive(tmp_path, 24, 256, "limit", how)
+    assert res["failure"] is None
+    assert res["facts"]["nofile"] == [24, 256]      # the user's limit, in the probe
+    assert res["facts"]["env"] is False             # the note does not leak into the probe's children
+    assert res["tool"] == [256, 256]                # stackpeel's own: raised to the hard limit
+    assert res["slots"] > 1
+
+
+def test_a_library_caller_keeps_its_own_limit(tmp_path):
+    # negative control: engine.check from a user's process (the pytest plugin) never raises its limit
+    hard = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[1]
+    if hard != __import__("resource").RLIM_INFINITY and hard < 256:
+        pytest.skip("needs a hard limit of 256 or more")
+    res = drive(tmp_path, 64, 256, "limit", "spawn", role="library")
+    assert res["failure"] is None
+    assert res["tool"] == [64, 256] and res["facts"]["nofile"] == [64, 256]
+
+
+@pytest.mark.parametrize("how", ["fork", "spawn"])
+def test_soft_equal_to_hard_changes_nothing_and_one_probe_at_a_time(tmp_path, how):
+    # negative control: nothing to raise, nothing to put back; 24 descriptors leave room for one probe
+    res = drive(tmp_path, 24, 24, "limit", how)
+    assert res["failure"] is None
+    assert res["facts"] == {"nofile": [24, 24], "env": False}
+    assert res["tool"] == [24, 24]
+    assert res["slots"] in (1, 2)  # (24 - open - 8 spare) // 6: not the 64 of a generous limit
+
+
+@pytest.mark.parametrize("how", ["fork", "spawn"])
+def test_probe_that_used_every_descriptor_still_answers(tmp_path, how):
+    res = drive(tmp_path, 24, 24, "grab", how)
+    assert res["failure"] is None, res["failure"]
+    assert res["facts"]["errno"] == 24
+    # a forked probe starts with the descriptors a fresh process has (0, 1, 2 and no more than
+    # what the interpreter itself keeps), so it can take about as many as a spawned one
+    assert res["facts"]["held"] >= 24 - 8
+
+
+@pytest.mark.parametrize("how", ["fork", "spawn"])
+def test_answer_lost_for_another_reason_says_why(tmp_path, how):
+    # negative control for the EMFILE path: EISDIR is not retried; distinct status, stderr's words
+    res = drive(tmp_path, 1024, 1024, "lose", how)
+    assert res["facts"] is None
+    assert res["failure"]["rc"] == 71
+    assert "without writing its answer: IsADirectoryError" in res["failure"]["detail"]
+
+
+STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
+
+
+def _check(limit_cmd: str, tmp_path: Path) -> dict:
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {STACK} --only multi_gpu.open_files,torch.cuda,triton.kernel_launch,kernels.fla")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_check_at_ulimit_20_answers_every_check_and_names_the_users_limit(tmp_path):
+    report = _check("ulimit -n 20", tmp_path)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert not [r["id"] for r in report["results"] if r["status"] == "error"]
+    facts = by_id["multi_gpu.open_files"]["facts"]
+    assert (facts["soft"], facts["hard"]) == (20, 20)
+    assert [f["code"] for f in by_id["multi_gpu.open_files"]["findings"]] == ["open-files-limit-low"]
+    if by_id["torch.cuda"]["facts"].get("device_count") == 0:
+        # this machine has no GPU: Triton's '0 active drivers' is no shortage of descriptors, and the
+        # limit stays a degraded warning with nothing nested under it (before fd25: a blocking root)
+        assert not any(f["code"] == "open-files-limit-low" for f in by_id["triton.kernel_launch"]["findings"])
+        assert [r["check"] for r in report["diagnosis"]["degraded"]] == ["multi_gpu.open_files"]
+        assert "multi_gpu.open_files" not in [r["check"] for r in report["diagnosis"]["blocking"]]
+
+
+def test_check_at_soft_12_measures_12_not_stackpeels_raised_limit(tmp_path):
+    report = _check("ulimit -Sn 12", tmp_path)
+    facts = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]["facts"]
+    assert facts["soft"] == 12 and facts["hard"] > 12
+
+
+def test_a_hard_limit_too_low_for_stackpeel_itself_says_so(tmp_path):
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    # the whole check (it runs from about 16 or 17 on the 2-core CI machine)
+    out = subprocess.run(["bash", "-c", f"ulimit -n 12; exec {sys.executable} -m stackpeel check --fresh "
+                                        f"--python {STACK}"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode == 2
+    assert "Too many open files (stackpeel itself needs about 17 open files and the hard limit here is 12" in out.stderr
