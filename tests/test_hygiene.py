@@ -331,3 +331,83 @@ def test_what_the_preloading_interpreter_writes_in_its_temporary_directory_goes_
     assert written.startswith(cwd + os.sep), (written, cwd)
     assert not Path(written).exists() and not Path(cwd).exists()
     assert sorted(x.name for x in users_tmp.iterdir()) == []
+
+
+def test_a_killed_extension_build_leaves_a_folder_in_the_users_tmp_that_the_next_run_sweeps(tmp_path, stack_python):
+    """The extension-build probe builds in the user's temporary directory (tmp24), outside
+    stackpeel's scratch. SIGKILLed mid-build (its compiler still running), it cannot remove its
+    folder there; the owner stamp it wrote (tmp25) lets the next stackpeel sweep it. A folder of
+    a live maker with the same stamp, and a user's folder of a similar name without one, stay."""
+    mark = uuid.uuid4().hex
+    slow_cc = tmp_path / "slow-cc"  # the compiler the probe runs (CC): it has started, and waits
+    slow_cc.write_text('#!/bin/sh\nsleep 1000\nexec gcc "$@"\n')
+    slow_cc.chmod(0o755)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir), CC=str(slow_cc),
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "check", "--python", stack_python, "--fresh",
+                             "--only", "toolchain.extension_build", "--format", "json"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_default_signals)
+
+    def building():
+        if not any("slow-cc" in cmdline(p) for p in marked(mark)):
+            return None
+        return [d for d in tmpdir.glob("stackpeel-ext-*") if (d / ".owner").is_file()]
+
+    folders = wait_for(building, 120)
+    if not folders:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the extension build never started: {err.decode()[-2000:]}")
+    folder = folders[0]
+    owner = int((folder / ".owner").read_text().split()[0])
+    assert "python" in cmdline(owner) and owner != proc.pid  # the probe's interpreter made and stamped it
+    os.kill(owner, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 1), err.decode()[-2000:]
+    assert b"was killed by SIGKILL" in out, out[-2000:]
+    assert folder.is_dir() and (folder / "stackpeel_ext_probe.c").is_file()  # left where the user builds
+
+    from stackpeel.runner.hygiene import _start_time, _where
+
+    ns, boot = _where()
+    alive = tmpdir / "stackpeel-ext-alive"  # the same stamp, its maker (this test) still runs
+    alive.mkdir()
+    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} {boot}\n")
+    users = tmpdir / "stackpeel-ext-mine"  # a user's folder of a similar name: no stamp
+    users.mkdir()
+    (users / "notes.txt").write_text("mine\n")
+
+    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, uuid.uuid4().hex)
+    out, err = proc2.communicate(timeout=120)
+    assert proc2.returncode in (0, 1), err
+    assert not folder.exists()
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["stackpeel-ext-alive", "stackpeel-ext-mine"]
+    assert marked(mark) == []  # the killed probe's compiler went with its process group
+
+
+def test_probes_stamp_their_folders_as_the_sweep_reads_them(tmp_path, stack_python):
+    """probes/_common.py writes the line runner/hygiene.py writes and reads: a folder stamped by a
+    probe that has ended is swept, one stamped by a live process is not."""
+    code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('c', sys.argv[1]); "
+            "c = importlib.util.module_from_spec(s); s.loader.exec_module(c); "
+            "print(c.stamped_mkdtemp('stackpeel-ext-', sys.argv[2]))")
+    common = Path(REPO_SRC) / "stackpeel" / "probes" / "_common.py"
+    made = subprocess.run([stack_python, "-c", code, str(common), str(tmp_path)], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.strip()
+    from stackpeel.runner import hygiene
+
+    pid, start_time, ns, boot = (Path(made) / ".owner").read_text().split()
+    assert (ns, boot) == hygiene._where() and start_time.isdigit()
+    live = hygiene.make_tempdir("stackpeel-")  # this process's own, stamped by the runner
+    try:
+        assert (Path(live) / ".owner").read_text().split()[1:] == [hygiene._start_time(os.getpid()), ns, boot]
+        assert hygiene.sweep_orphans(str(tmp_path)) == [made]
+    finally:
+        hygiene.remove_tempdir(live)
+    bad = subprocess.run([stack_python, "-c", code.replace("'stackpeel-ext-'", "'ext-'"), str(common), str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "ValueError: a swept folder's name starts with stackpeel-" in bad.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == []  # a name the sweep would never look at: not made

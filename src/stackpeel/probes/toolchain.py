@@ -250,7 +250,7 @@ def extension_build(inp):
     try:
         if root is None:
             raise OSError(error)
-        tmp = tempfile.mkdtemp(prefix="stackpeel-ext-", dir=root)
+        tmp = common.stamped_mkdtemp("stackpeel-ext-", root)  # swept if the probe is killed (tmp25)
     except (OSError, IOError) as exc:  # No usable temporary directory found in [...] (toolchain.temp_dir)
         facts["failure_kind"], facts["error"] = "no-tmp", error or "%s: %s" % (type(exc).__name__, exc)
         return facts

@@ -103,7 +103,9 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
     return path
 
 
-#: the file in each of stackpeel's temporary directories that names the process that made it
+#: the file in each of stackpeel's temporary directories that names the process that made it; a probe
+#: stamps the folders it makes outside this scratch (the extension build's, in the user's temporary
+#: directory) with the same line (probes/_common.py ``stamped_mkdtemp``, tmp25)
 OWNER = ".owner"
 
 
