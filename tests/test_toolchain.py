@@ -1147,3 +1147,35 @@ test_temp_dir_near_misses_name_nothing = healthy_test([
 def test_temp_dir_near_miss_of_a_full_disk_is_not_the_temp_dir():
     expl = explain_text("OSError: [Errno 28] No space left on device: '/data/checkpoints/step_1000.pt'\n")
     assert [c.code for c in expl.candidates][:1] == ["disk-full"]
+
+
+def test_the_kernel_launch_child_builds_in_the_users_temporary_directory(stack_python, cli_env, tmp_path):
+    """triton.kernel_launch's launch runs in a child forked from the interpreter that imported torch,
+    whose TMPDIR and working directory are stackpeel's scratch. What that child builds (Triton's
+    helpers, the kernel's launcher) it now builds in the user's temporary directory, in a stamped
+    folder there (tmp25). On this CPU machine the launch stops at Triton's driver; what the child
+    saw before that is in its facts."""
+    user_tmp = tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "triton.kernel_launch",
+                              env=dict(cli_env, TMPDIR=str(user_tmp)))
+    fresh = result(report, "triton.kernel_launch")["facts"]["fresh"]
+    seen = fresh["temp"]
+    assert seen["TMPDIR"] == str(user_tmp) and seen["python_tmpdir"] == str(user_tmp), seen
+    assert seen["cwd"] == os.getcwd() and seen["error"] is None
+    assert os.path.dirname(seen["folder"]) == str(user_tmp) and "stackpeel-triton-" in seen["folder"]
+    assert list(user_tmp.iterdir()) == []  # the folder went with the launch
+    # negative control: stackpeel's own scratch is not what the child saw
+    assert "stackpeel-" not in os.path.dirname(seen["folder"])
+
+
+def test_the_kernel_launch_child_meets_the_users_read_only_tmp(can_unshare, outside_tmp, stack_python, abs_cli_env):
+    """Under a read-only /tmp, /var/tmp and working directory, stackpeel's scratch moves to /dev/shm, but
+    the launch child meets the user's fault: tempfile finds no directory, as the user's kernel would."""
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "triton.kernel_launch",
+                              env=abs_cli_env, wrap=_fault("ro"))
+    seen = result(report, "triton.kernel_launch")["facts"]["fresh"]["temp"]
+    assert seen["TMPDIR"] is None and seen["folder"] is None, seen
+    assert "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/run/stackpeel-tmp24-cwd']" \
+        in seen["error"], seen
+    assert "temp-dir-unusable" in [c for r in roots(report).values() for c in r["codes"]]
