@@ -11,6 +11,7 @@ The 2-second bound after stackpeel has exited is the acceptance criterion of iss
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -411,3 +412,90 @@ def test_probes_stamp_their_folders_as_the_sweep_reads_them(tmp_path, stack_pyth
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "ValueError: a swept folder's name starts with stackpeel-" in bad.stderr
     assert sorted(x.name for x in tmp_path.iterdir()) == []  # a name the sweep would never look at: not made
+
+
+def _ns(script: str, env=None, timeout: float = 300):
+    """``script`` in a private mount namespace (root, unshare -m); skips where that is not permitted."""
+    import shutil as _sh
+    if _sh.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare -m")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"private mount namespaces not permitted here: {probe.stderr.strip()}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+#: /tmp and /var/tmp read-only in place (a checkout under /tmp stays visible), a read-only working directory
+RO_TMP = ("mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && mount --bind /var/tmp /var/tmp && "
+          "mount -o remount,bind,ro /var/tmp && mkdir -p /run/stackpeel-tmp25-cwd && "
+          "mount -t tmpfs -o ro tmpfs /run/stackpeel-tmp25-cwd && cd /run/stackpeel-tmp25-cwd && ")
+#: the user's cache folder (XDG_CACHE_HOME), writable, outside /tmp (which pytest's tmp_path is under)
+XDG = "/run/stackpeel-tmp25-xdg"
+XDG_MOUNT = f"mkdir -p {XDG} && mount -t tmpfs -o size=64m tmpfs {XDG}"
+WHERE = ("from stackpeel.runner import hygiene; import tempfile; print(hygiene.fallback_roots()); "
+         "d = hygiene.make_tempdir(); print(d); hygiene.remove_tempdir(d)")
+
+
+@pytest.mark.parametrize("shm_size, first", [("64m", "cache"), ("1g", "/dev/shm")])
+def test_stackpeel_scratch_leaves_a_small_dev_shm_to_nccl(tmp_path, shm_size, first):
+    """With no usable temporary directory, stackpeel's scratch goes to /dev/shm only when it has room
+    for the --deep peak twice and 200 MiB more (tmp25); Docker's default 64 MiB /dev/shm is left to
+    NCCL and the scratch goes to the user's cache folder."""
+    env = dict(os.environ, XDG_CACHE_HOME=XDG, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size={shm_size} tmpfs /dev/shm && {XDG_MOUNT} && {RO_TMP} {sys.executable} "
+            f"-c '{WHERE}'", env)
+    assert p.returncode == 0, p.stderr
+    roots, made = p.stdout.splitlines()[:2]
+    cache = XDG + "/stackpeel/tmp"
+    expected = [cache, "/dev/shm"] if first == "cache" else ["/dev/shm", cache]
+    assert roots == repr(expected), roots
+    assert os.path.dirname(made) == expected[0] and os.path.basename(made).startswith("stackpeel-")
+
+
+def test_with_no_cache_folder_a_small_dev_shm_is_the_last_resort_and_a_tiny_one_none(tmp_path):
+    ro_cache = "XDG_CACHE_HOME=/tmp/stackpeel-tmp25-xdg"  # under the read-only /tmp: cannot be made
+    env = dict(os.environ, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size=64m tmpfs /dev/shm && {RO_TMP} {ro_cache} {sys.executable} -c '{WHERE}'", env)
+    assert p.returncode == 0, p.stderr
+    assert os.path.dirname(p.stdout.splitlines()[1]) == "/dev/shm"
+    p = _ns(f"mount -t tmpfs -o size=8m tmpfs /dev/shm && {RO_TMP} {ro_cache} {sys.executable} -c '{WHERE}'", env)
+    assert p.returncode != 0 and "NoTempDir" in p.stderr and "no writable temporary directory" in p.stderr, p.stderr
+
+
+def test_a_real_check_keeps_its_scratch_out_of_a_small_dev_shm(tmp_path, stack_python):
+    """The real check on the stack venv, /tmp read-only, /dev/shm Docker's 64 MiB: the fault is named,
+    stackpeel's scratch was in the user's cache folder (where Triton's test build kept its fresh
+    cache) and is gone afterwards; /dev/shm is as empty as before."""
+    env = dict(os.environ, XDG_CACHE_HOME=XDG, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size=64m tmpfs /dev/shm && {XDG_MOUNT} && {RO_TMP} {sys.executable} -m stackpeel "
+            f"check --python {stack_python} --fresh --only triton.build --format json; echo; echo /dev/shm:; "
+            f"ls -A /dev/shm; echo cache:; ls -A {XDG}/stackpeel/tmp", env)
+    cut = p.stdout.rindex("}") + 1
+    report = json.loads(p.stdout[:cut])
+    assert p.stdout[cut:].split() == ["/dev/shm:", "cache:"], p.stdout[cut:]  # both empty after the run
+    assert ["temp-dir-unusable"] in [r["codes"] for r in report["diagnosis"]["blocking"]]
+    build = next(r for r in report["results"] if r["id"] == "triton.build")
+    assert build["facts"]["cache_dir"].startswith(XDG + "/stackpeel/tmp/stackpeel-"), build["facts"]
+
+
+def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypatch):
+    """A stackpeel killed outright while its scratch was in the user's cache folder (no usable /tmp)
+    leaves it there: the sweep looks there too, and removes only what a dead stackpeel stamped."""
+    from stackpeel.runner import hygiene
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "xdg" / "stackpeel" / "tmp"
+    root.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    start_time = hygiene._start_time(dead.pid)
+    dead.kill()
+    dead.wait()
+    ns, boot = hygiene._where()
+    (root / "stackpeel-dead").mkdir()
+    (root / "stackpeel-dead" / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
+    (root / "stackpeel-alive").mkdir()
+    (root / "stackpeel-alive" / ".owner").write_text(f"{os.getpid()} {hygiene._start_time(os.getpid())} {ns} {boot}\n")
+    (root / "stackpeel-unstamped").mkdir()
+    assert str(root / "stackpeel-dead") in hygiene.sweep_orphans()
+    assert sorted(x.name for x in root.iterdir()) == ["stackpeel-alive", "stackpeel-unstamped"]

@@ -48,10 +48,60 @@ class NoTempDir(OSError):
 #: target's temporary directory is read from the variables the runner passes (STACKPEEL_TARGET_*)
 FALLBACK_TMP_ROOTS = ("/dev/shm",)
 
+#: What stackpeel's scratch holds at its peak during ``check`` on the CPU stack venv (torch 2.13,
+#: Triton 3.9), sampled every 5 ms on a tmpfs of its own (tmp25): 0.13 MiB by default (probe answers
+#: and inputs, Triton's test build); 149 MiB with --deep, almost all of it the precompiled header torch
+#: inductor writes for its C++ kernels (``torchinductor_<user>/precompiled_headers``, in the kernels
+#: probe's TMPDIR)
+SCRATCH_PEAK = 149 << 20
+#: /dev/shm is memory NCCL needs (one ~9.2 MiB segment per peer: 'failed to extend /dev/shm/nccl-...
+#: to 9637892 bytes'; Docker gives it 64 MiB). stackpeel's scratch goes there first only when it has
+#: twice the --deep peak free and 200 MiB left after that; otherwise in the user's cache folder
+#: (:func:`_cache_root`), and in /dev/shm only as the last resort, with at least SHM_LAST_RESORT free
+#: (the default peak is 0.13 MiB)
+SHM_MIN_FREE = 2 * SCRATCH_PEAK + (200 << 20)
+SHM_LAST_RESORT = 16 << 20
+
+
+def _free(path: str) -> int:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
+
+
+def _cache_root() -> Optional[str]:
+    """$XDG_CACHE_HOME/stackpeel/tmp, else ~/.cache/stackpeel/tmp (an absolute folder only)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        base = os.path.join(home, ".cache") if os.path.isabs(home) else ""
+    return os.path.join(base, "stackpeel", "tmp") if base else None
+
+
+def fallback_roots() -> List[str]:
+    """Where stackpeel's own scratch may go when tempfile finds no directory, best first (tmp25):
+    /dev/shm when it has :data:`SHM_MIN_FREE`, the user's cache folder, /dev/shm with
+    :data:`SHM_LAST_RESORT`. The sweep looks in each of them too."""
+    roots: List[str] = []
+    for root in FALLBACK_TMP_ROOTS:
+        if _free(root) >= SHM_MIN_FREE:
+            roots.append(root)
+    cache = _cache_root()
+    if cache:
+        roots.append(cache)
+    for root in FALLBACK_TMP_ROOTS:
+        if root not in roots and _free(root) >= SHM_LAST_RESORT:
+            roots.append(root)
+    return roots
+
 
 def _fallback_tempdir(prefix: str) -> Optional[str]:
-    for root in FALLBACK_TMP_ROOTS:
+    for root in fallback_roots():
         try:
+            if not os.path.isdir(root):
+                os.makedirs(root, mode=0o700)
             path = tempfile.mkdtemp(prefix=prefix, dir=root)
         except OSError:
             continue
@@ -154,8 +204,19 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
     pid namespace of this boot (a container sharing this /tmp: its pids are not ours to read).
     Returns what was removed."""
     removed: List[str] = []
+    if root is None:  # the temporary directory, and where stackpeel's scratch goes without one (tmp25)
+        roots = []
+        try:
+            roots.append(tempfile.gettempdir())
+        except OSError:
+            pass
+        for extra in list(FALLBACK_TMP_ROOTS) + [_cache_root()]:
+            if extra and extra not in roots and os.path.isdir(extra):
+                roots.append(extra)
+        for one in roots:
+            removed.extend(sweep_orphans(one))
+        return removed
     try:
-        root = root or tempfile.gettempdir()
         names = [n for n in os.listdir(root) if n.startswith("stackpeel-")]
     except OSError:
         return removed
