@@ -1179,3 +1179,20 @@ def test_the_kernel_launch_child_meets_the_users_read_only_tmp(can_unshare, outs
     assert "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/run/stackpeel-tmp24-cwd']" \
         in seen["error"], seen
     assert "temp-dir-unusable" in [c for r in roots(report).values() for c in r["codes"]]
+
+
+@pytest.mark.parametrize("size, ok", [("16k", False), ("64k", True)])
+def test_the_extension_build_needs_about_32_kib_of_the_temporary_directory(can_unshare, stack_python, cli_env,
+                                                                          size, ok):
+    """The extension-build probe writes its source, gcc's .s/.o and the .so in the user's TMPDIR:
+    sampled peak 32 KiB (tmp25). On a 16 KiB tmpfs ld's output fails ('final link failed: No space
+    left on device'), which is the temporary directory too; on a 64 KiB one the build passes."""
+    wrap = f"mkdir -p /run/stackpeel-tmp25-t && mount -t tmpfs -o size={size} tmpfs /run/stackpeel-tmp25-t"
+    report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build",
+                              env=dict(cli_env, TMPDIR="/run/stackpeel-tmp25-t"), wrap=wrap)
+    build = result(report, "toolchain.extension_build")
+    assert (build["status"] == "pass") is ok, build
+    if not ok:
+        assert build["facts"]["failure_kind"] == "temp-dir", build["facts"]
+        assert "No space left on device" in build["facts"]["missing"]
+        assert "toolchain.extension_build" in [s["check"] for s in roots(report)["toolchain.temp_dir"]["symptoms"]]

@@ -270,6 +270,9 @@ def extension_build(inp):
             return facts
         if run["rc"] != 0:
             kind, detail = classify_build_stderr(run["stderr"])
+            m = re.search(r"[^\n]{0,200}No space left on device", run["stderr"] or "")
+            if kind == "other" and m:  # ld's output too lies in the temporary directory here (tmp25)
+                kind, detail = "temp-dir", m.group(0)
             facts["failure_kind"], facts["missing"] = kind, detail
             return facts
         # load it the way Triton loads cuda_utils (build.py _load_module_from_path)

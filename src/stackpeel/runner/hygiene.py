@@ -61,6 +61,9 @@ SCRATCH_PEAK = 149 << 20
 #: (the default peak is 0.13 MiB)
 SHM_MIN_FREE = 2 * SCRATCH_PEAK + (200 << 20)
 SHM_LAST_RESORT = 16 << 20
+#: a temporary directory with less free than this is too full for stackpeel's own scratch (a probe's
+#: 38 KiB input would fail to write): the fallback takes it, and the fault is the target's to name
+SCRATCH_MIN_FREE = 4 << 20
 
 
 def _free(path: str) -> int:
@@ -110,11 +113,19 @@ def _fallback_tempdir(prefix: str) -> Optional[str]:
     return None
 
 
+def _roomy_tempdir() -> str:
+    """tempfile.gettempdir(), or OSError (ENOSPC) where it has less than SCRATCH_MIN_FREE free (tmp25)."""
+    root = tempfile.gettempdir()
+    if os.path.isdir(root) and _free(root) < SCRATCH_MIN_FREE:
+        raise OSError(28, f"{_free(root) >> 10} KiB free, stackpeel needs {SCRATCH_MIN_FREE >> 20} MiB")
+    return root
+
+
 def ensure_scratch() -> None:
     """Make this process's ``tempfile`` usable before an anonymous temporary file is made (the
     zygote's stderr): where tempfile finds no directory, the fallback root becomes its default."""
     try:
-        tempfile.gettempdir()
+        _roomy_tempdir()
     except OSError:
         path = _fallback_tempdir("stackpeel-")
         if path is not None:
@@ -140,7 +151,7 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
         if _closing:
             raise Closing("stackpeel is shutting down")
         try:
-            path = tempfile.mkdtemp(prefix=prefix)
+            path = tempfile.mkdtemp(prefix=prefix, dir=_roomy_tempdir())
         except (FileNotFoundError, PermissionError, OSError) as exc:
             fallback = _fallback_tempdir(prefix)
             if fallback is None:
