@@ -499,3 +499,17 @@ def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypa
     (root / "stackpeel-unstamped").mkdir()
     assert str(root / "stackpeel-dead") in hygiene.sweep_orphans()
     assert sorted(x.name for x in root.iterdir()) == ["stackpeel-alive", "stackpeel-unstamped"]
+
+
+def test_tmp_peak_measures_what_a_command_writes_to_its_temporary_directory(tmp_path):
+    """scripts/tmp_peak.py (how the figures of tmp25 were taken) on a real tmpfs: a command that writes
+    3 MiB in TMPDIR and removes it peaks at 3 MiB or more; one that writes nothing peaks near 0."""
+    script = Path(REPO_SRC).parent / "scripts" / "tmp_peak.py"
+    write = ("import os, tempfile, time; p = os.path.join(tempfile.gettempdir(), 'x'); "
+             "open(p, 'wb').write(b'x' * (3 << 20)); time.sleep(0.2); os.remove(p)")
+    p = _ns(f"mount -t tmpfs -o size=16m tmpfs /mnt && {sys.executable} {script} /mnt -- {sys.executable} -c \"{write}\"; "
+            f"{sys.executable} {script} /mnt -- true")
+    assert p.returncode == 0, p.stderr
+    peaks = [int(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("tmp_peak:")]
+    assert len(peaks) == 2 and peaks[0] >= 3072 and peaks[1] < 64, p.stdout
+    assert "/mnt/x" in p.stdout
