@@ -334,17 +334,15 @@ def test_what_the_preloading_interpreter_writes_in_its_temporary_directory_goes_
     assert sorted(x.name for x in users_tmp.iterdir()) == []
 
 
-def test_a_killed_extension_build_leaves_a_folder_in_the_users_tmp_that_the_next_run_sweeps(tmp_path, stack_python):
-    """The extension-build probe builds in the user's temporary directory (tmp24), outside
-    stackpeel's scratch. SIGKILLed mid-build (its compiler still running), it cannot remove its
-    folder there; the owner stamp it wrote (tmp25) lets the next stackpeel sweep it. A folder of
-    a live maker with the same stamp, and a user's folder of a similar name without one, stay."""
-    mark = uuid.uuid4().hex
-    slow_cc = tmp_path / "slow-cc"  # the compiler the probe runs (CC): it has started, and waits
+def _slow_extension_build(tmp_path: Path, stack_python: str, mark: str):
+    """stackpeel checking the real extension build with TMPDIR=tmp_path/tmp, its compiler (CC) a
+    script that has started and waits; returns (stackpeel, the build's folder in TMPDIR) once the
+    probe has made and stamped that folder."""
+    slow_cc = tmp_path / "slow-cc"
     slow_cc.write_text('#!/bin/sh\nsleep 1000\nexec gcc "$@"\n')
     slow_cc.chmod(0o755)
     tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
+    tmpdir.mkdir(exist_ok=True)
     env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir), CC=str(slow_cc),
                PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "check", "--python", stack_python, "--fresh",
@@ -355,38 +353,73 @@ def test_a_killed_extension_build_leaves_a_folder_in_the_users_tmp_that_the_next
     def building():
         if not any("slow-cc" in cmdline(p) for p in marked(mark)):
             return None
-        return [d for d in tmpdir.glob("stackpeel-ext-*") if (d / ".owner").is_file()]
+        return [d for d in tmpdir.glob("stackpeel-ext-*")
+                if (d / ".owner").is_file() and d.name not in ("stackpeel-ext-alive", "stackpeel-ext-mine")]
 
     folders = wait_for(building, 120)
     if not folders:
         proc.kill()
         out, err = proc.communicate()
         pytest.fail(f"the extension build never started: {err.decode()[-2000:]}")
-    folder = folders[0]
+    return proc, folders[0]
+
+
+def _controls(tmpdir: Path):
+    """A folder with the same stamp whose maker (this test) still runs, and a user's folder of a
+    similar name without one: no sweep may touch them."""
+    from stackpeel.runner.hygiene import _start_time, _where
+
+    ns, boot = _where()
+    alive = tmpdir / "stackpeel-ext-alive"
+    alive.mkdir()
+    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} {boot}\n")
+    users = tmpdir / "stackpeel-ext-mine"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine\n")
+
+
+def test_a_killed_extension_build_leaves_nothing_in_the_users_tmp(tmp_path, stack_python):
+    """The extension-build probe builds in the user's temporary directory (tmp24), outside stackpeel's
+    scratch. SIGKILLed mid-build (its compiler still running), it cannot remove its folder there; the
+    owner stamp it wrote (tmp25) lets stackpeel sweep it at the end of the same run."""
+    mark = uuid.uuid4().hex
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    _controls(tmpdir)
+    proc, folder = _slow_extension_build(tmp_path, stack_python, mark)
     owner = int((folder / ".owner").read_text().split()[0])
     assert "python" in cmdline(owner) and owner != proc.pid  # the probe's interpreter made and stamped it
     os.kill(owner, signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode in (0, 1), err.decode()[-2000:]
     assert b"was killed by SIGKILL" in out, out[-2000:]
-    assert folder.is_dir() and (folder / "stackpeel_ext_probe.c").is_file()  # left where the user builds
-
-    from stackpeel.runner.hygiene import _start_time, _where
-
-    ns, boot = _where()
-    alive = tmpdir / "stackpeel-ext-alive"  # the same stamp, its maker (this test) still runs
-    alive.mkdir()
-    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} {boot}\n")
-    users = tmpdir / "stackpeel-ext-mine"  # a user's folder of a similar name: no stamp
-    users.mkdir()
-    (users / "notes.txt").write_text("mine\n")
-
-    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, uuid.uuid4().hex)
-    out, err = proc2.communicate(timeout=120)
-    assert proc2.returncode in (0, 1), err
     assert not folder.exists()
     assert sorted(x.name for x in tmpdir.iterdir()) == ["stackpeel-ext-alive", "stackpeel-ext-mine"]
     assert marked(mark) == []  # the killed probe's compiler went with its process group
+
+
+def test_an_extension_build_of_a_stackpeel_killed_outright_is_swept_by_the_next_run(tmp_path, stack_python):
+    """stackpeel itself SIGKILLed while the probe builds: the probe dies with it (parent-death signal)
+    and nobody is left to remove the folder in the user's temporary directory; the next run does."""
+    mark = uuid.uuid4().hex
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    _controls(tmpdir)
+    proc, folder = _slow_extension_build(tmp_path, stack_python, mark)
+    owner = int((folder / ".owner").read_text().split()[0])
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert wait_for(lambda: not os.path.exists(f"/proc/{owner}/stat") or "python" not in cmdline(owner), 10)
+    for p in marked(mark):  # the compiler the probe started: in its own group, orphaned (no parent-death signal)
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    assert folder.is_dir() and (folder / "stackpeel_ext_probe.c").is_file()  # left where the user builds
+    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, uuid.uuid4().hex)
+    out, err = proc2.communicate(timeout=120)
+    assert proc2.returncode in (0, 1), err
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["stackpeel-ext-alive", "stackpeel-ext-mine"]
 
 
 def test_probes_stamp_their_folders_as_the_sweep_reads_them(tmp_path, stack_python):

@@ -181,6 +181,20 @@ def _start_time(pid: int) -> Optional[str]:
         return None
 
 
+def _runs(pid: int, start: str) -> bool:
+    """Process ``pid`` started at ``start`` still runs: it exists and is no zombie. A probe killed
+    with stackpeel becomes a zombie until whoever adopted it reaps it (a subreaper that never
+    waits keeps it so), and a zombie writes nothing more in its folder (tmp25)."""
+    if _start_time(pid) != start:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        return stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X")
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def _where() -> Tuple[str, str]:
     """(this process's pid namespace, this boot): a pid means something only inside both."""
     try:
@@ -244,7 +258,7 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
-        if boot == here_boot and (ns != here_ns or pid == os.getpid() or _start_time(pid) == start):
+        if boot == here_boot and (ns != here_ns or pid == os.getpid() or _runs(pid, start)):
             continue  # its maker still runs, or may (another pid namespace); another boot: gone
         with _LOCK:
             if path in _DIRS:
