@@ -1113,7 +1113,7 @@ def test_real_missing_tmpdir_is_named_and_noexec_tmp_is_no_fault(can_unshare, ou
     assert r["status"] == "warn" and "TMPDIR=/nonexistent-stackpeel-tmp24 cannot be used" in r["findings"][0]["message"]
     # Triton loads its helper from its cache, never from the temporary directory: noexec /tmp is fine
     report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir", env=cli_env,
-                              wrap="mount -t tmpfs -o size=256m,noexec tmpfs /tmp")
+                              wrap="mount -t tmpfs -o size=512m,noexec tmpfs /tmp")
     assert result(report, "toolchain.temp_dir")["status"] == "pass"
 
 
