@@ -230,7 +230,8 @@ def test_no_writable_temp_dir(tmp_path):
     # read-only in place (a bind mount remounted ro), so a checkout under /tmp stays visible
     ro = " && ".join(f"mount --bind {d} {d} && mount -o remount,bind,ro {d}" for d in ("/tmp", "/var/tmp"))
     base = f"{ro} && cd /tmp && TMPDIR=/tmp exec {sys.executable} -m stackpeel "
-    env = env_with()
+    # the user's cache folder, stackpeel's other fallback (tmp25), under the read-only /tmp: unusable too
+    env = dict(env_with(), XDG_CACHE_HOME="/tmp/stackpeel-no-cache-folder")
     p = subprocess.run(["unshare", "-m", "sh", "-c", base + f"check --python {sys.executable} --only "
                         "toolchain.temp_dir --fresh --format json"], env=env, capture_output=True, text=True,
                        timeout=120)

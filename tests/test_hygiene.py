@@ -11,6 +11,7 @@ The 2-second bound after stackpeel has exited is the acceptance criterion of iss
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -331,3 +332,217 @@ def test_what_the_preloading_interpreter_writes_in_its_temporary_directory_goes_
     assert written.startswith(cwd + os.sep), (written, cwd)
     assert not Path(written).exists() and not Path(cwd).exists()
     assert sorted(x.name for x in users_tmp.iterdir()) == []
+
+
+def _slow_extension_build(tmp_path: Path, stack_python: str, mark: str):
+    """stackpeel checking the real extension build with TMPDIR=tmp_path/tmp, its compiler (CC) a
+    script that has started and waits; returns (stackpeel, the build's folder in TMPDIR) once the
+    probe has made and stamped that folder."""
+    slow_cc = tmp_path / "slow-cc"
+    slow_cc.write_text('#!/bin/sh\nsleep 1000\nexec gcc "$@"\n')
+    slow_cc.chmod(0o755)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(exist_ok=True)
+    env = dict(os.environ, STACKPEEL_TEST_MARK=mark, TMPDIR=str(tmpdir), CC=str(slow_cc),
+               PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "check", "--python", stack_python, "--fresh",
+                             "--only", "toolchain.extension_build", "--format", "json"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_default_signals)
+
+    def building():
+        if not any("slow-cc" in cmdline(p) for p in marked(mark)):
+            return None
+        return [d for d in tmpdir.glob("stackpeel-ext-*")
+                if (d / ".owner").is_file() and d.name not in ("stackpeel-ext-alive", "stackpeel-ext-mine")]
+
+    folders = wait_for(building, 120)
+    if not folders:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the extension build never started: {err.decode()[-2000:]}")
+    return proc, folders[0]
+
+
+def _controls(tmpdir: Path):
+    """A folder with the same stamp whose maker (this test) still runs, and a user's folder of a
+    similar name without one: no sweep may touch them."""
+    from stackpeel.runner.hygiene import _start_time, _where
+
+    ns, boot = _where()
+    alive = tmpdir / "stackpeel-ext-alive"
+    alive.mkdir()
+    (alive / ".owner").write_text(f"{os.getpid()} {_start_time(os.getpid())} {ns} {boot}\n")
+    users = tmpdir / "stackpeel-ext-mine"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine\n")
+
+
+def test_a_killed_extension_build_leaves_nothing_in_the_users_tmp(tmp_path, stack_python):
+    """The extension-build probe builds in the user's temporary directory (tmp24), outside stackpeel's
+    scratch. SIGKILLed mid-build (its compiler still running), it cannot remove its folder there; the
+    owner stamp it wrote (tmp25) lets stackpeel sweep it at the end of the same run."""
+    mark = uuid.uuid4().hex
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    _controls(tmpdir)
+    proc, folder = _slow_extension_build(tmp_path, stack_python, mark)
+    owner = int((folder / ".owner").read_text().split()[0])
+    assert "python" in cmdline(owner) and owner != proc.pid  # the probe's interpreter made and stamped it
+    os.kill(owner, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 1), err.decode()[-2000:]
+    assert b"was killed by SIGKILL" in out, out[-2000:]
+    assert not folder.exists()
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["stackpeel-ext-alive", "stackpeel-ext-mine"]
+    assert marked(mark) == []  # the killed probe's compiler went with its process group
+
+
+def test_an_extension_build_of_a_stackpeel_killed_outright_is_swept_by_the_next_run(tmp_path, stack_python):
+    """stackpeel itself SIGKILLed while the probe builds: the probe dies with it (parent-death signal)
+    and nobody is left to remove the folder in the user's temporary directory; the next run does."""
+    mark = uuid.uuid4().hex
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    _controls(tmpdir)
+    proc, folder = _slow_extension_build(tmp_path, stack_python, mark)
+    owner = int((folder / ".owner").read_text().split()[0])
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert wait_for(lambda: not os.path.exists(f"/proc/{owner}/stat") or "python" not in cmdline(owner), 10)
+    for p in marked(mark):  # the compiler the probe started: in its own group, orphaned (no parent-death signal)
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    assert folder.is_dir() and (folder / "stackpeel_ext_probe.c").is_file()  # left where the user builds
+    proc2, _ = start(["check", "--only", "system.platform", "--fresh"], tmp_path, uuid.uuid4().hex)
+    out, err = proc2.communicate(timeout=120)
+    assert proc2.returncode in (0, 1), err
+    assert sorted(x.name for x in tmpdir.iterdir()) == ["stackpeel-ext-alive", "stackpeel-ext-mine"]
+
+
+def test_probes_stamp_their_folders_as_the_sweep_reads_them(tmp_path, stack_python):
+    """probes/_common.py writes the line runner/hygiene.py writes and reads: a folder stamped by a
+    probe that has ended is swept, one stamped by a live process is not."""
+    code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('c', sys.argv[1]); "
+            "c = importlib.util.module_from_spec(s); s.loader.exec_module(c); "
+            "print(c.stamped_mkdtemp('stackpeel-ext-', sys.argv[2]))")
+    common = Path(REPO_SRC) / "stackpeel" / "probes" / "_common.py"
+    made = subprocess.run([stack_python, "-c", code, str(common), str(tmp_path)], capture_output=True, text=True,
+                          timeout=60, check=True).stdout.strip()
+    from stackpeel.runner import hygiene
+
+    pid, start_time, ns, boot = (Path(made) / ".owner").read_text().split()
+    assert (ns, boot) == hygiene._where() and start_time.isdigit()
+    live = hygiene.make_tempdir("stackpeel-")  # this process's own, stamped by the runner
+    try:
+        assert (Path(live) / ".owner").read_text().split()[1:] == [hygiene._start_time(os.getpid()), ns, boot]
+        assert hygiene.sweep_orphans(str(tmp_path)) == [made]
+    finally:
+        hygiene.remove_tempdir(live)
+    bad = subprocess.run([stack_python, "-c", code.replace("'stackpeel-ext-'", "'ext-'"), str(common), str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "ValueError: a swept folder's name starts with stackpeel-" in bad.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == []  # a name the sweep would never look at: not made
+
+
+def _ns(script: str, env=None, timeout: float = 300):
+    """``script`` in a private mount namespace (root, unshare -m); skips where that is not permitted."""
+    import shutil as _sh
+    if _sh.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare -m")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"private mount namespaces not permitted here: {probe.stderr.strip()}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+#: /tmp and /var/tmp read-only in place (a checkout under /tmp stays visible), a read-only working directory
+RO_TMP = ("mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && mount --bind /var/tmp /var/tmp && "
+          "mount -o remount,bind,ro /var/tmp && mkdir -p /run/stackpeel-tmp25-cwd && "
+          "mount -t tmpfs -o ro tmpfs /run/stackpeel-tmp25-cwd && cd /run/stackpeel-tmp25-cwd && ")
+#: the user's cache folder (XDG_CACHE_HOME), writable, outside /tmp (which pytest's tmp_path is under)
+XDG = "/run/stackpeel-tmp25-xdg"
+XDG_MOUNT = f"mkdir -p {XDG} && mount -t tmpfs -o size=64m tmpfs {XDG}"
+WHERE = ("from stackpeel.runner import hygiene; import tempfile; print(hygiene.fallback_roots()); "
+         "d = hygiene.make_tempdir(); print(d); hygiene.remove_tempdir(d)")
+
+
+@pytest.mark.parametrize("shm_size, first", [("64m", "cache"), ("1g", "/dev/shm")])
+def test_stackpeel_scratch_leaves_a_small_dev_shm_to_nccl(tmp_path, shm_size, first):
+    """With no usable temporary directory, stackpeel's scratch goes to /dev/shm only when it has room
+    for the --deep peak twice and 200 MiB more (tmp25); Docker's default 64 MiB /dev/shm is left to
+    NCCL and the scratch goes to the user's cache folder."""
+    env = dict(os.environ, XDG_CACHE_HOME=XDG, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size={shm_size} tmpfs /dev/shm && {XDG_MOUNT} && {RO_TMP} {sys.executable} "
+            f"-c '{WHERE}'", env)
+    assert p.returncode == 0, p.stderr
+    roots, made = p.stdout.splitlines()[:2]
+    cache = XDG + "/stackpeel/tmp"
+    expected = [cache, "/dev/shm"] if first == "cache" else ["/dev/shm", cache]
+    assert roots == repr(expected), roots
+    assert os.path.dirname(made) == expected[0] and os.path.basename(made).startswith("stackpeel-")
+
+
+def test_with_no_cache_folder_a_small_dev_shm_is_the_last_resort_and_a_tiny_one_none(tmp_path):
+    ro_cache = "XDG_CACHE_HOME=/tmp/stackpeel-tmp25-xdg"  # under the read-only /tmp: cannot be made
+    env = dict(os.environ, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size=64m tmpfs /dev/shm && {RO_TMP} {ro_cache} {sys.executable} -c '{WHERE}'", env)
+    assert p.returncode == 0, p.stderr
+    assert os.path.dirname(p.stdout.splitlines()[1]) == "/dev/shm"
+    p = _ns(f"mount -t tmpfs -o size=8m tmpfs /dev/shm && {RO_TMP} {ro_cache} {sys.executable} -c '{WHERE}'", env)
+    assert p.returncode != 0 and "NoTempDir" in p.stderr and "no writable temporary directory" in p.stderr, p.stderr
+
+
+def test_a_real_check_keeps_its_scratch_out_of_a_small_dev_shm(tmp_path, stack_python):
+    """The real check on the stack venv, /tmp read-only, /dev/shm Docker's 64 MiB: the fault is named,
+    stackpeel's scratch was in the user's cache folder (where Triton's test build kept its fresh
+    cache) and is gone afterwards; /dev/shm is as empty as before."""
+    env = dict(os.environ, XDG_CACHE_HOME=XDG, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size=64m tmpfs /dev/shm && {XDG_MOUNT} && {RO_TMP} {sys.executable} -m stackpeel "
+            f"check --python {stack_python} --fresh --only triton.build --format json; echo; echo /dev/shm:; "
+            f"ls -A /dev/shm; echo cache:; ls -A {XDG}/stackpeel/tmp", env)
+    cut = p.stdout.rindex("}") + 1
+    report = json.loads(p.stdout[:cut])
+    assert p.stdout[cut:].split() == ["/dev/shm:", "cache:"], p.stdout[cut:]  # both empty after the run
+    assert ["temp-dir-unusable"] in [r["codes"] for r in report["diagnosis"]["blocking"]]
+    build = next(r for r in report["results"] if r["id"] == "triton.build")
+    assert build["facts"]["cache_dir"].startswith(XDG + "/stackpeel/tmp/stackpeel-"), build["facts"]
+
+
+def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypatch):
+    """A stackpeel killed outright while its scratch was in the user's cache folder (no usable /tmp)
+    leaves it there: the sweep looks there too, and removes only what a dead stackpeel stamped."""
+    from stackpeel.runner import hygiene
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "xdg" / "stackpeel" / "tmp"
+    root.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    start_time = hygiene._start_time(dead.pid)
+    dead.kill()
+    dead.wait()
+    ns, boot = hygiene._where()
+    (root / "stackpeel-dead").mkdir()
+    (root / "stackpeel-dead" / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
+    (root / "stackpeel-alive").mkdir()
+    (root / "stackpeel-alive" / ".owner").write_text(f"{os.getpid()} {hygiene._start_time(os.getpid())} {ns} {boot}\n")
+    (root / "stackpeel-unstamped").mkdir()
+    assert str(root / "stackpeel-dead") in hygiene.sweep_orphans()
+    assert sorted(x.name for x in root.iterdir()) == ["stackpeel-alive", "stackpeel-unstamped"]
+
+
+def test_tmp_peak_measures_what_a_command_writes_to_its_temporary_directory(tmp_path):
+    """scripts/tmp_peak.py (how the figures of tmp25 were taken) on a real tmpfs: a command that writes
+    3 MiB in TMPDIR and removes it peaks at 3 MiB or more; one that writes nothing peaks near 0."""
+    script = Path(REPO_SRC).parent / "scripts" / "tmp_peak.py"
+    write = ("import os, tempfile, time; p = os.path.join(tempfile.gettempdir(), 'x'); "
+             "open(p, 'wb').write(b'x' * (3 << 20)); time.sleep(0.2); os.remove(p)")
+    p = _ns(f"mount -t tmpfs -o size=16m tmpfs /mnt && {sys.executable} {script} /mnt -- {sys.executable} -c \"{write}\"; "
+            f"{sys.executable} {script} /mnt -- true")
+    assert p.returncode == 0, p.stderr
+    peaks = [int(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("tmp_peak:")]
+    assert len(peaks) == 2 and peaks[0] >= 3072 and peaks[1] < 64, p.stdout
+    assert "/mnt/x" in p.stdout

@@ -606,7 +606,8 @@ def test_temp_dir_scenarios_name_the_directory_and_break_tritons_own_build(name,
     sc = SC[name]
     setup = sc.setup(None, tmp_path)
     env = dict(setup.env, PYTHONPATH=str(suite.REPO / "src"))
-    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "toolchain.extension_build,triton.build"]),
+    p = subprocess.run(setup.wrap + suite.stackpeel_argv(stack_python, ["--only", "toolchain.extension_build,triton.build,"
+                                                                             "triton.kernel_launch"]),
                        env=env, capture_output=True, text=True, timeout=300)
     rep = json.loads(p.stdout)
     assert suite.judge(sc, rep) == []

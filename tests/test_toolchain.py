@@ -992,7 +992,7 @@ def test_temp_dir_blocking_table(facts, status, variant_needles):
 def test_temp_dir_degrades_on_low_space_and_on_a_skipped_variable():
     v = evaluate(TempDir, _tmp_facts(cc_entry=_tmp_entry("/tmp", free=LOW_TMP_FREE - 1)))
     assert v.status is Status.WARN and v.findings[0].severity is Severity.DEGRADED
-    assert "several ranks" in v.findings[0].message
+    assert "a torch CUDA extension build can run out" in v.findings[0].message
     skipped = dict(_tmp_entry("/nonexistent", write_error="not a directory"), is_dir=False, var="TMPDIR")
     v = evaluate(TempDir, _tmp_facts(skipped=[skipped], env={"TMPDIR": "/nonexistent", "TEMP": None, "TMP": None}))
     assert v.status is Status.WARN and codes(v) == ["temp-dir-unusable"]
@@ -1113,7 +1113,7 @@ def test_real_missing_tmpdir_is_named_and_noexec_tmp_is_no_fault(can_unshare, ou
     assert r["status"] == "warn" and "TMPDIR=/nonexistent-stackpeel-tmp24 cannot be used" in r["findings"][0]["message"]
     # Triton loads its helper from its cache, never from the temporary directory: noexec /tmp is fine
     report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir", env=cli_env,
-                              wrap="mount -t tmpfs -o size=256m,noexec tmpfs /tmp")
+                              wrap="mount -t tmpfs -o size=512m,noexec tmpfs /tmp")
     assert result(report, "toolchain.temp_dir")["status"] == "pass"
 
 
@@ -1147,3 +1147,68 @@ test_temp_dir_near_misses_name_nothing = healthy_test([
 def test_temp_dir_near_miss_of_a_full_disk_is_not_the_temp_dir():
     expl = explain_text("OSError: [Errno 28] No space left on device: '/data/checkpoints/step_1000.pt'\n")
     assert [c.code for c in expl.candidates][:1] == ["disk-full"]
+
+
+def test_the_kernel_launch_child_builds_in_the_users_temporary_directory(stack_python, cli_env, tmp_path):
+    """triton.kernel_launch's launch runs in a child forked from the interpreter that imported torch,
+    whose TMPDIR and working directory are stackpeel's scratch. What that child builds (Triton's
+    helpers, the kernel's launcher) it now builds in the user's temporary directory, in a stamped
+    folder there (tmp25). On this CPU machine the launch stops at Triton's driver; what the child
+    saw before that is in its facts."""
+    user_tmp = tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "triton.kernel_launch",
+                              env=dict(cli_env, TMPDIR=str(user_tmp)))
+    fresh = result(report, "triton.kernel_launch")["facts"]["fresh"]
+    seen = fresh["temp"]
+    assert seen["TMPDIR"] == str(user_tmp) and seen["python_tmpdir"] == str(user_tmp), seen
+    assert seen["cwd"] == os.getcwd() and seen["error"] is None
+    assert os.path.dirname(seen["folder"]) == str(user_tmp) and "stackpeel-triton-" in seen["folder"]
+    assert list(user_tmp.iterdir()) == []  # the folder went with the launch
+    # negative control: stackpeel's own scratch is not what the child saw
+    assert "stackpeel-" not in os.path.dirname(seen["folder"])
+
+
+def test_the_kernel_launch_child_meets_the_users_read_only_tmp(can_unshare, outside_tmp, stack_python, abs_cli_env):
+    """Under a read-only /tmp, /var/tmp and working directory, stackpeel's scratch moves to /dev/shm, but
+    the launch child meets the user's fault: tempfile finds no directory, as the user's kernel would."""
+    report, p = stackpeel_cli("--python", stack_python, "--fresh", "--only", "triton.kernel_launch",
+                              env=abs_cli_env, wrap=_fault("ro"))
+    seen = result(report, "triton.kernel_launch")["facts"]["fresh"]["temp"]
+    assert seen["TMPDIR"] is None and seen["folder"] is None, seen
+    assert "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/run/stackpeel-tmp24-cwd']" \
+        in seen["error"], seen
+    assert "temp-dir-unusable" in [c for r in roots(report).values() for c in r["codes"]]
+
+
+@pytest.mark.parametrize("size, ok", [("16k", False), ("64k", True)])
+def test_the_extension_build_needs_about_32_kib_of_the_temporary_directory(can_unshare, stack_python, cli_env,
+                                                                          size, ok):
+    """The extension-build probe writes its source, gcc's .s/.o and the .so in the user's TMPDIR:
+    sampled peak 32 KiB (tmp25). On a 16 KiB tmpfs ld's output fails ('final link failed: No space
+    left on device'), which is the temporary directory too; on a 64 KiB one the build passes."""
+    wrap = f"mkdir -p /run/stackpeel-tmp25-t && mount -t tmpfs -o size={size} tmpfs /run/stackpeel-tmp25-t"
+    report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.extension_build",
+                              env=dict(cli_env, TMPDIR="/run/stackpeel-tmp25-t"), wrap=wrap)
+    build = result(report, "toolchain.extension_build")
+    assert (build["status"] == "pass") is ok, build
+    if not ok:
+        assert build["facts"]["failure_kind"] == "temp-dir", build["facts"]
+        assert "No space left on device" in build["facts"]["missing"]
+        assert "toolchain.extension_build" in [s["check"] for s in roots(report)["toolchain.temp_dir"]["symptoms"]]
+
+
+@pytest.mark.parametrize("size, status", [("200m", "warn"), ("300m", "pass")])
+def test_low_space_line_is_256_mib_on_a_real_tmpfs(can_unshare, stack_python, cli_env, size, status):
+    """LOW_TMP_FREE (tmp25): the largest measured need in the temporary directory is torch.compile's
+    149 MiB precompiled header (a CUDA extension build with nvcc: 54 MiB for one architecture), with a
+    1.7x margin. A real 200 MiB tmpfs as TMPDIR is degraded, a 300 MiB one passes."""
+    assert LOW_TMP_FREE == 256 << 20
+    wrap = f"mkdir -p /run/stackpeel-tmp25-t && mount -t tmpfs -o size={size} tmpfs /run/stackpeel-tmp25-t"
+    report, _ = stackpeel_cli("--python", stack_python, "--fresh", "--only", "toolchain.temp_dir",
+                              env=dict(cli_env, TMPDIR="/run/stackpeel-tmp25-t"), wrap=wrap)
+    r = result(report, "toolchain.temp_dir")
+    assert r["status"] == status, r
+    if status == "warn":
+        msg = r["findings"][0]["message"]
+        assert "(below 262144 KiB)" in msg and "54 MiB for one GPU architecture" in msg, msg

@@ -1115,13 +1115,16 @@ SCENARIOS: List[Scenario] = [
     # but gcc, whose libiberty picks /tmp by access(), stops with 'error closing /tmp/ccXXXXXX.s: No space
     # left on device' (Triton: CalledProcessError). Only the GPU run shows that Triton 3.6 on the H200
     # builds cuda_utils this way on a fresh cache, that torch and Triton import with no usable /tmp, and
-    # what the user's kernel prints there (the expected text below is the CPU machine's)
+    # what the user's kernel prints there (the expected text below is the CPU machine's).
+    # tmp25: triton.kernel_launch now builds where the user's kernel does (the target's TMPDIR and working
+    # directory, not stackpeel's scratch), so on the GPU it must fail too and be listed under the root; before,
+    # it could pass in stackpeel's scratch and would be missing from the symptoms
     Scenario(
         "tmp-read-only", "/tmp and /var/tmp read-only (private mount namespace), TMPDIR unset, run from a "
         "read-only directory, fresh Triton cache: tempfile has no directory, Triton cannot build its helpers",
         tmp_read_only, need_all(need_gpu(), need_unshare), roots=["temp-dir-unusable"],
         forbid_roots=list(TRITON_LAYER_ROOTS),
-        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build"]},
+        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build", "triton.kernel_launch"]},
         evidence={"toolchain.temp_dir": ["No usable temporary directory found in"]},
         proofs=[Proof("user kernel fails on a fresh cache", [], False, "No usable temporary directory found in")],
         explain=["temp-dir-unusable"]),
@@ -1130,7 +1133,7 @@ SCENARIOS: List[Scenario] = [
         "tempfile falls back to /var/tmp, gcc writes /tmp and fails",
         tmp_full, need_all(need_gpu(), need_unshare), roots=["temp-dir-unusable"],
         forbid_roots=list(TRITON_LAYER_ROOTS),
-        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build"]},
+        symptoms={"temp-dir-unusable": ["toolchain.extension_build", "triton.build", "triton.kernel_launch"]},
         evidence={"toolchain.temp_dir": ["No space left on device"],
                   "toolchain.extension_build": ["No space left on device"]},
         proofs=[Proof("user kernel fails on a fresh cache", [], False, "No space left on device")],

@@ -481,6 +481,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .runner import hygiene
 
             hygiene.terminate_all()
+            # and what a probe killed in this run (a timeout, SIGKILL) left outside stackpeel's scratch:
+            # the extension build's stamped folder in the user's temporary directory (tmp25)
+            hygiene.sweep_orphans()
 
 
 _ENDING = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}

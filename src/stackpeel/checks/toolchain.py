@@ -498,10 +498,15 @@ class Nvcc(Check):
 #: Measured (gcc 12.2, Triton 3.9's backends/nvidia/driver.c, -O3 -fPIC): source 57 KB, gcc's
 #: ccXXXXXX.s 108 KB and ccXXXXXX.o 54 KB live at once, plus the built .so: about 0.3 MB per helper.
 MIN_TMP_FREE = 1024 * 1024
-#: Below this, degraded: eight ranks building helpers at once need about 2.5 MB, and extension
-#: builds of C++ sources that include torch's headers write larger assembler files (not measured
-#: here): a guard band, not a measured need
-LOW_TMP_FREE = 64 * 1024 * 1024
+#: Below this, degraded. Measured (tmp25: peak bytes in TMPDIR on a tmpfs of its own, sampled every 2-5 ms,
+#: and confirmed by a smaller tmpfs failing): Triton's helper 164 KiB (128 KiB fails), the extension-build
+#: probe 32 KiB (16 KiB fails); torch.utils.cpp_extension.load_inline of a one-line CPU op 5.7 MiB (g++'s
+#: .s; 4 MiB fails); nvcc 13.0 on a small CUDA op including <torch/extension.h> 54 MiB for sm_90
+#: (48 MiB fails: 'when writing output to .../tmpxft_..._k.cpp1.ii: No space left on device') and 74 MiB
+#: for sm_80+sm_90; torch.compile's C++ backend (CPU, torch 2.13) a 149 MiB precompiled header under
+#: torchinductor_<user> in the temporary directory. 256 MiB: the largest of these (149 MiB) with a 1.7x
+#: margin, which also holds the nvcc build for about six architectures (+20 MiB each, extrapolated)
+LOW_TMP_FREE = 256 * 1024 * 1024
 
 
 def _mount_text(entry: Optional[Mapping[str, Any]]) -> str:

@@ -25,6 +25,49 @@ def clip(text, limit=MAX_TEXT):
     return text[:half] + "\n[... %d characters cut ...]\n" % (len(text) - limit) + text[-half:]
 
 
+#: the file in each of stackpeel's temporary folders that names the process that made it: the same
+#: line as runner/hygiene.py ``_stamp`` writes, so its ``sweep_orphans`` removes a folder whose maker
+#: was killed outright (tmp25)
+OWNER = ".owner"
+
+
+def owner_line(pid=None):
+    """"pid start-time pid-namespace boot-id" of process ``pid`` (this one), or None where /proc
+    does not tell them all: the stamp runner/hygiene.py writes and reads."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        start = stat[stat.rindex(")") + 2:].split()[19]
+        ns = os.readlink("/proc/self/ns/pid").replace(" ", "")
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except (OSError, ValueError, IndexError):
+        return None
+    if not ns or not boot:
+        return None
+    return "%d %s %s %s\n" % (pid, start, ns, boot)
+
+
+def stamped_mkdtemp(prefix, dir=None):
+    """tempfile.mkdtemp for a folder a probe makes outside stackpeel's own scratch (the target's
+    temporary directory: the extension build): its name starts with ``stackpeel-`` and it holds
+    the owner stamp, so a probe killed outright (SIGKILL, timeout, the OOM killer) leaves nothing
+    the next stackpeel does not sweep (runner/hygiene.py sweep_orphans). Raises as mkdtemp does."""
+    import tempfile
+    if not prefix.startswith("stackpeel-"):
+        raise ValueError("a swept folder's name starts with stackpeel-: %r" % prefix)
+    path = tempfile.mkdtemp(prefix=prefix, dir=dir)
+    line = owner_line()
+    if line is not None:
+        try:
+            with open(os.path.join(path, OWNER), "w") as f:
+                f.write(line)
+        except (OSError, IOError):  # a full disk: the build that follows fails and says why
+            pass
+    return path
+
+
 def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True):
     """Run a program; never raises. Returns a dict with rc, stdout, stderr, error.
 

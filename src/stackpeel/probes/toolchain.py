@@ -250,7 +250,7 @@ def extension_build(inp):
     try:
         if root is None:
             raise OSError(error)
-        tmp = tempfile.mkdtemp(prefix="stackpeel-ext-", dir=root)
+        tmp = common.stamped_mkdtemp("stackpeel-ext-", root)  # swept if the probe is killed (tmp25)
     except (OSError, IOError) as exc:  # No usable temporary directory found in [...] (toolchain.temp_dir)
         facts["failure_kind"], facts["error"] = "no-tmp", error or "%s: %s" % (type(exc).__name__, exc)
         return facts
@@ -270,6 +270,9 @@ def extension_build(inp):
             return facts
         if run["rc"] != 0:
             kind, detail = classify_build_stderr(run["stderr"])
+            m = re.search(r"[^\n]{0,200}No space left on device", run["stderr"] or "")
+            if kind == "other" and m:  # ld's output too lies in the temporary directory here (tmp25)
+                kind, detail = "temp-dir", m.group(0)
             facts["failure_kind"], facts["missing"] = kind, detail
             return facts
         # load it the way Triton loads cuda_utils (build.py _load_module_from_path)

@@ -312,27 +312,46 @@ def target_tmp():
     """Run the body with the target's TMPDIR and working directory, where the runner passed them
     (STACKPEEL_TARGET_TMPDIR, absent: unset; STACKPEEL_TARGET_CWD): Triton's build makes its
     tempfile.TemporaryDirectory() and runs gcc (whose scratch follows TMPDIR, else /tmp, else the
-    working directory) where the user's run would, not in stackpeel's scratch (tmp24)."""
+    working directory) where the user's run would, not in stackpeel's scratch (tmp24).
+
+    Python's own temporary folders (Triton's TemporaryDirectory) go one level down, in a folder
+    made in the directory tempfile finds for the target and stamped as stackpeel's (tmp25): same
+    filesystem, same room, same faults, but a probe killed outright leaves nothing the next
+    stackpeel does not sweep. Where tempfile finds none, the body sees that as the user would.
+    Yields what the body sees: {"TMPDIR", "cwd", "python_tmpdir", "error", "folder"}."""
+    seen = {"TMPDIR": os.environ.get("TMPDIR"), "cwd": None, "python_tmpdir": None, "error": None, "folder": None}
     if "STACKPEEL_TARGET_CWD" not in os.environ:
-        yield
+        yield seen
         return
     saved_env, saved_default = os.environ.get("TMPDIR"), tempfile.tempdir
     try:
         saved_cwd = os.getcwd()
     except OSError:
         saved_cwd = None
+    folder = None
     try:
         if "STACKPEEL_TARGET_TMPDIR" in os.environ:
             os.environ["TMPDIR"] = os.environ["STACKPEEL_TARGET_TMPDIR"]
         else:
             os.environ.pop("TMPDIR", None)
+        seen["TMPDIR"] = os.environ.get("TMPDIR")
         tempfile.tempdir = None  # gettempdir() searches again, as in the user's process
         try:
             os.chdir(os.environ["STACKPEEL_TARGET_CWD"])
         except OSError:
             pass
-        yield
+        try:
+            seen["cwd"] = os.getcwd()
+            seen["python_tmpdir"] = tempfile.gettempdir()
+            folder = common.stamped_mkdtemp("stackpeel-triton-", seen["python_tmpdir"])
+            tempfile.tempdir = seen["folder"] = folder
+        except (OSError, IOError) as exc:  # none usable, or it filled up since: the body meets it too
+            seen["error"] = "%s: %s" % (type(exc).__name__, exc)
+            tempfile.tempdir = None
+        yield seen
     finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         if saved_env is None:
             os.environ.pop("TMPDIR", None)
         else:
@@ -495,7 +514,8 @@ def launch_prework(inp):
                 if utils is None:
                     facts["skipped"] = "this Triton has no %s.CudaUtils" % CUDA_UTILS_MODULE
                 else:
-                    utils()
+                    with target_tmp():  # the helper's build in the user's temporary directory (tmp25)
+                        utils()
                     facts["ok"] = True
     except Exception as exc:
         facts["error"] = common.exc_facts(exc)
@@ -532,11 +552,15 @@ def _launch_phase(opts):
     facts = {"cache": opts.get("cache"), "cache_dir": os.environ.get("TRITON_CACHE_DIR"), "ok": False,
              "stage": None, "error": None, "launches": []}
     t0 = time.monotonic()
-    tmp = tempfile.mkdtemp(prefix="stackpeel-kernel-")
+    tmp = tempfile.mkdtemp(prefix="stackpeel-kernel-")  # the kernel's source: stackpeel's scratch
     try:
+        # what the launch builds (Triton's helpers, the kernel's launcher: TemporaryDirectory, gcc)
+        # it builds where the user's kernel would: the target's temporary directory (tmp25)
         with common.recorded() as box:
-            with fd_capture() as cap:
-                _launch_steps(opts, facts, tmp)
+            with fd_capture() as cap:  # its files in stackpeel's scratch, made before the switch
+                with target_tmp() as seen:
+                    facts["temp"] = dict(seen)
+                    _launch_steps(opts, facts, tmp)
         facts["output"] = {"stdout": common.clip(box["stdout"] + cap["stdout"], 6000),
                            "stderr": common.clip(box["stderr"] + cap["stderr"], 6000),
                            "warnings": box["warnings"][:20]}

@@ -48,10 +48,63 @@ class NoTempDir(OSError):
 #: target's temporary directory is read from the variables the runner passes (STACKPEEL_TARGET_*)
 FALLBACK_TMP_ROOTS = ("/dev/shm",)
 
+#: What stackpeel's scratch holds at its peak during ``check`` on the CPU stack venv (torch 2.13,
+#: Triton 3.9), sampled every 5 ms on a tmpfs of its own (tmp25): 0.13 MiB by default (probe answers
+#: and inputs, Triton's test build); 149 MiB with --deep, almost all of it the precompiled header torch
+#: inductor writes for its C++ kernels (``torchinductor_<user>/precompiled_headers``, in the kernels
+#: probe's TMPDIR)
+SCRATCH_PEAK = 149 << 20
+#: /dev/shm is memory NCCL needs (one ~9.2 MiB segment per peer: 'failed to extend /dev/shm/nccl-...
+#: to 9637892 bytes'; Docker gives it 64 MiB). stackpeel's scratch goes there first only when it has
+#: twice the --deep peak free and 200 MiB left after that; otherwise in the user's cache folder
+#: (:func:`_cache_root`), and in /dev/shm only as the last resort, with at least SHM_LAST_RESORT free
+#: (the default peak is 0.13 MiB)
+SHM_MIN_FREE = 2 * SCRATCH_PEAK + (200 << 20)
+SHM_LAST_RESORT = 16 << 20
+#: a temporary directory with less free than this is too full for stackpeel's own scratch (a probe's
+#: 38 KiB input would fail to write): the fallback takes it, and the fault is the target's to name
+SCRATCH_MIN_FREE = 4 << 20
+
+
+def _free(path: str) -> int:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
+
+
+def _cache_root() -> Optional[str]:
+    """$XDG_CACHE_HOME/stackpeel/tmp, else ~/.cache/stackpeel/tmp (an absolute folder only)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        base = os.path.join(home, ".cache") if os.path.isabs(home) else ""
+    return os.path.join(base, "stackpeel", "tmp") if base else None
+
+
+def fallback_roots() -> List[str]:
+    """Where stackpeel's own scratch may go when tempfile finds no directory, best first (tmp25):
+    /dev/shm when it has :data:`SHM_MIN_FREE`, the user's cache folder, /dev/shm with
+    :data:`SHM_LAST_RESORT`. The sweep looks in each of them too."""
+    roots: List[str] = []
+    for root in FALLBACK_TMP_ROOTS:
+        if _free(root) >= SHM_MIN_FREE:
+            roots.append(root)
+    cache = _cache_root()
+    if cache:
+        roots.append(cache)
+    for root in FALLBACK_TMP_ROOTS:
+        if root not in roots and _free(root) >= SHM_LAST_RESORT:
+            roots.append(root)
+    return roots
+
 
 def _fallback_tempdir(prefix: str) -> Optional[str]:
-    for root in FALLBACK_TMP_ROOTS:
+    for root in fallback_roots():
         try:
+            if not os.path.isdir(root):
+                os.makedirs(root, mode=0o700)
             path = tempfile.mkdtemp(prefix=prefix, dir=root)
         except OSError:
             continue
@@ -60,11 +113,19 @@ def _fallback_tempdir(prefix: str) -> Optional[str]:
     return None
 
 
+def _roomy_tempdir() -> str:
+    """tempfile.gettempdir(), or OSError (ENOSPC) where it has less than SCRATCH_MIN_FREE free (tmp25)."""
+    root = tempfile.gettempdir()
+    if os.path.isdir(root) and _free(root) < SCRATCH_MIN_FREE:
+        raise OSError(28, f"{_free(root) >> 10} KiB free, stackpeel needs {SCRATCH_MIN_FREE >> 20} MiB")
+    return root
+
+
 def ensure_scratch() -> None:
     """Make this process's ``tempfile`` usable before an anonymous temporary file is made (the
     zygote's stderr): where tempfile finds no directory, the fallback root becomes its default."""
     try:
-        tempfile.gettempdir()
+        _roomy_tempdir()
     except OSError:
         path = _fallback_tempdir("stackpeel-")
         if path is not None:
@@ -90,7 +151,7 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
         if _closing:
             raise Closing("stackpeel is shutting down")
         try:
-            path = tempfile.mkdtemp(prefix=prefix)
+            path = tempfile.mkdtemp(prefix=prefix, dir=_roomy_tempdir())
         except (FileNotFoundError, PermissionError, OSError) as exc:
             fallback = _fallback_tempdir(prefix)
             if fallback is None:
@@ -103,7 +164,9 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
     return path
 
 
-#: the file in each of stackpeel's temporary directories that names the process that made it
+#: the file in each of stackpeel's temporary directories that names the process that made it; a probe
+#: stamps the folders it makes outside this scratch (the extension build's, in the user's temporary
+#: directory) with the same line (probes/_common.py ``stamped_mkdtemp``, tmp25)
 OWNER = ".owner"
 
 
@@ -116,6 +179,20 @@ def _start_time(pid: int) -> Optional[str]:
         return stat[stat.rindex(")") + 2:].split()[19]
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _runs(pid: int, start: str) -> bool:
+    """Process ``pid`` started at ``start`` still runs: it exists and is no zombie. A probe killed
+    with stackpeel becomes a zombie until whoever adopted it reaps it (a subreaper that never
+    waits keeps it so), and a zombie writes nothing more in its folder (tmp25)."""
+    if _start_time(pid) != start:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        return stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X")
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def _where() -> Tuple[str, str]:
@@ -152,8 +229,19 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
     pid namespace of this boot (a container sharing this /tmp: its pids are not ours to read).
     Returns what was removed."""
     removed: List[str] = []
+    if root is None:  # the temporary directory, and where stackpeel's scratch goes without one (tmp25)
+        roots = []
+        try:
+            roots.append(tempfile.gettempdir())
+        except OSError:
+            pass
+        for extra in list(FALLBACK_TMP_ROOTS) + [_cache_root()]:
+            if extra and extra not in roots and os.path.isdir(extra):
+                roots.append(extra)
+        for one in roots:
+            removed.extend(sweep_orphans(one))
+        return removed
     try:
-        root = root or tempfile.gettempdir()
         names = [n for n in os.listdir(root) if n.startswith("stackpeel-")]
     except OSError:
         return removed
@@ -170,7 +258,7 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
-        if boot == here_boot and (ns != here_ns or pid == os.getpid() or _start_time(pid) == start):
+        if boot == here_boot and (ns != here_ns or pid == os.getpid() or _runs(pid, start)):
             continue  # its maker still runs, or may (another pid namespace); another boot: gone
         with _LOCK:
             if path in _DIRS:
