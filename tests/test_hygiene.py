@@ -164,7 +164,7 @@ def test_sigterm_on_the_real_stack_leaves_nothing(tmp_path, stack_python):
     """The real stack venv: torch/triton probes are running when the signal comes."""
     mark = uuid.uuid4().hex
     proc, tmpdir = start(["check", "--python", stack_python], tmp_path, mark)
-    assert wait_for(lambda: len([p for p in marked(mark) if "common_dir" in cmdline(p, 10000)]) >= 2, 60), "no probe started"
+    assert wait_for(lambda: len([p for p in marked(mark) if "common_dir" in cmdline(p, 100000)]) >= 2, 60), "no probe started"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert_nothing_left(mark, tmpdir)
