@@ -360,6 +360,7 @@ def test_a_sentence_that_asks_or_guesses_is_not_read(text):
     "- `flash-linear-attention` and `causal-conv1d`: not installed in the run below",
     "flash-linear-attention is not installed",
     "I installed flash-linear-attention because the model card asks for it",
+    "Training runs at full speed because flash-attn is installed correctly.",
 ])
 def test_a_statement_in_a_log_that_shows_no_failure_names_nothing(text):
     expl = explain_text(text + "\n")
