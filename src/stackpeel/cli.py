@@ -265,9 +265,11 @@ def _own_descriptors(error: str) -> str:
         return ""
     try:
         import resource
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     except (ImportError, OSError, ValueError):
         return ""
+    if hard == resource.RLIM_INFINITY or hard >= OWN_DESCRIPTORS:
+        return ""  # not the hard limit: stackpeel could raise its own past what it ran out of
     return (f" (stackpeel itself needs about {OWN_DESCRIPTORS} open files and the hard limit here is {hard}: "
             f"run it from a shell with a higher limit, e.g. `ulimit -n 1024`, to diagnose this one)")
 
@@ -465,9 +467,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
     if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
-        from .runner.child import raise_own_nofile
+        from .runner.child import own_nofile, raise_own_nofile
 
         raise_own_nofile()  # its own open-files limit up to the hard one; the probes keep the user's
+        own_nofile()  # now, before the target is identified (--only and no preload start no zygote first)
     try:
         return int(handler(args))
     except KeyboardInterrupt:

@@ -36,7 +36,9 @@ class Fla(Check):
     facts = _facts.KernelsFlaFacts
     # multi_gpu.open_files: named only when the probe died of it (on_failure; under `ulimit -n 20`
     # on an H200 it exited 70 without an answer, as torch's did)
-    requires = ("triton.kernel_launch", "multi_gpu.open_files")
+    # torch.cuda: read by on_failure (an exclusive-mode GPU or none is no shortage); already a
+    # requirement through triton.kernel_launch, and probe_needs is empty, so the probe starts as soon
+    requires = ("triton.kernel_launch", "multi_gpu.open_files", "torch.cuda")
     probe = "kernels.fla_facts"
     preload = ("torch", "triton")
     probe_needs = ()  # the verdict compares with the lower layers; the probe needs none of them

@@ -145,6 +145,7 @@ def probe_env(env: Dict[str, str]) -> Dict[str, str]:
     """``env`` (a probe's or a zygote's, changed in place) told to put the user's open-files
     limit back (the bootstrap and the zygote apply ``STACKPEEL_NOFILE`` before anything else)."""
     user = own_nofile()
+    env.pop("STACKPEEL_NOFILE", None)  # never a value the user's environment carried in
     try:
         import resource
         if user[0] >= 0 and resource.getrlimit(resource.RLIMIT_NOFILE) != user:
@@ -285,7 +286,7 @@ def read_answer(probe: str, out_path: Path, out_file: Path, err_file: Path, rc: 
         why = ""
         if rc == EXIT_NO_ANSWER:  # the bootstrap's own words, last on the probe's stderr
             head = "stackpeel: the probe's answer could not be written: "
-            why = ": " + next((ln[len(head):] for ln in reversed(se.splitlines()) if ln.startswith(head)), "?")
+            why = next((": " + ln[len(head):] for ln in reversed(se.splitlines()) if ln.startswith(head)), "")
         return failed("exit" if rc else "no-output",
                       f"probe {probe} exited with status {rc} without writing its answer{why}")
     if out_path.stat().st_size > MAX_ANSWER_BYTES:
