@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -532,6 +533,33 @@ def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypa
     (root / "stackpeel-unstamped").mkdir()
     assert str(root / "stackpeel-dead") in hygiene.sweep_orphans()
     assert sorted(x.name for x in root.iterdir()) == ["stackpeel-alive", "stackpeel-unstamped"]
+
+
+@pytest.mark.parametrize("where", ["TMPDIR", "cwd"])
+def test_the_sweep_looks_where_probes_make_folders_when_the_scratch_moved(tmp_path, monkeypatch, where):
+    """A probe makes its stamped folder in the user's temporary directory (or, where tempfile fell
+    back to it, the working directory) even when stackpeel's own scratch moved to a fallback and
+    tempfile no longer names that place: the sweep looks in the variables and the working directory."""
+    from stackpeel.runner import hygiene
+
+    root = tmp_path / "user"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "elsewhere"))  # the scratch's fallback
+    (tmp_path / "elsewhere").mkdir()
+    if where == "TMPDIR":
+        monkeypatch.setenv("TMPDIR", str(root))
+    else:
+        monkeypatch.chdir(root)
+    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    start_time = hygiene._start_time(dead.pid)
+    dead.kill()
+    dead.wait()
+    ns, boot = hygiene._where()
+    (root / "stackpeel-ext-dead").mkdir()
+    (root / "stackpeel-ext-dead" / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
+    (root / "stackpeel-user-folder").mkdir()  # unstamped: the user's, whatever its name
+    assert str(root / "stackpeel-ext-dead") in hygiene.sweep_orphans()
+    assert sorted(x.name for x in root.iterdir()) == ["stackpeel-user-folder"]
 
 
 def test_tmp_peak_measures_what_a_command_writes_to_its_temporary_directory(tmp_path):

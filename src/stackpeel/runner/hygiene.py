@@ -235,7 +235,18 @@ def sweep_orphans(root: Optional[str] = None) -> List[str]:
             roots.append(tempfile.gettempdir())
         except OSError:
             pass
-        for extra in list(FALLBACK_TMP_ROOTS) + [_cache_root()]:
+        # and every place a probe may have made its stamped folder in the user's temporary
+        # directory (where stackpeel's own scratch moved to a fallback, tempfile no longer names
+        # it): the variables tempfile reads, its fixed list, the working directory it falls back to
+        candidates = list(FALLBACK_TMP_ROOTS) + [_cache_root()]
+        candidates += [os.environ.get(v) for v in ("STACKPEEL_TARGET_TMPDIR", "TMPDIR", "TEMP", "TMP")]
+        candidates += ["/tmp", "/var/tmp", "/usr/tmp"]
+        try:
+            candidates.append(os.getcwd())
+        except OSError:
+            pass
+        for extra in candidates:
+            extra = os.path.abspath(extra) if extra else extra
             if extra and extra not in roots and os.path.isdir(extra):
                 roots.append(extra)
         for one in roots:
