@@ -31,10 +31,10 @@ def clip(text, limit=MAX_TEXT):
 OWNER = ".owner"
 
 
-def owner_line(pid=None):
-    """"pid start-time pid-namespace boot-id" of process ``pid`` (this one), or None where /proc
-    does not tell them all: the stamp runner/hygiene.py writes and reads."""
-    pid = os.getpid() if pid is None else pid
+def owner_line():
+    """"pid start-time pid-namespace boot-id" of this process, or None where /proc does not tell
+    them all: the stamp runner/hygiene.py writes (with this function) and reads."""
+    pid = os.getpid()
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             stat = f.read().decode("ascii", "replace")

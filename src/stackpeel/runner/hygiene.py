@@ -25,8 +25,10 @@ import tempfile
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["Closing", "NoTempDir", "ensure_scratch", "keep_target_tmp", "make_tempdir", "remove_tempdir", "spawn", "reap", "run_captured",
-           "sweep_orphans", "terminate_all", "watch_parent"]
+from ..probes import _common  # the owner stamp (standard library only; written once for both)
+
+__all__ = ["Closing", "NoTempDir", "ensure_scratch", "keep_target_tmp", "make_tempdir", "remove_tempdir", "spawn",
+           "reap", "run_captured", "sweep_orphans", "terminate_all", "watch_parent"]
 
 _LOCK = threading.RLock()
 _LIVE: Dict[int, subprocess.Popen] = {}
@@ -166,8 +168,8 @@ def make_tempdir(prefix: str = "stackpeel-") -> str:
 
 #: the file in each of stackpeel's temporary directories that names the process that made it; a probe
 #: stamps the folders it makes outside this scratch (the extension build's, in the user's temporary
-#: directory) with the same line (probes/_common.py ``stamped_mkdtemp``, tmp25)
-OWNER = ".owner"
+#: directory) with the same line: one writer for both (probes/_common.py ``owner_line``, tmp25)
+OWNER = _common.OWNER
 
 
 def _start_time(pid: int) -> Optional[str]:
@@ -210,13 +212,12 @@ def _where() -> Tuple[str, str]:
 
 
 def _stamp(path: str) -> None:
-    start = _start_time(os.getpid())
-    ns, boot = _where()
-    if start is None or not ns or not boot:
+    line = _common.owner_line()
+    if line is None:
         return
     try:
         with open(os.path.join(path, OWNER), "w") as f:
-            f.write(f"{os.getpid()} {start} {ns} {boot}\n")
+            f.write(line)
     except OSError:
         pass
 
