@@ -281,6 +281,8 @@ ERROR_WORDS = (
     "CANNOT", "FATAL", "Fatal",
     # a launcher's "Webserver Crashed" (text-generation-inference; parser.SOFT_ERROR_RE "exited")
     "Crashed", "CRASHED",
+    # ggml's "  current device: N, in function F at FILE:LINE" (parser.HARD_ERROR_RE "cuda")
+    "current device: ",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

@@ -539,7 +539,10 @@ HARD_ERROR_RE = re.compile(
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b)"
-    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
+    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z]"
+    # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
+    # failed call was; the text before it names the cause
+    r"|^\s{0,8}current device: -?\d{1,3}, in function \w{1,100} at )"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
     r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$"
