@@ -283,6 +283,9 @@ ERROR_WORDS = (
     "Crashed", "CRASHED",
     # ggml's "  current device: N, in function F at FILE:LINE" (parser.HARD_ERROR_RE "cuda")
     "current device: ",
+    # a shell's "bash: ./train.sh: Permission denied" (parser.HARD_ERROR_RE "shell"; the shape,
+    # not these words, decides)
+    "Permission denied", "permission denied: ",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

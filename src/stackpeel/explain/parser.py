@@ -532,6 +532,16 @@ HARD_ERROR_RE = re.compile(
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
+    # a shell that could not run a command, in its own words: bash (execute_cmd.c: "bash: x:
+    # command not found", file_error's "bash: ./train.sh: Permission denied", "-bash: /usr/bin/python:
+    # No such file or directory", "bash: ./x.sh: /bin/bash^M: bad interpreter: ..."; in a script
+    # "./run.sh: line 3: x: command not found"), dash (exec.c: "/bin/sh: 1: nvcc: not found",
+    # "sh: 1: ./x: Permission denied"), zsh ("zsh: permission denied: ./run.sh", "zsh: command not
+    # found: x"). Only the shell's own line: "Permission denied" elsewhere is no failure of a command
+    r"|(?P<shell>^-?(?:/[\w./-]{0,60}/)?(?:ba|da|z|k|mk)?sh(?:-\d[\d.]{0,6})?: (?:line \d{1,7}: |\d{1,7}: )?"
+    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad interpreter\b[^\n]{0,80})\s*$"
+    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
+    r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
     r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
