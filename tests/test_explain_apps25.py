@@ -132,3 +132,38 @@ HEALTHY = [
 def test_the_same_words_in_no_shell_failure_stay_quiet(line):
     rep = answer(line)
     assert rep.exit_code == 0 and not rep.candidates, (line, codes(rep))
+
+
+# item 3: numeric statuses (stackpeel.explain.numbers reads the number; the line must be a failure)
+NUMBERED = [
+    # Kubernetes' `kubectl describe pod` (Last State: Terminated ... Exit Code: 137), a debugger's
+    # or IDE's capitalised report of Windows' NTSTATUS
+    ("    Exit Code:    137", None),
+    ("Exit code: 0xC0000005", None),
+    ("Exit status: 139", None),
+    ("subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 137.", None),
+    ("Process finished with exit code -1073741795 (0xC000001D)", "cpu-instruction-set-unsupported"),
+    ("returned non-zero exit status 132.", "cpu-instruction-set-unsupported"),
+    ("Triton Error [CUDA]: CUDA Error 222", "ptxas-newer-than-driver"),
+    ("RuntimeError: CUDA error 35", "driver-too-old-for-torch"),
+    ("cudaGetDeviceCount returned 100", "no-nvidia-driver"),
+    ("nvmlInit failed with error code 9", "no-nvidia-driver"),
+    ("cuInit returned 999", "cuda-init-failed"),
+]
+
+
+@pytest.mark.parametrize("line,code", NUMBERED)
+def test_a_numeric_status_is_a_failure_and_read_by_its_number(line, code):
+    rep = answer(line)
+    assert rep.exit_code == 1, (line, rep.exit_code)
+    if code:
+        assert codes(rep)[:1] == [code], (line, codes(rep))
+
+
+@pytest.mark.parametrize("line", [
+    "Exit Code: 0", "Exit code: 0x0", "Exit status: 0", "epoch 46 loss 0.31", "step 999 loss 2.1",
+    "Epoch 137/200: exit code path covered", "trained 100 steps, 9 GPUs, 35 layers",
+])
+def test_a_number_that_is_no_status_stays_quiet(line):
+    rep = answer(line)
+    assert rep.exit_code == 0 and not rep.candidates, (line, codes(rep))

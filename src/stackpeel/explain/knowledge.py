@@ -286,6 +286,8 @@ ERROR_WORDS = (
     # a shell's "bash: ./train.sh: Permission denied" (parser.HARD_ERROR_RE "shell"; the shape,
     # not these words, decides)
     "Permission denied", "permission denied: ",
+    # "Exit code: 0xC0000005", Kubernetes' "Exit Code: 137" (parser.HARD_ERROR_RE "exit")
+    "Exit code", "Exit Code", "Exit status",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

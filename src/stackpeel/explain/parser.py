@@ -542,10 +542,11 @@ HARD_ERROR_RE = re.compile(
     r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad interpreter\b[^\n]{0,80})\s*$"
     r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
     r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
-    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
+    # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
+    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
-    r"|\bexit(?:ed with)?(?: ?code| status)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
+    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b)"
