@@ -113,6 +113,15 @@ def test_a_shell_failure_quoted_in_a_sentence_is_still_read():
     assert rep.exit_code == 1 and not GPU_GUESSES & set(codes(rep)), codes(rep)
 
 
+def test_bashs_words_quoted_without_the_shells_name_are_read():
+    # HIT-SCIR/Chinese-Mixtral-8x7B#23: the message quoted in a sentence, no "bash:" before it
+    rep = answer("\u90fd\u51fa\u73b0\u201ctorchrun: command not found\u201d\u95ee\u9898")
+    assert codes(rep)[:1] == ["shell-command-not-found"], codes(rep)
+    # the lower-case retelling of ColossalAI's notice (hpcaitech/ColossalAI#774)
+    rep = answer("it's all tips \"if you want to activate cuda mode for moe, please install with cuda_ext\"")
+    assert codes(rep)[:1] == ["kernel-extension-not-built"], codes(rep)
+
+
 def test_the_generic_shell_line_never_outranks_a_gpu_cause_in_the_same_log():
     rep = answer("bash: ./train.sh: Permission denied\n"
                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
