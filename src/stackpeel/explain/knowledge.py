@@ -281,6 +281,13 @@ ERROR_WORDS = (
     "CANNOT", "FATAL", "Fatal",
     # a launcher's "Webserver Crashed" (text-generation-inference; parser.SOFT_ERROR_RE "exited")
     "Crashed", "CRASHED",
+    # ggml's "  current device: N, in function F at FILE:LINE" (parser.HARD_ERROR_RE "cuda")
+    "current device: ",
+    # a shell's "bash: ./train.sh: Permission denied" (parser.HARD_ERROR_RE "shell"; the shape,
+    # not these words, decides)
+    "Permission denied", "permission denied: ",
+    # "Exit code: 0xC0000005", Kubernetes' "Exit Code: 137" (parser.HARD_ERROR_RE "exit")
+    "Exit code", "Exit Code", "Exit status",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

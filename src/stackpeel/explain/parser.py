@@ -532,14 +532,28 @@ HARD_ERROR_RE = re.compile(
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
-    r"|(?P<exit>\bexit(?: ?code| status)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
+    # a shell that could not run a command, in its own words: bash (execute_cmd.c: "bash: x:
+    # command not found", file_error's "bash: ./train.sh: Permission denied", "-bash: /usr/bin/python:
+    # No such file or directory", "bash: ./x.sh: /bin/bash^M: bad interpreter: ..."; in a script
+    # "./run.sh: line 3: x: command not found"), dash (exec.c: "/bin/sh: 1: nvcc: not found",
+    # "sh: 1: ./x: Permission denied"), zsh ("zsh: permission denied: ./run.sh", "zsh: command not
+    # found: x"). Only the shell's own line: "Permission denied" elsewhere is no failure of a command
+    r"|(?P<shell>^-?(?:/[\w./-]{0,60}/)?(?:ba|da|z|k|mk)?sh(?:-\d[\d.]{0,6})?: (?:line \d{1,7}: |\d{1,7}: )?"
+    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad interpreter\b[^\n]{0,80})\s*$"
+    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
+    r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
+    # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
+    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
-    r"|\bexit(?:ed with)?(?: ?code| status)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
+    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b)"
-    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z])"
+    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z]"
+    # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
+    # failed call was; the text before it names the cause
+    r"|^\s{0,8}current device: -?\d{1,3}, in function \w{1,100} at )"
     r"|(?P<symbol>undefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
     r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$"
