@@ -141,7 +141,7 @@ ERROR_LINES = {
 
 # shape -> the group error_shape names (the soft and hard shapes have their own names)
 SHAPE_NAMES = {
-    "exception": {"exception", "label"}, "failed": {"failed", "label", "build"}, "missing": {"missing", "label"},
+    "exception": {"exception", "label"}, "failed": {"failed", "label", "build"}, "missing": {"missing", "label", "shell"},
     "exit": {"exit", "build", "exception"}, "crash": {"crash", "label"}, "timeout": {"timeout"},
     "hang": {"hang"}, "oom": {"oom", "exception"}, "cuda": {"cuda"}, "symbol": {"symbol"}, "errno": {"errno"},
     "nccl": {"nccl", "exception"}, "word": {"word", "level"}, "msvc": {"msvc"}, "level": {"level"},
