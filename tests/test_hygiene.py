@@ -513,6 +513,19 @@ def test_a_real_check_keeps_its_scratch_out_of_a_small_dev_shm(tmp_path, stack_p
     assert build["facts"]["cache_dir"].startswith(XDG + "/stackpeel/tmp/stackpeel-"), build["facts"]
 
 
+def _stamped_by_a_dead_process(folder: Path) -> None:
+    """Make ``folder`` with the owner stamp of a process that has ended (a stackpeel killed outright)."""
+    from stackpeel.runner import hygiene
+
+    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    start_time = hygiene._start_time(dead.pid)
+    dead.kill()
+    dead.wait()
+    ns, boot = hygiene._where()
+    folder.mkdir()
+    (folder / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
+
+
 def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypatch):
     """A stackpeel killed outright while its scratch was in the user's cache folder (no usable /tmp)
     leaves it there: the sweep looks there too, and removes only what a dead stackpeel stamped."""
@@ -521,13 +534,8 @@ def test_the_sweep_also_looks_where_the_fallback_scratch_goes(tmp_path, monkeypa
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     root = tmp_path / "xdg" / "stackpeel" / "tmp"
     root.mkdir(parents=True)
-    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    start_time = hygiene._start_time(dead.pid)
-    dead.kill()
-    dead.wait()
+    _stamped_by_a_dead_process(root / "stackpeel-dead")
     ns, boot = hygiene._where()
-    (root / "stackpeel-dead").mkdir()
-    (root / "stackpeel-dead" / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
     (root / "stackpeel-alive").mkdir()
     (root / "stackpeel-alive" / ".owner").write_text(f"{os.getpid()} {hygiene._start_time(os.getpid())} {ns} {boot}\n")
     (root / "stackpeel-unstamped").mkdir()
@@ -550,13 +558,7 @@ def test_the_sweep_looks_where_probes_make_folders_when_the_scratch_moved(tmp_pa
         monkeypatch.setenv("TMPDIR", str(root))
     else:
         monkeypatch.chdir(root)
-    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    start_time = hygiene._start_time(dead.pid)
-    dead.kill()
-    dead.wait()
-    ns, boot = hygiene._where()
-    (root / "stackpeel-ext-dead").mkdir()
-    (root / "stackpeel-ext-dead" / ".owner").write_text(f"{dead.pid} {start_time} {ns} {boot}\n")
+    _stamped_by_a_dead_process(root / "stackpeel-ext-dead")
     (root / "stackpeel-user-folder").mkdir()  # unstamped: the user's, whatever its name
     assert str(root / "stackpeel-ext-dead") in hygiene.sweep_orphans()
     assert sorted(x.name for x in root.iterdir()) == ["stackpeel-user-folder"]

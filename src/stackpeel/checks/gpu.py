@@ -8,7 +8,6 @@ one missing driver is reported once, as the root, and everything above it nests 
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model import Severity, Status

@@ -225,12 +225,11 @@ class OpenFiles(Check):
 
 #: an error that says the process ran out of descriptors (strerror(EMFILE), in any wrapper)
 _EMFILE = re.compile(r"Too many open files(?! in system)|\[Errno 24\]|\bEMFILE\b")
-#: how a CUDA context that cannot open its descriptors fails (cudaErrorDevicesUnavailable from
-#: torch, CUDA_ERROR_DEVICE_UNAVAILABLE from the driver API, Triton with no driver to create)
-_CONTEXT_DENIED = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
-                             r"\b0 active drivers\b")
-#: how a CUDA context that could not be had is reported (a low open-files limit, an exclusive GPU held elsewhere)
-CONTEXT_DENIED = _CONTEXT_DENIED
+#: how a CUDA context that could not be had fails (cudaErrorDevicesUnavailable from torch,
+#: CUDA_ERROR_DEVICE_UNAVAILABLE from the driver API, Triton with no driver to create): a low
+#: open-files limit, or an exclusive-mode GPU another process holds
+CONTEXT_DENIED = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
+                            r"\b0 active drivers\b")
 
 
 def nofile_low(limits: Mapping[str, Any]) -> bool:
@@ -303,7 +302,7 @@ def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = Fa
             texts.extend(f"{c.get('type')}: {c.get('message') or ''}" for c in err.get("chain") or ())
         elif err:
             texts.append(str(err))
-    for pattern in (_EMFILE, _CONTEXT_DENIED) if ambiguous_too else (_EMFILE,):
+    for pattern in (_EMFILE, CONTEXT_DENIED) if ambiguous_too else (_EMFILE,):
         for text in texts:
             for line in text.splitlines():
                 if pattern.search(line):

@@ -10,7 +10,6 @@ major-version compatibility for driver versus wheel.
 from __future__ import annotations
 
 import dataclasses
-
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 

@@ -27,16 +27,20 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: Executed with ``python -c`` in the target interpreter (3.8+). Loads the probe module by
 #: path under a private name, runs it, writes the answer atomically, then leaves with
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
-BOOTSTRAP = r"""
+#: The first lines of every program stackpeel starts in the target (this bootstrap, the zygote):
+#: the open-files limit of the user's shell back, before anything is imported (stackpeel raised its
+#: own, never a probe's: :func:`own_nofile`, :func:`probe_env`)
+NOFILE_PROLOGUE = r"""
 import sys, os
 _nofile = os.environ.pop("STACKPEEL_NOFILE", "")
-if _nofile:  # the open-files limit of the user's shell: stackpeel raised its own, never the probe's
+if _nofile:
     try:
         import resource
         resource.setrlimit(resource.RLIMIT_NOFILE, tuple(int(x) for x in _nofile.split(",")))
     except Exception:
         pass
-try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
+"""
+BOOTSTRAP = NOFILE_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
     import ctypes
     ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
     os.kill(int(os.environ.get("STACKPEEL_PARENT_PID") or 0) or os.getppid(), 0)

@@ -51,22 +51,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Type
 
 from . import hygiene
-from .child import BOOTSTRAP, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots, read_answer
+from .child import (BOOTSTRAP, NOFILE_PROLOGUE, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots,
+                    read_answer)
 
 if TYPE_CHECKING:
     from ..checks.base import Check
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
-ZYGOTE = r"""
-import sys, os
-_nofile = os.environ.pop("STACKPEEL_NOFILE", "")
-if _nofile:  # the user's open-files limit, before anything is imported (see child.own_nofile)
-    try:
-        import resource
-        resource.setrlimit(resource.RLIMIT_NOFILE, tuple(int(x) for x in _nofile.split(",")))
-    except Exception:
-        pass
-import json, select, warnings, tempfile, gc
+ZYGOTE = NOFILE_PROLOGUE + r"""import json, select, warnings, tempfile, gc
 import signal as signal_mod
 gc.disable()  # no collections while importing (about a tenth of `import torch`); on again in every fork
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
