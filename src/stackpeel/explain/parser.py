@@ -895,8 +895,10 @@ COMPLAINT_RE = re.compile(
     # what a user sees of a failure no program reports: "nothing happens", a loss that turns NaN,
     # a model that writes gibberish, a GPU that stays idle (0 % utilization) during the run
     r"|(?<!if )(?<!when )\bnothing (?:happens|happened)(?=\s*(?:[.!,;]|$)| (?:after|when)\b)"
-    r"|(?<!if )(?<!when )(?<!whether )(?<!if the )(?<!when the )(?<!whether the )\b(?:the )?loss (?:is|becomes|became|goes to|went to|turns(?: into)?|turned(?: into)?) (?:nan|NaN|NAN)\b(?![-?])"
-    r"|(?<!not )(?<!never )(?<!n't )\b(?:generates?|generated|generating|outputs?|produces?|produced|writes?|returns?|returned) (?:only |just |pure |complete )?(?:gibberish|garbage|nonsense)\b"
+    r"|(?<!if )(?<!when )(?<!whether )(?<!if the )(?<!when the )(?<!whether the )\b(?:the )?loss "
+    r"(?:is|becomes|became|goes to|went to|turns(?: into)?|turned(?: into)?) (?:nan|NaN|NAN)\b(?![-?])"
+    r"|(?<!not )(?<!never )(?<!n't )\b(?:generates?|generated|generating|outputs?|produces?|produced|writes?|returns?"
+    r"|returned) (?:only |just |pure |complete )?(?:gibberish|garbage|nonsense)\b"
     r"|\bGPU (?:utili[sz]ation|usage|util) (?:is |stays |stayed |remains |remained |was |shows? )?(?:at |only )?0 ?%"
     r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
     r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
