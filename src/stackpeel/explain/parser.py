@@ -531,7 +531,18 @@ HARD_ERROR_RE = re.compile(
     # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
-    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
+    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
+    # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
+    # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap")
+    r"|^\s{0,8}(?:Aborted|Terminated|Hangup|Trace/breakpoint trap|Bus error|Illegal instruction"
+    r"|User defined signal [12]|CPU time limit exceeded|File size limit exceeded)(?: \(core dumped\))?\s*$"
+    # the kernel's record of a process it stopped (arch/x86/mm/fault.c show_signal_msg: "python[123]:
+    # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
+    # python[123] general protection fault ip:...")
+    r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b)"
+    # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
+    # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
+    r"|(?P<thread>^\s{0,8}Exception in thread \S)"
     # a shell that could not run a command, in its own words: bash (execute_cmd.c: "bash: x:
     # command not found", file_error's "bash: ./train.sh: Permission denied", "-bash: /usr/bin/python:
     # No such file or directory", "bash: ./x.sh: /bin/bash^M: bad interpreter: ..."; in a script
@@ -587,7 +598,12 @@ SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
-    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
+    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found"
+    # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
+    # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
+    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|access"
+    r"|connect|locate|create|execute|read|stat|bind|be loaded)\b|[Cc]ouldn['\u2019]t (?:find|load|open|locate|import"
+    r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
     r"|\b[Kk]ernel (?:crashed|died|appears to have died)"
     # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
@@ -856,6 +872,10 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|load(?:ing)?)\b"
     r"|\b(?:stop(?:s|ped)|quits?) (?:working|responding)\b|\bno longer (?:works?|runs?|starts?)\b"
     r"|\bwon't (?:work|run|start|load|build|compile)\b|\b(?:dies|died)\b"
+    # a crash in the user's words ("it crashes on startup", "the kernel keeps crashing", "vLLM
+    # segfaults when ..."): the statement, not a name or a setting (crash_handler, --no-crash)
+    r"|\b(?:it|that|this|which|then|and|but|model|server|kernel|app|process|program|training|script|job|worker|engine)"
+    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
     r"|\bis_available\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
     r"|printed|is|was|=)?\W{0,4}False\b"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"

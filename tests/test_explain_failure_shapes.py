@@ -1,0 +1,107 @@
+"""Failure lines explain used to answer "No known problem" (issue 8 item 3: "No known problem"
+only when the log holds no error at all): a step that failed in contracted spelling ("Can't",
+"couldn't"), a job's fatal signal alone on its line, the kernel's record of a crashed process, an
+exception that ended a thread. Each is the program's own text:
+
+- transformers tokenization_utils_base.py ``PreTrainedTokenizerBase.from_pretrained``:
+  ``raise OSError(f"Can't load tokenizer for '{name}'. If you were trying to load it from ...")``
+- datasets load.py: ``FileNotFoundError(f"Couldn't find a dataset script at {path} or any data file
+  in the same directory.")``
+- bash jobs.c ``pretty_print_job`` / ``print_pipeline``: strsignal(3) of a job's fatal signal
+  ("Aborted", "Terminated", "Trace/breakpoint trap"), followed by " (core dumped)" when it dumped
+- Linux arch/x86/mm/fault.c ``show_signal_msg`` ("%s%s[%d]: segfault at %lx ip %px sp %px error %lx")
+  and arch/x86/kernel/traps.c (``traps: %s[%d] general protection fault ip:%lx sp:%lx error:%lx``),
+  each followed by " in LIB[...]"
+- CPython Lib/threading.py ``excepthook``: ``Exception in thread {name}:`` (3.10+:
+  ``Thread-1 (worker)``); the JVM: ``Exception in thread "main" java.lang.OutOfMemoryError``
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.parser import error_shape
+
+
+def answer(text: str):
+    return explain_text(text if text.endswith("\n") else text + "\n")
+
+
+def codes(rep):
+    return [c.code for c in rep.candidates]
+
+
+FAILURES = [
+    ("Can't load tokenizer for 'bert-base-uncased'. If you were trying to load it from "
+     "'https://huggingface.co/models', make sure you don't have a local directory with the same name.", "missing"),
+    ("Couldn't find a dataset script at /data/squad/squad.py or any data file in the same directory.", "missing"),
+    ("couldn\u2019t find libcudart.so.12 anywhere on the library path", "missing"),
+    ("I can not open /dev/nvidia0 from inside the container", "missing"),
+    ("Aborted", "crash"),
+    ("Terminated", "crash"),
+    ("Trace/breakpoint trap (core dumped)", "crash"),
+    ("python[2345]: segfault at 0 ip 00007f3a2b1c4d10 sp 00007ffd4c3b2a10 error 4 in libc.so.6[7f3a2a000000+1c00000]",
+     "crash"),
+    ("traps: python3[9921] general protection fault ip:7f1c2d3e4f50 sp:7ffc1a2b3c40 error:0 in libz.so.1", "crash"),
+    ("Exception in thread Thread-1 (worker):", "thread"),
+    ('Exception in thread "main" java.lang.UnsatisfiedLinkError: no jcuda in java.library.path', "thread"),
+]
+
+#: what launchers and log collectors put before a line (a shell's or the kernel's line never
+#: carries a Python logger's timestamp: that one only before a program's own message)
+PREFIXES = ["", "[rank0]: ", "(Worker pid=4242) ", "2024-05-01T10:00:00.123456789Z "]
+LOGGER = "2024-05-01 10:00:00,123 "
+PREFIXED = [(p + line, shape) for line, shape in FAILURES for p in PREFIXES + [LOGGER]
+            if p != LOGGER or shape == "missing"]
+
+
+@pytest.mark.parametrize("line,shape", FAILURES)
+def test_the_shape_of_the_line(line, shape):
+    assert error_shape(line) == shape
+
+
+@pytest.mark.parametrize("line,shape", PREFIXED)
+def test_a_log_holding_only_this_line_is_a_failure_never_no_known_problem(line, shape):
+    rep = answer(line)
+    assert rep.exit_code == 1 and rep.has_errors, (line, rep.exit_code)
+
+
+@pytest.mark.parametrize("line", [
+    # the kernel's records name the library the crash was in: a GPU library's is that symptom
+    "[12345.678901] python[2345]: segfault at 0 ip 00007f3a2b1c4d10 sp 00007ffd4c3b2a10 error 4 in "
+    "libcuda.so.1[7f3a2a000000+1c00000]",
+    "traps: python3[9921] general protection fault ip:7f1c2d3e4f50 sp:7ffc1a2b3c40 error:0 in "
+    "libnvidia-glcore.so.550.54.14[7f1c2a000000+1800000]",
+])
+def test_the_kernels_record_of_a_crash_in_a_gpu_library_names_that_symptom(line):
+    assert codes(answer(line))[:1] == ["native-crash-in-gpu-library"], codes(answer(line))
+
+
+@pytest.mark.parametrize("line", [
+    # a record below ERROR, a fallback notice, a signal's name inside a sentence or a status field
+    "INFO: can't find optional plugin libfoo, skipping",
+    "WARNING: couldn't find ninja, falling back to the slow distutils backend",
+    "Job state: Terminated by the scheduler at 12:00 (requeued)",
+    "the run was Aborted early on purpose to save time",
+    "Worker thread started: Thread-1 (worker)",
+    "segfault handler installed at startup",
+])
+def test_near_misses_are_no_failure_lines(line):
+    assert error_shape(line) is None, line
+
+
+@pytest.mark.parametrize("line", [
+    # users' words in issue threads (a crash the log does not show): a possible failure, exit 1
+    "it crashes on startup",
+    "The kernel keeps crashing after the first cell",
+    "training randomly segfaults after a few hundred steps",
+])
+def test_a_crash_in_the_users_words_is_a_possible_failure(line):
+    rep = answer(line)
+    assert rep.exit_code == 1, (line, rep.exit_code)
+
+
+@pytest.mark.parametrize("line", ["crash reporter enabled", "no crashes so far", "--disable-crash-handler set"])
+def test_the_word_crash_in_a_name_or_a_count_is_no_failure(line):
+    assert answer(line).exit_code == 0, line
