@@ -12,6 +12,11 @@ exception that ended a thread. Each is the program's own text:
 - Linux arch/x86/mm/fault.c ``show_signal_msg`` ("%s%s[%d]: segfault at %lx ip %px sp %px error %lx")
   and arch/x86/kernel/traps.c (``traps: %s[%d] general protection fault ip:%lx sp:%lx error:%lx``),
   each followed by " in LIB[...]"
+- glibc malloc/malloc.c ``malloc_printerr`` ("free(): invalid pointer", "double free or corruption
+  (out)", "malloc(): corrupted top size", "corrupted size vs. prev_size"), debug/fortify_fail.c
+  ("*** stack smashing detected ***: terminated"), libstdc++ ``__cxa_pure_virtual``
+- absl/status/status.cc ``StatusCodeToString`` before a message, as XLA/JAX/TensorFlow print it
+- bash jobs.c, zsh Src/jobs.c ``printjob``, fish: an interactive job killed by SIGKILL
 - CPython Lib/threading.py ``excepthook``: ``Exception in thread {name}:`` (3.10+:
   ``Thread-1 (worker)``); the JVM: ``Exception in thread "main" java.lang.OutOfMemoryError``
 """
@@ -44,6 +49,13 @@ FAILURES = [
     ("python[2345]: segfault at 0 ip 00007f3a2b1c4d10 sp 00007ffd4c3b2a10 error 4 in libc.so.6[7f3a2a000000+1c00000]",
      "crash"),
     ("traps: python3[9921] general protection fault ip:7f1c2d3e4f50 sp:7ffc1a2b3c40 error:0 in libz.so.1", "crash"),
+    ("free(): invalid pointer", "crash"),
+    ("double free or corruption (out)", "crash"),
+    ("malloc(): corrupted top size", "crash"),
+    ("corrupted size vs. prev_size", "crash"),
+    ("*** stack smashing detected ***: terminated", "crash"),
+    ("pure virtual method called", "crash"),
+    ("INVALID_ARGUMENT: Unknown ptxas version", "status"),
     ("Exception in thread Thread-1 (worker):", "thread"),
     ('Exception in thread "main" java.lang.UnsatisfiedLinkError: no jcuda in java.library.path', "thread"),
 ]
@@ -86,6 +98,10 @@ def test_the_kernels_record_of_a_crash_in_a_gpu_library_names_that_symptom(line)
     "the run was Aborted early on purpose to save time",
     "Worker thread started: Thread-1 (worker)",
     "segfault handler installed at startup",
+    # JAX's back-end probe at INFO (jax/_src/xla_bridge.py), a status name inside a name
+    "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform",
+    "grpc.StatusCode.UNAVAILABLE_RETRY_POLICY set",
+    "calls free() on exit; malloc() statistics printed below",
 ])
 def test_near_misses_are_no_failure_lines(line):
     assert error_shape(line) is None, line
@@ -105,3 +121,17 @@ def test_a_crash_in_the_users_words_is_a_possible_failure(line):
 @pytest.mark.parametrize("line", ["crash reporter enabled", "no crashes so far", "--disable-crash-handler set"])
 def test_the_word_crash_in_a_name_or_a_count_is_no_failure(line):
     assert answer(line).exit_code == 0, line
+
+
+@pytest.mark.parametrize("line", [
+    "[1]+  Killed                  python train.py",
+    "[1]  + 4242 killed     python train.py",
+    "zsh: killed     python train.py",
+    "fish: Job 1, 'python train.py' terminated by signal SIGKILL (Forced quit)",
+])
+def test_an_interactive_shells_killed_job_is_the_oom_killer_first(line):
+    assert codes(answer(line))[:1] == ["host-oom-killed"], codes(answer(line))
+
+
+def test_a_killed_count_is_no_killed_job():
+    assert "host-oom-killed" not in codes(answer("[1] 3 workers killed  cleanly at shutdown, 0 errors"))

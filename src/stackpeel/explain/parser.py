@@ -539,7 +539,15 @@ HARD_ERROR_RE = re.compile(
     # the kernel's record of a process it stopped (arch/x86/mm/fault.c show_signal_msg: "python[123]:
     # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
     # python[123] general protection fault ip:...")
-    r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b)"
+    r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b"
+    # glibc's aborts on a corrupted heap or stack (malloc/malloc.c malloc_printerr: "free(): invalid
+    # pointer", "double free or corruption (out)", "malloc(): corrupted top size", "corrupted size
+    # vs. prev_size"; debug/fortify_fail.c: "*** stack smashing detected ***: terminated") and
+    # libstdc++'s __cxa_pure_virtual ("pure virtual method called"): the process aborts next
+    r"|\b(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc|tcache_thread_shutdown)"
+    r"\(\): (?:invalid|corrupted|memory corruption|double free|unaligned|unsorted)"
+    r"|\bdouble free or corruption \(|\bcorrupted (?:size vs\. prev_size|double-linked list)"
+    r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b)"
     # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
     # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
     r"|(?P<thread>^\s{0,8}Exception in thread \S)"
@@ -610,6 +618,12 @@ SOFT_ERROR_RE = re.compile(
     # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
     # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
     r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b(?!:?\s{0,3}0\b))"
+    # a failed status in absl's words (absl/status/status.cc StatusCodeToString), as XLA, JAX,
+    # TensorFlow and gRPC print one before its message ("INVALID_ARGUMENT: Unknown ptxas version",
+    # "INTERNAL: ..."); soft, since JAX logs its back-end probes at INFO ("NOT_FOUND: Could not
+    # find registered platform with name: \"rocm\"")
+    r"|(?P<status>(?<![\w.])(?:INVALID_ARGUMENT|FAILED_PRECONDITION|RESOURCE_EXHAUSTED|PERMISSION_DENIED"
+    r"|DEADLINE_EXCEEDED|OUT_OF_RANGE|UNIMPLEMENTED|DATA_LOSS|UNAUTHENTICATED|INTERNAL|NOT_FOUND|UNAVAILABLE): \S)"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
