@@ -46,6 +46,8 @@ FAILURES = [
     ("Aborted", "crash"),
     ("Terminated", "crash"),
     ("Trace/breakpoint trap (core dumped)", "crash"),
+    ("Abort trap: 6", "crash"),
+    ("Killed: 9", "crash"),
     ("python[2345]: segfault at 0 ip 00007f3a2b1c4d10 sp 00007ffd4c3b2a10 error 4 in libc.so.6[7f3a2a000000+1c00000]",
      "crash"),
     ("traps: python3[9921] general protection fault ip:7f1c2d3e4f50 sp:7ffc1a2b3c40 error:0 in libz.so.1", "crash"),
@@ -135,3 +137,20 @@ def test_an_interactive_shells_killed_job_is_the_oom_killer_first(line):
 
 def test_a_killed_count_is_no_killed_job():
     assert "host-oom-killed" not in codes(answer("[1] 3 workers killed  cleanly at shutdown, 0 errors"))
+
+
+@pytest.mark.parametrize("line", [
+    # cudaGetErrorString's texts of cudaErrorIllegalAddress / cudaErrorIllegalInstruction, quoted
+    # without "CUDA error: " (knowledge/status_codes.json holds libcudart's texts)
+    "an illegal memory access was encountered",
+    "I keep getting `an illegal instruction was encountered` after a few steps",
+])
+def test_a_cuda_runtime_text_alone_is_a_cuda_error(line):
+    rep = answer(line)
+    assert rep.exit_code == 1 and "cuda-error-unclassified" in codes(rep), codes(rep)
+
+
+def test_the_cuda_texts_come_from_the_runtime():
+    from stackpeel.explain import numbers
+    texts = {v[1] for v in numbers.table()["cudaError"].values() if len(v) > 1}
+    assert {"an illegal memory access was encountered", "an illegal instruction was encountered"} <= texts

@@ -292,7 +292,7 @@ ERROR_WORDS = (
     "an't ", "an\u2019t ", "AN'T ", "an not ", "ouldn't ", "ouldn\u2019t ",
     # a job's fatal signal alone on its line and the kernel's record of a stopped process
     # (parser.HARD_ERROR_RE "crash")
-    "segfault at", "protection fault", "breakpoint trap", "limit exceeded",
+    "segfault at", "protection fault", "breakpoint trap", "limit exceeded", "Abort trap", "BPT trap",
     # glibc's heap and stack aborts, libstdc++'s pure virtual call (parser.HARD_ERROR_RE "crash")
     "free(): ", "malloc(): ", "munmap_chunk", "malloc_consolidate", "double free", "corrupted size",
     "corrupted double", "smashing detected", "overflow detected", "pure virtual",

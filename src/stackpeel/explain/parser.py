@@ -533,9 +533,11 @@ HARD_ERROR_RE = re.compile(
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
     # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
-    # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap")
-    r"|^\s{0,8}(?:Aborted|Terminated|Hangup|Trace/breakpoint trap|Bus error|Illegal instruction"
-    r"|User defined signal [12]|CPU time limit exceeded|File size limit exceeded)(?: \(core dumped\))?\s*$"
+    # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap"); macOS's libc
+    # words some otherwise and bash there adds the number ("Abort trap: 6", "Killed: 9")
+    r"|^\s{0,8}(?:Aborted|Terminated|Hangup|Trace/breakpoint trap|Bus error|Illegal instruction|Abort trap"
+    r"|Trace/BPT trap|Killed|User defined signal [12]|CPU time limit exceeded|File size limit exceeded)"
+    r"(?:: \d{1,2})?(?: \(core dumped\))?\s*$"
     # the kernel's record of a process it stopped (arch/x86/mm/fault.c show_signal_msg: "python[123]:
     # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
     # python[123] general protection fault ip:...")
