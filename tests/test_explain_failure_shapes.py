@@ -154,3 +154,23 @@ def test_the_cuda_texts_come_from_the_runtime():
     from stackpeel.explain import numbers
     texts = {v[1] for v in numbers.table()["cudaError"].values() if len(v) > 1}
     assert {"an illegal memory access was encountered", "an illegal instruction was encountered"} <= texts
+
+
+@pytest.mark.parametrize("line", [
+    # the driver's record retold in users' words (NVIDIA's Xid catalog: 79 = fallen off the bus)
+    "The GPU fell off the bus",
+    "GPU 3 has fallen off the bus after a few hours",
+    "Xid 79",
+    "we keep hitting Xid error 48 on node 3",
+])
+def test_a_retold_hardware_xid_is_a_hardware_fault(line):
+    assert codes(answer(line))[:1] == ["gpu-hardware-fault"], codes(answer(line))
+
+
+@pytest.mark.parametrize("line", [
+    "Xid 13 in dmesg",            # a program's illegal address, not the hardware
+    "step 79 took Xid 79 ms",     # a number with a unit
+    "the bus driver fell off the schedule",
+])
+def test_other_xids_and_words_are_no_hardware_fault(line):
+    assert "gpu-hardware-fault" not in codes(answer(line)), codes(answer(line))
