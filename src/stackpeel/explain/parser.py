@@ -681,6 +681,10 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|^-- |^debconf: "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\b[Ff]alling back to\b"
+    # a notice that names its own fallback and says the run is fine (XLA's "Can't find ptxas binary
+    # in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation. This is OK so
+    # long as you don't see a warning below ...")
+    r"|\b[Ww]ill (?:fall ?back|back) to\b|\bThis is OK so long as\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
     # a metric named error, with its value: "val error rate 0.0312", "error = 0.12", "top-1 error: 23.1"
     r"|\b[Ee]rrors?\s{0,3}(?:rate\s{0,3})?[=:]?\s{0,3}\.?\d[\d.]{0,11}%?(?:\s|,|$)|\b[Nn]o (?:errors?|failures?)\b"
