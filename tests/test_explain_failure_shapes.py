@@ -174,3 +174,29 @@ def test_a_retold_hardware_xid_is_a_hardware_fault(line):
 ])
 def test_other_xids_and_words_are_no_hardware_fault(line):
     assert "gpu-hardware-fault" not in codes(answer(line)), codes(answer(line))
+
+
+# -- the Docker client's own failures (moby client request.go / errors.go) ------------------
+
+DOCKER = [
+    ('Got permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: '
+     'Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.24/containers/json": dial unix /var/run/docker.sock: connect: '
+     'permission denied', "docker-socket-permission-denied"),
+    ("docker: permission denied while trying to connect to the Docker daemon socket at "
+     "unix:///var/run/docker.sock.\nSee 'docker run --help'.", "docker-socket-permission-denied"),
+    ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+     "docker-daemon-not-running"),
+    ("docker: Cannot connect to the Docker daemon at unix:///home/u/.docker/desktop/docker.sock. Is the docker "
+     "daemon running?", "docker-daemon-not-running"),
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "$ ", "[rank0]: ", "2024-05-01T10:00:00.123456789Z "])
+@pytest.mark.parametrize("text,code", DOCKER)
+def test_the_docker_clients_failures_name_their_cause(text, code, prefix):
+    assert codes(answer(prefix + text))[:1] == [code], codes(answer(prefix + text))
+
+
+def test_docker_prose_without_the_message_names_neither():
+    rep = answer("I added myself to the docker group so that the daemon socket works without sudo")
+    assert not {"docker-socket-permission-denied", "docker-daemon-not-running"} & set(codes(rep))
