@@ -180,6 +180,8 @@ def test_a_log_with_some_versions_gives_partial_matches():
     ({"sgl-kernel": "0.3.21", "torch": "2.14.1+cu130"}, "sgl-kernel-0.3.18.post2-to-0.3.21-torch"),
     ({"sgl-kernel": "0.3.17.post1", "torch": "2.9.1"}, "sgl-kernel-0.3.16.post4-to-0.3.18.post1-torch"),
     ({"flashinfer-python": "0.7.4", "gpu_cc": ["7.0"]}, "flashinfer-pre-turing"),
+    ({"deepspeed": "0.19.4", "torch": "2.14.1+cu130"}, "deepspeed-below-0.19.5-torch-2.14"),
+    ({"deepspeed": "0.19.6", "torch": "2.15.0+cu132", "cuda": "13.2"}, "deepspeed-0.19.5-0.19.6-torch-2.14-cuda-13"),
 ])
 def test_each_family_matches_its_real_combination(versions, expected):
     assert expected in ids(versions)
@@ -227,6 +229,9 @@ def test_each_family_matches_its_real_combination(versions, expected):
     {"sgl-kernel": "0.3.21", "torch": "2.9.1+cu128"},
     {"sgl-kernel": "0.3.16.post3", "torch": "2.9.1"},      # its description names no torch yet
     {"flashinfer-python": "0.7.4", "gpu_cc": ["7.5"]},
+    {"deepspeed": "0.19.4", "torch": "2.13.0+cu130", "cuda": "13.0"},       # torch 2.13's headers accept C++17
+    {"deepspeed": "0.19.6", "torch": "2.14.1+cu128", "cuda": "12.8"},       # nvcc gets -std=c++20 on CUDA 12.5+
+    {"deepspeed": "0.19.8", "torch": "2.15.0+cu132", "cuda": "13.2"},
 ])
 def test_healthy_neighbours_match_nothing(versions):
     assert ids(versions) == []
