@@ -114,6 +114,11 @@ def torch_pin(package: str, version: str) -> Optional[str]:
                                "--no-deps", "--quiet", "--report", str(report), f"{package}=={version}"],
                               capture_output=True, text=True)
         if proc.returncode != 0 or not report.exists():
+            # say why: a local pip constraint (a cap on torchvision, say) fails the dry run and would
+            # otherwise read as "names no torch"
+            why = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")][:1]
+            print(f"{package} {version}: pip could not read its metadata: {why[0] if why else proc.returncode}",
+                  file=sys.stderr)
             return None
         meta = json.loads(report.read_text())["install"][0]["metadata"]
     for req in meta.get("requires_dist") or ():
