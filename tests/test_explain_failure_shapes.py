@@ -200,3 +200,19 @@ def test_the_docker_clients_failures_name_their_cause(text, code, prefix):
 def test_docker_prose_without_the_message_names_neither():
     rep = answer("I added myself to the docker group so that the daemon socket works without sudo")
     assert not {"docker-socket-permission-denied", "docker-daemon-not-running"} & set(codes(rep))
+
+
+@pytest.mark.parametrize("line", [
+    "the python process just exits silently",
+    "training stopped without any output",
+    "the job terminated without a traceback",
+])
+def test_a_process_that_ends_without_a_word_is_a_possible_failure(line):
+    rep = answer(line)
+    assert rep.exit_code == 1 and rep.suspect_only, (line, rep.exit_code)
+
+
+@pytest.mark.parametrize("line", ["the script exits without error", "Completed without errors",
+                                  "finished without any errors"])
+def test_ending_without_error_is_a_success(line):
+    assert answer(line).exit_code == 0, line

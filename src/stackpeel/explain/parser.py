@@ -896,6 +896,11 @@ COMPLAINT_RE = re.compile(
     # segfaults when ..."): the statement, not a name or a setting (crash_handler, --no-crash)
     r"|\b(?:it|that|this|which|then|and|but|model|server|kernel|app|process|program|training|script|job|worker|engine)"
     r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    # a process that ends without a word, in the user's words ("the python process just exits
+    # silently", "training stopped without any output"); not "exits without error" (a success;
+    # "without any error message" stays healthy too: HEALTHY_ERROR_WORDS_RE reads "without any error")
+    r"|\b(?:exits?|exited|quits?|quit|terminates?|terminated|stops?|stopped|closes?|closed|dies|died|crash(?:es|ed)?)"
+    r" (?:silently|quietly|without (?:any |an |a )?(?:error )?(?:messages?|output|traceback|warning))\b"
     r"|\bis_available\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
     r"|printed|is|was|=)?\W{0,4}False\b"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
