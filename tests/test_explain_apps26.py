@@ -1,0 +1,100 @@
+"""apps26 (issue 8): explain's leftovers: torch's device-count warning cut before its text, bare NCCL
+results, nvcc's temporary files on a full disk, vLLM's missing custom ops, and the ranking of a
+specific message over a generic one on the same line.
+
+Real text: pytorch c10/cuda/CUDAFunctions.cpp device_count_impl, default branch (``"Unexpected error
+from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that
+might have already set an error? Error ", err, ": ", cudaGetErrorString(err)``), repeated by
+c10's device_count() as ``TORCH_WARN("CUDA initialization: ", ex.msg())`` and shown by
+torch/cuda/__init__.py as a UserWarning.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.numbers import read_numbers, read_wrapped
+
+
+def answer(text: str):
+    return explain_text(text if text.endswith("\n") else text + "\n")
+
+
+def codes(rep):
+    return [c.code for c in rep.candidates]
+
+
+PREFIXES = ["", "[rank0]: ", "2024-05-01 10:00:00,123 ", "(Worker pid=4242) ", "> "]
+
+# -- 1. torch's device-count warning with its "Error N" cut before the text -----------------------
+
+TORCH_Q = ("Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+           "NumCudaDevices() that might have already set an error?")
+WARN = "/usr/lib/python3/dist-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: " + TORCH_Q
+
+#: number -> the code torch's full line (with cudaGetErrorString's text) is answered by
+CUT = [(46, "cuda-devices-unavailable"), (804, "cuda-forward-compat-unsupported"),
+       (802, "fabric-manager-not-running"), (803, "driver-library-mismatch"), (999, "cuda-init-failed"),
+       (34, "libcuda-stub-loaded"), (35, "driver-too-old-for-torch"), (2, "address-space-limit")]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("number,code", CUT)
+def test_torchs_device_count_error_cut_before_its_text_is_read_by_its_number(number, code, prefix):
+    rep = answer(f"{prefix}{WARN} Error {number}")
+    assert rep.exit_code == 1 and codes(rep)[:1] == [code], (number, codes(rep))
+
+
+@pytest.mark.parametrize("number,code", CUT)
+def test_the_cut_line_answers_as_torchs_whole_line_does(number, code):
+    from stackpeel.explain.numbers import lookup
+    text = lookup("cudaError", number)[1]
+    whole = answer(f"RuntimeError: {TORCH_Q} Error {number}: {text}")
+    cut = answer(f"RuntimeError: {TORCH_Q} Error {number}")
+    assert codes(cut)[:1] == codes(whole)[:1] == [code], (codes(cut), codes(whole))
+
+
+@pytest.mark.parametrize("text", [
+    WARN + "\nError 46",                      # the terminal wrapped before "Error"
+    WARN + " Error\n46",                      # ... or between "Error" and its number
+    WARN + "\n  Error 46 (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)",
+    "`" + WARN + " Error 46`",                # quoted in backticks
+    "I get this: " + TORCH_Q + " Error 46 every time",
+])
+def test_wrapped_quoted_and_triggered_variants(text):
+    rep = answer(text)
+    assert codes(rep)[:1] == ["cuda-devices-unavailable"], codes(rep)
+
+
+def test_the_number_is_read_as_torch_prints_it():
+    assert read_numbers(TORCH_Q + " Error 46").endswith(
+        "Error 46: CUDA-capable device(s) is/are busy or unavailable")
+    assert read_wrapped(WARN, "Error 804") == "Error 804: forward compatibility was attempted on non supported HW"
+    assert read_wrapped(WARN + " Error", "804") == "804: forward compatibility was attempted on non supported HW"
+
+
+@pytest.mark.parametrize("line,after", [
+    # the text is there already: left as it is
+    (TORCH_Q + " Error 46: all CUDA-capable devices are busy or unavailable", None),
+    # a user's own question, not torch's: no number read
+    ("Did you set an error? Error 46 in my script", None),
+])
+def test_a_number_torch_already_named_or_no_torch_question_is_left(line, after):
+    assert read_numbers(line) == line
+
+
+@pytest.mark.parametrize("prev,nxt", [
+    (WARN, "Error 46: all CUDA-capable devices are busy or unavailable"),   # the text came with it
+    (WARN, "46"),                                                            # a number, no "Error"
+    (WARN + " Error", "Error 46"),
+    ("Did you set an error?", "Error 46"),                                   # not torch's question
+    (WARN + " and more words", "Error 46"),                                  # the question is not at the end
+])
+def test_wrapped_negative_controls(prev, nxt):
+    assert read_wrapped(prev, nxt) is None
+
+
+def test_a_near_miss_line_stays_quiet():
+    rep = answer("Did you run some functions before? I set an error? Error 46 happened in my script")
+    assert "cuda-devices-unavailable" not in codes(rep), codes(rep)
