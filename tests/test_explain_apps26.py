@@ -25,6 +25,9 @@ def codes(rep):
     return [c.code for c in rep.candidates]
 
 
+#: the NCCL tests are about base rates (tests/conftest.py switches them off elsewhere)
+USES_PRIORS = True
+
 PREFIXES = ["", "[rank0]: ", "2024-05-01 10:00:00,123 ", "(Worker pid=4242) ", "> "]
 
 # -- 1. torch's device-count warning with its "Error N" cut before the text -----------------------
@@ -98,3 +101,62 @@ def test_wrapped_negative_controls(prev, nxt):
 def test_a_near_miss_line_stays_quiet():
     rep = answer("Did you run some functions before? I set an error? Error 46 happened in my script")
     assert "cuda-devices-unavailable" not in codes(rep), codes(rep)
+
+
+# -- 2. NCCL's bare results: the base rate speaks only for the result the line names ---------------
+
+#: NCCL src/nccl.h.in ncclResult_t and ncclGetErrorString, as torch (NCCLUtils.hpp), vLLM
+#: (pynccl_wrapper.py NCCL_CHECK) and users print them
+NOT_SHM = [
+    "NCCL error 1",                                      # ncclUnhandledCudaError, by number
+    "ncclUnhandledCudaError",
+    "ncclUnhandledCudaError: Call to CUDA function failed.",
+    "NCCL error 3",                                      # ncclInternalError
+    "ncclInternalError",
+    "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, "
+    "NCCL version 2.7.8",
+    "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:784, internal error, NCCL version 2.7.8",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled "
+    "cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
+    "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("line", NOT_SHM)
+def test_a_bare_nccl_cuda_or_internal_error_is_the_symptom_with_its_causes(line, prefix):
+    rep = answer(prefix + line)
+    top = rep.candidates[0]
+    # a failed CUDA call or an internal error: /dev/shm's size (ncclSystemError) is no base-rate answer
+    assert top.code == "nccl-error" and top.kind == "symptom", (line, codes(rep))
+    assert "nccl-shm-too-small" not in codes(rep)[:1]
+    assert top.could_be, top
+
+
+def test_unhandled_cuda_error_lists_the_causes_a_cuda_call_inside_nccl_has():
+    top = answer("ncclUnhandledCudaError").candidates[0]
+    for cause in ("nccl-p2p-blocked", "driver-library-mismatch", "nccl-release-bug"):
+        assert cause in top.could_be, top.could_be
+
+
+@pytest.mark.parametrize("line", [
+    "NCCL error 2",
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, "
+    "NCCL version 2.14.3",
+    "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+])
+def test_a_bare_system_error_keeps_the_shm_base_rate_as_a_low_confidence_guess(line):
+    top = answer(line).candidates[0]
+    assert (top.code, top.confidence, top.basis) == ("nccl-shm-too-small", "low", "prior"), top
+
+
+def test_a_line_naming_the_shm_failure_still_names_it_whatever_the_result():
+    rep = answer("NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)\n"
+                 "RuntimeError: NCCL error in: x.cpp:12, unhandled cuda error, NCCL version 2.7.8")
+    assert codes(rep)[0] == "nccl-shm-too-small" and rep.candidates[0].basis == "signature", codes(rep)
+
+
+def test_the_retold_results_do_not_read_other_words():
+    # "internal error" of something else than NCCL: no nccl-error
+    rep = answer("RuntimeError: internal error, please retry (version 2.1)")
+    assert "nccl-error" not in codes(rep), codes(rep)
