@@ -160,3 +160,49 @@ def test_the_retold_results_do_not_read_other_words():
     # "internal error" of something else than NCCL: no nccl-error
     rep = answer("RuntimeError: internal error, please retry (version 2.1)")
     assert "nccl-error" not in codes(rep), codes(rep)
+
+
+# -- 3. nvcc's temporary files on a full temporary directory ---------------------------------------
+
+#: reproduced with CUDA 13.0's nvcc, TMPDIR on a small tmpfs (knowledge: toolchain.toml nvcc-temp-file-no-space)
+NVCC_FULL_TMP = [
+    "<built-in>: fatal error: when writing output to /tmp/tmpxft_00002847_00000000-5_k.cpp4.ii: No space left on device",
+    "<built-in>: fatal error: when writing output to /tmp/a26full/tmpxft_000029d5_00000000-9_k.cpp1.ii: Invalid argument",
+    "/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include/driver_types.h(2582): catastrophic error: error while "
+    "writing generated C++ file: No space left on device",
+    "src/operator/quantization/./.././../common/../operator/mxnet_op.h(772): catastrophic error: error while writing "
+    "generated C file: No space left on device",
+    "/tmp/ccweilyW.s: Fatal error: can't write 253 bytes to section .text of /tmp/tmpxft_00002d7b_00000000-11_k.o: "
+    "'No space left on device'",
+    "ptxas fatal   : Internal error: writing file",
+    # gcc's own ccXXXXXX.s, already read, next to the tmpxft stub it compiles
+    "/tmp/tmpxft_00005cb9_00000000-4_THCTensorSortByte.cudafe1.stub.c:1046:27: fatal error: error writing to "
+    "/tmp/cc2mYx0T.s: No space left on device",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line", NVCC_FULL_TMP)
+def test_nvccs_temporary_files_on_a_full_tmp_name_the_temporary_directory(line, prefix):
+    rep = answer(prefix + line)
+    assert codes(rep)[:1] == ["temp-dir-unusable"], (line, codes(rep))
+
+
+def test_nvccs_line_wrapped_and_quoted():
+    rep = answer("<built-in>: fatal error: when writing output to /tmp/tmpxft_00002847_00000000-5_k.cpp4.ii:\n"
+                 "No space left on device\ncompilation terminated.")
+    assert codes(rep)[:1] == ["temp-dir-unusable"], codes(rep)
+    rep = answer("the build stops with `catastrophic error: error while writing generated C++ file: No space left on "
+                 "device` every time")
+    assert codes(rep)[:1] == ["temp-dir-unusable"], codes(rep)
+
+
+@pytest.mark.parametrize("line,not_code", [
+    # an output that is not nvcc's temporary file: a full disk, not the temporary directory
+    ("<built-in>: fatal error: when writing output to build/k.ii: No space left on device", "temp-dir-unusable"),
+    # nvcc's temporary name in an ordinary build line: no failure at all
+    ("tmpxft_00004328_00000000-7_mincu-tests.cudafe1.cpp", "temp-dir-unusable"),
+    ("ptxas info    : Used 40 registers, 49152 bytes smem, 396 bytes cmem[0]", "temp-dir-unusable"),
+])
+def test_nvcc_temp_file_negative_controls(line, not_code):
+    assert not_code not in codes(answer(line)), codes(answer(line))
