@@ -206,3 +206,52 @@ def test_nvccs_line_wrapped_and_quoted():
 ])
 def test_nvcc_temp_file_negative_controls(line, not_code):
     assert not_code not in codes(answer(line)), codes(answer(line))
+
+
+# -- 4. a library's custom op never registered (vLLM's torch.ops._C) -------------------------------
+
+OPS = [
+    "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'",
+    "AttributeError: '_OpNamespace' '_C' object has no attribute 'silu_and_mul'",
+    "ERROR 05-01 10:06:50 [engine.py:448] '_OpNamespace' '_C' object has no attribute 'silu_and_mul'",
+    "AttributeError: '_OpNamespace' '_C_cache_ops' object has no attribute 'reshape_and_cache_flash'",
+    # vLLM 0.5's hint_on_error
+    "ERROR 08-29 09:26:38 _custom_ops.py:36] Error in calling custom op rms_norm: '_OpNamespace' '_C' object has no "
+    "attribute 'rms_norm'",
+    "ERROR 08-29 09:26:38 _custom_ops.py:36] Possibly you have built or installed an obsolete version of vllm.",
+    # retold without torch's first quotes
+    "I get _OpNamespace '_C' object has no attribute 'rms_norm' when serving",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line", OPS)
+def test_an_unregistered_custom_op_is_the_symptom_with_its_causes(line, prefix):
+    rep = answer(prefix + line)
+    top = rep.candidates[0]
+    assert top.code == "custom-ops-not-registered" and top.kind == "symptom", (line, codes(rep))
+    assert set(top.could_be) >= {"extension-torch-mismatch", "library-missing", "kernel-extension-not-built",
+                                 "module-shadowed"}, top.could_be
+
+
+@pytest.mark.parametrize("warning,cause", [
+    ("WARNING 06-24 21:44:48 _custom_ops.py:14] Failed to import from vllm._C with ImportError('libcudart.so.12: "
+     "cannot open shared object file: No such file or directory')", "library-missing"),
+    ("WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with ImportError('/usr/local/lib/"
+     "python3.8/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c10"
+     "11DispatchKeyEEPKcj')", "extension-torch-mismatch"),
+])
+def test_vllms_import_warning_names_the_cause_before_the_symptom(warning, cause):
+    rep = answer(warning + "\n[rank0]: AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'")
+    assert codes(rep)[:2] == [cause, "custom-ops-not-registered"], codes(rep)
+
+
+@pytest.mark.parametrize("line", [
+    # torch's own namespaces: not a library's extension
+    "AttributeError: '_OpNamespace' 'aten' object has no attribute 'foo'",
+    "AttributeError: '_OpNamespace' 'prims' object has no attribute 'bar'",
+    # another object's missing attribute
+    "AttributeError: 'RMSNormGated' object has no attribute 'activation'",
+])
+def test_other_missing_attributes_are_not_an_unregistered_op(line):
+    assert "custom-ops-not-registered" not in codes(answer(line)), codes(answer(line))
