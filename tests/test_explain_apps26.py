@@ -255,3 +255,32 @@ def test_vllms_import_warning_names_the_cause_before_the_symptom(warning, cause)
 ])
 def test_other_missing_attributes_are_not_an_unregistered_op(line):
     assert "custom-ops-not-registered" not in codes(answer(line)), codes(answer(line))
+
+
+# -- 5. a specific text behind a generic wrapper: no longer the wrapper's generic rule alone ---------
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("line,code", [
+    # Triton's gpuAssert ('Triton Error [CUDA]: ' + cuGetErrorString) had only the catch-all symptom
+    ("RuntimeError: Triton Error [CUDA]: out of memory", "gpu-out-of-memory"),
+    # torch's C10_CUDA_DRIVER_CHECK (c10/cuda/driver_api.h) was read only by resemblance
+    ("RuntimeError: CUDA driver error: out of memory", "gpu-out-of-memory"),
+    # ggml's device count: cuInit's reservation, as torch's 'cudaGetDeviceCount() ... Error 2: out of memory'
+    ("ggml_cuda_init: failed to initialize CUDA: out of memory", "address-space-limit"),
+])
+def test_the_out_of_memory_text_behind_a_wrapper_is_read(line, code, prefix):
+    rep = answer(prefix + line)
+    assert codes(rep)[:1] == [code] and rep.candidates[0].basis == "signature", (line, codes(rep))
+
+
+@pytest.mark.parametrize("line,code", [
+    ("RuntimeError: Triton Error [CUDA]: unspecified launch failure", "triton-kernel-failed"),
+    ("ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected", "no-nvidia-driver"),
+])
+def test_other_texts_behind_the_same_wrappers_keep_their_answers(line, code):
+    assert codes(answer(line))[:1] == [code], codes(answer(line))
+
+
+def test_a_run_that_merely_mentions_memory_after_the_wrapper_is_not_an_oom():
+    rep = answer("RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered")
+    assert "gpu-out-of-memory" not in codes(rep)[:1], codes(rep)
