@@ -119,6 +119,9 @@ NOT_SHM = [
     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled "
     "cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
     "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    "NCCL error 4",                                      # ncclInvalidArgument: silent before
+    "ncclInvalidArgument",
+    "RuntimeError: NCCL error: invalid argument (run with NCCL_DEBUG=WARN for details)",
 ]
 
 
@@ -284,3 +287,7 @@ def test_other_texts_behind_the_same_wrappers_keep_their_answers(line, code):
 def test_a_run_that_merely_mentions_memory_after_the_wrapper_is_not_an_oom():
     rep = answer("RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered")
     assert "gpu-out-of-memory" not in codes(rep)[:1], codes(rep)
+
+
+def test_cudas_own_invalid_argument_is_no_nccl_error():
+    assert "nccl-error" not in codes(answer("cudaErrorInvalidValue: invalid argument"))
