@@ -169,8 +169,10 @@ def test_the_retold_results_do_not_read_other_words():
 
 #: reproduced with CUDA 13.0's nvcc, TMPDIR on a small tmpfs (knowledge: toolchain.toml nvcc-temp-file-no-space)
 NVCC_FULL_TMP = [
-    "<built-in>: fatal error: when writing output to /tmp/tmpxft_00002847_00000000-5_k.cpp4.ii: No space left on device",
-    "<built-in>: fatal error: when writing output to /tmp/a26full/tmpxft_000029d5_00000000-9_k.cpp1.ii: Invalid argument",
+    "<built-in>: fatal error: when writing output to /tmp/tmpxft_00002847_00000000-5_k.cpp4.ii: "
+    "No space left on device",
+    "<built-in>: fatal error: when writing output to /tmp/a26full/tmpxft_000029d5_00000000-9_k.cpp1.ii: "
+    "Invalid argument",
     "/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include/driver_types.h(2582): catastrophic error: error while "
     "writing generated C++ file: No space left on device",
     "src/operator/quantization/./.././../common/../operator/mxnet_op.h(772): catastrophic error: error while writing "
