@@ -34,7 +34,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
-from .numbers import GATE_RE as NUMBERS_GATE, read_numbers
+from .numbers import GATE_RE as NUMBERS_GATE, read_numbers, read_wrapped
 from .translate import translate
 
 #: characters of one line that are kept and searched
@@ -1476,7 +1476,17 @@ class LogScanner:
         if not flagged:
             return body
         lines = body.split("\n")
-        return "\n".join(lines) if self._read_lines(lines, flagged, read_numbers) else body
+        changed = self._read_lines(lines, flagged, read_numbers)
+        # torch's "... set an error?" and its "Error 46" wrapped onto the next line
+        for i in flagged:
+            if i + 1 < len(lines) and len(lines[i + 1]) <= MAX_LINE:
+                new = read_wrapped(lines[i], lines[i + 1])
+                if new is not None:
+                    if len(self.result.translated) < MAX_TRANSLATED:
+                        self.result.translated.setdefault(self._lineno + i + 2, lines[i + 1])
+                    lines[i + 1] = new
+                    changed = True
+        return "\n".join(lines) if changed else body
 
     def _read_lines(self, lines: List[str], indexes: List[int], read) -> bool:
         """Replace ``lines[i]`` by ``read(lines[i])`` for each index (a line past MAX_LINE is
