@@ -1212,3 +1212,36 @@ def test_low_space_line_is_256_mib_on_a_real_tmpfs(can_unshare, stack_python, cl
     if status == "warn":
         msg = r["findings"][0]["message"]
         assert "(below 262144 KiB)" in msg and "54 MiB for one GPU architecture" in msg, msg
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: a compiler's own temporary files go in a stamped folder of the directory it would choose
+
+
+def test_the_compiler_gets_a_stamped_folder_where_it_would_have_written(tmp_path):
+    """common.compiler_env: the probe's own stamped folder when it lies in gcc's choice of directory;
+    else a stamped ``stackpeel-cc-`` folder made *there* (the user's file system stays the one written
+    to); unchanged where gcc's choice cannot hold a folder (it meets the fault itself)."""
+    common = load_probe("_common")
+    user, other = tmp_path / "user", tmp_path / "other"
+    user.mkdir()
+    other.mkdir()
+    own = common.stamped_mkdtemp("stackpeel-ext-", str(user))
+    env, made = common.compiler_env({"TMPDIR": str(user), "PATH": "/usr/bin"}, str(tmp_path), own)
+    assert made is None and {env[v] for v in ("TMPDIR", "TMP", "TEMP")} == {own} and env["PATH"] == "/usr/bin"
+    # Python writes elsewhere (its folder in `other`): gcc's directory is still `user`
+    elsewhere = common.stamped_mkdtemp("stackpeel-triton-", str(other))
+    env, made = common.compiler_env({"TMPDIR": str(user)}, str(tmp_path), elsewhere)
+    assert made and os.path.dirname(made) == str(user) and os.path.basename(made).startswith("stackpeel-cc-")
+    assert (Path(made) / ".owner").read_text().split()[0] == str(os.getpid()) and env["TMPDIR"] == made
+    # a TMPDIR gcc skips (missing): it writes in /tmp, and so does its folder
+    env, made2 = common.compiler_env({"TMPDIR": str(tmp_path / "gone")}, str(tmp_path), None)
+    try:
+        assert os.path.dirname(made2) == "/tmp" and env["TMPDIR"] == made2
+    finally:
+        shutil.rmtree(made2)
+    # negative control: gcc's choice holds no folder (TMPDIR=/proc: access() passes for root, mkdir
+    # fails): the environment is the user's, unchanged, and gcc meets /proc itself
+    if os.geteuid() == 0:
+        user_env = {"TMPDIR": "/proc", "TMP": "/x"}
+        assert common.compiler_env(user_env, str(tmp_path), own) == (user_env, None)

@@ -279,6 +279,9 @@ class ToolchainPythonHeadersFacts(TypedDict):
 class _ToolchainExtensionBuildFactsOptional(TypedDict, total=False):
     answer: Optional[int]
     command: List[Any]
+    #: the TMPDIR/TMP/TEMP the compiler ran with: a stamped folder in the directory gcc chooses
+    #: (tmp26), or the user's own value where none could be made there
+    compiler_tmpdir: Optional[str]
     error: Any
     import_error: Dict[str, Any]
     missing: Optional[str]
