@@ -165,3 +165,47 @@ def test_a_hard_limit_too_low_for_stackpeel_itself_says_so(tmp_path):
                          env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
     assert out.returncode == 2
     assert "Too many open files (stackpeel itself needs about 17 open files and the hard limit here is 12" in out.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: gcc and ld under a low soft limit fail with their own words (`ld: cannot find
+# /lib64/ld-linux-x86-64.so.2: Too many open files`); the builds name the limit, not the toolchain
+
+
+def _builds(limit_cmd: str, tmp_path: Path) -> dict:
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {STACK} --only toolchain.extension_build,triton.build")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_real_builds_under_soft_12_name_the_open_files_limit(tmp_path):
+    report = _builds("ulimit -Sn 12", tmp_path)
+    by_id = {r["id"]: r for r in report["results"]}
+    for check, own in (("toolchain.extension_build", "extension-build-failed"), ("triton.build", "triton-build-failed")):
+        res = by_id[check]
+        assert res["status"] == "fail", res
+        assert "Too many open files" in json.dumps(res["facts"])  # gcc's/ld's own words: a real EMFILE
+        notes = [f for f in res["findings"] if f["code"] == "open-files-limit-low"]
+        assert len(notes) == 1 and notes[0]["severity"] == "info", res["findings"]
+        assert "failed under an open-files limit of 12" in notes[0]["message"] and "Too many open files" in notes[0]["message"]
+        # ld's `cannot find X: Too many open files` is no missing file: the build's own finding is plain
+        assert [f["code"] for f in res["findings"] if f["code"] != "open-files-limit-low"] == [own]
+    roots = {r["check"]: r for r in report["diagnosis"]["blocking"]}
+    assert "toolchain.extension_build" not in roots  # before tmp26: the compiler was the root
+    assert {"toolchain.extension_build", "triton.build"} <= {s["check"] for s in roots["multi_gpu.open_files"]["symptoms"]}
+    assert report["diagnosis"]["errors"] == []
+
+
+def test_the_real_builds_under_a_soft_limit_they_fit_name_nothing(tmp_path):
+    """Negative control: a soft limit under 1024 (the limit itself still warns) that the builds fit in
+    (13 is what they need here): they pass, and nothing is nested under the limit."""
+    report = _builds("ulimit -Sn 64", tmp_path)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["toolchain.extension_build"]["status"] == "pass" and by_id["triton.build"]["status"] == "pass"
+    assert by_id["multi_gpu.open_files"]["facts"]["soft"] == 64
+    assert not any(r["check"] == "multi_gpu.open_files" and r["symptoms"] for r in report["diagnosis"]["blocking"])

@@ -244,6 +244,22 @@ def test_extension_build_table(facts, status, code, needle):
     assert v.facts["ok"] is (status is Status.PASS)
 
 
+@pytest.mark.parametrize("soft, named", [(12, True), (4096, False)])
+def test_a_start_file_ld_cannot_open_under_a_low_limit_is_the_limit_not_libc(soft, named):
+    """ld prints `cannot find crti.o: Too many open files` under a low open-files limit (EMFILE): the
+    start file is there (tmp26). Under 1024 the limit is named beside a plain build failure; with a
+    generous limit (negative control) the reading stays what it was."""
+    facts = {**EXT, "failure_kind": "libc-headers", "missing": "crti.o",
+             "stderr": "/usr/bin/ld: cannot find crti.o: Too many open files\ncollect2: error: ld returned 1 exit status"}
+    deps = {"toolchain.python_headers": HEADERS_SYSTEM, "multi_gpu.open_files": {"soft": soft, "hard": 20000}}
+    v = evaluate(ExtensionBuild, facts, deps=deps)
+    if named:
+        assert codes(v) == ["open-files-limit-low", "extension-build-failed"]
+        assert v.findings[0].severity is Severity.INFO and "open-files limit of 12" in v.findings[0].message
+    else:
+        assert codes(v) == ["libc-headers-missing"]
+
+
 LDC = {"triton_libcuda_path": None, "ldconfig": "/sbin/ldconfig", "ldconfig_exists": True,
        "ldconfig_run": {"rc": 0, "error": None, "stderr": ""}, "ld_library_path": None, "ld_library_path_hits": [],
        "libcuda_found_in": []}
