@@ -209,3 +209,53 @@ def test_the_real_builds_under_a_soft_limit_they_fit_name_nothing(tmp_path):
     assert by_id["toolchain.extension_build"]["status"] == "pass" and by_id["triton.build"]["status"] == "pass"
     assert by_id["multi_gpu.open_files"]["facts"]["soft"] == 64
     assert not any(r["check"] == "multi_gpu.open_files" and r["symptoms"] for r in report["diagnosis"]["blocking"])
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: stackpeel identifies the target (and starts its probes) under its own raised limit. An
+# interpreter whose startup needs more descriptors than the user's limit would look healthy; the
+# open-files probe starts it once more under the user's limit (soft < 64) and the check says so.
+
+
+def _heavy_python(tmp_path: Path) -> str:
+    """A real venv whose startup holds 16 descriptors at once (a .pth line, as an import hook's)."""
+    venv = tmp_path / "heavy"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    (site / "hold.pth").write_text("import os; _h = [open(os.devnull) for _ in range(16)]\n")
+    return str(venv / "bin" / "python")
+
+
+def _open_files(limit_cmd: str, python: str, tmp_path: Path) -> dict:
+    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {python} --only multi_gpu.open_files")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_an_interpreter_whose_startup_does_not_fit_the_users_limit_is_named(tmp_path):
+    python = _heavy_python(tmp_path)
+    report = _open_files("ulimit -Sn 12", python, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert report["target"]["python"] == python or python in json.dumps(report["target"])  # identified all the same
+    assert res["status"] == "fail" and res["facts"]["soft"] == 12
+    assert "Too many open files" in res["facts"]["start"]["stderr"]  # CPython's own words, started at 12
+    (f,) = res["findings"]
+    assert f["code"] == "open-files-limit-low" and f["severity"] == "blocking"
+    assert "fails in its own startup: `OSError: [Errno 24] Too many open files" in f["message"]
+    assert [b["check"] for b in report["diagnosis"]["blocking"]] == ["multi_gpu.open_files"]
+
+
+@pytest.mark.parametrize("limit, heavy", [("ulimit -Sn 64", True), ("ulimit -Sn 12", False)])
+def test_an_interpreter_that_starts_under_the_users_limit_only_gets_the_warning(tmp_path, limit, heavy):
+    """Negative controls: the same venv under a limit its startup fits (64: no start test, a warning),
+    and the plain stack venv at 12 (it starts: the limit stays a degraded warning)."""
+    if not heavy and not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    report = _open_files(limit, _heavy_python(tmp_path) if heavy else STACK, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert res["status"] == "warn", res
+    assert [f["severity"] for f in res["findings"]] == ["degraded"]
+    assert "start" not in res["facts"] if heavy else res["facts"]["start"]["rc"] == 0

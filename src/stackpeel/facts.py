@@ -678,7 +678,13 @@ class MultiGpuMemlockFacts(TypedDict):
     soft_unlimited: bool
 
 
-class MultiGpuOpenFilesFacts(TypedDict):
+class _MultiGpuOpenFilesFactsOptional(TypedDict, total=False):
+    #: under a soft limit of 64: ``python -c pass`` started under the user's limit (tmp26):
+    #: {"rc", "stderr" (its last lines), "error" (the probe could not start it)}
+    start: Dict[str, Any]
+
+
+class MultiGpuOpenFilesFacts(_MultiGpuOpenFilesFactsOptional):
     """Facts of ``multi_gpu.open_files`` (check ``multi_gpu.open_files``)."""
 
     hard: Optional[int]

@@ -216,6 +216,21 @@ class OpenFiles(Check):
         if soft is None or soft >= NOFILE_MIN:
             return ctx.ok(summary)
         raise_to = _raise_to(soft, hard)
+        start = facts.get("start") or {}
+        # tmp26: stackpeel identified the target (and starts its probes) under its own raised limit;
+        # started under the user's, the same interpreter exits non-zero, or says EMFILE (a .pth line
+        # or sitecustomize that failed is skipped with a message), or could not even be started for
+        # want of descriptors (a timeout is no such evidence)
+        said = [ln.strip() for ln in (start.get("stderr") or "").splitlines() if _EMFILE.search(ln)]
+        if start.get("rc") not in (0, None) or said or _EMFILE.search(start.get("error") or ""):
+            error = (said or (start.get("error") or start.get("stderr") or f"exit status {start.get('rc')}")
+                     .strip().splitlines() or [""])[-1]
+            return ctx.verdict(summary + "; the interpreter fails in its startup under it", ctx.finding(
+                "open-files-limit-low", "no-start", severity=Severity.BLOCKING, soft=soft, hard=_nofile_text(hard),
+                raise_to=raise_to, minimum=NOFILE_MIN, error=error, python=ctx.target.get("python"),
+                evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
+                         f"`{ctx.target.get('python')} -c pass` under it: {start.get('error') or ''}"
+                         f"exit status {start.get('rc')}\n{start.get('stderr') or ''}".rstrip()))
         return ctx.verdict(summary, ctx.finding(
             "open-files-limit-low", "raisable" if hard is None or hard > soft else "hard",
             evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
