@@ -645,3 +645,32 @@ def test_a_compiler_killed_mid_build_leaves_no_cc_file_in_the_users_tmp(tmp_path
     assert gcc_files and all(f.startswith(prefix) for f in gcc_files), got["held"]  # inside the stamped folder
     assert got["killed"], got
     assert got["after"] == ["ccUSER01.s"], got  # the folder swept with gcc's files; the user's file kept
+
+
+# tmp26: --deep with no usable /tmp, no cache folder and a 16 MiB /dev/shm (the last resort): Inductor's
+# 149 MiB precompiled header cannot fit in stackpeel's scratch. Before: `CppCompileError: C++ compile
+# error` as a torch-compile-failed finding; now the compile is not attempted and says why.
+
+@pytest.mark.parametrize("shm_size, fits", [("16m", False), ("1g", True)])
+def test_deep_torch_compile_without_room_says_so_instead_of_a_compile_error(tmp_path, stack_python, shm_size, fits):
+    unusable = "HOME=/tmp/stackpeel-tmp26-home XDG_CACHE_HOME=/tmp/stackpeel-tmp26-xdg"  # under the read-only /tmp
+    env = dict(os.environ, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size={shm_size} tmpfs /dev/shm && {RO_TMP} {unusable} {sys.executable} -m stackpeel "
+            f"check --deep --python {stack_python} --fresh --only kernels.torch_compile --format json; echo; "
+            f"echo /dev/shm:; ls -A /dev/shm", env, timeout=900)
+    cut = p.stdout.rindex("}") + 1
+    report = json.loads(p.stdout[:cut])
+    assert p.stdout[cut:].split() == ["/dev/shm:"], p.stdout[cut:]  # nothing left there
+    res = next(r for r in report["results"] if r["id"] == "kernels.torch_compile")
+    room = res["facts"]["room"]
+    assert room["dir"].startswith("/dev/shm/stackpeel-"), room  # the last resort held the scratch
+    roots = {r["check"]: r for r in report["diagnosis"]["blocking"]}
+    assert roots["toolchain.temp_dir"]["codes"] == ["temp-dir-unusable"]
+    if not fits:
+        assert res["status"] == "blocked" and res["findings"] == [], res
+        assert "writes about 149 MiB" in res["summary"] and "/dev/shm/stackpeel-" in res["summary"]
+        assert "for want of a usable temporary directory" in res["summary"] and res["facts"]["steps"] == []
+        assert "kernels.torch_compile" in [s["check"] for s in roots["toolchain.temp_dir"]["symptoms"]]
+    else:  # negative control: with room the compile runs (whatever it then does), as before
+        assert room["free_bytes"] >= room["need_bytes"] and res["facts"]["steps"], res
+        assert res["status"] != "blocked"

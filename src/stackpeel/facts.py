@@ -794,7 +794,13 @@ class _DeepOpsFactsOptional(TypedDict, total=False):
     warnings: List[Any]
 
 
-class KernelsTorchCompileFacts(_DeepOpsFactsOptional):
+class _KernelsTorchCompileFactsOptional(_DeepOpsFactsOptional, total=False):
+    #: {"dir" (the temporary directory Inductor writes in), "free_bytes", "need_bytes"} (tmp26);
+    #: the compile is not attempted (steps empty) when free_bytes < need_bytes
+    room: Dict[str, Any]
+
+
+class KernelsTorchCompileFacts(_KernelsTorchCompileFactsOptional):
     """Facts of ``kernels.torch_compile_op`` (check ``kernels.torch_compile``, ``--deep``)."""
 
     devices: List[Any]
