@@ -259,3 +259,30 @@ def test_an_interpreter_that_starts_under_the_users_limit_only_gets_the_warning(
     assert res["status"] == "warn", res
     assert [f["severity"] for f in res["findings"]] == ["degraded"]
     assert "start" not in res["facts"] if heavy else res["facts"]["start"]["rc"] == 0
+
+
+def test_a_run_under_a_lower_limit_reuses_nothing_measured_under_another(tmp_path):
+    """tmp26: the cache key was computed in stackpeel's process, under its raised limit, and held no
+    open-files limit: a run under `ulimit -Sn 12` reused the results of one under the default limit
+    (multi_gpu.open_files 'pass' at 20000, the builds 'pass'). The key now holds the user's limit.
+    Control: a second run under the same limit reuses them."""
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    env = dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cmd = (f"exec {sys.executable} -m stackpeel check --format json --no-plugins --python {STACK} "
+           "--only multi_gpu.open_files,toolchain.extension_build")
+
+    def run(limit: str) -> dict:
+        out = subprocess.run(["bash", "-c", f"{limit}{cmd}"], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode in (0, 1), out.stderr
+        report = json.loads(out.stdout)
+        return {"reused": (report["target"].get("reused") or {}).get("results", 0),
+                **{r["id"]: (r["status"], r["facts"].get("soft")) for r in report["results"]}}
+
+    first = run("")
+    assert first["toolchain.extension_build"][0] == "pass" and first["multi_gpu.open_files"][1] >= 1024
+    low = run("ulimit -Sn 12; ")
+    assert low["reused"] == 0, low
+    assert low["multi_gpu.open_files"] == ("warn", 12) and low["toolchain.extension_build"][0] == "fail", low
+    again = run("ulimit -Sn 12; ")
+    assert again["reused"] > 0 and again["multi_gpu.open_files"] == ("warn", 12), again
