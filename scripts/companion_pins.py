@@ -22,8 +22,11 @@ A minor release whose patches name different torch releases of one minor (0.24.0
 release with a patch that names no exact torch (``torch>=2.11``), or whose metadata pip could not
 read, gives no entry. SGLang pins torch only under its ``srt`` extra before 0.5 (``torch==2.6.0;
 extra == "srt"``): that pin counts, since the engine runs only with it. Not here: sgl-kernel and
-flashinfer (their metadata names no torch release), flash-attn, causal-conv1d and mamba-ssm
-(source distributions, built on the user's machine for whatever torch is there).
+flashinfer (their Requires-Dist names no torch release), flash-attn, causal-conv1d and mamba-ssm
+(source distributions, built on the user's machine for whatever torch is there). sgl-kernel's
+long description says "Requires torch == X" from 0.3.16.post4 on (two runs: 2.8.0, 2.9.1, the torch
+the SGLang releases that pin it pin beside it): those two entries are written by hand in
+combinations.toml; flashinfer-python ships no compiled library (it JIT-builds for the torch there).
 """
 
 from __future__ import annotations
@@ -111,6 +114,11 @@ def torch_pin(package: str, version: str) -> Optional[str]:
                                "--no-deps", "--quiet", "--report", str(report), f"{package}=={version}"],
                               capture_output=True, text=True)
         if proc.returncode != 0 or not report.exists():
+            # say why: a local pip constraint (a cap on torchvision, say) fails the dry run and would
+            # otherwise read as "names no torch"
+            why = [ln for ln in proc.stderr.splitlines() if ln.startswith("ERROR")][:1]
+            print(f"{package} {version}: pip could not read its metadata: {why[0] if why else proc.returncode}",
+                  file=sys.stderr)
             return None
         meta = json.loads(report.read_text())["install"][0]["metadata"]
     for req in meta.get("requires_dist") or ():

@@ -161,6 +161,27 @@ def test_a_log_with_some_versions_gives_partial_matches():
     ({"vllm": "0.10.1.1", "torch": "2.8.0"}, "vllm-0.9.0-to-0.10.1.1-torch"),
     ({"xformers": "0.0.34", "torch": "2.9.1+cu128"}, "xformers-0.0.34-torch"),
     ({"xformers": "0.0.23.post1", "torch": "2.1.1"}, "xformers-0.0.23.post1-torch"),    # built for 2.1.2
+    # combo26: the releases of 2026-12 (torch 2.13-2.15, Triton 3.8/3.9, transformers 5.25, bitsandbytes 0.50,
+    # causal-conv1d 1.7.0, mamba-ssm 2.3.2.post1, xformers 0.0.35, sgl-kernel 0.3.21, flashinfer 0.7.4)
+    ({"torch": "2.13.0+cu130", "triton": "3.7.0"}, "torch-2.13-triton-older-than-pin"),
+    ({"torch": "2.14.1+cu130", "triton": "3.7.1"}, "torch-2.14-triton-not-3.8"),
+    ({"torch": "2.14.0", "triton": "3.9.0"}, "torch-2.14-triton-not-3.8"),              # ~=3.8.0 excludes 3.9
+    ({"torch": "2.15.0+cu132", "triton": "3.8.0"}, "torch-2.15-triton-not-3.9"),
+    ({"triton": "3.8.0", "gpu_cc": ["10.7"]}, "triton-below-3.9-sm107"),
+    ({"transformers": "5.3.0", "torch": "2.3.1+cu121"}, "transformers-5.8-torch-below-2.4"),  # the floor rose in 5.1
+    ({"transformers": "5.25.0", "bitsandbytes": "0.45.5"}, "transformers-5-bitsandbytes-below-0.46.1"),
+    ({"transformers": "5.25.0", "accelerate": "1.0.1"}, "transformers-5-accelerate-below-1.1"),
+    ({"bitsandbytes": "0.49.2", "cuda": "13.2"}, "bitsandbytes-0.48-0.49-cuda-13.2-or-newer"),
+    ({"bitsandbytes": "0.46.0", "cuda": "12.9"}, "bitsandbytes-0.45.3-0.46.0-cuda-12.9"),
+    ({"causal-conv1d": "1.7.0", "gpu_cc": ["7.0"]}, "causal-conv1d-1.6.2-pre-turing"),
+    ({"causal-conv1d": "1.6.2.post1+cu12torch2.8cxx11abiTRUE", "gpu_cc": ["6.0"]}, "causal-conv1d-1.6.2-pre-turing"),
+    ({"mamba-ssm": "2.3.2.post1", "gpu_cc": ["7.0"]}, "mamba-ssm-2.3.2-pre-turing"),
+    ({"xformers": "0.0.35", "torch": "2.9.1+cu128"}, "xformers-0.0.35-torch-below-2.10"),
+    ({"sgl-kernel": "0.3.21", "torch": "2.14.1+cu130"}, "sgl-kernel-0.3.18.post2-to-0.3.21-torch"),
+    ({"sgl-kernel": "0.3.17.post1", "torch": "2.9.1"}, "sgl-kernel-0.3.16.post4-to-0.3.18.post1-torch"),
+    ({"flashinfer-python": "0.7.4", "gpu_cc": ["7.0"]}, "flashinfer-pre-turing"),
+    ({"deepspeed": "0.19.4", "torch": "2.14.1+cu130"}, "deepspeed-below-0.19.5-torch-2.14"),
+    ({"deepspeed": "0.19.6", "torch": "2.15.0+cu132", "cuda": "13.2"}, "deepspeed-0.19.5-0.19.6-torch-2.14-cuda-13"),
 ])
 def test_each_family_matches_its_real_combination(versions, expected):
     assert expected in ids(versions)
@@ -189,6 +210,28 @@ def test_each_family_matches_its_real_combination(versions, expected):
     {"vllm": "0.11.0", "torch": "2.8.0+cu128"},
     {"xformers": "0.0.34", "torch": "2.10.0+cu130"},
     {"xformers": "0.0.35", "torch": "2.11.0"},              # asks for torch>=2.10: no exact pin
+    # combo26: the matching good pair of each new entry
+    {"torch": "2.13.0+cu130", "triton": "3.7.1"},
+    {"torch": "2.14.1+cu130", "triton": "3.8.1"},          # any 3.8.x from 3.8.0
+    {"torch": "2.15.0+cu132", "triton": "3.9.0"},
+    {"triton": "3.9.0", "gpu_cc": ["10.7"]},
+    {"triton": "3.8.0", "gpu_cc": ["10.0"]},
+    {"transformers": "5.3.0", "torch": "2.4.0"},
+    {"transformers": "5.0.0", "torch": "2.2.2"},
+    {"transformers": "5.25.0", "torch": "2.15.0", "bitsandbytes": "0.46.1", "accelerate": "1.1.0"},
+    {"bitsandbytes": "0.50.0", "cuda": "13.2"},
+    {"bitsandbytes": "0.49.2", "cuda": "13.0"},
+    {"bitsandbytes": "0.46.1", "cuda": "12.9"},
+    {"causal-conv1d": "1.7.0", "gpu_cc": ["7.5"]},
+    {"causal-conv1d": "1.6.1", "gpu_cc": ["7.0"]},
+    {"mamba-ssm": "2.3.1", "gpu_cc": ["7.0"]},
+    {"xformers": "0.0.35", "torch": "2.10.0"},
+    {"sgl-kernel": "0.3.21", "torch": "2.9.1+cu128"},
+    {"sgl-kernel": "0.3.16.post3", "torch": "2.9.1"},      # its description names no torch yet
+    {"flashinfer-python": "0.7.4", "gpu_cc": ["7.5"]},
+    {"deepspeed": "0.19.4", "torch": "2.13.0+cu130", "cuda": "13.0"},       # torch 2.13's headers accept C++17
+    {"deepspeed": "0.19.6", "torch": "2.14.1+cu128", "cuda": "12.8"},       # nvcc gets -std=c++20 on CUDA 12.5+
+    {"deepspeed": "0.19.8", "torch": "2.15.0+cu132", "cuda": "13.2"},
 ])
 def test_healthy_neighbours_match_nothing(versions):
     assert ids(versions) == []
@@ -200,7 +243,7 @@ def _load(path):
     return json.loads((DATA / path).read_text())
 
 
-def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) -> Report:
+def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None, torch_cuda=None) -> Report:
     """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
     Triton 3.6.0, FLA 0.6.0), re-diagnosed by today's checks: gpu/cuda/torch from
     tests/data/gpu/h200_recorded.json, triton.import from tests/data/triton/h200_import_36.json,
@@ -218,7 +261,8 @@ def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None) 
     dists.update(extra_dists or {})
     facts["triton.import"] = imp
     facts["config.known_combinations"] = {
-        "dists": dists, "torch_cuda": imp["torch_cuda"], "python": imp["python_version"], "machine": "x86_64",
+        "dists": dists, "torch_cuda": torch_cuda or imp["torch_cuda"], "python": imp["python_version"],
+        "machine": "x86_64",
         "gpus": [{"name": name, "cc": cc} for _ in nvml["devices"]], "driver": nvml["driver_version"],
         "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML",
         "torch_version_file": dists["torch"], "imported": []}
@@ -407,6 +451,63 @@ def test_a_companion_built_for_another_torch_is_named_with_a_command_for_this_to
     assert "torchvision 0.25 is built for torch 2.10" in found[0].message
     assert [c.to_dict()["command"] for c in found[0].remedy.commands] == [
         "/opt/torch/.venv/bin/python3 -m pip install --upgrade 'torch==2.11.0' torchvision"]
+
+
+@pytest.mark.parametrize("dists, expected", [
+    # sgl-kernel 0.3.21 (built for torch 2.9.1) beside the H200's torch 2.11.0+cu130
+    ({"sgl-kernel": "0.3.21"}, "sgl-kernel-0.3.18.post2-to-0.3.21-torch"),
+    # transformers 5.25 counts this bitsandbytes as not installed (and it has no CUDA 13 binary either)
+    ({"transformers": "5.25.0", "bitsandbytes": "0.45.5"}, "transformers-5-bitsandbytes-below-0.46.1"),
+    # bitsandbytes 0.49.2 has no CUDA 13.2 binary: the H200's torch moved to a +cu132 build
+    ({"bitsandbytes": "0.49.2", "torch": "2.15.0+cu132"}, "bitsandbytes-0.48-0.49-cuda-13.2-or-newer"),
+    # the negative controls: the matching good pairs
+    ({"sgl-kernel": "0.3.21", "torch": "2.9.1+cu128"}, None),
+    ({"transformers": "5.25.0", "bitsandbytes": "0.49.2"}, None),       # >= 0.46.1, and it has cuda130
+])
+def test_check_on_recorded_h200_facts_reports_a_new_release_combination(dists, expected):
+    """config.known_combinations on the H200's recorded facts (FLA's Triton entry aside, which the
+    triton 3.7.1 here keeps out): a release of 2026-12 beside the recorded stack is a blocking root."""
+    cu = dists.get("torch", "").partition("+cu")[2]        # torch/version.py's cuda of that build
+    report = h200_report(triton="3.7.1", extra_dists=dists, torch_cuda=f"{cu[:2]}.{cu[2:]}" if cu else None)
+    r = report.result("config.known_combinations")
+    found = [f for f in r.findings if f.code == "known-bad-combination"]
+    if expected is None:
+        assert r.status is Status.PASS and r.findings == (), [f.message for f in r.findings]
+        return
+    assert r.status is Status.FAIL
+    (f,) = [f for f in found if f"({expected})" in f.message]
+    assert f.severity is Severity.BLOCKING
+    assert [rc.check_id for rc in report.diagnosis.blocking] == ["config.known_combinations"]
+
+
+def test_real_probe_reads_sgl_kernel_built_for_another_torch(stack_python, clean_env, tmp_path):
+    """The real probe in the stack interpreter (torch 2.13.0+cpu) with an sgl-kernel 0.3.21 dist-info first
+    on PYTHONPATH: check reads the distribution (added to VERSION_DISTS) and names the pairing; 0.3.16.post3,
+    whose metadata names no torch, is the control."""
+    from stackpeel import engine
+
+    def run(version):
+        meta = tmp_path / version / f"sgl_kernel-{version}.dist-info"
+        meta.mkdir(parents=True)
+        (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: sgl-kernel\nVersion: {version}\n")
+        report = engine.check(python=stack_python, env=dict(clean_env, PYTHONPATH=str(meta.parent)),
+                              only=["config.known_combinations"], plugins=False)
+        return report.result("config.known_combinations")
+
+    r = run("0.3.21")
+    assert r.facts["versions"]["sgl-kernel"] == "0.3.21" and r.facts["versions"]["torch"].startswith("2.13.0")
+    assert [f.message.count("(sgl-kernel-0.3.18.post2-to-0.3.21-torch)") for f in r.findings] == [1]
+    assert r.findings[0].remedy.commands[0].command.endswith("-m pip install 'torch==2.9.1'")
+    ok = run("0.3.16.post3")
+    assert ok.facts["versions"]["sgl-kernel"] == "0.3.16.post3" and ok.findings == ()
+
+
+def test_explain_reads_sgl_kernel_and_flashinfer_from_pip_list():
+    facts = combos.facts_from_text("torch                    2.14.1+cu130\n"
+                                   "sgl-kernel               0.3.21\n"
+                                   "flashinfer-python        0.7.4\n")
+    assert facts.versions["sgl-kernel"] == "0.3.21" and facts.versions["flashinfer-python"] == "0.7.4"
+    assert "sgl-kernel-0.3.18.post2-to-0.3.21-torch" in {m.id for m in combos.match_combinations(facts.versions)}
 
 
 def test_a_command_whose_version_is_unknown_is_left_out():

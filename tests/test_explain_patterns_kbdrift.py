@@ -28,6 +28,14 @@ from test_explain_patterns import family_tests, healthy_test
 
 # (code, releases, source, message)
 WORDINGS = [
+    # combo26: transformers 5.x names the bitsandbytes floor in its own words (5.0.0 to 5.25.0:
+    # BITSANDBYTES_MIN_VERSION = "0.46.1"); the 4.x wording was 'requires the latest version of bitsandbytes'
+    ("dependency-version-mismatch", "transformers 5.0-5.25", "transformers/quantizers/quantizer_bnb_4bit.py "
+     "validate_environment", "ImportError: Using `bitsandbytes` 4-bit quantization requires bitsandbytes: "
+     "`pip install -U bitsandbytes>=0.46.1`"),
+    ("dependency-version-mismatch", "transformers 5.0-5.25", "transformers/quantizers/quantizer_bnb_8bit.py "
+     "validate_environment", "ImportError: Using `bitsandbytes` 8-bit quantization requires accelerate: "
+     "`pip install 'accelerate>=1.1.0'`"),
     ("apple-mps-op-unsupported", "torch 1.12-1.13", "aten/src/ATen/mps/MPSFallback.mm mps_error_fallback (as public copies quote it)",
      "NotImplementedError: The operator 'aten::index.Tensor' is not current implemented for the MPS device. If you "
      "want this op to be added in priority during the prototype phase of this feature, please comment on "

@@ -86,6 +86,59 @@ def test_import_other_release_than_torch_pins_is_degraded_with_the_pin_to_instal
     assert "/opt/venv/bin/python3 -m pip install triton==3.6.0" in commands(f)
 
 
+# torch 2.14 and 2.15 no longer pin one Triton release: their wheels' metadata asks for a compatible
+# release (torch-2.14.0 and torch-2.15.0 cp311 manylinux wheels on PyPI, read by combo26)
+TORCH_214 = dict(TORCH_CU130, torch_version="2.14.0", triton_pin="3.8.0",
+                 triton_requirement_line='triton~=3.8.0; platform_system == "Linux" and python_version < "3.15"')
+
+
+@pytest.mark.parametrize("installed, ok", [("3.7.1", False), ("3.9.0", False), ("3.8.0", True), ("3.8.1", True)])
+def test_import_against_a_compatible_release_pin(installed, ok):
+    """triton~=3.8.0 is >=3.8.0,==3.8.*: 3.8.1 is what torch asked for, 3.7.1 and 3.9.0 are not."""
+    facts = dict(TORCH_214, installed=True, dist="triton", version=installed, dist_version=installed,
+                 path="/x/triton", importable=True)
+    v = evaluate(TritonImport, facts)
+    assert "torch 2.14.0 pins triton~=3.8.0" in v.summary
+    if ok:
+        assert v.status is Status.PASS and v.findings == ()
+    else:
+        (f,) = v.findings
+        assert v.status is Status.WARN and f.code == "triton-torch-version-mismatch"
+        assert f"pins triton~=3.8.0 but triton {installed} is installed" in f.message
+        assert "/opt/venv/bin/python3 -m pip install triton~=3.8.0" in commands(f)  # no tilde expansion mid-word
+
+
+def _fake_torch_and_triton(root: Path, torch_line: str, triton_version: str) -> Path:
+    """torch's dist-info with the Requires-Dist line of a real wheel, and an importable triton
+    package of the given release, first on PYTHONPATH (the real torch stays the one whose
+    version.py is read)."""
+    t = root / "torch-2.14.0.dist-info"
+    t.mkdir(parents=True)
+    (t / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: 2.14.0\nRequires-Dist: {torch_line}\n")
+    pkg = root / "triton"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(f"__version__ = '{triton_version}'\n")
+    d = root / f"triton-{triton_version}.dist-info"
+    d.mkdir()
+    (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: triton\nVersion: {triton_version}\n")
+    return root
+
+
+@pytest.mark.parametrize("triton_version, ok", [("3.7.1", False), ("3.8.1", True)])
+def test_real_probe_reads_torchs_compatible_release_pin(stack_python, tmp_path, clean_env, triton_version, ok):
+    """The real probe in the stack venv reads `triton~=3.8.0` (it read only `==` before: on torch
+    2.14/2.15 any Triton passed, and the known-bad combination was left to this check)."""
+    root = _fake_torch_and_triton(tmp_path / "site", TORCH_214["triton_requirement_line"], triton_version)
+    answer = run_probe(stack_python, "triton_layer.import_facts", {"deps": {}, "options": {}}, 120,
+                       env=dict(clean_env, PYTHONPATH=str(root)))
+    assert answer.failure is None, answer.failure
+    facts = answer.facts
+    assert (facts["torch_version"], facts["triton_pin"], facts["version"]) == ("2.14.0", "3.8.0", triton_version)
+    assert facts["triton_requirement_line"].startswith("triton~=3.8.0")
+    v = evaluate(TritonImport, facts)
+    assert [f.code for f in v.findings] == ([] if ok else ["triton-torch-version-mismatch"])
+
+
 def test_import_missing_with_cuda_torch_is_blocking_and_cpu_torch_skips():
     v = evaluate(TritonImport, dict(TORCH_CU130, installed=False, path=None, importable=False))
     assert v.status is Status.FAIL and v.findings[0].code == "triton-not-installed"

@@ -216,7 +216,8 @@ def write_atomically(path: str, text: str) -> None:
     Only a regular file (or a new one) is replaced: /dev/null, /dev/stdout, a FIFO or a
     terminal is written to as it is (renaming over /dev/null would replace the device)."""
     import stat
-    import tempfile
+
+    from ._files import replace_file
 
     try:
         st = os.stat(path)
@@ -226,21 +227,9 @@ def write_atomically(path: str, text: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return
-    parent = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".stackpeel-", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    umask = os.umask(0)
+    os.umask(umask)
+    replace_file(path, text, 0o666 & ~umask)
 
 
 def _stdout_gone() -> None:

@@ -406,6 +406,8 @@ _LOG_DISTS = (
     ("flash-attn", r"flash-attn|flash_attn"), ("xformers", r"xformers"), ("bitsandbytes", r"bitsandbytes"),
     ("numpy", r"numpy"), ("tilelang", r"tilelang"), ("vllm", r"vllm"), ("tensorrt", r"tensorrt(?:-cu1[1-3])?"),
     ("torchao", r"torchao"), ("torchvision", r"torchvision"), ("torchaudio", r"torchaudio"), ("sglang", r"sglang"),
+    ("sgl-kernel", r"sgl-kernel|sgl_kernel"), ("flashinfer-python", r"flashinfer-python|flashinfer_python"),
+    ("accelerate", r"accelerate"), ("deepspeed", r"deepspeed"),
 )
 # every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
 _VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"

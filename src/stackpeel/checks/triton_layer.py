@@ -61,10 +61,19 @@ def _launch_label(launch: Mapping[str, Any]) -> str:
     return f"{launch.get('label')} (n={n})" if n is not None else str(launch.get("label"))
 
 
-def _pin_matches(pin: str, installed: str) -> bool:
+def _pin_operator(requirement_line: Optional[str]) -> str:
+    """``~=`` when torch asks for a compatible release (torch 2.14: ``triton~=3.8.0``), else ``==``."""
+    return "~=" if requirement_line and re.match(r"\s*[\w-]+\s*~=", requirement_line) else "=="
+
+
+def _pin_matches(pin: str, installed: str, operator: str = "==") -> bool:
     if "+" in pin:
         return pin == installed
-    return version_tuple(pin) == version_tuple(installed.split("+")[0])
+    have = version_tuple(installed.split("+")[0])
+    if operator == "~=":        # PEP 440: ~=3.8.0 is >=3.8.0, ==3.8.*
+        want = version_tuple(pin)
+        return have[:len(want) - 1] == want[:-1] and have >= want
+    return version_tuple(pin) == have
 
 
 class TritonImport(Check):
@@ -88,8 +97,9 @@ class TritonImport(Check):
         gpu_build = facts["torch_cuda"] or facts["torch_hip"] or tc.get("cuda") or tc.get("hip")
         pin = facts["triton_pin"]
         pin_dist = facts["triton_pin_dist"] or "triton"
+        operator = _pin_operator(facts["triton_requirement_line"])
         params = {"torch_version": torch_version, "triton_pin": pin, "triton_version": facts["version"],
-                  "triton_requirement": f"{pin_dist}=={pin}" if pin else "triton"}
+                  "triton_requirement": f"{pin_dist}{operator}{pin}" if pin else "triton"}
         if not facts["installed"] and not facts["path"]:
             if gpu_build:
                 return ctx.verdict("triton is not installed", ctx.finding(
@@ -104,11 +114,11 @@ class TritonImport(Check):
                 "triton-import-failed", "installed", dist=facts["dist"], error=exc_line(err),
                 evidence=exc_text(err), **dict(params, triton_version=version)))
         findings = []
-        if pin and (not _pin_matches(pin, str(version)) or (facts["dist"] and facts["dist"] != pin_dist)):
+        if pin and (not _pin_matches(pin, str(version), operator) or (facts["dist"] and facts["dist"] != pin_dist)):
             findings.append(ctx.finding(
                 "triton-torch-version-mismatch", dist=facts["dist"],
                 evidence=facts["triton_requirement_line"] or "", **dict(params, triton_version=version)))
-        pinned = f"; torch {torch_version} pins {pin_dist}=={pin}" if pin else ""
+        pinned = f"; torch {torch_version} pins {pin_dist}{operator}{pin}" if pin else ""
         return ctx.verdict(f"triton {version} at {facts['path']}{pinned}", *findings)
 
 

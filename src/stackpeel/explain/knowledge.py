@@ -288,6 +288,17 @@ ERROR_WORDS = (
     "Permission denied", "permission denied: ",
     # "Exit code: 0xC0000005", Kubernetes' "Exit Code: 137" (parser.HARD_ERROR_RE "exit")
     "Exit code", "Exit Code", "Exit status",
+    # "Can't load ...", "couldn't find ..." (parser.SOFT_ERROR_RE "missing", contracted spellings)
+    "an't ", "an\u2019t ", "AN'T ", "an not ", "ouldn't ", "ouldn\u2019t ",
+    # a job's fatal signal alone on its line and the kernel's record of a stopped process
+    # (parser.HARD_ERROR_RE "crash")
+    "segfault at", "protection fault", "breakpoint trap", "limit exceeded", "Abort trap", "BPT trap",
+    # glibc's heap and stack aborts, libstdc++'s pure virtual call (parser.HARD_ERROR_RE "crash")
+    "free(): ", "malloc(): ", "munmap_chunk", "malloc_consolidate", "double free", "corrupted size",
+    "corrupted double", "smashing detected", "overflow detected", "pure virtual",
+    # absl's failed statuses (parser.SOFT_ERROR_RE "status")
+    "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED", "DEADLINE_EXCEEDED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS", "UNAUTHENTICATED", "INTERNAL: ", "NOT_FOUND: ", "UNAVAILABLE: ",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

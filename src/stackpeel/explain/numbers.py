@@ -125,13 +125,19 @@ _DRIVER_CALL = (r"cu(?:Init|Device|Ctx|Mem|Module|Launch|Stream|Event|Graph|Link
                 r"|External|Multicast)")
 
 
+#: the end of torch's question before its "Error N" (c10/cuda/CUDAFunctions.cpp): the words the
+#: number follows, on its line or at the end of the line before it
+TORCH_DEVICE_COUNT = r"(?:\bNumCudaDevices\(\)[^\n]{0,60}?|\bhave already )set an error\?"
+
+
 class Context:
     """One context: a literal-anchored pattern with a ``num`` (or ``hex``) group, the words a
     line must hold for it to be tried (lower case), and what the number means there."""
 
     def __init__(self, name: str, pattern: str, needles: Tuple[str, ...],
-                 read: Callable[[re.Match], Optional[Reading]]):
+                 read: Callable[[re.Match], Optional[Reading]], as_text: bool = False):
         self.name = name
+        self.as_text = as_text  # the text written as the program would have: "Error 2: out of memory"
         self.regex: Pattern[str] = re.compile(pattern)
         self.needles = needles
         self.read = read
@@ -193,6 +199,13 @@ CONTEXTS: Tuple[Context, ...] = (
             r"\b(?i:returned|returns|failed with|failed|error|result|status|code)\b"
             r"[ \t]{0,4}(?:(?i:error|code|status|value)[ \t]{0,2}){0,2}(?:[:=#][ \t]{0,4})?\(?" + _NUM + _NOT_A_COUNT,
             ("cu", "nccl", "nvml", "vk"), lambda m: _call_result(m.group("call"), _num(m))),
+    # torch's device count (c10/cuda/CUDAFunctions.cpp device_count_impl, the default case:
+    # "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling
+    # NumCudaDevices() that might have already set an error? Error ", err, ": ", cudaGetErrorString(err)),
+    # as torch/cuda/__init__.py's "UserWarning: CUDA initialization: ..." repeats it: the number is a
+    # cudaError_t, read when the text after it was cut or wrapped away
+    Context("torch device count", TORCH_DEVICE_COUNT + r"[ \t]{0,2}\bError[ \t]{1,2}" + _NUM,
+            ("numcudadevices", "set an error"), lambda m: ("cudaError", _num(m)), as_text=True),
     # CUDA's samples' checkCudaErrors: "CUDA error at x.cu:12 code=35 "cudaGetDeviceCount(&n)""
     # (after "CUDA error" only: ninja's "FAILED: [code=1]" on a line of CUDA objects is no CUDA error)
     Context("code= after CUDA error",
@@ -215,7 +228,7 @@ GATE_LITERALS: Tuple[str, ...] = (
     "xit", "XIT", "eturned", "eturn code", "eturn_code", "eturncode", "ETURN", "erminated with", "ignal",
     "IGNAL", "] Error", "0xC", "0xc", "0XC", "0x8", "0X8", "HRESULT", "CUDA", "Cuda", "cuda", "CUresult",
     "Nccl", "nccl", "NCCL", "cublas", "CUBLAS", "cudnn", "CUDNN", "nvml", "NVML", "VkResult",
-    "code=", "code =", "code  =",
+    "code=", "code =", "code  =", "set an error?",
     *("cu" + c for c in string.ascii_uppercase), *("vk" + c for c in string.ascii_uppercase),
 )
 GATE_RE = _literal_alternation(GATE_LITERALS)
@@ -229,13 +242,13 @@ _HEX_AFTER_RE = re.compile(r"[ \t]{0,2}\(0[xX][0-9A-Fa-f]{1,8}\)")
 _TEXT_AFTER_RE = re.compile(r"[)\]]?[ \t]{0,2}:[ \t]{0,2}[A-Za-z]")
 
 
-def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
-    """(position after the number, namespace, (name, text?)) of every number ``line`` holds in
+def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...], bool]]:
+    """(position after the number, namespace, (name, text?), as the program's text?) of every number ``line`` holds in
     a context, left to right, each name once; not those the line already names."""
     if not _DIGIT_RE.search(line):
         return []
     low = line.lower()
-    found: Dict[str, Tuple[int, str, Tuple[str, ...]]] = {}
+    found: Dict[str, Tuple[int, str, Tuple[str, ...], bool]] = {}
     for ctx in CONTEXTS:
         if not any(n in low for n in ctx.needles):
             continue
@@ -258,7 +271,7 @@ def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
             elif end < len(line) and line[end] in ")]" and m.start(group) > 0 and \
                     line[m.start(group) - 1] == "([" [line[end] == "]"]:
                 end += 1  # "(303)", "[804]": the name goes after the number's brackets
-            found[names[0]] = (end, reading[0], names)
+            found[names[0]] = (end, reading[0], names, ctx.as_text)
             if len(found) >= MAX_READINGS:
                 break
         if len(found) >= MAX_READINGS:
@@ -266,8 +279,40 @@ def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...]]]:
     return sorted(found.values(), key=lambda r: r[0])
 
 
+#: torch's question at the end of a line, its "Error N" wrapped onto the next (or "Error" here, N there)
+_WRAPPED_HEAD_RE = re.compile(TORCH_DEVICE_COUNT + r"(?P<error>[ \t]{0,2}\bError)?[ \t]{0,4}$")
+#: the next line's start: a prefix a logger or a quote puts there, then "Error N" (or only N)
+_WRAPPED_NEXT_RE = re.compile(r"[ \t>|`'\"]{0,8}(?P<error>Error[ \t]{1,2})?(?P<num>\d{1,4})\b")
+
+
+def read_wrapped(line: str, next_line: str) -> Optional[str]:
+    """``next_line`` with the text and name of the cudaError_t number it starts with appended, when
+    ``line`` ends with torch's device-count question (``... that might have already set an
+    error?`` and the ``Error 46`` on the next line, or ``... set an error? Error`` and ``46``);
+    None when it does not, or when the number is followed by its text (``46: all CUDA-capable ...``)."""
+    head = _WRAPPED_HEAD_RE.search(line)
+    if head is None:
+        return None
+    m = _WRAPPED_NEXT_RE.match(next_line)
+    if m is None or bool(head.group("error")) == bool(m.group("error")):
+        return None
+    end = m.end("num")
+    if _TEXT_AFTER_RE.match(next_line, end) or _NAMED_AFTER_RE.match(next_line, end):
+        return None
+    names = lookup("cudaError", int(m.group("num")))
+    if names is None or names[0] in next_line or (len(names) > 1 and names[1] in next_line):
+        return None
+    return next_line[:end] + render_as_text(names) + next_line[end:]
+
+
 def render(names: Tuple[str, ...]) -> str:
     return f"[{names[0]}: {names[1]}]" if len(names) > 1 else f"[{names[0]}]"
+
+
+def render_as_text(names: Tuple[str, ...]) -> str:
+    """The text after the number as the program prints it (torch's ``Error 2: out of memory``): the line
+    then reads as the program's own, and the signatures written for that line decide, as they would have."""
+    return f": {names[1]}" if len(names) > 1 else f" [{names[0]}]"
 
 
 def read_numbers(line: str) -> str:
@@ -277,9 +322,9 @@ def read_numbers(line: str) -> str:
     if not found:
         return line
     out, pos = [], 0
-    for end, _, names in found:
+    for end, _, names, as_text in found:
         out.append(line[pos:end])
-        out.append(" " + render(names))
+        out.append(render_as_text(names) if as_text else " " + render(names))
         pos = end
     out.append(line[pos:])
     return "".join(out)

@@ -34,7 +34,7 @@ from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
-from .numbers import GATE_RE as NUMBERS_GATE, read_numbers
+from .numbers import GATE_RE as NUMBERS_GATE, read_numbers, read_wrapped
 from .translate import translate
 
 #: characters of one line that are kept and searched
@@ -531,7 +531,28 @@ HARD_ERROR_RE = re.compile(
     # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
-    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b)"
+    r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
+    # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
+    # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap"); macOS's libc
+    # words some otherwise and bash there adds the number ("Abort trap: 6", "Killed: 9")
+    r"|^\s{0,8}(?:Aborted|Terminated|Hangup|Trace/breakpoint trap|Bus error|Illegal instruction|Abort trap"
+    r"|Trace/BPT trap|Killed|User defined signal [12]|CPU time limit exceeded|File size limit exceeded)"
+    r"(?:: \d{1,2})?(?: \(core dumped\))?\s*$"
+    # the kernel's record of a process it stopped (arch/x86/mm/fault.c show_signal_msg: "python[123]:
+    # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
+    # python[123] general protection fault ip:...")
+    r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b"
+    # glibc's aborts on a corrupted heap or stack (malloc/malloc.c malloc_printerr: "free(): invalid
+    # pointer", "double free or corruption (out)", "malloc(): corrupted top size", "corrupted size
+    # vs. prev_size"; debug/fortify_fail.c: "*** stack smashing detected ***: terminated") and
+    # libstdc++'s __cxa_pure_virtual ("pure virtual method called"): the process aborts next
+    r"|\b(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc|tcache_thread_shutdown)"
+    r"\(\): (?:invalid|corrupted|memory corruption|double free|unaligned|unsorted)"
+    r"|\bdouble free or corruption \(|\bcorrupted (?:size vs\. prev_size|double-linked list)"
+    r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b)"
+    # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
+    # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
+    r"|(?P<thread>^\s{0,8}Exception in thread \S)"
     # a shell that could not run a command, in its own words: bash (execute_cmd.c: "bash: x:
     # command not found", file_error's "bash: ./train.sh: Permission denied", "-bash: /usr/bin/python:
     # No such file or directory", "bash: ./x.sh: /bin/bash^M: bad interpreter: ..."; in a script
@@ -587,13 +608,24 @@ SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
-    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found)"
+    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found"
+    # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
+    # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
+    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|access"
+    r"|connect|locate|create|execute|read|stat|bind|be loaded)\b|[Cc]ouldn['\u2019]t (?:find|load|open|locate|import"
+    r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
     r"|\b[Kk]ernel (?:crashed|died|appears to have died)"
     # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
     # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
     # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
     r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b(?!:?\s{0,3}0\b))"
+    # a failed status in absl's words (absl/status/status.cc StatusCodeToString), as XLA, JAX,
+    # TensorFlow and gRPC print one before its message ("INVALID_ARGUMENT: Unknown ptxas version",
+    # "INTERNAL: ..."); soft, since JAX logs its back-end probes at INFO ("NOT_FOUND: Could not
+    # find registered platform with name: \"rocm\"")
+    r"|(?P<status>(?<![\w.])(?:INVALID_ARGUMENT|FAILED_PRECONDITION|RESOURCE_EXHAUSTED|PERMISSION_DENIED"
+    r"|DEADLINE_EXCEEDED|OUT_OF_RANGE|UNIMPLEMENTED|DATA_LOSS|UNAUTHENTICATED|INTERNAL|NOT_FOUND|UNAVAILABLE): \S)"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
     r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
@@ -649,6 +681,10 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|^-- |^debconf: "
     r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
     r"|\b[Ff]alling back to\b"
+    # a notice that names its own fallback and says the run is fine (XLA's "Can't find ptxas binary
+    # in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation. This is OK so
+    # long as you don't see a warning below ...")
+    r"|\b[Ww]ill (?:fall ?back|back) to\b|\bThis is OK so long as\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
     # a metric named error, with its value: "val error rate 0.0312", "error = 0.12", "top-1 error: 23.1"
     r"|\b[Ee]rrors?\s{0,3}(?:rate\s{0,3})?[=:]?\s{0,3}\.?\d[\d.]{0,11}%?(?:\s|,|$)|\b[Nn]o (?:errors?|failures?)\b"
@@ -856,6 +892,15 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|load(?:ing)?)\b"
     r"|\b(?:stop(?:s|ped)|quits?) (?:working|responding)\b|\bno longer (?:works?|runs?|starts?)\b"
     r"|\bwon't (?:work|run|start|load|build|compile)\b|\b(?:dies|died)\b"
+    # a crash in the user's words ("it crashes on startup", "the kernel keeps crashing", "vLLM
+    # segfaults when ..."): the statement, not a name or a setting (crash_handler, --no-crash)
+    r"|\b(?:it|that|this|which|then|and|but|model|server|kernel|app|process|program|training|script|job|worker|engine)"
+    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    # a process that ends without a word, in the user's words ("the python process just exits
+    # silently", "training stopped without any output"); not "exits without error" (a success;
+    # "without any error message" stays healthy too: HEALTHY_ERROR_WORDS_RE reads "without any error")
+    r"|\b(?:exits?|exited|quits?|quit|terminates?|terminated|stops?|stopped|closes?|closed|dies|died|crash(?:es|ed)?)"
+    r" (?:silently|quietly|without (?:any |an |a )?(?:error )?(?:messages?|output|traceback|warning))\b"
     r"|\bis_available\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
     r"|printed|is|was|=)?\W{0,4}False\b"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
@@ -1431,7 +1476,17 @@ class LogScanner:
         if not flagged:
             return body
         lines = body.split("\n")
-        return "\n".join(lines) if self._read_lines(lines, flagged, read_numbers) else body
+        changed = self._read_lines(lines, flagged, read_numbers)
+        # torch's "... set an error?" and its "Error 46" wrapped onto the next line
+        for i in flagged:
+            if i + 1 < len(lines) and len(lines[i + 1]) <= MAX_LINE:
+                new = read_wrapped(lines[i], lines[i + 1])
+                if new is not None:
+                    if len(self.result.translated) < MAX_TRANSLATED:
+                        self.result.translated.setdefault(self._lineno + i + 2, lines[i + 1])
+                    lines[i + 1] = new
+                    changed = True
+        return "\n".join(lines) if changed else body
 
     def _read_lines(self, lines: List[str], indexes: List[int], read) -> bool:
         """Replace ``lines[i]`` by ``read(lines[i])`` for each index (a line past MAX_LINE is

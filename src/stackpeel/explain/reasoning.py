@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
@@ -669,11 +669,12 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     if not out or not priors.applies(out[0]):
         return out
     top = out[0]
+    could_be = _line_could_be(top, kb, catalogue)
     p = priors.of(top.code)
-    guess = p.cause_for(top.could_be, [e.entry for e in top.evidence]) if p is not None else None
+    guess = p.cause_for(could_be, [e.entry for e in top.evidence]) if p is not None else None
     of = p.n if p is not None else 0
     if guess is None:
-        wider = priors.order_guess(top.code, top.could_be)
+        wider = priors.order_guess(top.code, could_be)
         guess, of = (wider[:2], wider[2]) if wider else (None, 0)
     if guess is None or guess[0] not in catalogue:
         return out
@@ -689,6 +690,29 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         check=kb.checks.get(code), confidence="low", basis=PRIOR_BASIS, prior=(top.code, k, of),
     )
     return [cand, *rest]
+
+
+def _line_could_be(top: Candidate, kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> Tuple[str, ...]:
+    """The causes a base rate may name for the symptom ``top``: its ``could_be``, narrowed to what its
+    own lines say they can come from when one of its signatures on them declares a ``could_be`` of its
+    own (NCCL's ``unhandled cuda error`` is a failed CUDA call: the /dev/shm size that most
+    ``unhandled system error`` threads established is no cause of it, so the rate counted over every
+    NCCL failure does not name it); the symptom's whole ``could_be`` when none does. A signature
+    that declares none has the symptom's ``caused_by`` (knowledge loading), which narrows nothing."""
+    spec = catalogue.get(top.code)
+    general = set(getattr(spec, "caused_by", ()) or ())
+    declared: Set[str] = set()
+    for ev in top.evidence:
+        try:
+            entries = [kb.by_id(ev.entry)]
+        except KeyError:
+            continue  # a clue, a fact or a word: no signature
+        # the symptom's other signatures on the same line (the evidence keeps one per line)
+        entries += [e for e in kb.match_line(ev.text) if top.code in e.codes]
+        for e in entries:
+            if e.could_be and set(e.could_be) != general:
+                declared.update(e.could_be)
+    return tuple(c for c in top.could_be if c in declared) if declared else top.could_be
 
 
 def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: KnowledgeBase,

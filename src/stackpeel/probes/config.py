@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - Python < 3.8 is not supported by stack
 VERSION_DISTS = ("torch", "triton", "pytorch-triton", "fla-core", "flash-linear-attention", "tilelang",
                  "transformers", "causal-conv1d", "mamba-ssm", "flash-attn", "xformers", "bitsandbytes",
                  "numpy", "vllm", "accelerate", "deepspeed", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
-                 "torchvision", "torchaudio", "torchao", "tensorrt", "sglang")
+                 "torchvision", "torchaudio", "torchao", "tensorrt", "sglang", "sgl-kernel", "flashinfer-python")
 
 #: import name -> distributions that may provide it (first installed one counts)
 STACK_MODULES = (

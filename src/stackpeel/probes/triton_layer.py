@@ -125,7 +125,9 @@ def torch_metadata():
     except Exception:
         reqs = []
     for line in reqs:
-        m = re.match(r"\s*(triton|pytorch-triton(?:-rocm|-xpu)?)\s*==\s*([^\s;,]+)", line)
+        # an exact pin (torch <= 2.13: triton==3.7.1) or a compatible release (torch 2.14:
+        # triton~=3.8.0, any 3.8.x from 3.8.0); the operator stays in triton_requirement_line
+        m = re.match(r"\s*(triton|pytorch-triton(?:-rocm|-xpu)?)\s*(?:==|~=)\s*([^\s;,]+)", line)
         if m:
             out["triton_pin_dist"], out["triton_pin"] = m.group(1), m.group(2)
             out["triton_requirement_line"] = line

@@ -33,11 +33,11 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Type
 
+from .._files import replace_file
 from ..model import CheckResult, Status
 from . import hygiene
 
@@ -325,18 +325,7 @@ def write_private(path: Path, text: str) -> bool:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(path.parent, True):
             return False
-        fd, tmp = tempfile.mkstemp(prefix="." + path.stem + "-", dir=str(path.parent))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        replace_file(str(path), text, 0o600, prefix="." + path.stem + "-")
     except OSError:
         return False
     return True
