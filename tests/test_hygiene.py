@@ -576,3 +576,101 @@ def test_tmp_peak_measures_what_a_command_writes_to_its_temporary_directory(tmp_
     peaks = [int(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("tmp_peak:")]
     assert len(peaks) == 2 and peaks[0] >= 3072 and peaks[1] < 64, p.stdout
     assert "/mnt/x" in p.stdout
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: the compilers' own files. gcc, as and collect2 name their temporary files themselves
+# (libiberty make_temp_file: ccXXXXXX.s/.o/.res in TMPDIR, TMP, TEMP, else /tmp) and remove them only
+# when they end normally; SIGKILLed with their probe they stay, unstamped. The probes now give every
+# compiler they start a stamped folder inside the directory it would have chosen.
+
+#: run inside the private namespace: stackpeel checks ``sys.argv[2]`` with TMPDIR a fresh tmpfs, its
+#: compiler held in ``as`` (gcc -wrapper) when it builds ``source``, the .s already written; the probe that made the stamped
+#: folder is SIGKILLed (stackpeel then SIGKILLs its group: the compiler too, as at a timeout)
+_HELD_BUILD = r'''
+import json, os, signal, subprocess, sys, time
+tmp, only, prefix, source, python, out = sys.argv[1:7]
+with open(os.path.join(tmp, "ccUSER01.s"), "w") as f:  # the user's own gcc file: must stay
+    f.write("mine\n")
+hold = os.path.join(out, "hold.sh")
+with open(hold, "w") as f:
+    f.write('#!/bin/sh\ncase "$HOLD:$1" in 1:*/as|1:as) touch "$HOLD_MARK"; exec sleep 1000;; esac\nexec "$@"\n')
+cc = os.path.join(out, "cc")
+with open(cc, "w") as f:
+    f.write('#!/bin/sh\ncase "$*" in *%s*) export HOLD=1;; esac\nexec gcc -wrapper %s "$@"\n' % (source, hold))
+os.chmod(hold, 0o755); os.chmod(cc, 0o755)
+mark = os.path.join(out, "in-as")
+env = dict(os.environ, TMPDIR=tmp, CC=cc, HOLD_MARK=mark)
+proc = subprocess.Popen([sys.executable, "-m", "stackpeel", "check", "--python", python, "--fresh", "--only", only,
+                         "--format", "json"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+deadline = time.monotonic() + 240
+while not os.path.exists(mark) and time.monotonic() < deadline and proc.poll() is None:
+    time.sleep(0.05)
+def files():
+    return sorted(os.path.relpath(os.path.join(r, f), tmp) for r, _, fs in os.walk(tmp) for f in fs)
+held = files()
+folders = [d for d in os.listdir(tmp) if d.startswith(prefix)]
+owner = None
+if os.path.exists(mark) and folders:
+    owner = int(open(os.path.join(tmp, folders[0], ".owner")).read().split()[0])
+    os.kill(owner, signal.SIGKILL)
+else:
+    proc.kill()
+stdout, stderr = proc.communicate(timeout=240)
+print(json.dumps({"held": held, "owner": owner, "rc": proc.returncode, "after": files(),
+                  "killed": b"was killed by SIGKILL" in stdout, "stderr": stderr.decode()[-3000:]}))
+'''
+
+
+@pytest.mark.parametrize("only, prefix, source", [
+    ("toolchain.extension_build", "stackpeel-ext-", "stackpeel_ext_probe"),
+    ("triton.build", "stackpeel-triton-", "stackpeel_build_probe"),  # Triton's own build, started by the probe
+])
+def test_a_compiler_killed_mid_build_leaves_no_cc_file_in_the_users_tmp(tmp_path, stack_python, only, prefix,
+                                                                         source):
+    """The real probe SIGKILLed while its real gcc is in ``as`` (cc1's .s written): gcc's ccXXXXXX
+    files lay in the probe's stamped folder, and the end-of-run sweep removed it with them. Negative
+    control: the user's own ``ccUSER01.s`` beside it stays. TMPDIR is a private tmpfs (unshare -m)."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(_HELD_BUILD)
+    tmp = "/run/stackpeel-tmp26-tmp"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO_SRC, os.environ.get("PYTHONPATH")])))
+    run = _ns(f"mkdir -p {tmp} && mount -t tmpfs -o size=64m tmpfs {tmp} && "
+              f"exec {sys.executable} {driver} {tmp} {only} {prefix} {source} {stack_python} {tmp_path}", env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["owner"] is not None, got  # the build reached the assembler in the probe's folder
+    gcc_files = [f for f in got["held"] if os.path.basename(f).startswith("cc") and f != "ccUSER01.s"]
+    assert gcc_files and all(f.startswith(prefix) for f in gcc_files), got["held"]  # inside the stamped folder
+    assert got["killed"], got
+    assert got["after"] == ["ccUSER01.s"], got  # the folder swept with gcc's files; the user's file kept
+
+
+# tmp26: --deep with no usable /tmp, no cache folder and a 16 MiB /dev/shm (the last resort): Inductor's
+# 149 MiB precompiled header cannot fit in stackpeel's scratch. Before: `CppCompileError: C++ compile
+# error` as a torch-compile-failed finding; now the compile is not attempted and says why.
+
+@pytest.mark.parametrize("shm_size, fits", [("16m", False), ("1g", True)])
+def test_deep_torch_compile_without_room_says_so_instead_of_a_compile_error(tmp_path, stack_python, shm_size, fits):
+    unusable = "HOME=/tmp/stackpeel-tmp26-home XDG_CACHE_HOME=/tmp/stackpeel-tmp26-xdg"  # under the read-only /tmp
+    env = dict(os.environ, PYTHONPATH=REPO_SRC)
+    p = _ns(f"mount -t tmpfs -o size={shm_size} tmpfs /dev/shm && {RO_TMP} {unusable} {sys.executable} -m stackpeel "
+            f"check --deep --python {stack_python} --fresh --only kernels.torch_compile --format json; echo; "
+            f"echo /dev/shm:; ls -A /dev/shm", env, timeout=900)
+    cut = p.stdout.rindex("}") + 1
+    report = json.loads(p.stdout[:cut])
+    assert p.stdout[cut:].split() == ["/dev/shm:"], p.stdout[cut:]  # nothing left there
+    res = next(r for r in report["results"] if r["id"] == "kernels.torch_compile")
+    room = res["facts"]["room"]
+    assert room["dir"].startswith("/dev/shm/stackpeel-"), room  # the last resort held the scratch
+    roots = {r["check"]: r for r in report["diagnosis"]["blocking"]}
+    assert roots["toolchain.temp_dir"]["codes"] == ["temp-dir-unusable"]
+    if not fits:
+        assert res["status"] == "blocked" and res["findings"] == [], res
+        assert "writes about 149 MiB" in res["summary"] and "/dev/shm/stackpeel-" in res["summary"]
+        assert "for want of a usable temporary directory" in res["summary"] and res["facts"]["steps"] == []
+        assert "kernels.torch_compile" in [s["check"] for s in roots["toolchain.temp_dir"]["symptoms"]]
+    else:  # negative control: with room the compile runs (whatever it then does), as before
+        assert room["free_bytes"] >= room["need_bytes"] and res["facts"]["steps"], res
+        assert res["status"] != "blocked"

@@ -480,3 +480,18 @@ def test_the_text_report_shows_what_happened_to_a_probe_the_limit_killed():
     explains = out[out.index("open-files-limit-low explains:"):]
     assert "check could not complete: probe torch_layer.torch_cuda exited with status" in " ".join(explains.split())
     assert "Triton sees no active GPU driver" in explains  # a check that answered keeps its finding's title
+
+
+# tmp26: a failed build and the open-files limit
+
+def test_build_shortage_reads_emfile_and_the_measured_need():
+    from stackpeel.checks.multi_gpu import BUILD_NOFILE_NEED, build_shortage
+    ld = "/usr/bin/ld: cannot find crti.o: Too many open files\ncollect2: error: ld returned 1 exit status"
+    assert build_shortage({"soft": 12, "hard": 20000}, ld) == "/usr/bin/ld: cannot find crti.o: Too many open files"
+    assert build_shortage({"soft": 512, "hard": 512}, ld)  # EMFILE counts under 1024, whatever else
+    assert build_shortage({"soft": 4096, "hard": 4096}, ld) is None  # a generous limit: not the limit's
+    plain = "collect2: error: ld returned 1 exit status"
+    assert build_shortage({"soft": BUILD_NOFILE_NEED - 1, "hard": 64}, plain, unexplained=True).startswith(plain)
+    assert build_shortage({"soft": BUILD_NOFILE_NEED, "hard": 64}, plain, unexplained=True) is None
+    assert build_shortage({"soft": 8, "hard": 64}, plain) is None  # a failure with a cause of its own
+    assert build_shortage({"soft": 8, "hard": 64}, "Too many open files in system") is None  # ENFILE: the host's

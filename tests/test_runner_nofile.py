@@ -165,3 +165,124 @@ def test_a_hard_limit_too_low_for_stackpeel_itself_says_so(tmp_path):
                          env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
     assert out.returncode == 2
     assert "Too many open files (stackpeel itself needs about 17 open files and the hard limit here is 12" in out.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: gcc and ld under a low soft limit fail with their own words (`ld: cannot find
+# /lib64/ld-linux-x86-64.so.2: Too many open files`); the builds name the limit, not the toolchain
+
+
+def _builds(limit_cmd: str, tmp_path: Path) -> dict:
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {STACK} --only toolchain.extension_build,triton.build")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_real_builds_under_soft_12_name_the_open_files_limit(tmp_path):
+    report = _builds("ulimit -Sn 12", tmp_path)
+    by_id = {r["id"]: r for r in report["results"]}
+    for check, own in (("toolchain.extension_build", "extension-build-failed"), ("triton.build", "triton-build-failed")):
+        res = by_id[check]
+        assert res["status"] == "fail", res
+        assert "Too many open files" in json.dumps(res["facts"])  # gcc's/ld's own words: a real EMFILE
+        notes = [f for f in res["findings"] if f["code"] == "open-files-limit-low"]
+        assert len(notes) == 1 and notes[0]["severity"] == "info", res["findings"]
+        assert "failed under an open-files limit of 12" in notes[0]["message"] and "Too many open files" in notes[0]["message"]
+        # ld's `cannot find X: Too many open files` is no missing file: the build's own finding is plain
+        assert [f["code"] for f in res["findings"] if f["code"] != "open-files-limit-low"] == [own]
+    roots = {r["check"]: r for r in report["diagnosis"]["blocking"]}
+    assert "toolchain.extension_build" not in roots  # before tmp26: the compiler was the root
+    assert {"toolchain.extension_build", "triton.build"} <= {s["check"] for s in roots["multi_gpu.open_files"]["symptoms"]}
+    assert report["diagnosis"]["errors"] == []
+
+
+def test_the_real_builds_under_a_soft_limit_they_fit_name_nothing(tmp_path):
+    """Negative control: a soft limit under 1024 (the limit itself still warns) that the builds fit in
+    (13 is what they need here): they pass, and nothing is nested under the limit."""
+    report = _builds("ulimit -Sn 64", tmp_path)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["toolchain.extension_build"]["status"] == "pass" and by_id["triton.build"]["status"] == "pass"
+    assert by_id["multi_gpu.open_files"]["facts"]["soft"] == 64
+    assert not any(r["check"] == "multi_gpu.open_files" and r["symptoms"] for r in report["diagnosis"]["blocking"])
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: stackpeel identifies the target (and starts its probes) under its own raised limit. An
+# interpreter whose startup needs more descriptors than the user's limit would look healthy; the
+# open-files probe starts it once more under the user's limit (soft < 64) and the check says so.
+
+
+def _heavy_python(tmp_path: Path) -> str:
+    """A real venv whose startup holds 16 descriptors at once (a .pth line, as an import hook's)."""
+    venv = tmp_path / "heavy"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    (site / "hold.pth").write_text("import os; _h = [open(os.devnull) for _ in range(16)]\n")
+    return str(venv / "bin" / "python")
+
+
+def _open_files(limit_cmd: str, python: str, tmp_path: Path) -> dict:
+    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {python} --only multi_gpu.open_files")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_an_interpreter_whose_startup_does_not_fit_the_users_limit_is_named(tmp_path):
+    python = _heavy_python(tmp_path)
+    report = _open_files("ulimit -Sn 12", python, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert report["target"]["python"] == python or python in json.dumps(report["target"])  # identified all the same
+    assert res["status"] == "fail" and res["facts"]["soft"] == 12
+    assert "Too many open files" in res["facts"]["start"]["stderr"]  # CPython's own words, started at 12
+    (f,) = res["findings"]
+    assert f["code"] == "open-files-limit-low" and f["severity"] == "blocking"
+    assert "fails in its own startup: `OSError: [Errno 24] Too many open files" in f["message"]
+    assert [b["check"] for b in report["diagnosis"]["blocking"]] == ["multi_gpu.open_files"]
+
+
+@pytest.mark.parametrize("limit, heavy", [("ulimit -Sn 64", True), ("ulimit -Sn 12", False)])
+def test_an_interpreter_that_starts_under_the_users_limit_only_gets_the_warning(tmp_path, limit, heavy):
+    """Negative controls: the same venv under a limit its startup fits (64: no start test, a warning),
+    and the plain stack venv at 12 (it starts: the limit stays a degraded warning)."""
+    if not heavy and not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    report = _open_files(limit, _heavy_python(tmp_path) if heavy else STACK, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert res["status"] == "warn", res
+    assert [f["severity"] for f in res["findings"]] == ["degraded"]
+    assert "start" not in res["facts"] if heavy else res["facts"]["start"]["rc"] == 0
+
+
+def test_a_run_under_a_lower_limit_reuses_nothing_measured_under_another(tmp_path):
+    """tmp26: the cache key was computed in stackpeel's process, under its raised limit, and held no
+    open-files limit: a run under `ulimit -Sn 12` reused the results of one under the default limit
+    (multi_gpu.open_files 'pass' at 20000, the builds 'pass'). The key now holds the user's limit.
+    Control: a second run under the same limit reuses them."""
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    env = dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cmd = (f"exec {sys.executable} -m stackpeel check --format json --no-plugins --python {STACK} "
+           "--only multi_gpu.open_files,toolchain.extension_build")
+
+    def run(limit: str) -> dict:
+        out = subprocess.run(["bash", "-c", f"{limit}{cmd}"], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode in (0, 1), out.stderr
+        report = json.loads(out.stdout)
+        return {"reused": (report["target"].get("reused") or {}).get("results", 0),
+                **{r["id"]: (r["status"], r["facts"].get("soft")) for r in report["results"]}}
+
+    first = run("")
+    assert first["toolchain.extension_build"][0] == "pass" and first["multi_gpu.open_files"][1] >= 1024
+    low = run("ulimit -Sn 12; ")
+    assert low["reused"] == 0, low
+    assert low["multi_gpu.open_files"] == ("warn", 12) and low["toolchain.extension_build"][0] == "fail", low
+    again = run("ulimit -Sn 12; ")
+    assert again["reused"] > 0 and again["multi_gpu.open_files"] == ("warn", 12), again

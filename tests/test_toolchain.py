@@ -244,6 +244,22 @@ def test_extension_build_table(facts, status, code, needle):
     assert v.facts["ok"] is (status is Status.PASS)
 
 
+@pytest.mark.parametrize("soft, named", [(12, True), (4096, False)])
+def test_a_start_file_ld_cannot_open_under_a_low_limit_is_the_limit_not_libc(soft, named):
+    """ld prints `cannot find crti.o: Too many open files` under a low open-files limit (EMFILE): the
+    start file is there (tmp26). Under 1024 the limit is named beside a plain build failure; with a
+    generous limit (negative control) the reading stays what it was."""
+    facts = {**EXT, "failure_kind": "libc-headers", "missing": "crti.o",
+             "stderr": "/usr/bin/ld: cannot find crti.o: Too many open files\ncollect2: error: ld returned 1 exit status"}
+    deps = {"toolchain.python_headers": HEADERS_SYSTEM, "multi_gpu.open_files": {"soft": soft, "hard": 20000}}
+    v = evaluate(ExtensionBuild, facts, deps=deps)
+    if named:
+        assert codes(v) == ["open-files-limit-low", "extension-build-failed"]
+        assert v.findings[0].severity is Severity.INFO and "open-files limit of 12" in v.findings[0].message
+    else:
+        assert codes(v) == ["libc-headers-missing"]
+
+
 LDC = {"triton_libcuda_path": None, "ldconfig": "/sbin/ldconfig", "ldconfig_exists": True,
        "ldconfig_run": {"rc": 0, "error": None, "stderr": ""}, "ld_library_path": None, "ld_library_path_hits": [],
        "libcuda_found_in": []}
@@ -1212,3 +1228,36 @@ def test_low_space_line_is_256_mib_on_a_real_tmpfs(can_unshare, stack_python, cl
     if status == "warn":
         msg = r["findings"][0]["message"]
         assert "(below 262144 KiB)" in msg and "54 MiB for one GPU architecture" in msg, msg
+
+
+# --------------------------------------------------------------------------------------------------
+# tmp26: a compiler's own temporary files go in a stamped folder of the directory it would choose
+
+
+def test_the_compiler_gets_a_stamped_folder_where_it_would_have_written(tmp_path):
+    """common.compiler_env: the probe's own stamped folder when it lies in gcc's choice of directory;
+    else a stamped ``stackpeel-cc-`` folder made *there* (the user's file system stays the one written
+    to); unchanged where gcc's choice cannot hold a folder (it meets the fault itself)."""
+    common = load_probe("_common")
+    user, other = tmp_path / "user", tmp_path / "other"
+    user.mkdir()
+    other.mkdir()
+    own = common.stamped_mkdtemp("stackpeel-ext-", str(user))
+    env, made = common.compiler_env({"TMPDIR": str(user), "PATH": "/usr/bin"}, str(tmp_path), own)
+    assert made is None and {env[v] for v in ("TMPDIR", "TMP", "TEMP")} == {own} and env["PATH"] == "/usr/bin"
+    # Python writes elsewhere (its folder in `other`): gcc's directory is still `user`
+    elsewhere = common.stamped_mkdtemp("stackpeel-triton-", str(other))
+    env, made = common.compiler_env({"TMPDIR": str(user)}, str(tmp_path), elsewhere)
+    assert made and os.path.dirname(made) == str(user) and os.path.basename(made).startswith("stackpeel-cc-")
+    assert (Path(made) / ".owner").read_text().split()[0] == str(os.getpid()) and env["TMPDIR"] == made
+    # a TMPDIR gcc skips (missing): it writes in /tmp, and so does its folder
+    env, made2 = common.compiler_env({"TMPDIR": str(tmp_path / "gone")}, str(tmp_path), None)
+    try:
+        assert os.path.dirname(made2) == "/tmp" and env["TMPDIR"] == made2
+    finally:
+        shutil.rmtree(made2)
+    # negative control: gcc's choice holds no folder (TMPDIR=/proc: access() passes for root, mkdir
+    # fails): the environment is the user's, unchanged, and gcc meets /proc itself
+    if os.geteuid() == 0:
+        user_env = {"TMPDIR": "/proc", "TMP": "/x"}
+        assert common.compiler_env(user_env, str(tmp_path), own) == (user_env, None)

@@ -279,6 +279,9 @@ class ToolchainPythonHeadersFacts(TypedDict):
 class _ToolchainExtensionBuildFactsOptional(TypedDict, total=False):
     answer: Optional[int]
     command: List[Any]
+    #: the TMPDIR/TMP/TEMP the compiler ran with: a stamped folder in the directory gcc chooses
+    #: (tmp26), or the user's own value where none could be made there
+    compiler_tmpdir: Optional[str]
     error: Any
     import_error: Dict[str, Any]
     missing: Optional[str]
@@ -675,7 +678,13 @@ class MultiGpuMemlockFacts(TypedDict):
     soft_unlimited: bool
 
 
-class MultiGpuOpenFilesFacts(TypedDict):
+class _MultiGpuOpenFilesFactsOptional(TypedDict, total=False):
+    #: under a soft limit of 64: ``python -c pass`` started under the user's limit (tmp26):
+    #: {"rc", "stderr" (its last lines), "error" (the probe could not start it)}
+    start: Dict[str, Any]
+
+
+class MultiGpuOpenFilesFacts(_MultiGpuOpenFilesFactsOptional):
     """Facts of ``multi_gpu.open_files`` (check ``multi_gpu.open_files``)."""
 
     hard: Optional[int]
@@ -785,7 +794,13 @@ class _DeepOpsFactsOptional(TypedDict, total=False):
     warnings: List[Any]
 
 
-class KernelsTorchCompileFacts(_DeepOpsFactsOptional):
+class _KernelsTorchCompileFactsOptional(_DeepOpsFactsOptional, total=False):
+    #: {"dir" (the temporary directory Inductor writes in), "free_bytes", "need_bytes"} (tmp26);
+    #: the compile is not attempted (steps empty) when free_bytes < need_bytes
+    room: Dict[str, Any]
+
+
+class KernelsTorchCompileFacts(_KernelsTorchCompileFactsOptional):
     """Facts of ``kernels.torch_compile_op`` (check ``kernels.torch_compile``, ``--deep``)."""
 
     devices: List[Any]

@@ -403,8 +403,9 @@ class TorchCompileOp(Check):
     id = "kernels.torch_compile"
     title = "torch.compile runs forward and backward (--deep)"
     layer = "kernels"
-    # not torch.cuda: the CPU op runs without CUDA, and a compile failure there is the toolchain's
-    requires = ("toolchain.extension_build",)
+    # not torch.cuda: the CPU op runs without CUDA, and a compile failure there is the toolchain's;
+    # toolchain.temp_dir: Inductor's C++ backend writes ~149 MiB there (tmp26)
+    requires = ("toolchain.extension_build", "toolchain.temp_dir")
     probe = "kernels.torch_compile_op"
     facts = _facts.KernelsTorchCompileFacts
     probe_needs = ()
@@ -418,6 +419,16 @@ class TorchCompileOp(Check):
         return f"torch {facts.get('torch_version')} torch.compile ({', '.join(facts['devices'] or [])})"
 
     def evaluate(self, facts, ctx):
+        room = facts.get("room") or {}
+        free, need = room.get("free_bytes"), room.get("need_bytes")
+        if free is not None and need and free < need and not facts["steps"] and not facts["skipped"]:
+            where = room.get("dir")
+            temp = ctx.dep("toolchain.temp_dir")
+            where = (f"stackpeel's own scratch, in {where} for want of a usable temporary directory (see "
+                     "toolchain.temp_dir)," if temp.get("python_error") else f"the temporary directory ({where})")
+            return Verdict(Status.BLOCKED, f"not attempted: torch.compile's C++ backend writes about {need >> 20} MiB "
+                           f"in its temporary directory (a precompiled header), and {where} has {free / 2**20:.1f} "
+                           "MiB free: g++ would fail there with a misleading 'C++ compile error'", (), {})
         return _deep_verdict(
             self, facts, ctx,
             lambda failed, lib, evidence, p: ctx.finding("torch-compile-failed", evidence=evidence, **p),

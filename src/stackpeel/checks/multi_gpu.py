@@ -216,6 +216,21 @@ class OpenFiles(Check):
         if soft is None or soft >= NOFILE_MIN:
             return ctx.ok(summary)
         raise_to = _raise_to(soft, hard)
+        start = facts.get("start") or {}
+        # tmp26: stackpeel identified the target (and starts its probes) under its own raised limit;
+        # started under the user's, the same interpreter exits non-zero, or says EMFILE (a .pth line
+        # or sitecustomize that failed is skipped with a message), or could not even be started for
+        # want of descriptors (a timeout is no such evidence)
+        said = [ln.strip() for ln in (start.get("stderr") or "").splitlines() if _EMFILE.search(ln)]
+        if start.get("rc") not in (0, None) or said or _EMFILE.search(start.get("error") or ""):
+            error = (said or (start.get("error") or start.get("stderr") or f"exit status {start.get('rc')}")
+                     .strip().splitlines() or [""])[-1]
+            return ctx.verdict(summary + "; the interpreter fails in its startup under it", ctx.finding(
+                "open-files-limit-low", "no-start", severity=Severity.BLOCKING, soft=soft, hard=_nofile_text(hard),
+                raise_to=raise_to, minimum=NOFILE_MIN, error=error, python=ctx.target.get("python"),
+                evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
+                         f"`{ctx.target.get('python')} -c pass` under it: {start.get('error') or ''}"
+                         f"exit status {start.get('rc')}\n{start.get('stderr') or ''}".rstrip()))
         return ctx.verdict(summary, ctx.finding(
             "open-files-limit-low", "raisable" if hard is None or hard > soft else "hard",
             evidence=f"getrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)}); "
@@ -310,12 +325,13 @@ def descriptor_shortage(limits: Mapping[str, Any], *errors: Any, died: bool = Fa
     return "the process ended without an answer" if died and ambiguous_too else None
 
 
-def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str) -> Any:
-    """``open-files-limit-low`` as a GPU check names it beside its own finding (informational:
-    the diagnosis reads it as "this failure is the limit's doing", see stackpeel.diagnosis)."""
+def limit_note(ctx: Any, limits: Mapping[str, Any], what: str, error: str, variant: str = "gpu") -> Any:
+    """``open-files-limit-low`` as a GPU check (``variant`` "gpu") or a build (``compiler``) names it
+    beside its own finding (informational: the diagnosis reads it as "this failure is the limit's
+    doing", see stackpeel.diagnosis)."""
     soft, hard = limits.get("soft"), limits.get("hard")
     return ctx.finding(
-        "open-files-limit-low", "gpu", severity=Severity.INFO, soft=soft, hard=_nofile_text(hard),
+        "open-files-limit-low", variant, severity=Severity.INFO, soft=soft, hard=_nofile_text(hard),
         raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN, what=what, error=error,
         evidence=f"{error}\ngetrlimit(RLIMIT_NOFILE) = ({soft}, {_nofile_text(hard)})")
 
@@ -330,6 +346,39 @@ def failure_note(ctx: Any, failure: Any, what: str) -> List[Any]:
     short = descriptor_shortage(limits, getattr(failure, "stderr_tail", ""), getattr(failure, "detail", ""),
                                 died=died, ruled_out=other_causes(ctx))
     return [limit_note(ctx, limits, what, short)] if short else []
+
+
+#: descriptors the extension-build probe's compile and link need with gcc 12.2 and GNU ld (tmp26,
+#: measured with `ulimit -Sn N` around `stackpeel check --only toolchain.extension_build`: at 12 ld
+#: fails with `cannot find /lib64/ld-linux-x86-64.so.2: Too many open files`, at 13 it builds, and so
+#: does Triton's own test build); a build that fails with no cause of its own under it is the limit's
+BUILD_NOFILE_NEED = 13
+
+
+def build_shortage(limits: Mapping[str, Any], *texts: Any, unexplained: bool = False) -> Optional[str]:
+    """The line of a failed compile or link (compiler stderr, error text) that a low open-files
+    limit explains: EMFILE (gcc's and ld's `Too many open files`, as `cannot find X: Too many open
+    files` or `cannot open`) under :data:`NOFILE_MIN`; or, for a failure with no cause of its own
+    (``unexplained``), a limit under :data:`BUILD_NOFILE_NEED`, what the build is known to need.
+    None otherwise (a generous limit, or a failure with another cause)."""
+    if not nofile_low(limits):
+        return None
+    short = descriptor_shortage(limits, *texts)
+    if short:
+        return short
+    if unexplained and limits.get("soft") < BUILD_NOFILE_NEED:
+        lines = [ln.strip() for t in texts if isinstance(t, str) for ln in t.splitlines() if ln.strip()]
+        return (lines[-1] if lines else "the build failed") + (
+            f" (the build needs about {BUILD_NOFILE_NEED} descriptors)")
+    return None
+
+
+def build_note(ctx: Any, what: str, *texts: Any, unexplained: bool = False) -> List[Any]:
+    """``open-files-limit-low`` (variant ``compiler``) beside a failed build's own finding when
+    :func:`build_shortage` explains it; [] otherwise."""
+    limits = ctx.dep("multi_gpu.open_files")
+    short = build_shortage(limits, *texts, unexplained=unexplained)
+    return [limit_note(ctx, limits, what, short, "compiler")] if short else []
 
 
 # --------------------------------------------------------------------------- helpers for GPU checks

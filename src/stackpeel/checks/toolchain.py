@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..model import Finding, Severity, Status
 from .. import facts as _facts
 from .base import Check, Verdict
+from .multi_gpu import build_note
 
 #: below this much free space Triton's cache writes are about to fail
 MIN_CACHE_FREE = 32 * 1024 * 1024
@@ -151,11 +152,17 @@ class ExtensionBuild(Check):
     id = "toolchain.extension_build"
     title = "Build and load a C extension the way Triton does"
     layer = "toolchain"
-    codes = ("libc-headers-missing", "python-headers-missing", "extension-build-failed")
+    codes = ("libc-headers-missing", "python-headers-missing", "extension-build-failed", "open-files-limit-low")
     facts = _facts.ToolchainExtensionBuildFacts
-    requires = ("toolchain.c_compiler", "toolchain.python_headers", "toolchain.temp_dir")
+    # multi_gpu.open_files: the compiler and ld open every input at once (named only when the
+    # build failed of it: `ulimit -Sn 12`, tmp26)
+    requires = ("toolchain.c_compiler", "toolchain.python_headers", "toolchain.temp_dir", "multi_gpu.open_files")
     probe = "toolchain.extension_build"
     timeout = 120.0
+
+    def on_failure(self, failure, ctx):  # the probe died: EMFILE in what it left
+        return build_note(ctx, "the extension-build probe", getattr(failure, "stderr_tail", ""),
+                          getattr(failure, "detail", ""))
 
     def evaluate(self, facts, ctx):
         keep = {"ok": bool(facts["ok"]), "stderr": facts["stderr"] or ""}
@@ -172,7 +179,12 @@ class ExtensionBuild(Check):
         cmd = " ".join(facts.get("command") or [])
         evidence = f"$ {cmd}\nexit status {facts.get('rc')}\n{stderr}".rstrip()
         missing = facts.get("missing")
-        findings: List[Finding] = []
+        # under a low open-files limit ld says `cannot find crti.o: Too many open files`: not a
+        # missing file, the limit (tmp26); the build's own finding is then a plain failure
+        findings: List[Finding] = build_note(ctx, f"the C extension build with {cc}", stderr, facts.get("error"),
+                                             unexplained=kind == "other")
+        if findings and kind in ("python-headers", "libc-headers", "binutils", "compiler-incomplete", "temp-dir"):
+            kind = "other"
         if kind == "python-headers":
             findings.append(ctx.finding("python-headers-missing", "build", evidence=evidence, missing=missing,
                                         include_dir=facts["include_dir"],

@@ -10,7 +10,7 @@ from typing import Any, List, Mapping, Optional
 from ..model import Severity, Status
 from .. import facts as _facts
 from .base import Check, version_tuple
-from .multi_gpu import descriptor_shortage, failure_note, limit_note, other_causes
+from .multi_gpu import build_note, descriptor_shortage, failure_note, limit_note, other_causes
 
 COMPILER_MISSING = "Failed to find C compiler"
 #: tempfile's "No usable temporary directory", gcc/as failing on their ccXXXXXX temporary files (tmp24)
@@ -131,13 +131,18 @@ class TritonBuild(Check):
     id = "triton.build"
     title = "Triton can compile its C helpers (empty cache)"
     layer = "triton"
-    codes = ("triton-build-failed",)
+    codes = ("triton-build-failed", "open-files-limit-low")
     facts = _facts.TritonBuildFacts
-    requires = ("triton.import", "toolchain.extension_build", "toolchain.temp_dir")
+    # multi_gpu.open_files: gcc and ld under a low limit (named only when the build failed of it, tmp26)
+    requires = ("triton.import", "toolchain.extension_build", "toolchain.temp_dir", "multi_gpu.open_files")
     gate = ("triton.import",)
     probe = "triton_layer.build_facts"
     probe_needs = ()
     timeout = 120.0
+
+    def on_failure(self, failure, ctx):  # the probe died: EMFILE in what it left
+        return build_note(ctx, "Triton's build probe", getattr(failure, "stderr_tail", ""),
+                          getattr(failure, "detail", ""))
 
     def evaluate(self, facts, ctx):
         version = facts.get("triton_version") or ctx.dep("triton.import").get("version")
@@ -164,6 +169,11 @@ class TritonBuild(Check):
             cause = "wrong-answer"
         else:
             cause = "other"
+        # ld's `cannot find crti.o: Too many open files` is the open-files limit, not the C library (tmp26)
+        note = build_note(ctx, f"Triton's C build with {cc}", stderr, err.get("message") or "",
+                          unexplained=cause in ("compiler-failed", "other"))
+        if note and cause in ("temp-dir", "python-h", "libc"):
+            cause = "compiler-failed" if err.get("type") == "CalledProcessError" else "other"
         evidence = [exc_line(err) if err else ""]
         if facts["command"]:
             cmd = facts["command"]
@@ -180,7 +190,7 @@ class TritonBuild(Check):
             evidence="\n\n".join(e for e in evidence if e),
             **py_params(facts["python_version"] or ctx.target.get("version")))
         return ctx.verdict(f"Triton's C build fails with an empty cache ({cause.replace('-', ' ')})", finding,
-                           ok=False)
+                           *note, ok=False)
 
 class TritonKernelLaunch(Check):
     """Triton's active driver and target, then a real ``@triton.jit`` vector add compiled

@@ -68,6 +68,65 @@ def stamped_mkdtemp(prefix, dir=None):
     return path
 
 
+#: libiberty choose_tmpdir(): these variables in this order, then P_tmpdir (/tmp), /var/tmp, /usr/tmp
+GCC_TMP_VARS = ("TMPDIR", "TMP", "TEMP")
+TMP_FIXED = ("/tmp", "/var/tmp", "/usr/tmp")
+#: what a compiler reads for its own temporary files: gcc/as/collect2 (libiberty), nvcc (TMPDIR)
+COMPILER_TMP_VARS = ("TMPDIR", "TMP", "TEMP")
+
+
+def _in_cwd(path, cwd):
+    """``path`` as the target's process resolves it: a relative one against its working directory."""
+    return os.path.join(cwd, path) if path and cwd and not os.path.isabs(path) else path
+
+
+def gcc_tmpdir(environ=None, cwd=None):
+    """The directory gcc writes its intermediates to, chosen as libiberty's choose_tmpdir()
+    does: the first of $TMPDIR, $TMP, $TEMP, /tmp, /var/tmp, /usr/tmp that access(R|W|X)
+    accepts (a read-only mount fails it; a full one does not), else the working directory.
+    gcc aborts ('Cannot create temporary file in DIR/: ...') when that one cannot be written."""
+    env = os.environ if environ is None else environ
+    for cand in [_in_cwd(env.get(v), cwd) for v in GCC_TMP_VARS] + list(TMP_FIXED):
+        if cand and os.path.isdir(cand) and os.access(cand, os.R_OK | os.W_OK | os.X_OK):
+            return cand
+    return cwd or "."
+
+
+def _same_dir(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def compiler_env(environ, cwd, folder=None):
+    """(environment, folder made or None) for a compiler a probe starts (tmp26). gcc, as and
+    collect2 name their own temporary files (libiberty make_temp_file: ccXXXXXX.s/.o/.res in
+    choose_tmpdir's directory), as nvcc does (tmpxft_*), and remove them only when they end
+    normally: a compiler SIGKILLed with its probe (a timeout, the OOM killer) leaves them in
+    the user's temporary directory, where no sweep can tell them from the user's own. So the
+    compiler gets TMPDIR, TMP and TEMP naming a stamped folder *inside the directory it would
+    have chosen* (libiberty's choice with the target's environment and working directory): the
+    user's file system is still the one written to and measured, and the sweep removes the
+    folder. ``folder`` is a stamped folder the probe already made (its build folder): used when
+    it lies in that directory, else a ``stackpeel-cc-`` one is made there (the caller removes
+    it). Where none can be made (read-only, full, gone), the environment is returned unchanged:
+    the compiler meets the fault itself, as the user's would."""
+    env = dict(environ)
+    chosen = gcc_tmpdir(environ, cwd)
+    if chosen == "." and cwd:
+        chosen = cwd
+    made = None
+    if not (folder and _same_dir(os.path.dirname(os.path.abspath(folder)), chosen)):
+        try:
+            folder = made = stamped_mkdtemp("stackpeel-cc-", chosen)
+        except (OSError, IOError):
+            return env, None
+    for var in COMPILER_TMP_VARS:
+        env[var] = folder
+    return env, made
+
+
 def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True):
     """Run a program; never raises. Returns a dict with rc, stdout, stderr, error.
 

@@ -603,6 +603,23 @@ def _deep_start(facts):
     return tmp
 
 
+#: what torch.compile's C++ backend writes in its temporary directory on empty caches, measured
+#: (scripts/tmp_peak.py, torch 2.13 CPU, tmp25): 149 MiB, almost all of it one precompiled header
+#: (torchinductor_<user>/precompiled_headers/*.h.gch). Under it the compile fails with a misleading
+#: `CppCompileError: C++ compile error` (g++ cannot write the header), so it is not attempted (tmp26)
+COMPILE_TMP_PEAK = 149 << 20
+
+
+def _room(path):
+    """{"dir", "free_bytes", "need_bytes"} of the file system holding ``path``."""
+    try:
+        st = os.statvfs(path)
+        free = st.f_bavail * st.f_frsize
+    except OSError:
+        free = None
+    return {"dir": os.path.dirname(os.path.abspath(path)), "free_bytes": free, "need_bytes": COMPILE_TMP_PEAK}
+
+
 def torch_compile_op(inp):
     """A small function through torch.compile (Inductor: a C++ kernel on CPU, Triton on
     CUDA), forward and backward, on empty caches, against eager torch."""
@@ -611,6 +628,12 @@ def torch_compile_op(inp):
         facts["skipped"] = "torch is not installed"
         return facts
     tmp = _deep_start(facts)
+    # Inductor writes in tempfile.gettempdir() (this probe's: stackpeel's scratch, in the user's
+    # temporary directory, or in /dev/shm or the cache folder where that is unusable)
+    facts["room"] = _room(tmp)
+    if facts["room"]["free_bytes"] is not None and facts["room"]["free_bytes"] < COMPILE_TMP_PEAK:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return facts
     try:
         with common.recorded() as box:
             torch = common.torch_facts(facts)

@@ -305,11 +305,39 @@ def open_files(inp):
     except (OSError, ValueError):
         return {"soft": None, "hard": None, "open_now": held}
     inf = resource.RLIM_INFINITY
-    return {
+    out = {
         "soft": None if soft == inf else soft,
         "hard": None if hard == inf else hard,
         "open_now": held,
     }
+    if soft != inf and soft < START_TEST_BELOW:
+        out["start"] = _start_under_this_limit()
+    return out
+
+
+#: under this soft limit the probe starts the interpreter once more, under the limit it now has (the
+#: user's): stackpeel identifies the target under its own raised limit (tmp26), and an interpreter
+#: whose startup (site, .pth files, sitecustomize) needs more descriptors than the user's limit
+#: leaves would otherwise go unseen. A plain CPython 3.11 starts at 5 and fails at 4.
+START_TEST_BELOW = 64
+
+
+def _tail_text(text, limit):
+    text = text.strip()
+    return text if len(text) <= limit else "[...]" + text[-limit:]
+
+
+def _start_under_this_limit():
+    """``python -c pass`` as the user starts it (site and .pth files included), under this process's
+    limit: {"rc", "stderr", "error"} (error: this process could not even start one). CPython skips a
+    .pth line or a sitecustomize that raises with only a message and exits 0: its stderr tells."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", "pass"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=60)
+        return {"rc": proc.returncode, "stderr": _tail_text(proc.stderr.decode("utf-8", "replace"), 2000),
+                "error": None}
+    except Exception as exc:  # EMFILE making the pipes, a timeout
+        return {"rc": None, "stderr": "", "error": "%s: %s" % (type(exc).__name__, exc)}
 
 
 # --------------------------------------------------------------------------- p2p

@@ -255,6 +255,9 @@ def extension_build(inp):
         facts["failure_kind"], facts["error"] = "no-tmp", error or "%s: %s" % (type(exc).__name__, exc)
         return facts
     run_cwd = cwd if cwd and os.path.isdir(cwd) else tmp
+    # gcc's own ccXXXXXX files in a stamped folder of the directory it chooses (tmp26): a compiler
+    # killed with this probe leaves nothing the sweep cannot remove
+    cc_env, cc_folder = common.compiler_env(environ, run_cwd, tmp)
     try:
         src = os.path.join(tmp, EXT_NAME + ".c")
         so = os.path.join(tmp, EXT_NAME + suffix)
@@ -262,7 +265,8 @@ def extension_build(inp):
             f.write(EXT_SOURCE)
         # Triton: [cc, src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so] + -l/-L + -I (srcdir, python include)
         argv = [found["compiler"], src, "-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", so, "-I" + tmp, "-I" + include]
-        run = common.run(argv, timeout=90, cwd=run_cwd, env=environ)
+        run = common.run(argv, timeout=90, cwd=run_cwd, env=cc_env)
+        facts["compiler_tmpdir"] = cc_env.get("TMPDIR")  # the folder of its ccXXXXXX files (tmp26)
         facts.update(attempted=True, command=argv, tmpdir=tmp, rc=run["rc"], stdout=run["stdout"],
                      stderr=run["stderr"], error=run["error"])
         if run["error"] is not None:
@@ -292,6 +296,8 @@ def extension_build(inp):
         return facts
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if cc_folder is not None:
+            shutil.rmtree(cc_folder, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -821,9 +827,7 @@ def triton_cache(inp):
 
 #: CPython tempfile._candidate_tempdir_list(): these variables in this order, then the fixed dirs
 PY_TMP_VARS = ("TMPDIR", "TEMP", "TMP")
-#: libiberty choose_tmpdir(): these variables in this order, then P_tmpdir (/tmp), /var/tmp, /usr/tmp
-GCC_TMP_VARS = ("TMPDIR", "TMP", "TEMP")
-TMP_FIXED = ("/tmp", "/var/tmp", "/usr/tmp")
+GCC_TMP_VARS, TMP_FIXED = common.GCC_TMP_VARS, common.TMP_FIXED
 
 
 def _write_test(directory):
@@ -846,9 +850,7 @@ def _write_test(directory):
     return "FileExistsError: 100 random names all exist in %s" % directory
 
 
-def _in_cwd(path, cwd):
-    """``path`` as the target's process resolves it: a relative one against its working directory."""
-    return os.path.join(cwd, path) if path and cwd and not os.path.isabs(path) else path
+_in_cwd = common._in_cwd
 
 
 def _dir_facts(path):
@@ -897,16 +899,7 @@ def python_tmpdir(environ, cwd):
     return None, "FileNotFoundError: [Errno 2] No usable temporary directory found in %s" % dirlist
 
 
-def gcc_tmpdir(environ=None, cwd=None):
-    """The directory gcc writes its intermediates to, chosen as libiberty's choose_tmpdir()
-    does: the first of $TMPDIR, $TMP, $TEMP, /tmp, /var/tmp, /usr/tmp that access(R|W|X)
-    accepts (a read-only mount fails it; a full one does not), else the working directory.
-    gcc aborts ('Cannot create temporary file in DIR/: ...') when that one cannot be written."""
-    env = os.environ if environ is None else environ
-    for cand in [_in_cwd(env.get(v), cwd) for v in GCC_TMP_VARS] + list(TMP_FIXED):
-        if cand and os.path.isdir(cand) and os.access(cand, os.R_OK | os.W_OK | os.X_OK):
-            return cand
-    return cwd or "."
+gcc_tmpdir = common.gcc_tmpdir
 
 
 def temp_dir(inp):

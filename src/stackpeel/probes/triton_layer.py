@@ -320,17 +320,23 @@ def target_tmp():
     made in the directory tempfile finds for the target and stamped as stackpeel's (tmp25): same
     filesystem, same room, same faults, but a probe killed outright leaves nothing the next
     stackpeel does not sweep. Where tempfile finds none, the body sees that as the user would.
-    Yields what the body sees: {"TMPDIR", "cwd", "python_tmpdir", "error", "folder"}."""
-    seen = {"TMPDIR": os.environ.get("TMPDIR"), "cwd": None, "python_tmpdir": None, "error": None, "folder": None}
+    The compilers the body starts get TMPDIR/TMP/TEMP naming a stamped folder in the directory gcc
+    would choose (``common.compiler_env``, tmp26): a compiler killed with the probe leaves its
+    ccXXXXXX files in a folder the sweep removes, not loose among the user's files.
+    Yields what the body sees: {"TMPDIR" (the user's, as Python's tempfile read it), "cwd",
+    "python_tmpdir", "error", "folder", "compiler_folder" (None: the compilers see the user's)}."""
+    seen = {"TMPDIR": os.environ.get("TMPDIR"), "cwd": None, "python_tmpdir": None, "error": None, "folder": None,
+            "compiler_folder": None}
     if "STACKPEEL_TARGET_CWD" not in os.environ:
         yield seen
         return
-    saved_env, saved_default = os.environ.get("TMPDIR"), tempfile.tempdir
+    saved_vars = {v: os.environ.get(v) for v in common.COMPILER_TMP_VARS}
+    saved_default = tempfile.tempdir
     try:
         saved_cwd = os.getcwd()
     except OSError:
         saved_cwd = None
-    folder = None
+    folder = cc_made = None
     try:
         if "STACKPEEL_TARGET_TMPDIR" in os.environ:
             os.environ["TMPDIR"] = os.environ["STACKPEEL_TARGET_TMPDIR"]
@@ -350,14 +356,27 @@ def target_tmp():
         except (OSError, IOError) as exc:  # none usable, or it filled up since: the body meets it too
             seen["error"] = "%s: %s" % (type(exc).__name__, exc)
             tempfile.tempdir = None
+        # the compilers Triton starts (gcc for its helpers and launchers) inherit os.environ: their
+        # ccXXXXXX files go in a stamped folder of the directory gcc chooses (tmp26); Python's
+        # choice is pinned above (tempfile.tempdir), so only the compilers see this. Where Python
+        # found no directory, nothing is pinned and nothing changes: the body meets that as is
+        cc_env = os.environ
+        if folder is not None:
+            cc_env, cc_made = common.compiler_env(os.environ, seen["cwd"], folder)
+        if cc_env.get("TMPDIR") != seen["TMPDIR"]:
+            seen["compiler_folder"] = cc_env["TMPDIR"]
+            for var in common.COMPILER_TMP_VARS:
+                os.environ[var] = cc_env[var]
         yield seen
     finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
+        for d in (cc_made, folder):
+            if d is not None:
+                shutil.rmtree(d, ignore_errors=True)
+        for var, value in saved_vars.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
         tempfile.tempdir = saved_default
         if saved_cwd is not None:
             try:

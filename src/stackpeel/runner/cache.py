@@ -159,6 +159,10 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
         memlock = list(resource.getrlimit(resource.RLIMIT_MEMLOCK))
     except (ImportError, OSError, ValueError):
         memlock = None
+    # the user's open-files limit, not the one stackpeel raised for itself (tmp26): without it a run
+    # under `ulimit -Sn 12` reused the results of one under 20000, the limit's check included
+    from .child import own_nofile
+    nofile = list(own_nofile())
     return {
         "files": files,
         "dev": dev,
@@ -169,7 +173,7 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
                           if line.startswith(("nvidia", "nouveau"))),
         "boot_id": _read("/proc/sys/kernel/random/boot_id"),
         "uid": os.getuid(), "gids": sorted(set(os.getgroups()) | {os.getgid()}),
-        "memlock": memlock,
+        "memlock": memlock, "nofile": nofile,
     }
 
 
