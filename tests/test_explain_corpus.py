@@ -256,6 +256,10 @@ KNOWN_MISSES: Dict[str, str] = {
     # Info page quoted as '2.0.0+cpu Autocast half'); no program line states a failure, and which
     # of the no-GPU causes it is only the quoted '+cpu' says (a clue, read by the context rules)
     "sdnext-409-installer-put-cpu-torch-no-gpu-detected": "no program line: the user's sentence that SD.Next generates on the CPU and the System Info page's '2.0.0+cpu' quoted in prose; the installer's CPU build is the maintainer's reading",
+    # training-2026-12-05h26 (harv26, sampled in search order): segfaults the thread fixed by
+    # changing the order of two imports; the log is a bare segfault (class E: not in the log)
+    "dobb-e-4-decord-imported-before-torch-segfault": "only 'Fatal Python error: Segmentation fault': importing torch before decord is the thread's fix, not the log's",
+    "Anomaly_Prediction-18-segfault-fixed-by-import-order": "only 'segmentation fault (core dumped)' after 100 epochs: the tensorboardX import order is the thread's fix",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
