@@ -186,8 +186,9 @@ DOCKER = [
      "unix:///var/run/docker.sock.\nSee 'docker run --help'.", "docker-socket-permission-denied"),
     ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
      "docker-daemon-not-running"),
+    # Docker Desktop's socket: the CLI's context is desktop-linux, whose VM has no NVIDIA runtime
     ("docker: Cannot connect to the Docker daemon at unix:///home/u/.docker/desktop/docker.sock. Is the docker "
-     "daemon running?", "docker-daemon-not-running"),
+     "daemon running?", "docker-nvidia-runtime-not-registered"),
 ]
 
 
