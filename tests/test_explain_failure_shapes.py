@@ -19,6 +19,13 @@ exception that ended a thread. Each is the program's own text:
 - bash jobs.c, zsh Src/jobs.c ``printjob``, fish: an interactive job killed by SIGKILL
 - CPython Lib/threading.py ``excepthook``: ``Exception in thread {name}:`` (3.10+:
   ``Thread-1 (worker)``); the JVM: ``Exception in thread "main" java.lang.OutOfMemoryError``
+- the CUDA samples' verdict (``Result = FAIL``), CPython Lib/unittest/runner.py's ``FAIL: test (Case)``,
+  npm/cli lib/utils/error-message.js (``npm ERR!``, npm 10 ``npm error``), docker compose v1
+  compose/config/validation.py (``The Compose file '...' is invalid because:``), .NET's and MSVC's
+  ``Unhandled exception``; the bare verb of a failed step (``fail to initialise cuda backend``)
+- hosted notebooks' notices: Colab's ``Your session crashed after using all available RAM.`` and
+  ``Your session crashed for an unknown reason.``, Kaggle's ``Your notebook tried to allocate more
+  memory than is available. It has restarted.``
 """
 
 from __future__ import annotations
@@ -60,6 +67,23 @@ FAILURES = [
     ("INVALID_ARGUMENT: Unknown ptxas version", "status"),
     ("Exception in thread Thread-1 (worker):", "thread"),
     ('Exception in thread "main" java.lang.UnsatisfiedLinkError: no jcuda in java.library.path', "thread"),
+    # cuda-samples Common/helper_cuda.h users (deviceQuery, bandwidthTest) end with their verdict
+    ("Result = FAIL", "tool"),
+    # CPython Lib/unittest/runner.py TextTestResult.printErrorList ("%s: %s" % (flavour, description))
+    ("FAIL: test_matmul (test_ops.TestOps)", "tool"),
+    ("FAIL: test_matmul (test_ops.TestOps.test_matmul)", "tool"),
+    # npm/cli lib/utils/error-message.js (npm < 10 "npm ERR!", npm 10 "npm error")
+    ("npm ERR! code ELIFECYCLE", "tool"),
+    ("npm error code ENOENT", "tool"),
+    # docker compose v1 compose/config/validation.py ("The Compose file '{file}' is invalid because:")
+    ("The Compose file './docker-compose.yml' is invalid because:", "tool"),
+    # .NET's unhandled-exception report, MSVC's debugger, a C++ runtime's last words
+    ("Unhandled exception. System.DllNotFoundException: Unable to load DLL 'nvcuda.dll'", "tool"),
+    ("Unhandled exception at 0x00007FF8A1B2C3D4 in python.exe: 0xC0000005: Access violation", "tool"),
+    ("Unhandled exception: std::bad_alloc", "tool"),
+    # the bare verb of a failed step (llama.cpp-era C programs, Chinese-English messages)
+    ("fail to initialise cuda backend", "failed"),
+    ("Fail to load model from /models/x.bin", "failed"),
 ]
 
 #: what launchers and log collectors put before a line (a shell's or the kernel's line never
@@ -104,20 +128,33 @@ def test_the_kernels_record_of_a_crash_in_a_gpu_library_names_that_symptom(line)
     "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform",
     "grpc.StatusCode.UNAVAILABLE_RETRY_POLICY set",
     "calls free() on exit; malloc() statistics printed below",
+    # a passing verdict, a count, a guess or a denial of the bare verb
+    "Result = PASS",
+    "FAIL: 0",
+    "I wonder if it would fail to build with gcc 13",
+    "this does not fail to load on the CPU",
 ])
 def test_near_misses_are_no_failure_lines(line):
     assert error_shape(line) is None, line
 
 
-@pytest.mark.parametrize("line", [
+@pytest.mark.parametrize("line,suspect", [
     # users' words in issue threads (a crash the log does not show): a possible failure, exit 1
-    "it crashes on startup",
-    "The kernel keeps crashing after the first cell",
-    "training randomly segfaults after a few hundred steps",
+    ("it crashes on startup", None),
+    ("The kernel keeps crashing after the first cell", None),
+    ("training randomly segfaults after a few hundred steps", None),
+    # a hosted notebook's notice of a crash with no cause named
+    ("Your session crashed for an unknown reason.", None),
+    # a process that ends without a word: only a suspect line (no error line at all)
+    ("the python process just exits silently", True),
+    ("training stopped without any output", True),
+    ("the job terminated without a traceback", True),
 ])
-def test_a_crash_in_the_users_words_is_a_possible_failure(line):
+def test_a_crash_or_a_silent_end_in_the_users_words_is_a_possible_failure(line, suspect):
     rep = answer(line)
     assert rep.exit_code == 1, (line, rep.exit_code)
+    if suspect:
+        assert rep.suspect_only, line
 
 
 @pytest.mark.parametrize("line", ["crash reporter enabled", "no crashes so far", "--disable-crash-handler set"])
@@ -203,17 +240,31 @@ def test_docker_prose_without_the_message_names_neither():
     assert not {"docker-socket-permission-denied", "docker-daemon-not-running"} & set(codes(rep))
 
 
-@pytest.mark.parametrize("line", [
-    "the python process just exits silently",
-    "training stopped without any output",
-    "the job terminated without a traceback",
-])
-def test_a_process_that_ends_without_a_word_is_a_possible_failure(line):
-    rep = answer(line)
-    assert rep.exit_code == 1 and rep.suspect_only, (line, rep.exit_code)
-
-
 @pytest.mark.parametrize("line", ["the script exits without error", "Completed without errors",
                                   "finished without any errors"])
 def test_ending_without_error_is_a_success(line):
     assert answer(line).exit_code == 0, line
+
+
+@pytest.mark.parametrize("line", [
+    "Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, "
+    "you may want to check out Colab Pro.",
+    "Your notebook tried to allocate more memory than is available. It has restarted.",
+])
+def test_a_hosted_notebooks_ram_notice_is_the_oom_killer(line):
+    assert codes(answer(line))[:1] == ["host-oom-killed"], codes(answer(line))
+
+
+@pytest.mark.parametrize("line", [
+    "torch.cuda.device_count() returns 0",
+    "but `torch.cuda.device_count()` returned 0 inside the container",
+    "print(torch.cuda.device_count()) gives 0",
+])
+def test_a_device_count_of_zero_in_the_users_words_is_torch_seeing_no_gpu(line):
+    assert "torch-cuda-unavailable" in codes(answer(line)), codes(answer(line))
+
+
+@pytest.mark.parametrize("line", ["torch.cuda.device_count() returns 8", "device_count() is 0.5 of what I expected",
+                                  "device_count() = 01"])
+def test_a_device_count_above_zero_is_no_symptom(line):
+    assert "torch-cuda-unavailable" not in codes(answer(line)), codes(answer(line))

@@ -299,6 +299,10 @@ ERROR_WORDS = (
     # absl's failed statuses (parser.SOFT_ERROR_RE "status")
     "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED", "DEADLINE_EXCEEDED",
     "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS", "UNAUTHENTICATED", "INTERNAL: ", "NOT_FOUND: ", "UNAVAILABLE: ",
+    # a sample's or a test's verdict, npm's and Compose's failures, an unhandled exception, the
+    # bare "fail to" (parser.HARD_ERROR_RE "tool", SOFT_ERROR_RE "failed")
+    "Result = FAIL", "FAIL: ", "npm ERR!", "npm error", "is invalid because", "nhandled exception",
+    "nhandled Exception", "ail to ", "FAIL to ",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

@@ -602,10 +602,24 @@ HARD_ERROR_RE = re.compile(
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
     r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active)|\bwhat\(\):"
     r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
-    r"|Error executing job with overrides)"
+    r"|Error executing job with overrides"
+    # a test or a sample's verdict: the CUDA samples' checkResult ("Result = FAIL", deviceQuery,
+    # bandwidthTest), unittest's TextTestResult ("FAIL: test_x (module.Case)"); npm's error
+    # lines ("npm ERR! code ELIFECYCLE"; npm 10: "npm error"); Docker Compose's schema check
+    # ("The Compose file './docker-compose.yml' is invalid because:"); an uncaught exception in
+    # .NET's and MSVC's debugger's words ("Unhandled exception. System.DllNotFoundException: ...",
+    # "Unhandled exception at 0x00007FF8... in python.exe: ...")
+    r"|^\s{0,8}Result = FAIL\b|^FAIL: \w{1,200} \(|^npm (?:ERR!|error) |The Compose file '[^'\n]{1,300}' is invalid\b"
+    r"|^\s{0,8}Unhandled [Ee]xception(?:\. |: | at 0x))"
 )
 SOFT_ERROR_RE = re.compile(
-    r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b)"
+    r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b"
+    # the bare verb, as many C and C++ programs word a failed step ("fail to initialise cuda
+    # backend", "Fail to load model"): only before a verb of a step, and not a guess ("it would
+    # fail to build") nor a denial ("does not fail to load")
+    r"|(?<!would )(?<!could )(?<!might )(?<!will )(?<!may )(?<!not )(?<!n't )(?<!ever )"
+    r"\b(?:[Ff]ail|FAIL) to (?:initiali[sz]e|load|open|find|create|allocate|start|connect|import|launch|read"
+    r"|bind|build|compile|get|set|map|register|parse|call|execute|init)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found"
@@ -646,7 +660,7 @@ SOFT_ERROR_RE = re.compile(
     r" (?:was |is |got |gets |get |being )?killed\b"
     # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
     # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
-    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script)"
+    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script|[Ss]ession|[Nn]otebook|[Rr]untime)"
     r"(?: just| always| then| still| also)? (?:crashes|crashed|keeps crashing)\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
@@ -903,6 +917,9 @@ COMPLAINT_RE = re.compile(
     r" (?:silently|quietly|without (?:any |an |a )?(?:error )?(?:messages?|output|traceback|warning))\b"
     r"|\bis_available\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
     r"|printed|is|was|=)?\W{0,4}False\b"
+    # the count of the same symptom ("torch.cuda.device_count() returns 0")
+    r"|\bdevice_count\(\)\W{0,4}(?:\w{1,12} ){0,3}(?:returns?|returned|gives?|gave|says?|said|shows?|showed|prints?"
+    r"|printed|is|was|=+)\W{0,4}0\b(?![.\d])"
     r"|\b(?:very|really|extremely|much|too|so|unusably|super) slow\b|\bslow(?:s|ed)? down\b|\bslower\b"
     r"|\btimes? out\b|\bproblems? (?:with|when|running|using)\b"
     # a GPU stack that works only on the CPU, in the user's words (transformerlab#1330: "the web UI
