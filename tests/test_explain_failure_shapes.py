@@ -23,6 +23,8 @@ exception that ended a thread. Each is the program's own text:
   npm/cli lib/utils/error-message.js (``npm ERR!``, npm 10 ``npm error``), docker compose v1
   compose/config/validation.py (``The Compose file '...' is invalid because:``), .NET's and MSVC's
   ``Unhandled exception``; the bare verb of a failed step (``fail to initialise cuda backend``)
+- glibc's strerror() texts ending a perror()/err() line (sysdeps/gnu/errlist.h), Apple ld64's
+  ``Undefined symbols for architecture``, gdb's backtrace frames of ``abort``/``raise``/``__pthread_kill``
 - hosted notebooks' notices: Colab's ``Your session crashed after using all available RAM.`` and
   ``Your session crashed for an unknown reason.``, Kaggle's ``Your notebook tried to allocate more
   memory than is available. It has restarted.``
@@ -84,6 +86,23 @@ FAILURES = [
     # the bare verb of a failed step (llama.cpp-era C programs, Chinese-English messages)
     ("fail to initialise cuda backend", "failed"),
     ("Fail to load model from /models/x.bin", "failed"),
+    # a step that "could not" start, in more verbs (NVML's users: "Could not initialize NVML")
+    ("Could not initialize NVML", "missing"),
+    # a shortage in words
+    ("not enough memory", "missing"),
+    ("Insufficient GPU memory to load the model", "missing"),
+    # strerror() ending a perror()/err() line, or alone (glibc sysdeps/gnu/errlist.h)
+    ("mount: /mnt/data: Operation not permitted", "errno"),
+    ("Permission denied", "errno"),
+    ("Invalid argument", "errno"),
+    ("Too many open files", "errno"),
+    ("cp: error writing '/data/weights.bin': No space left on device", "errno"),
+    ("write(4): Broken pipe.", "errno"),
+    # Apple's ld64; gdb's backtrace of an aborted process
+    ("Undefined symbols for architecture arm64:", "build"),
+    ("#1  0x00007ffff7a44801 in abort () from /lib/x86_64-linux-gnu/libc.so.6", "crash"),
+    ("#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=140737352591168) at ./nptl/pthread_kill.c:44",
+     "crash"),
 ]
 
 #: what launchers and log collectors put before a line (a shell's or the kernel's line never
@@ -133,6 +152,10 @@ def test_the_kernels_record_of_a_crash_in_a_gpu_library_names_that_symptom(line)
     "FAIL: 0",
     "I wonder if it would fail to build with gcc 13",
     "this does not fail to load on the CPU",
+    # a strerror() text inside a sentence, not ending a failed call; a gdb frame of no abort
+    "Invalid argument handling was improved in this release",
+    "see the Permission denied section of the FAQ for details",
+    "#2  0x00005555555551a9 in main () at train.c:12",
 ])
 def test_near_misses_are_no_failure_lines(line):
     assert error_shape(line) is None, line
@@ -268,3 +291,14 @@ def test_a_device_count_of_zero_in_the_users_words_is_torch_seeing_no_gpu(line):
                                   "device_count() = 01"])
 def test_a_device_count_above_zero_is_no_symptom(line):
     assert "torch-cuda-unavailable" not in codes(answer(line)), codes(answer(line))
+
+
+@pytest.mark.parametrize("line", ["Too many open files", "socket(): Too many open files",
+                                  "accept: Too many open files."])
+def test_emfile_alone_or_ending_a_line_is_the_open_files_limit(line):
+    assert codes(answer(line))[:1] == ["open-files-limit-exhausted"], codes(answer(line))
+
+
+def test_enfile_is_not_the_process_limit():
+    # ENFILE: the whole system's file table (fs.file-max), not the process's ulimit -n
+    assert "open-files-limit-exhausted" not in codes(answer("socket(): Too many open files in system"))

@@ -303,6 +303,15 @@ ERROR_WORDS = (
     # bare "fail to" (parser.HARD_ERROR_RE "tool", SOFT_ERROR_RE "failed")
     "Result = FAIL", "FAIL: ", "npm ERR!", "npm error", "is invalid because", "nhandled exception",
     "nhandled Exception", "ail to ", "FAIL to ",
+    # strerror() texts ending a line (parser.SOFT_ERROR_RE "errno"), a shortage in words and
+    # Apple's ld64, gdb's backtrace of an abort
+    "not permitted", "Input/output error", "resource busy", "left on device", "Read-only file", "open files",
+    "Broken pipe", "reset by peer", "Text file busy", "Invalid argument", "not supported", "Bad address",
+    "No such process", "is unreachable", "route to host", "already in use", "quota exceeded", "Stale file",
+    "not implemented", "list too long", "needs cleaning", "Value too large", "Protocol error", "connection abort",
+    "is not connected", "Remote I/O", "cross-device", "temporarily unavailable", "Exec format", "device or address",
+    "ot enough", "OT ENOUGH", "nsufficient ", "NSUFFICIENT ", "Undefined symbols", "abort (", "raise (",
+    "pthread_kill",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

@@ -524,6 +524,8 @@ HARD_ERROR_RE = re.compile(
     # "fatal error C1083:", "error LNK2019:", "NMAKE : fatal error U1077:"
     r"|(?P<msvc>\b(?:fatal error|error) [A-Z]{1,4}\d{3,5}\s?:)"
     r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
+    # Apple's ld64 ("Undefined symbols for architecture arm64:", "ld: symbol(s) not found for ...")
+    r"|Undefined symbols for architecture \w"
     r"|subprocess-exited-with-error|returned non-zero exit status)"
     r"|(?P<nccl>NCCL WARN|\bnccl[A-Z]\w{0,30}Error\b)"
     r"|(?P<crash>Segmentation fault|core dumped|Bus error|Illegal instruction|Aborted \(|Floating point exception"
@@ -549,7 +551,11 @@ HARD_ERROR_RE = re.compile(
     r"|\b(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc|tcache_thread_shutdown)"
     r"\(\): (?:invalid|corrupted|memory corruption|double free|unaligned|unsorted)"
     r"|\bdouble free or corruption \(|\bcorrupted (?:size vs\. prev_size|double-linked list)"
-    r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b)"
+    r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b"
+    # gdb's backtrace of a process that aborted ("#1  0x00007ffff7a44801 in abort () from
+    # /lib/x86_64-linux-gnu/libc.so.6", "#0  __pthread_kill_implementation (...) at ./nptl/pthread_kill.c:44")
+    r"|^#\d{1,3}\s{1,4}(?:0x[0-9a-f]{4,16} in )?(?:abort|raise|__GI_raise|__GI_abort|__pthread_kill\w{0,30}|pthread_kill)"
+    r" \()"
     # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
     # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
     r"|(?P<thread>^\s{0,8}Exception in thread \S)"
@@ -622,7 +628,11 @@ SOFT_ERROR_RE = re.compile(
     r"|bind|build|compile|get|set|map|register|parse|call|execute|init)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
-    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded)|No matching distribution found"
+    r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded|initiali[sz]e|start|connect|create|allocate"
+    r"|access|determine|resolve|execute|run|read|write|get|bind|launch|compile|build)\b|No matching distribution found"
+    # a shortage in words ("not enough memory", "Insufficient GPU memory", "insufficient shared memory")
+    r"|\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) (?:GPU |gpu |device |host |system |shared |CUDA |cuda"
+    r" |video |free |disk |physical |virtual )?(?:memory|MEMORY|RAM|VRAM|space|disk space)\b"
     # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
     # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
     r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|access"
@@ -642,7 +652,19 @@ SOFT_ERROR_RE = re.compile(
     r"|DEADLINE_EXCEEDED|OUT_OF_RANGE|UNIMPLEMENTED|DATA_LOSS|UNAUTHENTICATED|INTERNAL|NOT_FOUND|UNAVAILABLE): \S)"
     r"|(?P<timeout>timed out|Watchdog caught|Timeout at |[Tt]imeout (?:expired|exceeded|reached|error)"
     r"|[Dd]eadline exceeded|\b(?:[Cc]onnection|was) refused\b)"
-    r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d)"
+    r"|(?P<errno>\[Errno -?\d{1,5}\]|(?<![\w-])errno\s{0,2}[=:]?\s{0,2}-?\d"
+    # the C library's strerror() text ending a line, as perror() and err() print it ("cp: error
+    # writing 'x': No space left on device", "mount: /mnt: Operation not permitted") or alone
+    # (glibc string/_strerror.c, sysdeps/gnu/errlist.h); "No such file or directory", "Cannot
+    # allocate memory" and "Connection refused" are read above
+    r"|(?:^\s{0,8}|: |\()(?:Operation not permitted|Permission denied|Input/output error|Device or resource busy"
+    r"|No space left on device|Read-only file system|Too many open files(?: in system)?|Broken pipe"
+    r"|Connection reset by peer|Text file busy|Invalid argument|Operation not supported|Bad address|No such process"
+    r"|Network is unreachable|No route to host|Address already in use|Disk quota exceeded|Stale file handle"
+    r"|Function not implemented|Argument list too long|Structure needs cleaning|Value too large for defined data type"
+    r"|Protocol error|Software caused connection abort|Transport endpoint is not connected|Remote I/O error"
+    r"|Invalid cross-device link|Resource temporarily unavailable|Exec format error|No such device or address)"
+    r"[.)'\"]?\s*$)"
     r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
     # a run that works, but on the CPU, in users' words: the GPU not used, the CPU build of
     # torch named ("it uses the CPU instead", "installed the cpu version of torch", "Torch
