@@ -734,6 +734,9 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # Boot's refusal reads "Key was rejected by service" / "Required key not available")
     r"|\b(?:Failure|Error)s? Occurred\s{0,40}:\s{0,3}(?:No|None|N/A)\b"
     r"|module verification failed: signature and/or required key missing - tainting kernel"
+    # a tree walk's note on a directory it may not read (findutils, du: "find: '/proc/1/map_files':
+    # Permission denied"): the walk goes on and the paste's point is what it found
+    r"|^(?:find|du): [^\n]{1,300}: Permission denied\s*$"
 )
 #: notices that libraries print on healthy runs (at start-up, or as a performance hint),
 #: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration

@@ -1,0 +1,53 @@
+"""Python's own import messages and protobuf's typo, as explain reads them (issue 8, item 2).
+
+- CPython Objects/moduleobject.c ``module_getattro`` (3.8-3.12): "partially initialized module
+  '%U' has no attribute '%U' (most likely due to a circular import)": a script named like the
+  package it imports (``torch.py`` running ``import torch`` imports itself), or mismatched builds of
+  one package; Triton's own case stays ``triton-import-failed``'s
+- protocolbuffers/protobuf python/google/protobuf/descriptor.py: 4.21.0-4.21.x raised "Descriptors
+  cannot not be created directly." (the doubled negative), later releases "cannot be created"
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+
+from test_explain_patterns import WRAPPERS
+
+
+def codes(text: str):
+    return [c.code for c in explain_text(text + "\n").candidates]
+
+
+CASES = [
+    ("AttributeError: partially initialized module 'torch' has no attribute 'cuda' (most likely due to a "
+     "circular import)", "module-shadowed"),
+    ("AttributeError: partially initialized module 'numpy.random' has no attribute 'seed' (most likely due to a "
+     "circular import)", "module-shadowed"),
+    ("TypeError: Descriptors cannot not be created directly.", "dependency-version-mismatch"),
+    ("TypeError: Descriptors cannot be created directly.", "dependency-version-mismatch"),
+]
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("line,code", CASES)
+def test_the_message_names_its_cause_however_it_is_pasted(line, code, wrapper):
+    assert codes(WRAPPERS[wrapper](line))[:1] == [code], (wrapper, codes(WRAPPERS[wrapper](line)))
+
+
+def test_tritons_partial_import_keeps_its_own_reading():
+    got = codes("AttributeError: partially initialized module 'triton.language' has no attribute 'core' "
+                "(most likely due to a circular import)")
+    assert got[:1] == ["triton-import-failed"], got
+
+
+@pytest.mark.parametrize("line", [
+    # an attribute missing from a module that finished importing: a version question, not shadowing
+    "AttributeError: module 'numpy' has no attribute 'float'.",
+    # the words in a sentence about imports
+    "the module was partially initialized when I checked",
+])
+def test_near_misses_are_not_shadowing(line):
+    assert "module-shadowed" not in codes(line), codes(line)
