@@ -101,6 +101,11 @@ FAILURES = [
     # Apple's ld64; gdb's backtrace of an aborted process
     ("Undefined symbols for architecture arm64:", "build"),
     ("#1  0x00007ffff7a44801 in abort () from /lib/x86_64-linux-gnu/libc.so.6", "crash"),
+    # libstdc++'s verbose terminate handler when a handler throws again
+    ("terminate called recursively", "tool"),
+    # Ray's GCS on a node whose raylet stopped answering
+    ("The node with node id: 5f2c and address: 10.0.0.7 and node name: gpu-7 has been marked dead because the "
+     "detector has missed too many heartbeats from it.", "exited"),
     ("#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=140737352591168) at ./nptl/pthread_kill.c:44",
      "crash"),
 ]
@@ -302,3 +307,9 @@ def test_emfile_alone_or_ending_a_line_is_the_open_files_limit(line):
 def test_enfile_is_not_the_process_limit():
     # ENFILE: the whole system's file table (fs.file-max), not the process's ulimit -n
     assert "open-files-limit-exhausted" not in codes(answer("socket(): Too many open files in system"))
+
+
+def test_enospc_as_oserrors_repr_is_the_disk_or_shm_symptom():
+    # wandb and loggers print the exception's repr, not str(): OSError(28, '...')
+    got = codes(answer("wandb: ERROR Run abc errored: OSError(28, 'No space left on device')"))
+    assert got[:1] == ["disk-full"], got

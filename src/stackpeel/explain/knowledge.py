@@ -311,7 +311,7 @@ ERROR_WORDS = (
     "not implemented", "list too long", "needs cleaning", "Value too large", "Protocol error", "connection abort",
     "is not connected", "Remote I/O", "cross-device", "temporarily unavailable", "Exec format", "device or address",
     "ot enough", "OT ENOUGH", "nsufficient ", "NSUFFICIENT ", "Undefined symbols", "abort (", "raise (",
-    "pthread_kill",
+    "pthread_kill", "marked dead",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

@@ -606,7 +606,7 @@ HARD_ERROR_RE = re.compile(
     r"|\b(?:OUT_OF_MEMORY|NODE_FAIL|BOOT_FAIL|PREEMPTED|DEADLINE|TIMEOUT|CANCELLED\+?(?: by \d{1,10})?)\s{1,20}"
     r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
-    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active)|\bwhat\(\):"
+    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|recursively)|\bwhat\(\):"
     r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
     r"|Error executing job with overrides"
     # a test or a sample's verdict: the CUDA samples' checkResult ("Result = FAIL", deviceQuery,
@@ -640,6 +640,10 @@ SOFT_ERROR_RE = re.compile(
     r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
     r"|\b[Kk]ernel (?:crashed|died|appears to have died)"
+    # Ray's GCS on a node whose raylet stopped answering (gcs_health_check_manager / node manager:
+    # "The node with node id: ... has been marked dead because the detector has missed too many
+    # heartbeats from it.")
+    r"|\bhas been marked dead because\b"
     # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
     # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
     # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
