@@ -209,6 +209,10 @@ def test_a_killed_count_is_no_killed_job():
     # without "CUDA error: " (knowledge/status_codes.json holds libcudart's texts)
     "an illegal memory access was encountered",
     "I keep getting `an illegal instruction was encountered` after a few steps",
+    "misaligned address",
+    "unspecified launch failure",
+    'the kernel fails with "invalid configuration argument" for large batches',
+    "invalid resource handle.",
 ])
 def test_a_cuda_runtime_text_alone_is_a_cuda_error(line):
     rep = answer(line)
@@ -218,7 +222,15 @@ def test_a_cuda_runtime_text_alone_is_a_cuda_error(line):
 def test_the_cuda_texts_come_from_the_runtime():
     from stackpeel.explain import numbers
     texts = {v[1] for v in numbers.table()["cudaError"].values() if len(v) > 1}
-    assert {"an illegal memory access was encountered", "an illegal instruction was encountered"} <= texts
+    assert {"an illegal memory access was encountered", "an illegal instruction was encountered",
+            "misaligned address", "unspecified launch failure", "invalid configuration argument",
+            "invalid resource handle", "hardware stack error", "invalid program counter"} <= texts
+
+
+@pytest.mark.parametrize("line", ["the allocator now rounds a misaligned address up to 256 bytes",
+                                  "added a check for invalid resource handles in the stream pool"])
+def test_a_cuda_text_inside_a_sentence_is_no_cuda_error(line):
+    assert "cuda-error-unclassified" not in codes(answer(line)), codes(answer(line))
 
 
 @pytest.mark.parametrize("line", [
