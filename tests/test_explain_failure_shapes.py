@@ -177,6 +177,11 @@ def test_near_misses_are_no_failure_lines(line):
     ("the python process just exits silently", True),
     ("training stopped without any output", True),
     ("the job terminated without a traceback", True),
+    ("There is no traceback, the process just disappears", True),
+    ("the model loads but the result is wrong", True),
+    ("fp16 inference produces incorrect results on the 4090", True),
+    # a library that swallowed a GPU failure and went on on the CPU (the founding case's shape)
+    ("[2024-01-01 10:00:00] WARN Failed to load libcuda.so, falling back to CPU", None),
 ])
 def test_a_crash_or_a_silent_end_in_the_users_words_is_a_possible_failure(line, suspect):
     rep = answer(line)
@@ -281,7 +286,10 @@ def test_docker_prose_without_the_message_names_neither():
 
 
 @pytest.mark.parametrize("line", ["the script exits without error", "Completed without errors",
-                                  "finished without any errors"])
+                                  "finished without any errors",
+                                  # a fallback that is not from the GPU, a fix for wrong results
+                                  "ninja not found, falling back to the slow distutils backend",
+                                  "this release fixes wrong results in fp16 matmul"])
 def test_ending_without_error_is_a_success(line):
     assert answer(line).exit_code == 0, line
 

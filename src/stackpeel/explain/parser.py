@@ -719,8 +719,10 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"(?<!hard )(?<!ank )(?<!GPU )(?<!gpu )(?<!vice )(?<!ode )(?<!rker )(?<!cess )(?<!ask )(?<!lica )"
     r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
     r"|^-- |^debconf: "
-    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)"
-    r"|\b[Ff]alling back to\b"
+    # (not a fallback from the GPU to the CPU: "Failed to load libcuda.so, falling back to CPU" is
+    # a GPU path that failed and was swallowed, as FLA's "roll back to CPU")
+    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)(?! (?:to )?(?:the )?(?:CPU|cpu)\b)"
+    r"|\b[Ff]alling back to\b(?! (?:the )?(?:CPU|cpu)\b)"
     # a notice that names its own fallback and says the run is fine (XLA's "Can't find ptxas binary
     # in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation. This is OK so
     # long as you don't see a warning below ...")
@@ -968,6 +970,12 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
     r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
     r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
+    # a process that vanishes ("there is no traceback, the process just disappears"), and a run
+    # whose results are wrong ("the result is wrong", "produces incorrect results")
+    r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| then)?"
+    r" (?:disappears|disappeared|vanishes|vanished)\b"
+    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|answers?|values)\b"
+    r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|corrupted)\b"
     # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
     # appears", "I recieved this error:"), whose message the paste lost or the reader cut
     r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
