@@ -260,6 +260,12 @@ KNOWN_MISSES: Dict[str, str] = {
     # changing the order of two imports; the log is a bare segfault (class E: not in the log)
     "dobb-e-4-decord-imported-before-torch-segfault": "only 'Fatal Python error: Segmentation fault': importing torch before decord is the thread's fix, not the log's",
     "Anomaly_Prediction-18-segfault-fixed-by-import-order": "only 'segmentation fault (core dumped)' after 100 epochs: the tensorboardX import order is the thread's fix",
+    # harv27-2026-12-05 (harv27, sampled in search order): the cause is in the thread's fix or the
+    # user's own sentence, not in a line a program printed (classes E and A3)
+    "FollowYourCanvas-2-segfault-loading-model-decord-import-order": "only 'Segmentation fauld (core dumped)' in a title: importing decord last is the thread's fix",
+    "NVIDIA-caffe-492-nccl-unhandled-cuda-error-libnccl-for-cuda9": "NCCL's 'unhandled cuda error' through a Caffe CHECK: the libnccl2 package built for another CUDA is only in the reporter's fix",
+    "nccl-tests-6-unhandled-cuda-error-nccl-built-for-other-cuda": "'unhandled cuda error' and the user's sentence 'my nccl depends on a different CUDA version (11.0)' (A3)",
+    "deep-person-reid-375-cublas-runtime-error-rtx2080-cuda9": "a bare 'RuntimeError: cublas runtime error' (THC's reason cut off) and the user's sentence that an RTX 2080 needs CUDA 10 (A3/C3)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
