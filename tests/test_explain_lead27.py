@@ -1,9 +1,11 @@
-"""Python's own import messages and protobuf's typo, as explain reads them (issue 8, item 2).
-
+"""Python's own import messages, protobuf's typo and CUDA's error 803 as NGC containers print it, as
+explain reads them (issue 8, item 2).
 - CPython Objects/moduleobject.c ``module_getattro`` (3.8-3.12): "partially initialized module
   '%U' has no attribute '%U' (most likely due to a circular import)": a script named like the
   package it imports (``torch.py`` running ``import torch`` imports itself), or mismatched builds of
   one package; Triton's own case stays ``triton-import-failed``'s
+- cudaGetErrorString(cudaErrorSystemDriverMismatch, 803), capitalised by NGC containers' banner
+  ("ERROR: The NVIDIA Driver is present, but CUDA failed to initialize ... [[ System has ... ]]")
 - protocolbuffers/protobuf python/google/protobuf/descriptor.py: 4.21.0-4.21.x raised "Descriptors
   cannot not be created directly." (the doubled negative), later releases "cannot be created"
 """
@@ -28,6 +30,9 @@ CASES = [
      "circular import)", "module-shadowed"),
     ("TypeError: Descriptors cannot not be created directly.", "dependency-version-mismatch"),
     ("TypeError: Descriptors cannot be created directly.", "dependency-version-mismatch"),
+    # cudaGetErrorString(803) as NGC containers' start banner prints it, capitalised
+    ("   [[ System has unsupported display driver / cuda driver combination (error 803) ]]",
+     "driver-library-mismatch"),
 ]
 
 
