@@ -1,5 +1,6 @@
 """Python's own import messages, protobuf's typo and CUDA's error 803 as NGC containers print it, as
 explain reads them (issue 8, item 2).
+
 - CPython Objects/moduleobject.c ``module_getattro`` (3.8-3.12): "partially initialized module
   '%U' has no attribute '%U' (most likely due to a circular import)": a script named like the
   package it imports (``torch.py`` running ``import torch`` imports itself), or mismatched builds of
