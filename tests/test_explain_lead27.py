@@ -57,3 +57,34 @@ def test_tritons_partial_import_keeps_its_own_reading():
 ])
 def test_near_misses_are_not_shadowing(line):
     assert "module-shadowed" not in codes(line), codes(line)
+
+
+# -- a lower-case message capitalised where it starts a sentence, a title or a banner ----------
+
+@pytest.mark.parametrize("line,code", [
+    ("Device-side assert triggered", "cuda-device-side-assert"),
+    ("An illegal memory access was encountered", "cuda-error-unclassified"),
+    ("Invalid device function", "torch-arch-not-supported"),
+    ("Misaligned address", "cuda-error-unclassified"),
+    ("Operation not permitted when stream is capturing", "cuda-graph-capture-unsupported"),
+    ("Undefined symbol: _ZN3c104cuda9SetDeviceEi", "extension-torch-mismatch"),
+])
+def test_a_capitalised_first_letter_still_names_the_cause(line, code):
+    assert codes(line)[:1] == [code], codes(line)
+
+
+@pytest.mark.parametrize("pattern,compiled", [
+    ("no kernel image", "[nN]o kernel image"),
+    (r"\ban illegal", r"\b[aA]n illegal"),
+    ("Failed to find C compiler", "Failed to find C compiler"),   # already capitalised
+    ("a?b", "a?b"),                                               # a quantified letter
+    (r"\d+ files", r"\d+ files"),                                 # no letter first
+])
+def test_only_a_leading_lower_case_letter_is_widened(pattern, compiled):
+    from stackpeel.explain.knowledge import either_case_start
+    assert either_case_start(pattern) == compiled
+
+
+def test_the_rest_of_the_message_keeps_its_case():
+    # only the first letter: "No Kernel Image" is not how any program words it
+    assert "torch-arch-not-supported" not in codes("No Kernel Image Is Available For Execution")

@@ -311,7 +311,7 @@ ERROR_WORDS = (
     "not implemented", "list too long", "needs cleaning", "Value too large", "Protocol error", "connection abort",
     "is not connected", "Remote I/O", "cross-device", "temporarily unavailable", "Exec format", "device or address",
     "ot enough", "OT ENOUGH", "nsufficient ", "NSUFFICIENT ", "Undefined symbols", "abort (", "raise (",
-    "pthread_kill", "marked dead",
+    "pthread_kill", "marked dead", "Undefined symbol",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate
@@ -594,6 +594,36 @@ def _literal_alternation(literals: Sequence[str]) -> Pattern[str]:
     return re.compile(emit(trie) if trie else "(?!)")
 
 
+#: a pattern that starts with a lower-case letter (optionally after ``\\b``), not one a quantifier
+#: or a group's syntax follows
+_LOWER_START_RE = re.compile(r"(\\b)?([a-z])(?![?*+{])")
+
+
+def either_case_start(pattern: str) -> str:
+    """``pattern`` with its first letter matched in either case when it starts with a lower-case
+    letter: a program's lower-case message is capitalised where it starts a sentence, an issue's
+    title or a banner line ("Device-side assert triggered", NGC's "[[ System has unsupported display
+    driver ... ]]", "An illegal memory access was encountered"). Only the first letter: the rest of
+    a message keeps its case, which tells one program's wording from another's."""
+    m = _LOWER_START_RE.match(pattern)
+    if m is None:
+        return pattern
+    ch = m.group(2)
+    return f"{m.group(1) or ''}[{ch}{ch.upper()}]{pattern[m.end():]}"
+
+
+def _either_case_needles(pattern: str) -> List[str]:
+    """The needles of ``pattern`` as :func:`either_case_start` matches it: each needle that starts
+    with the pattern's first letter also capitalised (a needle from a later run is unchanged by
+    the first letter's case, and a capitalised copy of it only widens the prefilter)."""
+    needles = needles_of(pattern)
+    m = _LOWER_START_RE.match(pattern)
+    if m is None:
+        return needles
+    ch = m.group(2)
+    return needles + [ch.upper() + n[1:] for n in needles if n[:1] == ch]
+
+
 def _compile(pattern: str, where: str) -> Pattern[str]:
     try:
         return re.compile(pattern, re.MULTILINE)
@@ -613,14 +643,15 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
     for i, sig in enumerate(kb.signatures()):
         code = kb.get(sig.code)
         where = f"{code.file} [{code.code}] log {sig.id!r}"
+        patterns = [either_case_start(p) for p in sig.patterns]
         try:
-            needles = tuple(dict.fromkeys(n for p in sig.patterns for n in needles_of(p)))
+            needles = tuple(dict.fromkeys(n for p in sig.patterns for n in _either_case_needles(p)))
         except (KnowledgeError, re.error) as exc:
             raise KnowledgeError(f"{where}: {exc}") from None
         entries.append(Entry(
             id=sig.id,
             needles=needles,
-            patterns=tuple(_compile(p, where) for p in sig.patterns),
+            patterns=tuple(_compile(p, where) for p in patterns),
             layer=sig.layer,
             codes=(sig.code,),
             kind=sig.kind,

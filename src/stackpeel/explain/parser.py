@@ -581,7 +581,7 @@ HARD_ERROR_RE = re.compile(
     # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
     # failed call was; the text before it names the cause
     r"|^\s{0,8}current device: -?\d{1,3}, in function \w{1,100} at )"
-    r"|(?P<symbol>undefined symbol)"
+    r"|(?P<symbol>[Uu]ndefined symbol)"
     r"|(?P<oom>[Oo]ut of memory|\bOOM\b|oom-kill|OOMKilled)"
     r"|(?P<killed>\bKilled$|^\u5df2\u6740\u6b7b$"
     # "Killed" as a Chinese sentence quotes the shell's report, glued to the ideographs before it
