@@ -88,3 +88,8 @@ def test_only_a_leading_lower_case_letter_is_widened(pattern, compiled):
 def test_the_rest_of_the_message_keeps_its_case():
     # only the first letter: "No Kernel Image" is not how any program words it
     assert "torch-arch-not-supported" not in codes("No Kernel Image Is Available For Execution")
+
+
+def test_a_capitalised_hang_in_the_users_words_is_its_symptom():
+    # "stuck at loading the model" named model-load-hang; capitalised at a sentence's start it did not
+    assert codes("Stuck at loading the model, nothing happens after that.")[:1] == ["model-load-hang"]

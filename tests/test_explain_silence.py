@@ -234,7 +234,9 @@ SUSPECTS = [
     "[WARNING|modeling_utils.py:4170] 2024-04-01 10:00:00,000 >> Could not load the custom kernel, failed to import it",
     # users' words at the start of a sentence, in words the line gate does not look for (it is
     # case-sensitive): the log with no error line is read again, every line
-    "Stuck at loading the model, nothing happens after that.",
+    # ("Stuck at loading the model ..." is model-load-hang's since a signature's first letter is
+    # read in either case)
+    "Stuck after printing the config, nothing happens after that.",
     "Training Hangs forever after the first epoch.",
     "Not found: the checkpoint the script asks for.",
     # CPython Python/faulthandler.c: faulthandler.dump_traceback_later's header when time is up
