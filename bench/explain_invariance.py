@@ -93,6 +93,8 @@ TRANSFORMS: Dict[str, tuple] = {
     "wrap80": ("a terminal's hard wrap at 80 columns", _hard_wrap(80)),
     "softwrap": ("re-wrapped at word boundaries at 80 columns", _soft_wrap),
     "crlf": ("CRLF line ends", lambda body: body.replace("\n", "\r\n")),
+    "smart-quotes": ("typographic quotes, as a word processor or a forum writes them",
+                     lambda body: body.replace("'", "\u2019").replace('"', "\u201d")),
     "cut-top": ("the first quarter of the lines cut", _cut(True)),
     "cut-bottom": ("the last quarter of the lines cut", _cut(False)),
 }

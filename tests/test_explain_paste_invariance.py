@@ -1,6 +1,6 @@
 """How a log is pasted must not change what explain reads in it (issue 8 item 2): container
 runtimes' JSON lines, whole-stream prefixes of kubectl, journald and vLLM/Ray workers, and the
-echoed source comments of a traceback under such a prefix. bench/explain_invariance.py measures
+echoed source comments of a traceback under such a prefix, typographic quotes. bench/explain_invariance.py measures
 the same over the training corpus; these tests pin the mechanisms and their near misses.
 """
 
@@ -514,3 +514,26 @@ def test_a_tables_rows_are_no_sentence_to_report_whole():
     assert soft_wrap_paragraph(rows, 0, sentences=True) == (0, 0)
     # the same two rows are no paragraph of prose either way round
     assert soft_wrap_paragraph(rows, 1, sentences=True) == (1, 1)
+
+
+# -- typographic quotes ------------------------------------------------------------------------
+
+SMART = str.maketrans({"'": "\u2019", '"': "\u201d"})
+
+
+@pytest.mark.parametrize("text,code", [
+    (SEED, "no-c-compiler"),
+    ("ModuleNotFoundError: No module named 'triton'", "triton-not-installed"),
+    ("AttributeError: module 'torch' has no attribute 'compiler'", "torch-too-old-for-package"),
+])
+def test_typographic_quotes_read_as_the_ascii_ones_the_program_printed(text, code):
+    # a word processor, a forum or a chat client turns ' and " into \u2019 and \u201d (or \u2018 \u201c)
+    assert _codes(text.translate(SMART))[:1] == [code], _codes(text.translate(SMART))
+    opened = text.replace("'", "\u2018", 1).translate(SMART)
+    assert _codes(opened)[:1] == [code], _codes(opened)
+
+
+def test_the_quotes_are_ascii_in_the_evidence_and_other_text_is_kept():
+    from stackpeel.explain.parser import clean
+    assert clean("No module named \u2018triton\u2019 \u2014 \u00e9t\u00e9") == ("No module named 'triton' \u2014 \u00e9t\u00e9", 0)
+    assert clean("plain 'ascii' text") == ("plain 'ascii' text", 0)

@@ -1301,14 +1301,26 @@ def split_prefix(line: str) -> Tuple[str, str]:
     return key.strip(), line[m.end():]
 
 
+#: typographic quotes as word processors, forums and chat clients put them in a pasted message
+#: ("No module named \u2018triton\u2019", "Can\u2019t load tokenizer"), read as the ASCII ones the
+#: programs printed: the knowledge base's signatures quote as the programs do
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                                     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
+_TYPOGRAPHIC_QUOTES_RE = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f]")
+
+
 def clean(text: str) -> Tuple[str, int]:
-    """Remove ANSI escapes and control characters; (clean text, junk characters removed)."""
+    """Remove ANSI escapes and control characters, and read typographic quotes as ASCII ones;
+    (clean text, junk characters removed)."""
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     if text.isascii():
         out = text.translate(_CTRL_TABLE)
     else:
         out = CTRL_RE.sub("", text) if CTRL_RE.search(text) else text
+        if _TYPOGRAPHIC_QUOTES_RE.search(out):
+            out = out.translate(_TYPOGRAPHIC_QUOTES)
+            return out, len(text) - len(out)
     junk = len(text) - len(out)
     return (out if junk else text), junk
 
