@@ -95,6 +95,12 @@ TRANSFORMS: Dict[str, tuple] = {
     "crlf": ("CRLF line ends", lambda body: body.replace("\n", "\r\n")),
     "smart-quotes": ("typographic quotes, as a word processor or a forum writes them",
                      lambda body: body.replace("'", "\u2019").replace('"', "\u201d")),
+    "nbsp": ("no-break spaces, as a web page copied from a browser holds them",
+             lambda body: body.replace(" ", "\u00a0")),
+    "html": ("HTML-escaped quotes and brackets, as a mail notification or a page's source holds them",
+             lambda body: body.replace("&", "&amp;").replace("'", "&#39;").replace('"', "&quot;")
+             .replace("<", "&lt;").replace(">", "&gt;")),
+    "gha": ("GitHub Actions' timestamp on every line", _each_line("2024-05-01T12:00:00.1234567Z ")),
     "cut-top": ("the first quarter of the lines cut", _cut(True)),
     "cut-bottom": ("the last quarter of the lines cut", _cut(False)),
 }

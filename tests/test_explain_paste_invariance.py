@@ -1,7 +1,8 @@
 """How a log is pasted must not change what explain reads in it (issue 8 item 2): container
-runtimes' JSON lines, whole-stream prefixes of kubectl, journald and vLLM/Ray workers, and the
-echoed source comments of a traceback under such a prefix, typographic quotes. bench/explain_invariance.py measures
-the same over the training corpus; these tests pin the mechanisms and their near misses.
+runtimes' JSON lines, whole-stream prefixes of kubectl, journald and vLLM/Ray workers, the
+echoed source comments of a traceback under such a prefix, typographic quotes, no-break spaces
+and HTML entities. bench/explain_invariance.py measures the same over the training corpus; these
+tests pin the mechanisms and their near misses.
 """
 
 from __future__ import annotations
@@ -531,6 +532,26 @@ def test_typographic_quotes_read_as_the_ascii_ones_the_program_printed(text, cod
     assert _codes(text.translate(SMART))[:1] == [code], _codes(text.translate(SMART))
     opened = text.replace("'", "\u2018", 1).translate(SMART)
     assert _codes(opened)[:1] == [code], _codes(opened)
+
+
+@pytest.mark.parametrize("route", [
+    lambda t: t.replace(" ", "\u00a0"),                                       # a web page's no-break spaces
+    lambda t: t.replace(" ", "\u202f", 3),                                    # a few narrow ones
+    lambda t: t.replace("'", "&#39;").replace('"', "&quot;"),                  # a mail notification's entities
+    lambda t: t.replace("'", "&#x27;").replace('"', "&#34;"),
+])
+@pytest.mark.parametrize("text,code", [
+    (SEED, "no-c-compiler"),
+    ("ModuleNotFoundError: No module named 'triton'", "triton-not-installed"),
+])
+def test_what_a_pastes_route_put_for_the_printed_characters_is_read_back(text, code, route):
+    assert _codes(route(text))[:1] == [code], _codes(route(text))
+
+
+def test_an_ampersand_that_is_no_entity_is_kept():
+    from stackpeel.explain.parser import clean
+    assert clean("make && make install; echo a&b &amp c")[0] == "make && make install; echo a&b &amp c"
+    assert clean("x &lt;y&gt; &amp;&amp; z")[0] == "x <y> && z"
 
 
 def test_the_quotes_are_ascii_in_the_evidence_and_other_text_is_kept():

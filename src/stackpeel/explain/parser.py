@@ -1301,28 +1301,40 @@ def split_prefix(line: str) -> Tuple[str, str]:
     return key.strip(), line[m.end():]
 
 
-#: typographic quotes as word processors, forums and chat clients put them in a pasted message
-#: ("No module named \u2018triton\u2019", "Can\u2019t load tokenizer"), read as the ASCII ones the
-#: programs printed: the knowledge base's signatures quote as the programs do
-_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-                                     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
-_TYPOGRAPHIC_QUOTES_RE = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f]")
+#: what a paste's route puts in place of the characters a program printed, read back as them:
+#: typographic quotes of word processors, forums and chat clients ("No module named
+#: \u2018triton\u2019", "Can\u2019t load tokenizer") and the no-break and other fixed-width spaces of
+#: a web page copied from a browser; the knowledge base's signatures quote and space as the
+#: programs do (bench/explain_invariance.py "smart-quotes", "nbsp")
+_PASTED_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                               "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
+                               "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2007": " ", "\u2009": " ",
+                               "\u200a": " ", "\u202f": " ", "\u205f": " "})
+_PASTED_CHARS_RE = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00a0\u2002\u2003\u2007"
+                              "\u2009\u200a\u202f\u205f]")
+#: the HTML entities a mail notification or a page's source holds for quotes and brackets
+#: ("No module named &#39;triton&#39;"): read as the characters (bench/explain_invariance.py "html")
+_HTML_ENTITY_RE = re.compile(r"&(?:#39|#x27|#34|#x22|quot|apos|lt|gt|amp);")
+_HTML_ENTITIES = {"&#39;": "'", "&#x27;": "'", "&#34;": '"', "&#x22;": '"', "&quot;": '"', "&apos;": "'",
+                  "&lt;": "<", "&gt;": ">", "&amp;": "&"}
 
 
 def clean(text: str) -> Tuple[str, int]:
-    """Remove ANSI escapes and control characters, and read typographic quotes as ASCII ones;
-    (clean text, junk characters removed)."""
+    """Remove ANSI escapes and control characters, and read back what a paste's route put for
+    the printed characters (typographic quotes, no-break spaces, HTML entities); (clean text,
+    junk characters removed)."""
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     if text.isascii():
         out = text.translate(_CTRL_TABLE)
     else:
         out = CTRL_RE.sub("", text) if CTRL_RE.search(text) else text
-        if _TYPOGRAPHIC_QUOTES_RE.search(out):
-            out = out.translate(_TYPOGRAPHIC_QUOTES)
-            return out, len(text) - len(out)
+        if _PASTED_CHARS_RE.search(out):
+            out = out.translate(_PASTED_CHARS)
     junk = len(text) - len(out)
-    return (out if junk else text), junk
+    if "&" in out and _HTML_ENTITY_RE.search(out):
+        out = _HTML_ENTITY_RE.sub(lambda m: _HTML_ENTITIES[m.group()], out)
+    return out, junk
 
 
 class LogScanner:
