@@ -549,12 +549,16 @@ def test_what_a_pastes_route_put_for_the_printed_characters_is_read_back(text, c
 
 
 def test_an_ampersand_that_is_no_entity_is_kept():
-    from stackpeel.explain.parser import clean
-    assert clean("make && make install; echo a&b &amp c")[0] == "make && make install; echo a&b &amp c"
-    assert clean("x &lt;y&gt; &amp;&amp; z")[0] == "x <y> && z"
+    from stackpeel.explain.parser import as_printed
+    assert as_printed("make && make install; echo a&b &amp c") == "make && make install; echo a&b &amp c"
+    assert as_printed("x &lt;y&gt; &amp;&amp; z") == "x <y> && z"
 
 
-def test_the_quotes_are_ascii_in_the_evidence_and_other_text_is_kept():
-    from stackpeel.explain.parser import clean
-    assert clean("No module named \u2018triton\u2019 \u2014 \u00e9t\u00e9") == ("No module named 'triton' \u2014 \u00e9t\u00e9", 0)
-    assert clean("plain 'ascii' text") == ("plain 'ascii' text", 0)
+def test_the_evidence_shows_the_line_as_pasted():
+    from stackpeel.explain.parser import as_printed
+    line = "ModuleNotFoundError: No module named \u2018triton\u2019 \u2014 \u00e9t\u00e9"
+    assert as_printed(line) == "ModuleNotFoundError: No module named 'triton' \u2014 \u00e9t\u00e9"
+    assert as_printed("plain 'ascii' text") == "plain 'ascii' text"
+    expl = explain_text("some output\n" + line + "\n")
+    assert expl.candidates[0].code == "triton-not-installed"
+    assert [e.text for e in expl.candidates[0].evidence] == [line]

@@ -35,7 +35,7 @@ from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
 from .numbers import GATE_RE as NUMBERS_GATE, read_numbers, read_wrapped
-from .translate import translate
+from .translate import PASTED_CHARS as _PASTED_CHARS, PASTED_CHARS_RE as _PASTED_CHARS_RE, translate
 
 #: characters of one line that are kept and searched
 MAX_LINE = 16384
@@ -1301,17 +1301,6 @@ def split_prefix(line: str) -> Tuple[str, str]:
     return key.strip(), line[m.end():]
 
 
-#: what a paste's route puts in place of the characters a program printed, read back as them:
-#: typographic quotes of word processors, forums and chat clients ("No module named
-#: \u2018triton\u2019", "Can\u2019t load tokenizer") and the no-break and other fixed-width spaces of
-#: a web page copied from a browser; the knowledge base's signatures quote and space as the
-#: programs do (bench/explain_invariance.py "smart-quotes", "nbsp")
-_PASTED_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-                               "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
-                               "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2007": " ", "\u2009": " ",
-                               "\u200a": " ", "\u202f": " ", "\u205f": " "})
-_PASTED_CHARS_RE = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00a0\u2002\u2003\u2007"
-                              "\u2009\u200a\u202f\u205f]")
 #: the HTML entities a mail notification or a page's source holds for quotes and brackets
 #: ("No module named &#39;triton&#39;"): read as the characters (bench/explain_invariance.py "html")
 _HTML_ENTITY_RE = re.compile(r"&(?:#39|#x27|#34|#x22|quot|apos|lt|gt|amp);")
@@ -1319,22 +1308,33 @@ _HTML_ENTITIES = {"&#39;": "'", "&#x27;": "'", "&#34;": '"', "&#x22;": '"', "&qu
                   "&lt;": "<", "&gt;": ">", "&amp;": "&"}
 
 
+def as_printed(line: str) -> str:
+    """``line`` with what a paste's route put for the characters a program printed read back as
+    them: typographic quotes and fixed-width spaces (:data:`.translate.PASTED_CHARS`), the HTML
+    entities of quotes and brackets."""
+    if not line.isascii() and _PASTED_CHARS_RE.search(line):
+        line = line.translate(_PASTED_CHARS)
+    if "&" in line and _HTML_ENTITY_RE.search(line):
+        line = _HTML_ENTITY_RE.sub(lambda m: _HTML_ENTITIES[m.group()], line)
+    return line
+
+
+def _pasted(body: str) -> bool:
+    """Whether ``body`` holds anything :func:`as_printed` reads back (a C-speed test first)."""
+    return ("&" in body and _HTML_ENTITY_RE.search(body) is not None) or \
+        (not body.isascii() and _PASTED_CHARS_RE.search(body) is not None)
+
+
 def clean(text: str) -> Tuple[str, int]:
-    """Remove ANSI escapes and control characters, and read back what a paste's route put for
-    the printed characters (typographic quotes, no-break spaces, HTML entities); (clean text,
-    junk characters removed)."""
+    """Remove ANSI escapes and control characters; (clean text, junk characters removed)."""
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     if text.isascii():
         out = text.translate(_CTRL_TABLE)
     else:
         out = CTRL_RE.sub("", text) if CTRL_RE.search(text) else text
-        if _PASTED_CHARS_RE.search(out):
-            out = out.translate(_PASTED_CHARS)
     junk = len(text) - len(out)
-    if "&" in out and _HTML_ENTITY_RE.search(out):
-        out = _HTML_ENTITY_RE.sub(lambda m: _HTML_ENTITIES[m.group()], out)
-    return out, junk
+    return (out if junk else text), junk
 
 
 class LogScanner:
@@ -1479,6 +1479,8 @@ class LogScanner:
             body = body.replace("\r\n", "\n")
         body, junk = clean(body)
         r.junk_chars += junk
+        if _pasted(body):
+            body = self._as_printed(body)
         if not body.isascii():
             body = self._translate(body)
         body = self._read_numbers(body)
@@ -1539,6 +1541,13 @@ class LogScanner:
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
         self._lineno = base + n
+
+    def _as_printed(self, body: str) -> str:
+        """``body`` with what a paste's route put for the printed characters read back
+        (:func:`as_printed`); the lines as pasted are kept for the report."""
+        lines = body.split("\n")
+        found = self._read_lines(lines, [i for i, raw in enumerate(lines) if _pasted(raw)], as_printed)
+        return "\n".join(lines) if found else body
 
     def _translate(self, body: str) -> str:
         """``body`` with its localized system messages read in English (:mod:`.translate`)."""

@@ -59,7 +59,7 @@ def _table() -> Tuple[Optional[Pattern[str]], Dict[str, List[Tuple[str, Tuple, T
     for msg in messages:
         english = _english_parts(msg["msgid"].strip("\n"))
         for text in msg.get("tr", {}).values():
-            compiled = _compile(text.strip("\n"), english)
+            compiled = _compile(text.strip("\n").translate(PASTED_CHARS), english)
             if compiled is None:
                 continue
             parts, k, key, size = compiled
@@ -169,6 +169,20 @@ def _compile(text: str, english: Tuple) -> Optional[Tuple[Tuple[Part, ...], int,
 #: the most characters an argument between two literals may take (a path, a name, a number):
 #: bounds each search, so a line full of one translation's key stays linear
 MAX_ARG = 1000
+#: what a paste's route puts in place of the characters a program printed, read back as them:
+#: typographic quotes of word processors, forums and chat clients ("No module named
+#: \u2018triton\u2019", "Can\u2019t load tokenizer") and the no-break and other fixed-width spaces of
+#: a web page copied from a browser; the knowledge base's signatures quote and space as the
+#: programs do (bench/explain_invariance.py "smart-quotes", "nbsp"). The parser reads a log's
+#: chunks through it (parser.clean) and the catalogues' translations are read the same way, since
+#: glibc's and MSVC's own translations hold such quotes (uk "\u043e\u0431\u2019\u0454\u043a\u0442\u0456\u0432", zh_CN \u201c...\u201d)
+PASTED_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                              "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
+                              "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2007": " ", "\u2009": " ",
+                              "\u200a": " ", "\u202f": " ", "\u205f": " "})
+PASTED_CHARS_RE = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00a0\u2002\u2003\u2007"
+                             "\u2009\u200a\u202f\u205f]")
+
 QUOTES = frozenset("\"'`\u2018\u2019\u201c\u201d\u300c\u300d\u00ab\u00bb")
 NUMBER_RE = re.compile(r"-?\d+")
 
@@ -268,18 +282,25 @@ def _letters() -> FrozenSet[str]:
 
 
 def translate(line: str) -> str:
-    """``line`` with every catalogue message it holds in English (unchanged when none)."""
+    """``line`` with every catalogue message it holds in English (unchanged when none). The
+    catalogues' typographic quotes and fixed-width spaces are read as :data:`PASTED_CHARS` reads
+    them, so a line is matched the same however they were pasted."""
     if line.isascii() or _letters().isdisjoint(line):
         return line
     gate, table = _table()
     if gate is None:
         return line
     original = line
+    if PASTED_CHARS_RE.search(line):
+        line = line.translate(PASTED_CHARS)
+    read_as = line
     for _ in range(MAX_PASSES):  # a translation may uncover or shift another
         new = _pass(line, gate, table)
         if new == line:
             break
         line = new
+    if line == read_as:
+        return original
     if line != original:
         # a full-width colon of the same line ("cuda_runtime.h：" from gcc's "%s：%s") is the
         # English colon and space the signatures expect
