@@ -163,7 +163,7 @@ def test_the_programs_own_module_is_not_called_not_installed(line):
     "Could not import einops, some features disabled",
     "WARNING: No module named 'tensorboard', TensorBoard logging disabled",
     "UserWarning: No module named 'wandb'; falling back to the console logger",
-    "xFormers is optional: No module named 'xformers_ops'",
+    "Failed to import tensorboard: No module named 'tensorboard' (optional: the TensorBoard callback is skipped)",
 ])
 def test_optional_imports_name_no_code(line):
     assert codes_of(line + "\n") == []
@@ -183,14 +183,38 @@ test_installs_naming_packages_stay_healthy = healthy_test([
     "PermissionError: [Errno 13] Permission denied: '/root/.cache/torch/hub/checkpoints'",
 ])
 def test_near_misses_name_no_new_hub_code(line):
-    codes = codes_of(line + "\n")
-    assert not {"huggingface-hub-rate-limited", "huggingface-cache-unwritable"} & set(codes), codes
+    """No signature reads them (a low guess from resembling words of the corpus logs may)."""
+    cands = explain_text(line + "\n").candidates
+    stated = [c.code for c in cands if c.basis == "signature"]
+    assert not {"huggingface-hub-rate-limited", "huggingface-cache-unwritable"} & set(stated), stated
 
 
-def test_optional_import_warning_does_not_outrank_the_failure():
-    log = ("WARNING:root:Failed to import tensorboard: No module named 'tensorboard'\n"
-           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
-    assert codes_of(log) == ["gpu-out-of-memory"]
+@pytest.mark.parametrize("failure,code", [
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "gpu-out-of-memory"),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+     "installed a driver from http://www.nvidia.com/Download/index.aspx", "no-nvidia-driver"),
+])
+def test_a_failed_optional_import_logged_as_a_warning_does_not_outrank_the_failure(failure, code):
+    """Without its exception's name the message is a catch-all: a symptom the log states wins."""
+    log = "WARNING:root:Failed to import tensorboard: No module named 'tensorboard'\n" + failure + "\n"
+    codes = codes_of(log)
+    assert codes[:1] == [code] and "python-package-not-installed" not in codes, codes
+
+
+def test_a_bare_retold_message_still_names_the_package_when_nothing_else_does():
+    expl = explain_text("I get No module named 'einops' when I start it\n")
+    assert [c.code for c in expl.candidates][:1] == ["python-package-not-installed"]
+
+
+@pytest.mark.parametrize("message,codes", [
+    ("No module named 'cv2'", ["python-package-not-installed"]),
+    ("No module named 'causal_conv1d'", ["kernel-library-not-installed"]),
+    ("No module named 'torch._C'", []),
+])
+def test_run_maps_a_swallowed_module_not_found(message, codes):
+    from stackpeel.knowledge import load as load_kb
+
+    assert load_kb().exception_codes("ModuleNotFoundError", message) == codes
 
 
 def test_cant_load_names_the_hub_first_when_the_log_says_nothing_else():

@@ -260,6 +260,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # changing the order of two imports; the log is a bare segfault (class E: not in the log)
     "dobb-e-4-decord-imported-before-torch-segfault": "only 'Fatal Python error: Segmentation fault': importing torch before decord is the thread's fix, not the log's",
     "Anomaly_Prediction-18-segfault-fixed-by-import-order": "only 'segmentation fault (core dumped)' after 100 epochs: the tensorboardX import order is the thread's fix",
+    # training-2026-12-05apps27: transformers' generic OSError alone; the Hub its first cause
+    "lora-scripts-609-cant-load-clip-tokenizer-hub-blocked": "only transformers' generic 'Can't load tokenizer' (huggingface-load-failed, the Hub its first cause): that huggingface.co was blocked is the reporter's fix",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
