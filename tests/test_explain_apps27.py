@@ -251,3 +251,13 @@ def test_import_names_that_differ_from_their_distributions_are_in_the_fix():
     for pair in ("cv2 -> opencv-python", "PIL -> pillow", "sklearn -> scikit-learn", "yaml -> pyyaml",
                  "google.protobuf -> protobuf", "skimage -> scikit-image"):
         assert pair in fix
+
+
+def test_a_429_under_transformers_specific_connection_error_names_the_rate_limit():
+    """transformers utils/hub.py cached_file wraps the Hub's HTTP error (transformers#21129's paste)."""
+    wrapper = "OSError: There was a specific connection error when trying to load flax-community/roberta-base-thai:\n"
+    quoted = ("429 Client Error: Too Many Requests for url: "
+              "https://huggingface.co/flax-community/roberta-base-thai/resolve/main/config.json\n")
+    assert codes_of(wrapper + quoted)[:2] == ["huggingface-hub-rate-limited", "huggingface-hub-unreachable"]
+    # alone, the wrapper still reads as the Hub not answering
+    assert codes_of(wrapper)[:1] == ["huggingface-hub-unreachable"]
