@@ -266,6 +266,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "NVIDIA-caffe-492-nccl-unhandled-cuda-error-libnccl-for-cuda9": "NCCL's 'unhandled cuda error' through a Caffe CHECK: the libnccl2 package built for another CUDA is only in the reporter's fix",
     "nccl-tests-6-unhandled-cuda-error-nccl-built-for-other-cuda": "'unhandled cuda error' and the user's sentence 'my nccl depends on a different CUDA version (11.0)' (A3)",
     "deep-person-reid-375-cublas-runtime-error-rtx2080-cuda9": "a bare 'RuntimeError: cublas runtime error' (THC's reason cut off) and the user's sentence that an RTX 2080 needs CUDA 10 (A3/C3)",
+    # training-2026-12-05apps27: transformers' generic OSError alone; the Hub its first cause
+    "lora-scripts-609-cant-load-clip-tokenizer-hub-blocked": "only transformers' generic 'Can't load tokenizer' (huggingface-load-failed, the Hub its first cause): that huggingface.co was blocked is the reporter's fix",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
