@@ -136,9 +136,9 @@ def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True)
     keep = clip if clip_output else (lambda t: t.decode("utf-8", "replace") if isinstance(t, bytes) else (t or ""))
     try:
         proc = subprocess.run(
-            argv, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
-            input=input_text.encode() if input_text is not None else None,
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
+            # input= gives the program a pipe of its own (subprocess refuses stdin= beside it)
+            **({"input": input_text.encode()} if input_text is not None else {"stdin": subprocess.DEVNULL})
         )
         return {"argv": list(argv), "rc": proc.returncode, "stdout": keep(proc.stdout), "stderr": keep(proc.stderr),
                 "error": None}
