@@ -199,6 +199,28 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
             "origins": sorted({getattr(c, "origin", "builtin") for c in classes})}
 
 
+def users_pythonpath(environ: Mapping[str, str]) -> Dict[str, str]:
+    """``environ`` with each relative PYTHONPATH entry made absolute against the user's working
+    directory, as the target resolves it there (site makes sys.path absolute). The key script runs
+    in a fresh folder: ``PYTHONPATH=src`` read there named a new ``/tmp/stackpeel-key-*/src`` every
+    run, so no key ever repeated (tmp26); resolved here it repeats from the same directory and
+    differs from another one (chk27). A working directory that is gone leaves the value as it is."""
+    env = dict(environ)
+    value = env.get("PYTHONPATH")
+    if value is None:
+        return env
+    entries = value.split(os.pathsep)
+    if all(os.path.isabs(e) for e in entries):
+        return env
+    try:
+        here = os.getcwd()
+    except OSError:
+        return env
+    env["PYTHONPATH"] = os.pathsep.join(e if os.path.isabs(e) else os.path.abspath(os.path.join(here, e))
+                                        for e in entries)
+    return env
+
+
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:
     """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused). It runs
     in a thread while stackpeel loads its registry, so it never raises: no writable temporary
@@ -209,7 +231,7 @@ def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: 
         return None
     try:
         rc, out, _ = hygiene.run_captured([python, "-c", KEY_SCRIPT], timeout,
-                                          env=dict(environ) if environ is not None else None, cwd=cwd)
+                                          env=users_pythonpath(os.environ if environ is None else environ), cwd=cwd)
     except (OSError, hygiene.Closing):
         return None
     finally:
