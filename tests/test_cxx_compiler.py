@@ -94,9 +94,11 @@ def test_torch_214_with_a_gcc9_that_does_not_know_the_flag(clean_env, torch_214,
 
 
 def test_torch_213_says_nothing_even_with_a_compiler_that_cannot(clean_env, stack_python, faults):
-    """Negative control: the real torch 2.13 of the stack venv needs C++17: nothing compiled."""
+    """Negative control: the real torch of the stack venv (2.13 here) needs C++17: nothing compiled."""
     r = _run(stack_python, _env(clean_env, CXX=faults["gcc9"]))
-    assert r.facts["torch_files"]["version"].startswith("2.13")
+    version = r.facts["torch_files"].get("version") or ""
+    if tuple(int(x) for x in version.split("+")[0].split(".")[:2]) >= (2, 14):
+        pytest.skip(f"the stack venv's torch is {version}: no torch below 2.14 to control with")
     assert r.facts["needs_cxx20"] is False and r.facts["attempted"] is False and r.facts.get("kind") is None
     assert "command" not in r.facts
     assert r.status is Status.SKIP and r.findings == ()

@@ -200,25 +200,11 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
 
 
 def users_pythonpath(environ: Mapping[str, str]) -> Dict[str, str]:
-    """``environ`` with each relative PYTHONPATH entry made absolute against the user's working
-    directory, as the target resolves it there (site makes sys.path absolute). The key script runs
-    in a fresh folder: ``PYTHONPATH=src`` read there named a new ``/tmp/stackpeel-key-*/src`` every
-    run, so no key ever repeated (tmp26); resolved here it repeats from the same directory and
-    differs from another one (chk27). A working directory that is gone leaves the value as it is."""
-    env = dict(environ)
-    value = env.get("PYTHONPATH")
-    if value is None:
-        return env
-    entries = value.split(os.pathsep)
-    if all(os.path.isabs(e) for e in entries):
-        return env
-    try:
-        here = os.getcwd()
-    except OSError:
-        return env
-    env["PYTHONPATH"] = os.pathsep.join(e if os.path.isabs(e) else os.path.abspath(os.path.join(here, e))
-                                        for e in entries)
-    return env
+    """A copy of ``environ`` with a relative PYTHONPATH resolved as the target resolves it, against
+    the user's working directory (hygiene.resolve_pythonpath): the key script runs in a fresh
+    folder, where ``PYTHONPATH=src`` named a new ``/tmp/stackpeel-key-*/src`` every run, so no key
+    ever repeated (tmp26); resolved, it repeats from the same directory and differs from another."""
+    return hygiene.resolve_pythonpath(dict(environ))
 
 
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:
