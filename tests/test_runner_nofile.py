@@ -286,3 +286,45 @@ def test_a_run_under_a_lower_limit_reuses_nothing_measured_under_another(tmp_pat
     assert low["multi_gpu.open_files"] == ("warn", 12) and low["toolchain.extension_build"][0] == "fail", low
     again = run("ulimit -Sn 12; ")
     assert again["reused"] > 0 and again["multi_gpu.open_files"] == ("warn", 12), again
+
+
+# --------------------------------------------------------------------------------------------------
+# chk27: at a soft limit of 5 multi_gpu.open_files's own probe dies (its fork's setup, exit 70, nothing
+# on stderr); the runner's view of the user's limit names it, and the check is that root, not an error
+
+
+def test_the_open_files_probe_dying_at_soft_5_names_the_limit(tmp_path):
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    report = _open_files("ulimit -Sn 5", STACK, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert res["status"] == "error" and res["failure"]["exit_code"] is not None  # the probe gave no answer
+    (f,) = res["findings"]
+    assert f["code"] == "open-files-limit-low" and f["severity"] == "blocking"
+    assert "5 descriptors per process" in f["message"] and "could not run under it" in f["message"]
+    assert [b["check"] for b in report["diagnosis"]["blocking"]] == ["multi_gpu.open_files"]
+    assert report["diagnosis"]["errors"] == []
+
+
+def test_a_soft_limit_the_probe_fits_gives_its_answer_not_the_death_note(tmp_path):
+    """Negative control: at 20 the same probe answers (soft 20 measured), no `no-probe` sentence."""
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    report = _open_files("ulimit -Sn 20", STACK, tmp_path)
+    res = {r["id"]: r for r in report["results"]}["multi_gpu.open_files"]
+    assert res["status"] == "warn" and res["failure"] is None and res["facts"]["soft"] == 20
+    assert not any("could not run under it" in f["message"] for f in res["findings"])
+    assert report["diagnosis"]["errors"] == []
+
+
+def test_a_probe_death_under_a_roomy_limit_is_not_blamed_on_it():
+    """on_failure alone: the same death under 4096 without EMFILE names nothing; EMFILE in its stderr does."""
+    from stackpeel.checks.base import Context
+    from stackpeel.checks.multi_gpu import OpenFiles
+    from stackpeel.model import ProbeFailure
+    died = ProbeFailure("exit", exit_code=70, detail="probe multi_gpu.open_files exited with status 70")
+    ctx = Context({}, {"python": "/x/python", "nofile": [4096, 4096]}, {})
+    assert OpenFiles().on_failure(died, ctx) == []
+    said = ProbeFailure("exit", exit_code=1, stderr_tail="OSError: [Errno 24] Too many open files", detail="x")
+    assert [f.code for f in OpenFiles().on_failure(said, ctx)] == ["open-files-limit-low"]
+    assert OpenFiles().on_failure(died, Context({}, {"python": "/x/python", "nofile": [-1, -1]}, {})) == []

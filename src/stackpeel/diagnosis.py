@@ -93,6 +93,13 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
     return found
 
 
+def _died_of_its_own(r: CheckResult) -> bool:
+    """A check whose probe gave no answer but whose ``on_failure`` names, as blocking, the condition
+    it measures (multi_gpu.open_files's probe dies under a soft limit of 5, chk27): a root cause,
+    measured as far as it matters, not a check that merely could not complete."""
+    return r.status is Status.ERROR and any(f.severity is Severity.BLOCKING for f in r.findings)
+
+
 def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) -> Diagnosis:
     by_id = {r.id: r for r in results}
     order = {r.id: i for i, r in enumerate(results)}
@@ -129,7 +136,7 @@ def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) ->
     degraded: List[RootCause] = []
     for rid in sorted((p for p in problems if not explainers[p]), key=layer_rank):
         r = by_id[rid]
-        if r.status is Status.ERROR:
+        if r.status is Status.ERROR and not _died_of_its_own(r):
             continue  # unmeasured: listed under errors, never a root cause
         symptoms = sorted(
             (Symptom(pid, paths[pid][rid]) for pid in problems if pid != rid and rid in paths[pid]),
@@ -153,7 +160,7 @@ def diagnose(results: Sequence[CheckResult], layer_order: Sequence[str] = ()) ->
         if by_id[root.check_id].status is Status.WARN else layer_rank(root.check_id))
     # a check that could not complete and named the limit that killed it (Check.on_failure) is
     # that root's symptom, measured as far as it matters: not listed as "could not complete"
-    errors = tuple(r.id for r in results if r.status is Status.ERROR
+    errors = tuple(r.id for r in results if r.status is Status.ERROR and not _died_of_its_own(r)
                    and not any(_named_only(by_id[e]) for e in explainers.get(r.id, ())))
     return Diagnosis(tuple(blocking), tuple(degraded), errors)
 

@@ -330,6 +330,29 @@ class ToolchainLibcudaDiscoveryFacts(_ToolchainLibcudaDiscoveryFactsOptional):
     triton_source: Optional[str]
 
 
+class _ToolchainCxxCompilerFactsOptional(TypedDict, total=False):
+    command: List[Any]
+    compiler_version: Optional[str]
+    error: Any
+    #: ok, exec, flag (no -std=c++20), cplusplus (__cplusplus below 202002L), library, other
+    kind: Optional[str]
+    rc: Optional[int]
+    resolved: Optional[str]
+    stderr: Optional[str]
+
+
+class ToolchainCxxCompilerFacts(_ToolchainCxxCompilerFactsOptional):
+    """Facts of ``toolchain.cxx_compiler`` (check ``toolchain.cxx_compiler``); the compile's
+    keys only when torch needs C++20 (2.14 and newer)."""
+
+    attempted: bool
+    compiler: str
+    cxx_env: Optional[str]
+    needs_cxx20: bool
+    source: str
+    torch_files: Dict[str, Any]
+
+
 class _ToolchainNvccFactsOptional(TypedDict, total=False):
     nvcc_error: Any
     nvcc_exists: bool
@@ -846,6 +869,7 @@ BY_CHECK: Dict[str, type] = {
     "toolchain.extension_build": ToolchainExtensionBuildFacts,
     "toolchain.libcuda_discovery": ToolchainLibcudaDiscoveryFacts,
     "toolchain.nvcc": ToolchainNvccFacts,
+    "toolchain.cxx_compiler": ToolchainCxxCompilerFacts,
     "toolchain.ptxas": ToolchainPtxasFacts,
     "toolchain.triton_cache": ToolchainTritonCacheFacts,
     "toolchain.temp_dir": ToolchainTempDirFacts,

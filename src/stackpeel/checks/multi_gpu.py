@@ -61,6 +61,9 @@ SHM_MIN_FREE_BYTES = 512 * MIB
 DOCKER_DEFAULT_SHM = 64 * MIB
 MEMLOCK_MIN_BYTES = 1 * GIB
 NOFILE_MIN = 1024
+#: under this soft limit a death of multi_gpu.open_files's own probe is the limit's doing (its fork's
+#: setup fails at 5, exit 70, with nothing on stderr: chk27); the probe's start test begins there too
+NOFILE_PROBE_ROOM = 64
 
 #: NCCL variables that switch a transport off or on; worth naming in a summary
 _TRANSPORT_SWITCHES = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_P2P_LEVEL")
@@ -207,6 +210,21 @@ class OpenFiles(Check):
     facts = _facts.MultiGpuOpenFilesFacts
     probe = "multi_gpu.open_files"
     timeout = 15.0
+
+    def on_failure(self, failure, ctx):
+        """The probe died without an answer (a fork's setup fails at a soft limit of 5, exit 70, chk27):
+        the runner's view of the limit it started the probe under (``target["nofile"]``, the user's,
+        read before stackpeel raised its own) names it when it is that low, or when EMFILE is said."""
+        soft, hard = (list(ctx.target.get("nofile") or ()) + [None, None])[:2]
+        text = f"{getattr(failure, 'stderr_tail', '') or ''}\n{getattr(failure, 'detail', '') or ''}"
+        if not isinstance(soft, int) or soft < 0 or (soft >= NOFILE_PROBE_ROOM and not _EMFILE.search(text)):
+            return []
+        hard = hard if isinstance(hard, int) and hard >= 0 else None
+        error = (getattr(failure, "detail", "") or "").strip().splitlines()[:1] or ["no answer"]
+        return [ctx.finding("open-files-limit-low", "no-probe", severity=Severity.BLOCKING, soft=soft,
+                            hard=_nofile_text(hard), raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN,
+                            error=error[0], evidence=f"the limit stackpeel started the probe under: ({soft}, "
+                            f"{_nofile_text(hard)})\n{text.strip()}")]
 
     def evaluate(self, facts, ctx):
         soft, hard = facts["soft"], facts["hard"]

@@ -217,6 +217,52 @@ class ExtensionBuild(Check):
         return ctx.verdict(f"a C extension does not build with {cc}", *findings, **keep)
 
 
+#: the packages and CXX that build C++20 for torch >= 2.14, per package manager (chk27): gcc 11 is
+#: the first gcc whose -std=c++20 sets __cplusplus to 202002L; 12 is in Ubuntu 22.04, Debian 12
+#: and RHEL 8/9's gcc-toolset
+CXX20_GXX = {"apt": ("12", "g++-12"), "dnf": ("12", "/opt/rh/gcc-toolset-12/root/usr/bin/g++"),
+             "yum": ("12", "/opt/rh/gcc-toolset-12/root/usr/bin/g++")}
+
+
+class CxxCompiler(Check):
+    """The C++ compiler torch.utils.cpp_extension runs (``CXX``, else ``c++``) compiles C++20
+    with ``-std=c++20`` (``__cplusplus`` 202002L, a concept, ``<compare>``), which torch 2.14's
+    headers need. Below 2.14 nothing is compiled. Only source builds need it: it degrades."""
+
+    id = "toolchain.cxx_compiler"
+    title = "C++ compiler for torch extensions (C++20 from torch 2.14)"
+    layer = "toolchain"
+    codes = ("extension-cxx-standard-too-old",)
+    facts = _facts.ToolchainCxxCompilerFacts
+    requires = ("config.compiler_environment",)  # a CXX that names nothing is the variable's fault
+    probe = "toolchain.cxx_compiler"
+    probe_needs = ()
+    timeout = 60.0
+
+    def evaluate(self, facts, ctx):
+        torch = facts["torch_files"] or {}
+        cxx, source = facts["compiler"], facts["source"]
+        keep = {"compiler": cxx, "kind": facts.get("kind")}
+        if not torch.get("installed"):
+            return ctx.skip("torch is not installed: no extension is built against its headers", **keep)
+        tv = torch.get("version")
+        if not facts["needs_cxx20"]:
+            return ctx.skip(f"torch {tv} does not need C++20 (its headers do from 2.14): not tested", **keep)
+        kind = facts.get("kind")
+        version = facts.get("compiler_version") or "version unknown"
+        if kind == "ok":
+            return ctx.ok(f"{cxx} ({version}, from {source}) compiles C++20 for torch {tv}'s headers", **keep)
+        stderr = facts.get("stderr") or ""
+        first = next((ln.strip() for ln in stderr.splitlines() if "error" in ln), None)
+        cmd = " ".join(facts.get("command") or [cxx])
+        evidence = f"$ {cmd}\n{facts.get('error') or 'exit status %s' % facts.get('rc')}\n{stderr}".rstrip()
+        major, fix_cxx = CXX20_GXX.get(ctx.host.get("pkg_manager") or "", (None, None))
+        finding = ctx.finding("extension-cxx-standard-too-old", kind if kind in ("flag", "cplusplus", "library", "exec")
+                              else "other", evidence=evidence, severity=Severity.DEGRADED, torch_version=tv, cxx=cxx,
+                              cxx_source=source, cxx_version=version, cxx_error=first or facts.get("error") or
+                              f"exit status {facts.get('rc')}", gxx_major=major, cxx_fix=fix_cxx)
+        return ctx.verdict(f"{cxx} does not build C++20 ({version}), which torch {tv}'s headers need", finding, **keep)
+
 class LibcudaDiscovery(Check):
     """Finds libcuda.so.1 the way Triton does: ``TRITON_LIBCUDA_PATH`` (trusted), else the
     ``/sbin/ldconfig -p`` lines naming it (files must exist), else ``LD_LIBRARY_PATH`` only
@@ -590,5 +636,5 @@ class TempDir(Check):
         return ctx.ok(f"{where}: writable, {free} free", **keep)
 
 
-__all__ = ["CCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas", "TempDir",
+__all__ = ["CCompiler", "CxxCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas", "TempDir",
            "TritonCache", "header_params"]

@@ -4,6 +4,7 @@ import contextlib
 import ctypes
 import io
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -49,11 +50,14 @@ def owner_line():
     return "%d %s %s %s\n" % (pid, start, ns, boot)
 
 
-def stamped_mkdtemp(prefix, dir=None):
+def stamped_mkdtemp(prefix, dir=None, stamp_required=False):
     """tempfile.mkdtemp for a folder a probe makes outside stackpeel's own scratch (the target's
     temporary directory: the extension build): its name starts with ``stackpeel-`` and it holds
     the owner stamp, so a probe killed outright (SIGKILL, timeout, the OOM killer) leaves nothing
-    the next stackpeel does not sweep (runner/hygiene.py sweep_orphans). Raises as mkdtemp does."""
+    the next stackpeel does not sweep (runner/hygiene.py sweep_orphans). Raises as mkdtemp does.
+    A full file system may take the folder (an inode) but not the stamp's bytes (ENOSPC): with
+    ``stamp_required`` the folder is then removed again and that OSError raised (chk27), where a
+    folder the sweep could never remove is worse than none."""
     import tempfile
     if not prefix.startswith("stackpeel-"):
         raise ValueError("a swept folder's name starts with stackpeel-: %r" % prefix)
@@ -64,7 +68,9 @@ def stamped_mkdtemp(prefix, dir=None):
             with open(os.path.join(path, OWNER), "w") as f:
                 f.write(line)
         except (OSError, IOError):  # a full disk: the build that follows fails and says why
-            pass
+            if stamp_required:
+                shutil.rmtree(path, ignore_errors=True)
+                raise
     return path
 
 
@@ -119,7 +125,9 @@ def compiler_env(environ, cwd, folder=None):
     made = None
     if not (folder and _same_dir(os.path.dirname(os.path.abspath(folder)), chosen)):
         try:
-            folder = made = stamped_mkdtemp("stackpeel-cc-", chosen)
+            # unstamped it would outlive a SIGKILL unswept: rather none (the compiler meets the full
+            # file system itself, as the user's would)
+            folder = made = stamped_mkdtemp("stackpeel-cc-", chosen, stamp_required=True)
         except (OSError, IOError):
             return env, None
     for var in COMPILER_TMP_VARS:
@@ -136,9 +144,9 @@ def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True)
     keep = clip if clip_output else (lambda t: t.decode("utf-8", "replace") if isinstance(t, bytes) else (t or ""))
     try:
         proc = subprocess.run(
-            argv, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
-            input=input_text.encode() if input_text is not None else None,
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd,
+            # input= gives the program a pipe of its own (subprocess refuses stdin= beside it)
+            **({"input": input_text.encode()} if input_text is not None else {"stdin": subprocess.DEVNULL})
         )
         return {"argv": list(argv), "rc": proc.returncode, "stdout": keep(proc.stdout), "stderr": keep(proc.stderr),
                 "error": None}

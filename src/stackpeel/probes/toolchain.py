@@ -300,6 +300,86 @@ def extension_build(inp):
             shutil.rmtree(cc_folder, ignore_errors=True)
 
 
+
+# ---------------------------------------------------------------------------------------
+# C++ standard: torch/utils/cpp_extension.py get_cxx_compiler() (CXX, else c++) against the
+# C++ standard torch's headers need (chk27)
+
+#: torch releases from which torch/csrc/api/include/torch/all.h and ATen/ATen.h stop with
+#: '#error C++20 or later compatible compiler is required to use PyTorch.' when
+#: __cplusplus < 202002L (2.12 and 2.13 still test 201703L; combo26 read the wheels)
+CXX20_FROM = (2, 14)
+CXX20_MARK = "stackpeel-cxx20-probe: __cplusplus below 202002L"
+# What torch's headers test first, then what they use from C++20: a concept and <compare>'s
+# std::strong_ordering (c10/util/intrusive_ptr.h). gcc 10 accepts -std=c++20 but sets
+# __cplusplus to 201709L (gcc 8-10 spell it c++2a); gcc 11 and clang 10 set 202002L.
+CXX20_SOURCE = (
+    "#if __cplusplus < 202002L\n#error " + CXX20_MARK + "\n#endif\n"
+    "#include <compare>\n#include <concepts>\n"
+    "template <typename T> concept Number = std::integral<T> || std::floating_point<T>;\n"
+    "template <Number T> constexpr std::strong_ordering cmp(T a, T b) { return a <=> b; }\n"
+    "static_assert(cmp(1, 2) == std::strong_ordering::less);\n"
+    "int main() { return 0; }\n")
+# gcc 8 'unrecognized command line option', gcc 9+ 'command-line' (and a hint '-std=c++2a');
+# clang < 10: "invalid value 'c++20' in '-std=c++20'"
+_CXX20_FLAG = re.compile(u"unrecognized command[- ]line option ['\u2018\"]?-std=c\\+\\+20|"
+                         u"invalid value ['\u2018\"]?c\\+\\+20['\u2019\"]? in ['\u2018\"]?-std=c\\+\\+20")
+_CXX20_HEADER = re.compile(r"fatal error: (?:'(compare|concepts)' file not found|(compare|concepts): No such file)")
+
+
+def _version_tuple(text):
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def classify_cxx20(run):
+    """'ok', 'exec' (did not run), 'flag' (no -std=c++20: gcc < 10, clang < 10),
+    'cplusplus' (the flag, but __cplusplus below 202002L: gcc 10, or a -std= given after it),
+    'library' (a C++ standard library without <compare>/<concepts>) or 'other'."""
+    if run.get("error") is not None:
+        return "exec"
+    if run.get("rc") == 0:
+        return "ok"
+    text = (run.get("stderr") or "") + (run.get("stdout") or "")
+    if _CXX20_FLAG.search(text):
+        return "flag"
+    if CXX20_MARK in text:
+        return "cplusplus"
+    if _CXX20_HEADER.search(text):
+        return "library"
+    return "other"
+
+
+def cxx_compiler(inp):
+    """The C++ compiler torch.utils.cpp_extension runs (``CXX``, else ``c++``; the ninja file
+    takes it as shell words) compiles C++20 with ``-std=c++20``, when the target's torch
+    (read from torch/version.py, not imported) needs it. Nothing is compiled below 2.14."""
+    import shlex
+    env_cxx = os.environ.get("CXX")
+    facts = {"cxx_env": env_cxx, "compiler": env_cxx if env_cxx is not None else "c++",
+             "source": "CXX" if env_cxx is not None else "CXX unset", "torch_files": torch_cuda_from_files(),
+             "attempted": False}
+    version = _version_tuple((facts["torch_files"] or {}).get("version"))
+    facts["needs_cxx20"] = bool(version and version >= CXX20_FROM)
+    if not facts["needs_cxx20"]:
+        return facts
+    try:
+        words = shlex.split(facts["compiler"])
+    except ValueError:
+        words = []
+    facts["resolved"] = shutil.which(words[0]) if words else None
+    if not words:
+        facts.update(attempted=True, kind="exec", error="CXX is empty")
+        return facts
+    ver = common.run(words + ["--version"], timeout=30)
+    facts["compiler_version"] = _first_line(ver["stdout"]) if ver["rc"] == 0 else None
+    # from stdin, syntax and semantics only: nothing written, so no temporary file to leave
+    argv = words + ["-std=c++20", "-fsyntax-only", "-x", "c++", "-"]
+    run = common.run(argv, timeout=60, input_text=CXX20_SOURCE)
+    facts.update(attempted=True, command=argv, rc=run["rc"], stderr=run["stderr"], error=run["error"],
+                 kind=classify_cxx20(run))
+    return facts
+
 # ---------------------------------------------------------------------------------------
 # libcuda discovery: triton/backends/nvidia/driver.py libcuda_dirs() (3.6 :21-41, 3.9 :27-47)
 

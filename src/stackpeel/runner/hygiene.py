@@ -145,6 +145,27 @@ def keep_target_tmp(env: Dict[str, str]) -> Dict[str, str]:
         env["STACKPEEL_TARGET_CWD"] = os.getcwd()
     except OSError:
         env.pop("STACKPEEL_TARGET_CWD", None)
+    return resolve_pythonpath(env)
+
+
+def resolve_pythonpath(env: Dict[str, str]) -> Dict[str, str]:
+    """``env`` (changed in place) with each relative PYTHONPATH entry made absolute against the
+    user's working directory, as the target resolves it there (site makes sys.path absolute).
+    stackpeel runs the target in folders of its own (the cache key's script, every probe): read
+    there, ``PYTHONPATH=src`` named ``<that folder>/src``, a new path every run and not the
+    user's (chk27). A working directory that is gone leaves the value as it is."""
+    value = env.get("PYTHONPATH")
+    if value is None:
+        return env
+    entries = value.split(os.pathsep)
+    if all(os.path.isabs(e) for e in entries):
+        return env
+    try:
+        here = os.getcwd()
+    except OSError:
+        return env
+    env["PYTHONPATH"] = os.pathsep.join(e if os.path.isabs(e) else os.path.abspath(os.path.join(here, e))
+                                        for e in entries)
     return env
 
 

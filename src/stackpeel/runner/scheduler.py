@@ -26,7 +26,7 @@ from ..checks.base import Check, Context, FactsShapeError, Verdict, facts_proble
 from ..model import CheckResult, ProbeFailure, Status
 from ..plugins import PluginLoadError
 from . import hygiene
-from .child import ProbeAnswer, run_probe
+from .child import ProbeAnswer, own_nofile, run_probe
 from .zygote import FEW_CORES, TORCH_FREE_NICE, Zygotes  # noqa: F401 (the nice levels: read by tests here)
 
 OK_STATUSES = (Status.PASS, Status.WARN)
@@ -165,6 +165,9 @@ def _failure_findings(cls: Type[Check], failure: ProbeFailure, host: Mapping[str
                       target: Mapping[str, Any], done: Mapping[str, CheckResult]) -> tuple:
     """What the check's ``on_failure`` names about a probe that gave no answer (never raises)."""
     deps = {req: done[req].facts for req in cls.requires if req in done}
+    # the open-files limit the probe was started under (the user's, read before stackpeel raised its
+    # own): multi_gpu.open_files names it when its own probe died of it (chk27)
+    target = {**target, "nofile": list(own_nofile())}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
     try:
         return tuple(cls().on_failure(failure, ctx))

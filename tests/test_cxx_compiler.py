@@ -1,0 +1,173 @@
+"""toolchain.cxx_compiler (chk27): torch 2.14's headers need C++20, so the C++ compiler torch's
+cpp_extension runs (CXX, else c++) must compile it. Real compiles with the real g++ here (12.2,
+C++20-capable) and two real faults: a CXX that runs the real g++ with ``-std=c++17`` forced last
+(what gcc 10's ``__cplusplus`` 201709L, or a wrapper's flag, gives torch's test), and a CXX that
+answers ``-std=c++20`` the way gcc 9 does (its own words, ``--version`` line included). The
+target's torch version is read from torch/version.py: a real torch 2.13 (the stack venv) and a
+torch package whose version.py says 2.14.0 (nothing imports it). Negative controls: below 2.14
+nothing is compiled or said, even with a compiler that cannot do C++20."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel.checks.base import Context
+from stackpeel.checks.toolchain import CxxCompiler
+from stackpeel.host import detect
+from stackpeel.model import Severity, Status
+from stackpeel.runner import run_one
+from shapes import answer
+
+GXX = shutil.which("g++")
+pytestmark = pytest.mark.skipif(GXX is None, reason="needs the real g++")
+
+# what g++ 9.4 (Ubuntu 20.04) prints for -std=c++20, verbatim
+GCC9_WORDS = "g++: error: unrecognized command-line option '-std=c++20'; did you mean '-std=c++2a'?"
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def faults(tmp_path):
+    forced = _script(tmp_path / "g++-forced-17", f'exec {GXX} "$@" -std=c++17\n')
+    gcc9 = _script(tmp_path / "g++-9", 'for a in "$@"; do case "$a" in\n'
+                   '  --version) echo "g++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0"; exit 0;;\n'
+                   f'  -std=c++20) echo "{GCC9_WORDS}" >&2; exit 1;;\nesac; done\nexec {GXX} "$@"\n')
+    return {"forced": forced, "gcc9": gcc9}
+
+
+@pytest.fixture(scope="module")
+def torch_214(tmp_path_factory):
+    """A directory holding a torch package whose version.py says 2.14.0 (never imported)."""
+    root = tmp_path_factory.mktemp("torch214")
+    (root / "torch").mkdir()
+    (root / "torch" / "__init__.py").write_text("raise ImportError('stackpeel must not import torch')\n")
+    (root / "torch" / "version.py").write_text("__version__ = '2.14.0+cu130'\ncuda: Optional[str] = '13.0'\n")
+    return str(root)
+
+
+def _run(python, env):
+    return run_one(CxxCompiler, python, detect(python), {"python": python}, {}, env=env)
+
+
+def _env(clean_env, **extra):
+    env = dict(clean_env)
+    env.pop("CXX", None)
+    env.update(extra)
+    return env
+
+
+def test_torch_214_with_the_real_gxx_passes(clean_env, torch_214):
+    r = _run(sys.executable, _env(clean_env, PYTHONPATH=torch_214))
+    assert r.facts["torch_files"]["version"] == "2.14.0+cu130" and r.facts["needs_cxx20"] is True
+    assert r.facts["attempted"] and r.facts["kind"] == "ok" and r.facts["rc"] == 0, r.facts
+    assert r.status is Status.PASS and "compiles C++20" in r.summary and r.findings == ()
+
+
+def test_torch_214_with_cplusplus_below_202002_is_named(clean_env, torch_214, faults):
+    r = _run(sys.executable, _env(clean_env, PYTHONPATH=torch_214, CXX=faults["forced"]))
+    assert r.facts["kind"] == "cplusplus" and r.facts["rc"] != 0
+    assert r.status is Status.WARN and [f.code for f in r.findings] == ["extension-cxx-standard-too-old"]
+    f = r.findings[0]
+    assert f.severity is Severity.DEGRADED
+    # the real g++'s own words and version line, and torch's version
+    assert "stackpeel-cxx20-probe: __cplusplus below 202002L" in f.evidence
+    assert "12." in f.message and "__cplusplus" in f.message and "2.14.0+cu130" in f.message
+    assert faults["forced"] in f.message
+
+
+def test_torch_214_with_a_gcc9_that_does_not_know_the_flag(clean_env, torch_214, faults):
+    r = _run(sys.executable, _env(clean_env, PYTHONPATH=torch_214, CXX=faults["gcc9"]))
+    assert r.facts["kind"] == "flag" and r.facts["compiler_version"].endswith("9.4.0")
+    f = r.findings[0]
+    assert f.code == "extension-cxx-standard-too-old" and GCC9_WORDS in f.message and "9.4.0" in f.message
+    assert "-std=c++20" in f.message and GCC9_WORDS in f.evidence
+
+
+def test_torch_213_says_nothing_even_with_a_compiler_that_cannot(clean_env, stack_python, faults):
+    """Negative control: the real torch of the stack venv (2.13 here) needs C++17: nothing compiled."""
+    r = _run(stack_python, _env(clean_env, CXX=faults["gcc9"]))
+    version = r.facts["torch_files"].get("version") or ""
+    if tuple(int(x) for x in version.split("+")[0].split(".")[:2]) >= (2, 14):
+        pytest.skip(f"the stack venv's torch is {version}: no torch below 2.14 to control with")
+    assert r.facts["needs_cxx20"] is False and r.facts["attempted"] is False and r.facts.get("kind") is None
+    assert "command" not in r.facts
+    assert r.status is Status.SKIP and r.findings == ()
+
+
+def test_no_torch_skips(clean_env, faults):
+    r = _run(sys.executable, _env(clean_env, CXX=faults["gcc9"]))
+    assert r.facts["torch_files"] == {"installed": False} and r.status is Status.SKIP and r.findings == ()
+
+
+def test_the_probe_runs_on_python_38_and_313(other_python, clean_env, torch_214, faults):
+    r = _run(other_python, _env(clean_env, PYTHONPATH=torch_214, CXX=faults["forced"]))
+    assert r.status is Status.WARN and r.facts["kind"] == "cplusplus", (r.summary, r.facts)
+
+
+# ---- recorded facts: the verdict alone -------------------------------------------------------
+
+APT = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
+DNF = {"pkg_manager": "dnf", "is_root": False, "conda_prefix": None}
+
+
+def _evaluate(facts, host=APT):
+    return CxxCompiler().evaluate(answer(CxxCompiler, facts), Context(host, {"python": "/opt/venv/bin/python"}, {}))
+
+
+def _recorded(version, kind=None, **more):
+    facts = {"cxx_env": None, "compiler": "c++", "source": "CXX unset", "attempted": kind is not None,
+             "torch_files": {"installed": True, "version": version, "cuda": "13.0"},
+             "needs_cxx20": version >= "2.14"}
+    if kind is not None:
+        facts.update(kind=kind, rc=1, command=["c++", "-std=c++20", "-fsyntax-only", "-x", "c++", "-"],
+                     compiler_version="c++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0", stderr=GCC9_WORDS + "\n")
+    facts.update(more)
+    return facts
+
+
+@pytest.mark.parametrize("host,install,cxx", [
+    (APT, "apt-get install -y g++-12", "export CXX=g++-12"),
+    (DNF, "dnf install -y gcc-toolset-12-gcc-c++", "export CXX=/opt/rh/gcc-toolset-12/root/usr/bin/g++"),
+])
+def test_recorded_214_flag_gives_this_hosts_fix(host, install, cxx):
+    v = _evaluate(_recorded("2.14.0", "flag"), host)
+    assert v.status is Status.WARN and [f.code for f in v.findings] == ["extension-cxx-standard-too-old"]
+    cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
+    assert install in cmds and cxx in cmds
+    assert "9.4.0" in v.findings[0].message and "<" not in v.findings[0].message
+
+
+def test_recorded_213_and_ok_say_nothing():
+    assert _evaluate(_recorded("2.13.0")).status is Status.SKIP
+    ok = _evaluate(_recorded("2.14.1", "ok", rc=0, stderr=""))
+    assert ok.status is Status.PASS and ok.findings == ()
+
+
+def test_a_missing_cxx_is_named_with_its_error():
+    v = _evaluate(_recorded("2.14.0", "exec", error="FileNotFoundError: [Errno 2] No such file or directory: 'c++'",
+                            rc=None, stderr=""))
+    assert "No such file or directory: 'c++'" in v.findings[0].message
+
+
+def test_classify_reads_old_compilers_words():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "stackpeel" / "probes"))
+    import importlib
+    sys.modules.setdefault("_stackpeel_probe__common", importlib.import_module("_common"))
+    from toolchain import classify_cxx20 as c  # noqa: E402 (the probe module, stdlib only)
+    assert c({"error": None, "rc": 1, "stderr": GCC9_WORDS}) == "flag"
+    # gcc 8 spells it without the hyphen, with gcc's UTF-8 quotes
+    assert c({"error": None, "rc": 1, "stderr": "g++: error: unrecognized command line option \u2018-std=c++20\u2019"}) == "flag"
+    assert c({"error": None, "rc": 1, "stderr": "error: invalid value 'c++20' in '-std=c++20'"}) == "flag"  # clang 9
+    assert c({"error": None, "rc": 1, "stderr": "<stdin>:1:10: fatal error: 'compare' file not found"}) == "library"
+    assert c({"error": None, "rc": 0, "stderr": ""}) == "ok"
+    assert c({"error": None, "rc": 1, "stderr": "internal compiler error"}) == "other"
