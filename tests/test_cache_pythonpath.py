@@ -54,6 +54,8 @@ def test_users_pythonpath_resolves_only_relative_entries(tmp_path, monkeypatch):
     assert env["OTHER"] == "x"
     assert users_pythonpath({"PATH": "/bin"}) == {"PATH": "/bin"}  # no PYTHONPATH: unchanged
     assert users_pythonpath({"PYTHONPATH": "/a"}) == {"PYTHONPATH": "/a"}
+    # CPython adds nothing for an empty PYTHONPATH (ENV PYTHONPATH= in an image): no cwd either
+    assert users_pythonpath({"PYTHONPATH": ""}) == {"PYTHONPATH": ""}
 
 
 PROBE = '''

@@ -116,8 +116,9 @@ def test_the_probe_runs_on_python_38_and_313(other_python, clean_env, torch_214,
 
 # ---- recorded facts: the verdict alone -------------------------------------------------------
 
-APT = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None}
-DNF = {"pkg_manager": "dnf", "is_root": False, "conda_prefix": None}
+APT = {"pkg_manager": "apt", "is_root": True, "conda_prefix": None, "distro_id": "ubuntu", "distro_version": "22.04"}
+DNF = {"pkg_manager": "dnf", "is_root": False, "conda_prefix": None, "distro_id": "rhel", "distro_version": "8.9"}
+YUM = {"pkg_manager": "yum", "is_root": True, "conda_prefix": None, "distro_id": "centos", "distro_version": "7"}
 
 
 def _evaluate(facts, host=APT):
@@ -127,7 +128,7 @@ def _evaluate(facts, host=APT):
 def _recorded(version, kind=None, **more):
     facts = {"cxx_env": None, "compiler": "c++", "source": "CXX unset", "attempted": kind is not None,
              "torch_files": {"installed": True, "version": version, "cuda": "13.0"},
-             "needs_cxx20": version >= "2.14"}
+             "needs_cxx20": tuple(int(x) for x in version.split(".")[:2]) >= (2, 14)}
     if kind is not None:
         facts.update(kind=kind, rc=1, command=["c++", "-std=c++20", "-fsyntax-only", "-x", "c++", "-"],
                      compiler_version="c++ (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0", stderr=GCC9_WORDS + "\n")
@@ -138,6 +139,7 @@ def _recorded(version, kind=None, **more):
 @pytest.mark.parametrize("host,install,cxx", [
     (APT, "apt-get install -y g++-12", "export CXX=g++-12"),
     (DNF, "dnf install -y gcc-toolset-12-gcc-c++", "export CXX=/opt/rh/gcc-toolset-12/root/usr/bin/g++"),
+    (YUM, "yum install -y devtoolset-11-gcc-c++", "export CXX=/opt/rh/devtoolset-11/root/usr/bin/g++"),
 ])
 def test_recorded_214_flag_gives_this_hosts_fix(host, install, cxx):
     v = _evaluate(_recorded("2.14.0", "flag"), host)
@@ -145,6 +147,16 @@ def test_recorded_214_flag_gives_this_hosts_fix(host, install, cxx):
     cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
     assert install in cmds and cxx in cmds
     assert "9.4.0" in v.findings[0].message and "<" not in v.findings[0].message
+
+
+@pytest.mark.parametrize("distro,version", [("ubuntu", "20.04"), ("debian", "11")])
+def test_a_host_whose_archive_has_no_cxx20_gxx_gets_no_failing_install_command(distro, version):
+    # Ubuntu 20.04 (gcc 9) and Debian 11 (gcc 10) are the hosts that fail, and neither archive holds
+    # g++ 11 or newer: the fix's words (a PPA, conda-forge's gxx), no apt command that would fail
+    v = _evaluate(_recorded("2.14.0", "flag"), dict(APT, distro_id=distro, distro_version=version))
+    cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
+    assert v.status is Status.WARN and "g++-1" not in cmds, cmds
+    assert "conda-forge" in str(v.findings[0].to_dict()), v.findings[0].to_dict()
 
 
 def test_recorded_213_and_ok_say_nothing():

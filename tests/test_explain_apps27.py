@@ -261,3 +261,20 @@ def test_a_429_under_transformers_specific_connection_error_names_the_rate_limit
     assert codes_of(wrapper + quoted)[:2] == ["huggingface-hub-rate-limited", "huggingface-hub-unreachable"]
     # alone, the wrapper still reads as the Hub not answering
     assert codes_of(wrapper)[:1] == ["huggingface-hub-unreachable"]
+
+
+@pytest.mark.parametrize("message,code", [
+    ("No module named 'utils'", "python-project-module-not-found"),
+    ("No module named 'models.common'", "python-project-module-not-found"),
+    ("No module named 'cv2'", "python-package-not-installed"),
+])
+def test_run_reads_a_project_folder_as_explain_does(message, code):
+    # stackpeel run maps a swallowed exception by the same knowledge: never `pip install utils`
+    import stackpeel.knowledge as K
+    assert K.load().exception_codes("ModuleNotFoundError", message) == [code]
+
+
+def test_run_reads_a_relative_import_outside_a_package_as_the_project():
+    import stackpeel.knowledge as K
+    got = K.load().exception_codes("ImportError", "attempted relative import with no known parent package")
+    assert got == ["python-project-module-not-found"]

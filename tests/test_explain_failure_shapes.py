@@ -161,6 +161,9 @@ def test_the_kernels_record_of_a_crash_in_a_gpu_library_names_that_symptom(line)
     "Invalid argument handling was improved in this release",
     "see the Permission denied section of the FAQ for details",
     "#2  0x00005555555551a9 in main () at train.c:12",
+    # torch's NNPACK notice on a CPU it does not support (the run goes on); a shortage as a condition
+    "[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.",
+    "lower the batch size if not enough memory is free",
 ])
 def test_near_misses_are_no_failure_lines(line):
     assert error_shape(line) is None, line
@@ -333,3 +336,7 @@ def test_enospc_as_oserrors_repr_is_the_disk_or_shm_symptom():
     # wandb and loggers print the exception's repr, not str(): OSError(28, '...')
     got = codes(answer("wandb: ERROR Run abc errored: OSError(28, 'No space left on device')"))
     assert got[:1] == ["disk-full"], got
+
+
+def test_a_fix_report_that_the_error_disappears_is_no_complaint():
+    assert answer("it disappears after upgrading the driver").exit_code == 0

@@ -328,3 +328,8 @@ def test_a_probe_death_under_a_roomy_limit_is_not_blamed_on_it():
     said = ProbeFailure("exit", exit_code=1, stderr_tail="OSError: [Errno 24] Too many open files", detail="x")
     assert [f.code for f in OpenFiles().on_failure(said, ctx)] == ["open-files-limit-low"]
     assert OpenFiles().on_failure(died, Context({}, {"python": "/x/python", "nofile": [-1, -1]}, {})) == []
+    # under a low limit only a death is the limit's: a timeout or stackpeel's own fault is not
+    low = Context({}, {"python": "/x/python", "nofile": [5, 4096]}, {})
+    assert [f.code for f in OpenFiles().on_failure(died, low)] == ["open-files-limit-low"]
+    for reason in ("timeout", "facts-shape", "probe-exception", "spawn"):
+        assert OpenFiles().on_failure(ProbeFailure(reason, detail="x"), low) == [], reason

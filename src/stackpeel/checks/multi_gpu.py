@@ -217,7 +217,11 @@ class OpenFiles(Check):
         read before stackpeel raised its own) names it when it is that low, or when EMFILE is said."""
         soft, hard = (list(ctx.target.get("nofile") or ()) + [None, None])[:2]
         text = f"{getattr(failure, 'stderr_tail', '') or ''}\n{getattr(failure, 'detail', '') or ''}"
-        if not isinstance(soft, int) or soft < 0 or (soft >= NOFILE_PROBE_ROOM and not _EMFILE.search(text)):
+        # only a probe that died (not a timeout, nor stackpeel's own fault: a facts shape, an
+        # exception in evaluate) is the limit's, and under the room a probe needs only unless EMFILE is said
+        died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
+        if not isinstance(soft, int) or soft < 0 or not died \
+                or (soft >= NOFILE_PROBE_ROOM and not _EMFILE.search(text)):
             return []
         hard = hard if isinstance(hard, int) and hard >= 0 else None
         error = (getattr(failure, "detail", "") or "").strip().splitlines()[:1] or ["no answer"]

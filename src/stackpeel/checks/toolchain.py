@@ -10,7 +10,7 @@ the cache dir. See FAILURE_MODES T1-T13 for the failures these checks name.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import Finding, Severity, Status
 from .. import facts as _facts
@@ -217,11 +217,23 @@ class ExtensionBuild(Check):
         return ctx.verdict(f"a C extension does not build with {cc}", *findings, **keep)
 
 
-#: the packages and CXX that build C++20 for torch >= 2.14, per package manager (chk27): gcc 11 is
-#: the first gcc whose -std=c++20 sets __cplusplus to 202002L; 12 is in Ubuntu 22.04, Debian 12
-#: and RHEL 8/9's gcc-toolset
-CXX20_GXX = {"apt": ("12", "g++-12"), "dnf": ("12", "/opt/rh/gcc-toolset-12/root/usr/bin/g++"),
-             "yum": ("12", "/opt/rh/gcc-toolset-12/root/usr/bin/g++")}
+def cxx20_gxx(host) -> Tuple[Optional[str], Optional[str]]:
+    """(gcc major, CXX) of a g++ that builds C++20 for torch >= 2.14 from this host's own archive,
+    or (None, None) where it has none: gcc 11 is the first whose -std=c++20 sets __cplusplus to
+    202002L. g++-12 is in Ubuntu 22.04 and Debian 12 and later, RHEL 8/9's gcc-toolset-12, CentOS
+    7's SCL devtoolset-11; Ubuntu 20.04 (a PPA) and Debian 11 (conda-forge's gxx) get the fix's
+    words only, not a command that would fail there (chk27)."""
+    pm = host.get("pkg_manager")
+    distro = str(host.get("distro_id") or "").lower()
+    major = str(host.get("distro_version") or "").split(".")[0]
+    if pm == "apt":
+        old = major.isdigit() and ((distro == "ubuntu" and int(major) < 22) or (distro == "debian" and int(major) < 12))
+        return (None, None) if old else ("12", "g++-12")
+    if pm == "dnf":
+        return "12", "/opt/rh/gcc-toolset-12/root/usr/bin/g++"
+    if pm == "yum":
+        return "11", "/opt/rh/devtoolset-11/root/usr/bin/g++"
+    return None, None
 
 
 class CxxCompiler(Check):
@@ -247,6 +259,9 @@ class CxxCompiler(Check):
             return ctx.skip("torch is not installed: no extension is built against its headers", **keep)
         tv = torch.get("version")
         if not facts["needs_cxx20"]:
+            if not tv:
+                return ctx.skip("torch's version could not be read: not tested (its headers need C++20 from 2.14)",
+                                **keep)
             return ctx.skip(f"torch {tv} does not need C++20 (its headers do from 2.14): not tested", **keep)
         kind = facts.get("kind")
         version = facts.get("compiler_version") or "version unknown"
@@ -256,7 +271,7 @@ class CxxCompiler(Check):
         first = next((ln.strip() for ln in stderr.splitlines() if "error" in ln), None)
         cmd = " ".join(facts.get("command") or [cxx])
         evidence = f"$ {cmd}\n{facts.get('error') or 'exit status %s' % facts.get('rc')}\n{stderr}".rstrip()
-        major, fix_cxx = CXX20_GXX.get(ctx.host.get("pkg_manager") or "", (None, None))
+        major, fix_cxx = cxx20_gxx(ctx.host)
         finding = ctx.finding("extension-cxx-standard-too-old", kind if kind in ("flag", "cplusplus", "library", "exec")
                               else "other", evidence=evidence, severity=Severity.DEGRADED, torch_version=tv, cxx=cxx,
                               cxx_source=source, cxx_version=version, cxx_error=first or facts.get("error") or

@@ -302,7 +302,7 @@ ERROR_WORDS = (
     # a sample's or a test's verdict, npm's and Compose's failures, an unhandled exception, the
     # bare "fail to" (parser.HARD_ERROR_RE "tool", SOFT_ERROR_RE "failed")
     "Result = FAIL", "FAIL: ", "npm ERR!", "npm error", "is invalid because", "nhandled exception",
-    "nhandled Exception", "ail to ", "FAIL to ",
+    "nhandled Exception", "fail to ", "Fail to ", "FAIL to ",
     # strerror() texts ending a line (parser.SOFT_ERROR_RE "errno"), a shortage in words and
     # Apple's ld64, gdb's backtrace of an abort
     "not permitted", "Input/output error", "resource busy", "left on device", "Read-only file", "open files",

@@ -631,7 +631,7 @@ SOFT_ERROR_RE = re.compile(
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded|initiali[sz]e|start|connect|create|allocate"
     r"|access|determine|resolve|execute|run|read|write|get|bind|launch|compile|build)\b|No matching distribution found"
     # a shortage in words ("not enough memory", "Insufficient GPU memory", "insufficient shared memory")
-    r"|\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) (?:GPU |gpu |device |host |system |shared |CUDA |cuda"
+    r"|(?<!if )(?<!If )(?<!when )(?<!unless )(?<!avoid )\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) (?:GPU |gpu |device |host |system |shared |CUDA |cuda"
     r" |video |free |disk |physical |virtual )?(?:memory|MEMORY|RAM|VRAM|space|disk space)\b"
     # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
     # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
@@ -795,6 +795,10 @@ STARTUP_NOTICE_RE = re.compile(
     # torch/utils/cpp_extension.py _get_cuda_arch_flags: a UserWarning on every extension build
     # without TORCH_CUDA_ARCH_LIST (it builds for the visible cards and goes on)
     r"|TORCH_CUDA_ARCH_LIST is not set, all archs for visible cards are included for compilation"
+    # torch's NNPACK on a CPU without AVX2 / a VM's masked flags (aten/src/ATen/native/NNPACK.cpp
+    # init_nnpack: TORCH_WARN_ONCE "Could not initialize NNPACK! Reason: Unsupported hardware."):
+    # convolutions take another path and the run goes on
+    r"|Could not initialize NNPACK! Reason: Unsupported hardware"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
@@ -973,7 +977,7 @@ COMPLAINT_RE = re.compile(
     # a process that vanishes ("there is no traceback, the process just disappears"), and a run
     # whose results are wrong ("the result is wrong", "produces incorrect results")
     r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| then)?"
-    r" (?:disappears|disappeared|vanishes|vanished)\b"
+    r" (?:disappears|disappeared|vanishes|vanished)\b(?! (?:after|when|once|if|with)\b)"
     r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|answers?|values)\b"
     r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|corrupted)\b"
     # a failure the user points at ("I get the following error:", "it shows the error:", "this bug

@@ -371,11 +371,12 @@ def cxx_compiler(inp):
     if not words:
         facts.update(attempted=True, kind="exec", error="CXX is empty")
         return facts
-    ver = common.run(words + ["--version"], timeout=30)
+    # within the check's 60 s: a slow cold compile ends classified, not killed by the runner
+    ver = common.run(words + ["--version"], timeout=10)
     facts["compiler_version"] = _first_line(ver["stdout"]) if ver["rc"] == 0 else None
     # from stdin, syntax and semantics only: nothing written, so no temporary file to leave
     argv = words + ["-std=c++20", "-fsyntax-only", "-x", "c++", "-"]
-    run = common.run(argv, timeout=60, input_text=CXX20_SOURCE)
+    run = common.run(argv, timeout=40, input_text=CXX20_SOURCE)
     facts.update(attempted=True, command=argv, rc=run["rc"], stderr=run["stderr"], error=run["error"],
                  kind=classify_cxx20(run))
     return facts

@@ -155,7 +155,7 @@ def resolve_pythonpath(env: Dict[str, str]) -> Dict[str, str]:
     there, ``PYTHONPATH=src`` named ``<that folder>/src``, a new path every run and not the
     user's (chk27). A working directory that is gone leaves the value as it is."""
     value = env.get("PYTHONPATH")
-    if value is None:
+    if not value:   # unset, or empty: CPython adds nothing for PYTHONPATH=""
         return env
     entries = value.split(os.pathsep)
     if all(os.path.isabs(e) for e in entries):
