@@ -83,3 +83,34 @@ def test_near_misses_name_none_of_the_new_codes(line):
 ])
 def test_swept_messages_with_a_code_keep_it(line, code):
     assert codes_of(line + "\n")[:1] == [code]
+
+
+NVCC = {
+    "nvcc-host-flag-unforwarded": [
+        # nvcc's option parser on a gcc/clang flag given without -Xcompiler
+        "nvcc fatal   : Unknown option '-fopenmp'",
+        "nvcc fatal   : Unknown option '-Wall'",
+        "nvcc fatal   : Unknown option '-pthread'",
+        "nvcc fatal   : Unknown option '-march=native'",
+        "nvcc fatal   : Unknown option '-Wl,-rpath,/usr/local/lib'",
+    ],
+}
+
+test_nvcc_messages_head_explain_in_every_wrapper, test_nvcc_messages_are_matched_by_their_code = \
+    family_tests(NVCC)
+
+test_nvcc_root_is_sourced = sourced_roots_test(list(NVCC))
+
+
+@pytest.mark.parametrize("line,code", [
+    # torch 1.8-1.13's own nvcc option on an older nvcc keeps its code
+    ("nvcc fatal   : Unknown option '-generate-dependencies-with-compile'", "nvcc-torch-cuda-mismatch"),
+])
+def test_nvcc_options_of_its_own_keep_their_code(line, code):
+    codes = codes_of(line + "\n")
+    assert codes[:1] == [code] and "nvcc-host-flag-unforwarded" not in codes, codes
+
+
+def test_a_host_flag_on_a_compile_line_is_not_a_refusal():
+    assert "nvcc-host-flag-unforwarded" not in codes_of(
+        "/usr/local/cuda/bin/nvcc -c ops.cu -o ops.o -Xcompiler -fopenmp -Xcompiler -fPIC -O3\n")
