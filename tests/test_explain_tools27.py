@@ -114,3 +114,27 @@ def test_nvcc_options_of_its_own_keep_their_code(line, code):
 def test_a_host_flag_on_a_compile_line_is_not_a_refusal():
     assert "nvcc-host-flag-unforwarded" not in codes_of(
         "/usr/local/cuda/bin/nvcc -c ops.cu -o ops.o -Xcompiler -fopenmp -Xcompiler -fPIC -O3\n")
+
+
+CMAKE = {
+    "libtorch-cmake-config-not-found": [
+        # CMake cmFindPackageCommand.cxx, find_package(Torch) in config mode
+        'CMake Error at CMakeLists.txt:8 (find_package): By not providing "FindTorch.cmake" in CMAKE_MODULE_PATH '
+        'this project has asked CMake to find a package configuration file provided by "Torch", but CMake did '
+        'not find one.',
+        '  Could not find a package configuration file provided by "Torch" with any of the following names: '
+        'TorchConfig.cmake torch-config.cmake',
+        '  Add the installation prefix of "Torch" to CMAKE_PREFIX_PATH or set "Torch_DIR" to a directory '
+        'containing one of the above files.',
+    ],
+}
+
+test_cmake_messages_head_explain_in_every_wrapper, test_cmake_messages_are_matched_by_their_code = \
+    family_tests(CMAKE)
+
+test_cmake_root_is_sourced = sourced_roots_test(list(CMAKE))
+
+
+def test_another_packages_config_is_not_torchs():
+    assert "libtorch-cmake-config-not-found" not in codes_of(
+        '  Could not find a package configuration file provided by "Eigen3" with any of the following names:\n')
