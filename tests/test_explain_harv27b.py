@@ -32,6 +32,11 @@ FAMILIES = {
         '/tmp/ext/slstm_kernel.cu(57): error: identifier "__float2bfloat16" is undefined',
         'csrc/kernels.cuh(120): error: identifier "__hmul2_bf162" is undefined',
     ],
+    "dependency-version-mismatch": [
+        # kernels/layer/layer.py LayerRepository.__init__, as transformers' hub_kernels import hits it
+        "ValueError: Either a revision or a version must be specified.",
+        '    raise ValueError("Either a revision or a version must be specified.")',
+    ],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -93,3 +98,18 @@ def test_fork_message_as_raised_still_reads():
     assert ECHOED_STRING_RE.match('  143 | "Cannot re-initialize CUDA"') is None
     assert ECHOED_STRING_RE.match('    289         "Cannot re-initialize CUDA in forked subprocess."')
     assert ECHOED_STRING_RE.match("--> 12     f'bad {x}'")
+
+
+def test_kernels_both_given_is_not_the_mismatch():
+    # near-miss: the same check's other branch (a caller passing revision and version both)
+    line = "ValueError: Either a revision or a version must be specified, not both.\n"
+    assert "dependency-version-mismatch" not in match_codes(line)
+
+
+def test_kernels_mismatch_in_an_abbreviated_traceback():
+    # odysseus-dev/odysseus#191 as the maintainer quoted it: frames only, no exception line
+    text = ('transformers/integrations/hub_kernels.py", line 89, in <module>\n'
+            '    "cuda": LayerRepository(\n'
+            'kernels/layer/layer.py", line 76, in __init__\n'
+            '    raise ValueError("Either a revision or a version must be specified.")\n')
+    assert _codes(text)[:1] == ["dependency-version-mismatch"]
