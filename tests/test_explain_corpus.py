@@ -267,8 +267,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "nccl-tests-6-unhandled-cuda-error-nccl-built-for-other-cuda": "'unhandled cuda error' and the user's sentence 'my nccl depends on a different CUDA version (11.0)' (A3)",
     "deep-person-reid-375-cublas-runtime-error-rtx2080-cuda9": "a bare 'RuntimeError: cublas runtime error' (THC's reason cut off) and the user's sentence that an RTX 2080 needs CUDA 10 (A3/C3)",
     # harv27b-2026-12-05 (harv27b, sampled in search order): the message lower-cased as a whole by
-    # the user, exception name included, so no line passes the case-sensitive error gate (A2)
-    "OpenBuddy-45-v100-bfloat16-needs-compute-capability-8": "vLLM's bf16 check retyped all in lower case ('valueerror: bfloat16 is only supported on gpus ...'): no error line is seen to match whatever the case (A2)",
+    # the user, exception name included, so no line passes the case-sensitive error gate (B)
+    "OpenBuddy-45-v100-bfloat16-needs-compute-capability-8": "vLLM's bf16 check retyped all in lower case ('valueerror: bfloat16 is only supported on gpus ...'): no error line is seen to match whatever the case (B)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

@@ -1,7 +1,7 @@
 """harv27b: a third unbiased harvest scored blind, and the general fixes its misses ask for
 (docs/dev/harv27b.md).
 
-Eight new training-side logs sampled in search order (not by family); explain named four first
+Ten new training-side logs sampled in search order (not by family); explain named five first
 before any change. The misses the logs themselves can fix:
 - a numbered source line an IPython traceback echoes whose code is a string literal (the
   argument of torch's ``raise RuntimeError(`` in ``_lazy_init``: "Cannot re-initialize CUDA in
@@ -10,7 +10,10 @@ before any change. The misses the logs themselves can fix:
   system BLAS that is not installed: NVIDIA's Jetson torch wheels, pytorch/pytorch#51092) was
   read as a bare torch import failure: ``system-library-missing``;
 - nvcc's ``identifier "__high2bfloat16" is undefined`` (cuda_bf16.hpp's bf16 intrinsics exist
-  only for sm_80+ device code) was read by nothing: ``gpu-arch-lacks-dtype``.
+  only for sm_80+ device code) was read by nothing: ``gpu-arch-lacks-dtype``;
+- huggingface kernels' ``Either a revision or a version must be specified`` (a kernels release
+  newer than transformers declares, odysseus-dev/odysseus#191) was read by nothing:
+  ``dependency-version-mismatch``.
 """
 
 from __future__ import annotations
