@@ -499,6 +499,11 @@ SEAM_MIN, SEAM_MAX = 40, 2000
 #: preprocessor ``#error`` directive that gcc and clang echo under their diagnostic
 #: (``  143 | #error -- unsupported GNU version! ...``): its text is what the compiler failed on
 ECHOED_COMMENT_RE = re.compile(r"\A[ \t│|]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│|]+#(?!error\b)")
+#: a numbered source line of an IPython or rich traceback whose code is a string literal (the
+#: argument of a ``raise`` on the line above: ``    289         "Cannot re-initialize CUDA in
+#: forked subprocess. ..."``): the library's text of a branch not taken, not what happened; the
+#: traceback's exception line says what was raised. Not gcc's and clang's ``  143 |`` echo
+ECHOED_STRING_RE = re.compile(r"\A[ \t│]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│]+[rRfFbBuU]{0,2}[\"']")
 #: a line break before a lower-case continuation (a word-wrapped line, or one a terminal cut
 #: inside a word or right after a space); the character before the break is checked in
 #: Python (SEAM_END): a regex
@@ -1844,7 +1849,8 @@ class LogScanner:
                     break
         # a comment of the library's source that a traceback echoes (``168  # ... error ...``)
         # is neither an error line nor a signature's message
-        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest):
+        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
+                and not ECHOED_STRING_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
             partial = self._entry_gate(rest) is not None
