@@ -268,9 +268,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "deep-person-reid-375-cublas-runtime-error-rtx2080-cuda9": "a bare 'RuntimeError: cublas runtime error' (THC's reason cut off) and the user's sentence that an RTX 2080 needs CUDA 10 (A3/C3)",
     # training-2026-12-05apps27: transformers' generic OSError alone; the Hub its first cause
     "lora-scripts-609-cant-load-clip-tokenizer-hub-blocked": "only transformers' generic 'Can't load tokenizer' (huggingface-load-failed, the Hub its first cause): that huggingface.co was blocked is the reporter's fix",
-    # harv27b-2026-12-05 (harv27b, sampled in search order): the message lower-cased as a whole by
-    # the user, exception name included, so no line passes the case-sensitive error gate (B)
-    "OpenBuddy-45-v100-bfloat16-needs-compute-capability-8": "vLLM's bf16 check retyped all in lower case ('valueerror: bfloat16 is only supported on gpus ...'): no error line is seen to match whatever the case (B)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

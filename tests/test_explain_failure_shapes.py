@@ -340,3 +340,19 @@ def test_enospc_as_oserrors_repr_is_the_disk_or_shm_symptom():
 
 def test_a_fix_report_that_the_error_disappears_is_no_complaint():
     assert answer("it disappears after upgrading the driver").exit_code == 0
+
+
+@pytest.mark.parametrize("line,code", [
+    # a Python exception retyped all in lower case: the folded reading names it as the program wrote it
+    ("valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your tesla "
+     "v100-sxm2-32gb gpu has compute capability 7.0.", "gpu-arch-lacks-dtype"),
+    ("runtimeerror: cuda error: no kernel image is available for execution on the device", "torch-arch-not-supported"),
+])
+def test_an_exception_line_in_lower_case_is_read_as_written(line, code):
+    assert error_shape(line) == "lowered"
+    assert codes(answer(line))[:1] == [code], codes(answer(line))
+
+
+@pytest.mark.parametrize("line", ["stderror: 0.12", "val_error: 0.5", "terror: a film"])
+def test_a_metric_or_a_word_ending_in_error_is_no_lowered_exception(line):
+    assert error_shape(line) != "lowered"

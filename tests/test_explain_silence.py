@@ -83,9 +83,6 @@ SILENT = "No error in this log. No known problem found."
 CUT_LIMITS: Dict[str, str] = {
     # none today: faulthandler's frames without their header and gcc's echo of a '#error'
     # directive, the last two, are read now (tests/test_explain_parser_limits.py)
-    # harv27b: a Python exception line the user lower-cased whole ('valueerror: bfloat16 is only
-    # supported on gpus ...'): the case-sensitive line gate sees no error line (docs/dev/harv27b.md)
-    "OpenBuddy-45-v100-bfloat16-needs-compute-capability-8.log": "a lower-cased exception line ('valueerror: ...') passes no case-sensitive error gate",
 }
 
 

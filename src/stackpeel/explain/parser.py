@@ -528,6 +528,10 @@ HARD_ERROR_RE = re.compile(
     # MSVC and its tools put a code between the word and the colon: "error C2065:",
     # "fatal error C1083:", "error LNK2019:", "NMAKE : fatal error U1077:"
     r"|(?P<msvc>\b(?:fatal error|error) [A-Z]{1,4}\d{3,5}\s?:)"
+    # a Python exception line the user retyped in lower case, name and all ("valueerror: bfloat16 is
+    # only supported on gpus with compute capability of at least 8.0"): the folded reading of the
+    # knowledge base then names it as written in the program
+    r"|(?P<lowered>^\s{0,8}(?:[a-z]{2,30}\.){0,4}[a-z]{2,40}(?:error|exception): (?!-?[\d.])\S)"
     r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
     # Apple's ld64 ("Undefined symbols for architecture arm64:", "ld: symbol(s) not found for ...")
     r"|Undefined symbols for architecture \w"
