@@ -169,6 +169,9 @@ def test_a_missing_cxx_is_named_with_its_error():
     v = _evaluate(_recorded("2.14.0", "exec", error="FileNotFoundError: [Errno 2] No such file or directory: 'c++'",
                             rc=None, stderr=""))
     assert "No such file or directory: 'c++'" in v.findings[0].message
+    # no compiler at all is its own cause, not an older C++ standard; the host's package installs it
+    assert [f.code for f in v.findings] == ["cxx-compiler-missing"] and v.status is Status.WARN
+    assert "apt-get install -y g++" in " ".join(c.command for c in v.findings[0].remedy.commands)
 
 
 def test_classify_reads_old_compilers_words():

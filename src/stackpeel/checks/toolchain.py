@@ -244,7 +244,7 @@ class CxxCompiler(Check):
     id = "toolchain.cxx_compiler"
     title = "C++ compiler for torch extensions (C++20 from torch 2.14)"
     layer = "toolchain"
-    codes = ("extension-cxx-standard-too-old",)
+    codes = ("extension-cxx-standard-too-old", "cxx-compiler-missing")
     facts = _facts.ToolchainCxxCompilerFacts
     requires = ("config.compiler_environment",)  # a CXX that names nothing is the variable's fault
     probe = "toolchain.cxx_compiler"
@@ -271,8 +271,13 @@ class CxxCompiler(Check):
         first = next((ln.strip() for ln in stderr.splitlines() if "error" in ln), None)
         cmd = " ".join(facts.get("command") or [cxx])
         evidence = f"$ {cmd}\n{facts.get('error') or 'exit status %s' % facts.get('rc')}\n{stderr}".rstrip()
+        if kind == "exec":   # no compiler at all: not a question of its C++ standard
+            finding = ctx.finding("cxx-compiler-missing", evidence=evidence, torch_version=tv, cxx=cxx,
+                                  cxx_source=source, cxx_error=facts.get("error") or f"exit status {facts.get('rc')}")
+            return ctx.verdict(f"{cxx} does not run: no C++ compiler for torch {tv}'s extension builds", finding,
+                               **keep)
         major, fix_cxx = cxx20_gxx(ctx.host)
-        finding = ctx.finding("extension-cxx-standard-too-old", kind if kind in ("flag", "cplusplus", "library", "exec")
+        finding = ctx.finding("extension-cxx-standard-too-old", kind if kind in ("flag", "cplusplus", "library")
                               else "other", evidence=evidence, severity=Severity.DEGRADED, torch_version=tv, cxx=cxx,
                               cxx_source=source, cxx_version=version, cxx_error=first or facts.get("error") or
                               f"exit status {facts.get('rc')}", gxx_major=major, cxx_fix=fix_cxx)
