@@ -69,12 +69,12 @@ FAMILIES = {
         "PermissionError: [Errno 13] Permission denied: '/.cache/huggingface'",
         "OSError: [Errno 30] Read-only file system: '/shared/hf/hub/.locks/models--gpt2'",
     ],
-    "huggingface-model-not-found": [
-        # modelscope hub/errors.py handle_http_response (404)
+    "modelscope-model-not-found": [
+        # modelscope hub/errors.py handle_http_response (404): ModelScope's own code and fix
         "requests.exceptions.HTTPError: 404 Not Found: damo/nlp_corom_sentence-embedding does not exist or is "
         "not accessible, Request id: 1f2e for url: https://www.modelscope.cn/api/v1/models/damo/x/revisions",
     ],
-    "huggingface-hub-unreachable": [
+    "modelscope-unreachable": [
         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.modelscope.cn', port=443): Max "
         "retries exceeded with url: /api/v1/models/qwen/Qwen-7B/revisions",
     ],
