@@ -283,6 +283,7 @@ class CxxCompiler(Check):
                               f"exit status {facts.get('rc')}", gxx_major=major, cxx_fix=fix_cxx)
         return ctx.verdict(f"{cxx} does not build C++20 ({version}), which torch {tv}'s headers need", finding, **keep)
 
+
 class LibcudaDiscovery(Check):
     """Finds libcuda.so.1 the way Triton does: ``TRITON_LIBCUDA_PATH`` (trusted), else the
     ``/sbin/ldconfig -p`` lines naming it (files must exist), else ``LD_LIBRARY_PATH`` only
