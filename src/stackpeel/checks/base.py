@@ -235,7 +235,11 @@ class Check:
         """Findings for a result whose probe gave no answer (``failure``: its ProbeFailure, with
         exit status and stderr tail): a requirement that explains the death (a low open-files
         limit under which the probe could not even write its answer). The result stays
-        ``error``; the diagnosis nests it under the requirement it names. Default: none."""
+        ``error``; the diagnosis nests it under the requirement it names. A **blocking** finding
+        here says the check measured its own condition as far as it matters: the diagnosis then
+        takes the result as a root cause, not as a check that could not complete
+        (diagnosis._died_of_its_own), so return one only for a death the condition explains.
+        Default: none."""
         return ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

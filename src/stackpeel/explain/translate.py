@@ -174,7 +174,7 @@ MAX_ARG = 1000
 #: \u2018triton\u2019", "Can\u2019t load tokenizer") and the no-break and other fixed-width spaces of
 #: a web page copied from a browser; the knowledge base's signatures quote and space as the
 #: programs do (bench/explain_invariance.py "smart-quotes", "nbsp"). The parser reads a log's
-#: chunks through it (parser.clean) and the catalogues' translations are read the same way, since
+#: lines through it (parser.as_printed) and the catalogues' translations are read the same way, since
 #: glibc's and MSVC's own translations hold such quotes (uk "\u043e\u0431\u2019\u0454\u043a\u0442\u0456\u0432", zh_CN \u201c...\u201d)
 PASTED_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
                               "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
