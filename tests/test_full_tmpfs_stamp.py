@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# the private-mount-namespace probe test_toolchain's tmpfs tests use (a fixture, imported by name)
+from test_toolchain import can_unshare  # noqa: F401
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -41,13 +43,6 @@ INNER = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture(scope="module")
-def can_unshare():
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare is not installed")
-    p = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /mnt"], capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"private mount namespaces not permitted here: {p.stderr.strip()}")
 
 
 def _inside(tmp_path: Path, fill: bool) -> dict:
