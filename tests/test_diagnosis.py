@@ -125,3 +125,43 @@ def test_walk_passes_through_the_other_kind():
     assert [r.check_id for r in d.blocking] == ["a.fail"]
     assert [s.check_id for s in d.blocking[0].symptoms] == ["c.fail"]
     assert [r.check_id for r in d.degraded] == ["b.warn"]
+
+
+def _died(cid, requires=(), note=True):
+    """A check whose probe died without an answer; ``note``: the open-files limit's informational note
+    the runner attached (multi_gpu.open_files explain_death, chk28)."""
+    findings = (Finding("open-files-limit-low", Severity.INFO, "t", "m"),) if note else ()
+    return CheckResult(id=cid, title=cid, layer=cid.split(".")[0], status=E, summary="s", findings=findings,
+                       requires=tuple(requires))
+
+
+# chk28: a limit every probe starts under explains the deaths that name it, required or not
+LIMIT_ROOT = res("multi_gpu.open_files", E, [], BL, "open-files-limit-low")
+
+
+def test_a_probe_death_naming_the_limit_nests_under_it_without_requiring_it():
+    d = diagnose([_died("system.platform"), _died("gpu.nvml", ["gpu.kernel_driver"]), res("gpu.kernel_driver", P),
+                  LIMIT_ROOT], LAYERS)
+    (root,) = d.blocking
+    assert root.check_id == "multi_gpu.open_files"
+    assert [(s.check_id, s.path) for s in root.symptoms] == [
+        ("system.platform", ("multi_gpu.open_files", "system.platform")),
+        ("gpu.nvml", ("multi_gpu.open_files", "gpu.nvml"))]
+    assert d.errors == ()
+
+
+def test_a_death_the_limit_explains_is_not_also_blamed_on_a_failing_requirement():
+    """triton.import died of the limit: torch.cuda failing (a CPU-only wheel) did not kill its probe."""
+    d = diagnose([res("torch.cuda", F, [], BL, "torch-cpu-only-build"), _died("triton.import", ["torch.cuda"]),
+                  res("triton.build", B, ["triton.import"]), LIMIT_ROOT], LAYERS)
+    roots = {r.check_id: [s.check_id for s in r.symptoms] for r in d.blocking}
+    assert roots == {"torch.cuda": [], "multi_gpu.open_files": ["triton.import", "triton.build"]}
+
+
+def test_negative_control_a_death_without_the_note_stays_could_not_complete():
+    d = diagnose([_died("system.platform", note=False), _died("gpu.nvml", note=False), LIMIT_ROOT], LAYERS)
+    assert [r.check_id for r in d.blocking] == ["multi_gpu.open_files"] and d.blocking[0].symptoms == ()
+    assert d.errors == ("system.platform", "gpu.nvml")
+    # and the limit measured fine (no problem): a stray note explains nothing
+    d = diagnose([_died("system.platform"), res("multi_gpu.open_files", P)], LAYERS)
+    assert d.blocking == () and d.errors == ("system.platform",)

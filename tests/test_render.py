@@ -446,3 +446,34 @@ def test_remedy_marked_not_automatic_stays_out_of_the_fix_block(monkeypatch):
     assert f"     $ {remedy.commands[0].command}" in manual
     md = render(report, "markdown")
     assert remedy.commands[0].command in md.split("By hand", 1)[1].split("<details>", 1)[0]
+
+
+def test_checks_whose_probe_died_of_a_root_are_listed_by_id_on_one_line():
+    """chk28: at `ulimit -Sn 5` the probes of ~28 checks die and each carries only the limit's note.
+    Over the line budget (where symptoms are listed by code) the root's section names them by id on one
+    wrapped line, not the same code 28 times, beside the blocked ones; a symptom with a finding of its
+    own keeps its code. Within the budget each keeps its own line, saying what happened to it."""
+    note = Finding("open-files-limit-low", Severity.INFO, "Open-files limit too low", "m", "e")
+    died = ProbeFailure("exit", exit_code=70, detail="probe x exited with status 70 without writing its answer")
+    results = [
+        r("system.platform", Status.ERROR, "check could not complete: probe died", [note], failure=died),
+        r("gpu.nvml", Status.ERROR, "check could not complete: probe died", [note], failure=died),
+        r("triton.import", Status.ERROR, "check could not complete: probe died", [note], failure=died),
+        r("triton.build", Status.BLOCKED, "not run: it needs triton.import", requires=["triton.import"]),
+        r("multi_gpu.open_files", Status.ERROR, "check could not complete: probe died", [Finding(
+            "open-files-limit-low", Severity.BLOCKING, "Open-files limit too low", "5 descriptors", "e")],
+          failure=died),
+        r("kernels.fla", Status.FAIL, "fla fell back", [FLA], requires=["triton.import"]),
+    ]
+    report = Report("0.1.0", "2026-12-05T00:00:00Z", {"python": "/x/python"}, {}, tuple(results),
+                    diagnose(results, LAYERS + ("multi_gpu",)), 1.0)
+    roomy = render(report, "text", width=80)
+    section = roomy[roomy.index("open-files-limit-low explains:"):]
+    assert section.count("check could not complete: probe died [open-files-limit-low]") == 3
+    tight = render(report, "text", width=80, budget=12)
+    section = tight[tight.index("open-files-limit-low explains:"):]
+    assert "   could not complete because of it (its probe died): system.platform, gpu.nvml,\n" \
+           "     triton.import\n" in section
+    assert "not run because of it: triton.build" in section and "fla-cpu-fallback" in section
+    assert section.count("open-files-limit-low") == 1
+    assert not _over_width(roomy, 80) and not _over_width(tight, 80)

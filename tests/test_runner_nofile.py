@@ -333,3 +333,71 @@ def test_a_probe_death_under_a_roomy_limit_is_not_blamed_on_it():
     assert [f.code for f in OpenFiles().on_failure(died, low)] == ["open-files-limit-low"]
     for reason in ("timeout", "facts-shape", "probe-exception", "spawn"):
         assert OpenFiles().on_failure(ProbeFailure(reason, detail="x"), low) == [], reason
+
+
+# --------------------------------------------------------------------------------------------------
+# chk28: at a soft limit of 5 not only multi_gpu.open_files's probe dies: every probe forked from the
+# torch-free interpreter does (exit 70, its setup cannot open its output files), and before chk28 they
+# were listed as ~28 checks that "could not complete" beside the open-files root. The limit check
+# declares that it limits every probe (Check.limits_every_probe); the runner offers it each death.
+
+
+def _whole_check(limit_cmd: str, tmp_path: Path) -> dict:
+    if not Path(STACK).exists():
+        pytest.skip("no stack venv")
+    cmd = f"{limit_cmd}exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins --python {STACK}"
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_every_probe_dying_at_soft_5_is_the_open_files_roots_symptom(tmp_path):
+    report = _whole_check("ulimit -Sn 5; ", tmp_path)
+    died = {r["id"]: r for r in report["results"] if r["status"] == "error"}
+    assert "multi_gpu.open_files" in died and len(died) > 5, sorted(died)  # (28 on the CPU machine, chk28)
+    assert report["diagnosis"]["errors"] == []
+    (root,) = [b for b in report["diagnosis"]["blocking"] if b["check"] == "multi_gpu.open_files"]
+    nested = {s["check"] for s in root["symptoms"]}
+    for cid, res in died.items():
+        notes = [f for f in res["findings"] if f["code"] == "open-files-limit-low"]
+        assert len(notes) == 1, (cid, res["findings"])
+        if cid == "multi_gpu.open_files":
+            assert notes[0]["severity"] == "blocking"
+            continue
+        assert notes[0]["severity"] == "info", cid
+        assert "5 descriptors per process" in notes[0]["message"] and cid in nested, cid
+        assert res["failure"]["detail"].splitlines()[0] in notes[0]["message"], cid
+    # the report records the limit its probes ran under: replayed here, under this process's own
+    # (roomy) limit, the deaths are judged by the run's limit and the verdict is the same
+    from stackpeel.model import Report
+    from stackpeel.replay import rediagnose, verdict_of
+    assert report["target"]["nofile"][0] == 5
+    saved = Report.from_dict(report)
+    assert verdict_of(rediagnose(saved)) == verdict_of(saved)
+
+
+def test_at_the_usual_limit_no_probe_dies_and_nothing_names_the_limit(tmp_path):
+    """Negative control: the same whole run under the machine's own limit."""
+    report = _whole_check("", tmp_path)
+    assert not [r["id"] for r in report["results"] if r["status"] == "error"]
+    assert not any(f["code"] == "open-files-limit-low" for r in report["results"] for f in r["findings"])
+    assert "multi_gpu.open_files" not in [b["check"] for b in report["diagnosis"]["blocking"]]
+
+
+def test_another_probes_death_is_offered_to_the_limit_only_when_the_limit_explains_it():
+    """explain_death alone: a death under 5 is the limit's (one informational note); the same
+    death under 4096, a timeout or stackpeel's own fault under 5, or an unknown limit: nothing."""
+    from stackpeel.checks.base import Check, Context
+    from stackpeel.checks.multi_gpu import OpenFiles
+    from stackpeel.model import ProbeFailure, Severity
+    assert OpenFiles.limits_every_probe and not Check.limits_every_probe
+    died = ProbeFailure("exit", exit_code=70, detail="probe gpu.nvml exited with status 70 without writing its answer")
+    low = Context({}, {"python": "/x/python", "nofile": [5, 4096]}, {})
+    (note,) = OpenFiles().explain_death(died, low)
+    assert (note.code, note.severity) == ("open-files-limit-low", Severity.INFO)
+    assert "probe gpu.nvml exited with status 70" in note.message and "5 descriptors" in note.message
+    assert OpenFiles().explain_death(died, Context({}, {"nofile": [4096, 4096]}, {})) == []
+    assert OpenFiles().explain_death(died, Context({}, {"nofile": [-1, -1]}, {})) == []
+    for reason in ("timeout", "facts-shape", "probe-exception", "spawn"):
+        assert OpenFiles().explain_death(ProbeFailure(reason, detail="x"), low) == [], reason

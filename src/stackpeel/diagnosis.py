@@ -17,6 +17,11 @@ low open-files limit carries ``open-files-limit-low`` beside ``torch-gpu-op-fail
 then it does whatever its own status and the problem's, even a warning explaining a failure.
 Elsewhere the walk goes through it as through a check that passed. A warning that explains
 a failure is a *blocking* root cause: the limit, not the layers it broke, is what to fix.
+Such a limit is one every probe starts under, so it explains a problem that names it whether the
+problem's check requires it or not (at a soft open-files limit of 5 the probes of checks that
+require nothing die too, and the runner notes the limit beside each: Check.limits_every_probe);
+for a check that could not complete, it is then the only explainer (its probe died of the limit,
+not of a failing requirement).
 """
 
 from __future__ import annotations
@@ -90,7 +95,14 @@ def _explainers(rid: str, by_id: Dict[str, CheckResult]) -> List[str]:
             else:
                 nxt.extend(by_id[aid].requires)
         frontier = nxt
-    return found
+    # a limit every probe starts under (the open-files limit, Check.limits_every_probe) explains the
+    # problems that name it whether or not they require its check: the probe of a check that requires
+    # nothing dies of it too (chk28); for a check that could not complete it is the whole story
+    limits = [aid for aid, r in by_id.items() if aid != rid and r.status in _PROBLEM and _named_only(r)
+              and any(f.code in named for f in r.findings)]
+    if limits and by_id[rid].status is Status.ERROR:
+        return [aid for aid in by_id if aid in limits]
+    return found + [aid for aid in by_id if aid in limits and aid not in found]
 
 
 def _died_of_its_own(r: CheckResult) -> bool:

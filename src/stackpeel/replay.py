@@ -36,6 +36,7 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
     by_id = {c.id: c for c in pool}
     recorded = {r.id: r for r in report.results}
     done: Dict[str, CheckResult] = {}
+    limits = [c for c in pool if c.limits_every_probe and c.id in recorded]  # as the run offered deaths to
     # today's dependency order, restricted to what the report holds (a requirement added since
     # the report was made is simply absent: its facts read as {})
     for cls in [c for c in registry.validate(pool) if c.id in recorded]:
@@ -44,7 +45,7 @@ def rediagnose(report: Report, classes: Optional[Sequence[Type[Check]]] = None) 
         if old.status is Status.ERROR and old.failure is not None and cls.probe and \
                 old.failure.reason in PROBE_DEATHS:  # judged again: on_failure may name a cause now
             done[cls.id] = _finish(cls, ProbeAnswer(None, old.failure, old.duration_s), report.host, report.target,
-                                   done, recorded=True)
+                                   done, recorded=True, limits=limits)
             continue
         if old.status in (Status.ERROR, Status.BLOCKED) or old.failure is not None or deep_skipped:
             done[cls.id] = old

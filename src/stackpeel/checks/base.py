@@ -222,6 +222,11 @@ class Check:
     #: its facts change without any change of the machine (free space): a repeat run never
     #: reuses its result, and reuses its dependents' only if its verdict came out the same
     volatile: ClassVar[bool] = False
+    #: it measures a limit every probe starts under (stackpeel gives each probe the user's own:
+    #: runner/child.own_nofile): the runner offers it the death of any other check's probe
+    #: (:meth:`explain_death`), and the note it returns nests that check under this one in the
+    #: diagnosis instead of listing it among the checks that could not complete
+    limits_every_probe: ClassVar[bool] = False
     #: where the check comes from: "builtin", or a plugin's distribution and version (set by
     #: stackpeel/plugins.py from the package metadata, never by the check itself)
     origin: ClassVar[str] = "builtin"
@@ -239,6 +244,14 @@ class Check:
         here says the check measured its own condition as far as it matters: the diagnosis then
         takes the result as a root cause, not as a check that could not complete
         (diagnosis._died_of_its_own), so return one only for a death the condition explains.
+        Default: none."""
+        return ()
+
+    def explain_death(self, failure: Any, ctx: Context) -> Sequence[Finding]:
+        """For a check that ``limits_every_probe``: an **informational** finding of its own code when
+        its condition explains why *another* check's probe died without an answer (``failure``: that
+        probe's ProbeFailure; ``ctx.target["nofile"]``: the limit the runner started it under). The
+        diagnosis then nests that check under this one (a ``named_only`` code names its cause).
         Default: none."""
         return ()
 

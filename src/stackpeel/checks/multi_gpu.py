@@ -61,8 +61,10 @@ SHM_MIN_FREE_BYTES = 512 * MIB
 DOCKER_DEFAULT_SHM = 64 * MIB
 MEMLOCK_MIN_BYTES = 1 * GIB
 NOFILE_MIN = 1024
-#: under this soft limit a death of multi_gpu.open_files's own probe is the limit's doing (its fork's
-#: setup fails at 5, exit 70, with nothing on stderr: chk27); the probe's start test begins there too
+#: under this soft limit the death of a probe (multi_gpu.open_files's own, or any other check's) is the
+#: limit's doing: at 5 every probe forked from the torch-free interpreter dies in its fork's setup, exit
+#: 70 with nothing on stderr (chk27, chk28; at 6 on the CPU machine they all answer), on an H200 torch's
+#: probe died at 20 (fd25); the open-files probe's start test begins there too
 NOFILE_PROBE_ROOM = 64
 
 #: NCCL variables that switch a transport off or on; worth naming in a summary
@@ -211,24 +213,40 @@ class OpenFiles(Check):
     probe = "multi_gpu.open_files"
     timeout = 15.0
 
-    def on_failure(self, failure, ctx):
-        """The probe died without an answer (a fork's setup fails at a soft limit of 5, exit 70, chk27):
-        the runner's view of the limit it started the probe under (``target["nofile"]``, the user's,
-        read before stackpeel raised its own) names it when it is that low, or when EMFILE is said."""
+    limits_every_probe = True  # the runner starts every probe under the user's limit (runner/child.py)
+
+    @staticmethod
+    def _death_under_limit(failure, ctx) -> Optional[Dict[str, Any]]:
+        """The finding's parameters when a probe that died without an answer died of the limit the
+        runner started it under (``target["nofile"]``, the user's, read before stackpeel raised its
+        own): a death (not a timeout, nor stackpeel's own fault: a facts shape, an exception in
+        evaluate) under :data:`NOFILE_PROBE_ROOM`, or one whose words say EMFILE. None otherwise."""
         soft, hard = (list(ctx.target.get("nofile") or ()) + [None, None])[:2]
         text = f"{getattr(failure, 'stderr_tail', '') or ''}\n{getattr(failure, 'detail', '') or ''}"
-        # only a probe that died (not a timeout, nor stackpeel's own fault: a facts shape, an
-        # exception in evaluate) is the limit's, and under the room a probe needs only unless EMFILE is said
         died = getattr(failure, "reason", "") in ("exit", "no-output", "signal")
         if not isinstance(soft, int) or soft < 0 or not died \
                 or (soft >= NOFILE_PROBE_ROOM and not _EMFILE.search(text)):
-            return []
+            return None
         hard = hard if isinstance(hard, int) and hard >= 0 else None
         error = (getattr(failure, "detail", "") or "").strip().splitlines()[:1] or ["no answer"]
-        return [ctx.finding("open-files-limit-low", "no-probe", severity=Severity.BLOCKING, soft=soft,
-                            hard=_nofile_text(hard), raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN,
-                            error=error[0], evidence=f"the limit stackpeel started the probe under: ({soft}, "
-                            f"{_nofile_text(hard)})\n{text.strip()}")]
+        return dict(soft=soft, hard=_nofile_text(hard), raise_to=_raise_to(soft, hard), minimum=NOFILE_MIN,
+                    error=error[0], evidence=f"the limit stackpeel started the probe under: ({soft}, "
+                    f"{_nofile_text(hard)})\n{text.strip()}")
+
+    def on_failure(self, failure, ctx):
+        """Its own probe died without an answer (a fork's setup fails at a soft limit of 5, exit 70,
+        chk27): the limit, measured as far as it matters (blocking)."""
+        params = self._death_under_limit(failure, ctx)
+        return [] if params is None else [ctx.finding("open-files-limit-low", "no-probe",
+                                                      severity=Severity.BLOCKING, **params)]
+
+    def explain_death(self, failure, ctx):
+        """Another check's probe died the same way (at a soft limit of 5 every probe forked from the
+        torch-free interpreter does, chk28): an informational note, so the diagnosis nests that check
+        under this one instead of listing it as one that could not complete."""
+        params = self._death_under_limit(failure, ctx)
+        return [] if params is None else [ctx.finding("open-files-limit-low", "probe-died",
+                                                      severity=Severity.INFO, **params)]
 
     def evaluate(self, facts, ctx):
         soft, hard = facts["soft"], facts["hard"]

@@ -229,13 +229,17 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
     """Each symptom once, under the nearest root that explains it, grouped by the other roots
     that explain it too. Evidence lines are added, first symptoms first, while the whole report
     stays within ``budget`` lines (-v shows them all)."""
-    plan = []  # (root, [(also, [symptom results])], [blocked, no finding])
+    plan = []  # (root, [(also, [symptom results])], [blocked, no finding], [died of the root, its note only])
     for root in all_roots(report):
         mine = owned_symptoms(report, root)
         if not mine:
             continue  # a root whose symptoms all sit under another: named there in "also caused by"
         groups: List = []
         quiet = [r for _, r, _ in mine if r.status is Status.BLOCKED and not r.findings]
+        # checks whose probe died of the root, with only its note (a limit every probe starts under):
+        # listed by code they would all read the root's own code, so by id, once over the budget
+        died = [r for _, r, _ in mine if r.status is Status.ERROR and r.findings
+                and all(f.severity is Severity.INFO and f.code in root.codes for f in r.findings)]
         mine = sorted(mine, key=lambda t: len(t[2]) > 0)  # symptoms of this root alone first
         for _, sym, also in mine:
             if sym in quiet:
@@ -244,7 +248,7 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
             if not groups or groups[-1][0] != key:
                 groups.append((key, []))
             groups[-1][1].append(sym)
-        plan.append((root, groups, quiet))
+        plan.append((root, groups, quiet, died))
     if not plan:
         return
     def build(compact: Set[str]):
@@ -252,14 +256,16 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
         list their symptoms by code on wrapped lines instead of one title per line."""
         body = _Out(out.width, out.color, out.ascii)
         slots = []  # (index into body.lines after which evidence goes, finding evidence)
-        for root, groups, quiet in plan:
+        for root, groups, quiet, died in plan:
             body.wrap(f"{root_label(report, root)} explains:", "   ", first="")
             for key, syms in groups:
                 if key:
                     body.wrap(f"also caused by {', '.join(key)}:", "     ", first="   ")
                 if root.check_id in compact:
-                    worst = Status.FAIL if any(x.status is Status.FAIL for x in syms) else syms[0].status
-                    body.item(worst, ", ".join(x.findings[0].code if x.findings else x.id for x in syms), "   ")
+                    syms = [x for x in syms if x not in died]
+                    if syms:
+                        worst = Status.FAIL if any(x.status is Status.FAIL for x in syms) else syms[0].status
+                        body.item(worst, ", ".join(x.findings[0].code if x.findings else x.id for x in syms), "   ")
                     continue
                 for sym in syms:
                     codes = ", ".join(f.code for f in sym.findings)
@@ -269,6 +275,9 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
                     ev = next((f.evidence for f in sym.findings if f.evidence), "")
                     if ev:
                         slots.append((len(body.lines), ev))
+            if died and root.check_id in compact:
+                body.wrap("could not complete because of it (its probe died): " + ", ".join(r.id for r in died),
+                          "     ", first="   ")
             if quiet:
                 body.wrap("not run because of it: " + ", ".join(r.id for r in quiet), "     ", first="   ")
         return body, slots
@@ -277,7 +286,7 @@ def _explains(out: _Out, report: Report, budget: int) -> None:
     compact: Set[str] = set()
     body, slots = build(compact)
     by_size = sorted(plan, key=lambda p: -sum(len(syms) for _, syms in p[1]))
-    for root, groups, _ in by_size:
+    for root, groups, _, _ in by_size:
         if len(out.lines) + len(body.lines) + 1 <= budget:
             break
         if sum(len(syms) for _, syms in groups) > 1:

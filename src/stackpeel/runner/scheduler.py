@@ -162,32 +162,47 @@ def _zygote(classes: Sequence[Type[Check]], python: str, env: Optional[Mapping[s
 
 
 def _failure_findings(cls: Type[Check], failure: ProbeFailure, host: Mapping[str, Any],
-                      target: Mapping[str, Any], done: Mapping[str, CheckResult]) -> tuple:
-    """What the check's ``on_failure`` names about a probe that gave no answer (never raises)."""
+                      target: Mapping[str, Any], done: Mapping[str, CheckResult],
+                      limits: Sequence[Type[Check]] = ()) -> tuple:
+    """What the check's ``on_failure`` names about a probe that gave no answer, then what each
+    check of ``limits`` (``Check.limits_every_probe``) other than this one says of the death in its
+    ``explain_death``, unless ``on_failure`` named one of that check's codes already (never raises)."""
     deps = {req: done[req].facts for req in cls.requires if req in done}
     # the open-files limit the probe was started under (the user's, read before stackpeel raised its
-    # own): multi_gpu.open_files names it when its own probe died of it (chk27)
-    target = {**target, "nofile": list(own_nofile())}
+    # own): multi_gpu.open_files names it when its own probe died of it (chk27), or another's (chk28).
+    # A report records it (engine.check), so a replay judges the death by the run's limit, not its own
+    if not isinstance(target.get("nofile"), (list, tuple)):
+        target = {**target, "nofile": list(own_nofile())}
     ctx = Context(host, target, deps, {req: done[req].status for req in cls.requires if req in done})
     try:
-        return tuple(cls().on_failure(failure, ctx))
+        found = list(cls().on_failure(failure, ctx))
     except Exception:  # a bug there must not hide the failure itself
-        return ()
+        found = []
+    for lim in limits:
+        if lim.id == cls.id or {f.code for f in found} & set(lim.codes):
+            continue
+        try:
+            found.extend(lim().explain_death(failure, ctx))
+        except Exception:
+            pass
+    return tuple(found)
 
 
 def _finish(cls: Type[Check], answer: Optional[ProbeAnswer], host: Mapping[str, Any], target: Mapping[str, Any],
-            done: Mapping[str, CheckResult], recorded: bool = False) -> CheckResult:
+            done: Mapping[str, CheckResult], recorded: bool = False,
+            limits: Sequence[Type[Check]] = ()) -> CheckResult:
     """Turn a probe's answer into the check's result; ``done`` holds every requirement.
 
     The facts must fit the check's declared shape (``Check.facts``) before ``evaluate`` reads
     them: otherwise the result is ``error`` naming the key (strict mode: FactsShapeError).
     ``recorded``: the facts come from a saved report (replay), where the keys ``evaluate``
     derived sit beside the probe's and may have replaced one of them (config.nccl_environment's
-    ``interfaces`` did, before it derived ``interface_names``): only missing keys count there."""
+    ``interfaces`` did, before it derived ``interface_names``): only missing keys count there.
+    ``limits``: the checks of the run that ``limits_every_probe`` (:func:`_failure_findings`)."""
     if answer is not None and answer.failure is not None:
         return _result(cls, Status.ERROR, f"check could not complete: {answer.failure.detail.splitlines()[0]}",
                        answer.duration_s, failure=answer.failure,
-                       findings=_failure_findings(cls, answer.failure, host, target, done))
+                       findings=_failure_findings(cls, answer.failure, host, target, done, limits))
     facts: Dict[str, Any] = dict(answer.facts or {}) if answer is not None else {}
     duration = answer.duration_s if answer is not None else 0.0
     if answer is not None:
@@ -321,6 +336,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     needs = {c.id: set(probe_inputs(c)) & present for c in classes}
     gates = {c.id: set(c.gate) & present for c in classes}
     speculative = set()   # probes started before their gate's verdict: the gate is judged at the end
+    limits = [c for c in classes if c.limits_every_probe]  # offered every probe's death (_failure_findings)
     # the slow probes (those that import torch) first, so the critical path starts at once
     waiting_probe = [c.id for c in sorted(classes, key=lambda c: not c.preload)]
     answered: Dict[str, Optional[ProbeAnswer]] = {}
@@ -422,7 +438,7 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
                             answer = answered.pop(cid)
                             try:
                                 gated = _gate(by_id[cid], done) if cid in speculative else None
-                                res = gated or _finish(by_id[cid], answer, host, target, done)
+                                res = gated or _finish(by_id[cid], answer, host, target, done, limits=limits)
                             except FactsShapeError:  # strict mode (tests): a probe/shape mismatch fails loudly
                                 raise
                             except Exception as exc:  # runner bug: still a result
