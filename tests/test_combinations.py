@@ -243,7 +243,8 @@ def _load(path):
     return json.loads((DATA / path).read_text())
 
 
-def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None, torch_cuda=None) -> Report:
+def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None, torch_cuda=None,
+                machine="x86_64") -> Report:
     """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
     Triton 3.6.0, FLA 0.6.0), re-diagnosed by today's checks: gpu/cuda/torch from
     tests/data/gpu/h200_recorded.json, triton.import from tests/data/triton/h200_import_36.json,
@@ -262,7 +263,7 @@ def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None, 
     facts["triton.import"] = imp
     facts["config.known_combinations"] = {
         "dists": dists, "torch_cuda": torch_cuda or imp["torch_cuda"], "python": imp["python_version"],
-        "machine": "x86_64",
+        "machine": machine,
         "gpus": [{"name": name, "cc": cc} for _ in nvml["devices"]], "driver": nvml["driver_version"],
         "cuda_driver_version": nvml["cuda_driver_version"], "gpu_source": "NVML",
         "torch_version_file": dists["torch"], "imported": []}
@@ -626,7 +627,7 @@ def test_versions_from_collect_env_and_pip_list():
     v = combos.versions_from_text(text)
     assert v == {"torch": "2.11.0+cu130", "cuda": "13.0", "python": "3.12.3", "driver": "580.159.04",
                  "triton": "3.6.0", "numpy": "2.3.5", "fla-core": "0.6.0", "flash-linear-attention": "0.6.0",
-                 "gpu_cc": ["9.0"]}
+                 "gpu_cc": ["9.0"], "machine": "x86_64"}
     assert [m.id for m in combos.match_combinations(v)] == ["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
 
 
@@ -645,3 +646,79 @@ def test_partial_matches_need_the_packages_and_say_what_is_unknown():
     fla = partial["fla-gated-bwd-hopper-triton-3.4-3.7.0"]
     assert fla.missing == ("gpu_cc",) and fla.strength == pytest.approx(2 / 3)
     assert not any(i.startswith("xformers") for i in partial)    # packages the text never names
+
+
+# --------------------------------------------------------------------------- the host's architecture (chk28)
+# torch's aarch64 CUDA 12.6 wheels hold sm_80 and sm_90 only (torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC,
+# read in the stack venv's torch 2.13.0; pytorch .ci/manywheel/build_env_setup.py): the recorded H200 facts,
+# with the config.versions probe's `machine` and a torch 2.14.0+cu126 beside another GPU
+
+
+def _aarch64(cc, name, machine="aarch64"):
+    return h200_report(triton="3.7.1", cc=cc, name=name, machine=machine, torch_cuda="12.6",
+                       extra_dists={"torch": "2.14.0+cu126"})
+
+
+def test_an_aarch64_host_with_a_blackwell_gpu_and_torch_cu126_is_blocking_with_the_cu130_fix():
+    report = _aarch64("12.0", "NVIDIA GB10")
+    r = report.result("config.known_combinations")
+    assert r.status is Status.FAIL and r.facts["versions"]["machine"] == "aarch64"
+    (f,) = r.findings
+    assert f.code == "known-bad-combination" and f.severity is Severity.BLOCKING
+    assert "(torch-cu126-aarch64-blackwell)" in f.message and "host aarch64" in f.message
+    assert "GPU compute capability 12.0" in f.message and "sm_80 and sm_90 only" in f.message
+    assert [c.command for c in f.remedy.commands] == [
+        "/opt/torch/.venv/bin/python3 -m pip install --force-reinstall torch "
+        "--index-url https://download.pytorch.org/whl/cu130"]
+    assert [rc.check_id for rc in report.diagnosis.blocking] == ["config.known_combinations"]
+
+
+def test_an_aarch64_host_with_jetson_orin_gets_the_entry_without_a_wheel_to_install():
+    r = _aarch64("8.7", "Orin").result("config.known_combinations")
+    (f,) = r.findings
+    assert "(torch-cu126-aarch64-pre-ampere-or-orin)" in f.message and f.severity is Severity.BLOCKING
+    assert "JetPack" in f.remedy.text and f.remedy.commands == ()
+
+
+@pytest.mark.parametrize("cc, name", [
+    ("9.0", "NVIDIA GH200 480GB"),       # the build's own sm_90
+    ("8.9", "NVIDIA L4"),                # sm_80 code runs on 8.9 (DEVICE_REQUIREMENT: 80 covers 8.x but 8.7)
+    ("8.0", "NVIDIA A100-SXM4-80GB"),
+])
+def test_an_aarch64_host_with_a_gpu_the_cu126_build_covers_is_fine(cc, name):
+    r = _aarch64(cc, name).result("config.known_combinations")
+    assert r.status is Status.PASS and r.findings == (), [f.message for f in r.findings]
+
+
+@pytest.mark.parametrize("cc", ["12.0", "8.7", "7.5"])
+def test_the_same_gpus_on_an_x86_64_host_match_no_aarch64_entry(cc):
+    r = _aarch64(cc, "NVIDIA GPU", machine="x86_64").result("config.known_combinations")
+    assert not any("aarch64" in m for m in r.facts["matched"]), r.facts["matched"]
+
+
+def test_machine_specifiers_compare_names():
+    assert combos.parse_name_specifier("aarch64").contains("aarch64")
+    assert combos.parse_name_specifier("==aarch64").contains("arm64")       # macOS's spelling
+    assert not combos.parse_name_specifier("aarch64").contains("x86_64")
+    assert combos.parse_name_specifier("!=x86_64").contains("aarch64")
+    assert not combos.parse_name_specifier("!=x86_64").contains("AMD64")    # Windows' spelling
+    assert not combos.parse_name_specifier("aarch64").contains(None)
+    with pytest.raises(combos.SpecifierError):
+        combos.parse_name_specifier(">=aarch64")
+
+
+def test_explain_matches_the_aarch64_entry_only_where_the_log_shows_the_host():
+    log = ("PyTorch version: 2.14.0+cu126\nCUDA used to build PyTorch: 12.6\n"
+           "OS: Ubuntu 24.04.3 LTS ({machine})\nGPU 0: NVIDIA GB200\n")
+    v = combos.versions_from_text(log.format(machine="aarch64"))
+    assert v["machine"] == "aarch64" and "10.0" in v["gpu_cc"]
+    assert "torch-cu126-aarch64-blackwell" in [m.id for m in combos.match_combinations(v)]
+    v = combos.versions_from_text(log.format(machine="x86_64"))
+    assert "torch-cu126-aarch64-blackwell" not in [m.id for m in combos.match_combinations(v, partial=True)]
+    # a log that never shows the host: the entry is not assumed, even as a partial match
+    v = combos.versions_from_text(log.replace("OS: Ubuntu 24.04.3 LTS ({machine})\n", ""))
+    assert "machine" not in v
+    assert "torch-cu126-aarch64-blackwell" not in [m.id for m in combos.match_combinations(v, partial=True)]
+    # the wheel pip downloaded names the host too
+    v = combos.versions_from_text("Downloading torch-2.14.0+cu126-cp312-cp312-manylinux_2_28_aarch64.whl (800 MB)")
+    assert v["machine"] == "aarch64"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 try:  # Python 3.11+
     import tomllib as _toml
@@ -30,7 +30,13 @@ except ModuleNotFoundError:  # pragma: no cover - exercised on 3.9/3.10
 DATA_FILE = Path(__file__).resolve().parent / "knowledge" / "combinations.toml"
 
 #: keys of the versions dict that are not distributions (the rest are distribution names)
-SPECIAL_KEYS = ("gpu_cc", "driver", "cuda", "cuda_driver", "python")
+SPECIAL_KEYS = ("gpu_cc", "driver", "cuda", "cuda_driver", "python", "machine")
+#: special keys whose value is a name, not a version (:class:`NameSpecifier`)
+NAME_KEYS = ("machine",)
+#: special keys an entry cannot do without even for a log (``partial``): the host's architecture
+#: decides which build of a wheel is installed, so an entry about one is never assumed of a log
+#: that does not show it
+NEVER_ASSUMED = ("machine",)
 SEVERITIES = ("blocking", "degraded", "info")
 
 _VERSION = re.compile(
@@ -142,6 +148,45 @@ def parse_specifier(text: str) -> Specifier:
     return Specifier(s, tuple(clauses))
 
 
+#: spellings of one architecture: platform.machine() says arm64 on macOS, AMD64 on Windows
+_MACHINE_ALIASES = {"arm64": "aarch64", "amd64": "x86_64", "x64": "x86_64"}
+
+
+def _machine_name(text: Any) -> str:
+    name = str(text or "").strip().lower()
+    return _MACHINE_ALIASES.get(name, name)
+
+
+@dataclass(frozen=True)
+class NameSpecifier:
+    """A comma-separated set of name clauses for a key whose value is a name (``machine``):
+    ``aarch64`` or ``==aarch64`` (that name), ``!=x86_64`` (any other); all must hold. Names
+    compare in lower case, with platform.machine()'s other spellings (arm64, AMD64) folded in."""
+
+    text: str
+    clauses: Tuple[Tuple[str, str], ...]
+
+    def contains(self, value: Any) -> bool:
+        name = _machine_name(value)
+        if not name:
+            return False
+        return all((name == target) == (op == "==") for op, target in self.clauses)
+
+
+def parse_name_specifier(text: str) -> NameSpecifier:
+    """Parse 'aarch64', '==aarch64', '!=x86_64', '*'. Raises SpecifierError."""
+    s = str(text).strip()
+    if s in ("*", ""):
+        return NameSpecifier(s, ())
+    clauses = []
+    for part in s.split(","):
+        m = re.match(r"^\s*(==|!=)?\s*([A-Za-z0-9_]+)\s*$", part)
+        if not m:
+            raise SpecifierError(f"cannot parse name clause {part.strip()!r} in {s!r}")
+        clauses.append((m.group(1) or "==", _machine_name(m.group(2))))
+    return NameSpecifier(s, tuple(clauses))
+
+
 def _clause_holds(op: str, target: str, v: Version) -> bool:
     if op == "===":
         return v.text == target
@@ -190,8 +235,8 @@ class Combination:
     consequence: str
     fix: str
     source: str
-    when: Mapping[str, Specifier]
-    unless: Mapping[str, Specifier] = field(default_factory=dict)
+    when: Mapping[str, Union[Specifier, NameSpecifier]]
+    unless: Mapping[str, Union[Specifier, NameSpecifier]] = field(default_factory=dict)
     commands: Tuple[Tuple[str, str], ...] = ()
     links: Tuple[str, ...] = ()
     #: check ids that measure the same thing live; ``check`` leaves the entry to them when they ran
@@ -256,7 +301,7 @@ class Match:
         parts = []
         for key, value in self.observed.items():
             label = {"gpu_cc": "GPU compute capability", "driver": "NVIDIA driver", "cuda": "CUDA runtime",
-                     "cuda_driver": "driver CUDA version", "python": "Python"}.get(key, key)
+                     "cuda_driver": "driver CUDA version", "python": "Python", "machine": "host"}.get(key, key)
             parts.append(f"{label} {value}")
         return ", ".join(parts)
 
@@ -264,7 +309,8 @@ class Match:
 def _spec_table(raw: Any, where: str) -> Dict[str, Specifier]:
     if not isinstance(raw, Mapping):
         raise SpecifierError(f"{where} must be a table of key = specifier")
-    return {normalize_name(k) if k not in SPECIAL_KEYS else k: parse_specifier(v) for k, v in raw.items()}
+    return {normalize_name(k) if k not in SPECIAL_KEYS else k:
+            parse_name_specifier(v) if k in NAME_KEYS else parse_specifier(v) for k, v in raw.items()}
 
 
 def normalize_name(name: str) -> str:
@@ -351,11 +397,12 @@ def match_combinations(versions: Mapping[str, Any], entries: Optional[Sequence[C
     ``versions`` maps distribution names ('torch', 'triton', 'fla-core', 'causal-conv1d'...;
     any spelling) to version strings, plus ``gpu_cc`` (one '9.0' or a list, one per GPU),
     ``driver`` (NVIDIA driver, '580.159.04'), ``cuda`` (CUDA runtime torch was built with,
-    '13.0'), ``cuda_driver`` (the driver's CUDA version, '13.0') and ``python`` ('3.12.3').
+    '13.0'), ``cuda_driver`` (the driver's CUDA version, '13.0'), ``python`` ('3.12.3') and
+    ``machine`` (platform.machine(): 'aarch64', 'x86_64').
     A key that is absent or None is unknown: the entry does not match, unless ``partial``
     is true, in which case an entry whose distributions are all known and hold, and whose
     GPU/driver/CUDA/Python keys hold where known, is returned with the unknown keys in
-    ``missing`` (for a log that prints only some versions).
+    ``missing`` (for a log that prints only some versions); ``machine`` is never assumed.
     An entry's ``unless`` condition, when every key of it holds, suppresses it.
     """
     vs = normalize_versions(versions)
@@ -366,7 +413,8 @@ def match_combinations(versions: Mapping[str, Any], entries: Optional[Sequence[C
         ok = True
         for key, spec in entry.when.items():
             if not _observed_values(vs, key):
-                if key not in SPECIAL_KEYS:  # the entry is about a package the text never names
+                # the entry is about a package the text never names, or a host it does not show
+                if key not in SPECIAL_KEYS or key in NEVER_ASSUMED:
                     ok = False
                     break
                 missing.append(key)
@@ -443,6 +491,10 @@ _LOG_KEYS = (
     ("python", re.compile(r"^Python (3\.\d+\.\d+)\b"), 1),
     # a conda spec or a hand-written list: python=3.11, python 3.12.7
     ("python", re.compile(r"(?<![\w./-])python(?:\s{0,3}={1,2}\s{0,3}|\s{1,3})(3\.\d{1,2}(?:\.\d{1,3})?)(?![\d.])"), 2),
+    # the host's architecture: collect_env's "OS: Ubuntu 22.04.4 LTS (aarch64)" (get_os appends
+    # platform.machine()), then a wheel's platform tag ("torch-2.14.0+cu126-cp311-cp311-manylinux_2_28_aarch64.whl")
+    ("machine", re.compile(r"^OS:\s[^\n]{1,80}\((aarch64|x86_64|arm64)\)\s*$"), 0),
+    ("machine", re.compile(r"(?:manylinux\w{0,20}|linux)_(aarch64|x86_64)\.whl\b"), 1),
 )
 #: a prebuilt wheel of an extension, named as flash-attn's setup.py names the wheels it publishes
 #: (and mamba-ssm and causal-conv1d copy): {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{TRUE|FALSE}

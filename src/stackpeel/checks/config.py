@@ -49,6 +49,7 @@ def observed_versions(facts: _facts.ConfigVersionsFacts) -> Dict[str, Any]:
     versions["cuda_driver"] = f"{dv // 1000}.{(dv % 1000) // 10}" if isinstance(dv, int) and dv > 0 else None
     versions["cuda"] = facts["torch_cuda"]
     versions["python"] = facts["python"]
+    versions["machine"] = facts["machine"]  # platform.machine() of the target: which build of a wheel it got
     tl = facts.get("fla_tilelang")
     if tl and not tl.get("usable"):
         versions.pop("tilelang", None)  # installed, but FLA will not dispatch to it: no workaround in place
