@@ -46,48 +46,14 @@ def test_a_relative_pythonpath_repeats_the_key_from_the_same_directory_only(tmp_
     assert elsewhere["reused"] == 0, elsewhere  # negative control: `src` is another folder there
 
 
-def test_users_pythonpath_resolves_only_relative_entries(tmp_path, monkeypatch):
-    from stackpeel.runner.cache import users_pythonpath
+def test_resolve_pythonpath_resolves_only_relative_entries(tmp_path, monkeypatch):
+    """What the key script (cache.target_material) and every probe (hygiene.keep_target_tmp) get."""
+    from stackpeel.runner.hygiene import resolve_pythonpath
     monkeypatch.chdir(tmp_path)
-    env = users_pythonpath({"PYTHONPATH": f"/abs/one{os.pathsep}src{os.pathsep}../up", "OTHER": "x"})
+    env = resolve_pythonpath({"PYTHONPATH": f"/abs/one{os.pathsep}src{os.pathsep}../up", "OTHER": "x"})
     assert env["PYTHONPATH"].split(os.pathsep) == ["/abs/one", str(tmp_path / "src"), str(tmp_path.parent / "up")]
     assert env["OTHER"] == "x"
-    assert users_pythonpath({"PATH": "/bin"}) == {"PATH": "/bin"}  # no PYTHONPATH: unchanged
-    assert users_pythonpath({"PYTHONPATH": "/a"}) == {"PYTHONPATH": "/a"}
+    assert resolve_pythonpath({"PATH": "/bin"}) == {"PATH": "/bin"}  # no PYTHONPATH: unchanged
+    assert resolve_pythonpath({"PYTHONPATH": "/a"}) == {"PYTHONPATH": "/a"}
     # CPython adds nothing for an empty PYTHONPATH (ENV PYTHONPATH= in an image): no cwd either
-    assert users_pythonpath({"PYTHONPATH": ""}) == {"PYTHONPATH": ""}
-
-
-PROBE = '''
-import importlib.util, sys
-def where(inp):
-    spec = importlib.util.find_spec("chk27_users_module")
-    return {"origin": spec.origin if spec else None, "path": [p for p in sys.path if p.endswith("src")]}
-'''
-
-
-def test_a_probe_sees_a_relative_pythonpath_as_the_target_does(tmp_path):
-    """The probes run in folders of their own too: `PYTHONPATH=src` named `<probe folder>/src` there, so
-    a module the user's program imports from ./src was invisible to every probe. Negative control:
-    from a directory without that module the probe does not find it."""
-    probes = tmp_path / "probes"
-    probes.mkdir()
-    (probes / "wherep.py").write_text(PROBE)
-    here, there = tmp_path / "here", tmp_path / "there"
-    (here / "src").mkdir(parents=True)
-    (there / "src").mkdir(parents=True)
-    (here / "src" / "chk27_users_module.py").write_text("X = 1\n")
-    driver = ("import json, sys; from pathlib import Path; from stackpeel.runner import child; "
-              "a = child.run_probe(sys.executable, 'wherep.where', {}, 60, probes_dir=Path(sys.argv[1])); "
-              "print(json.dumps(a.facts))")
-
-    def ask(cwd: Path) -> dict:
-        out = subprocess.run([sys.executable, "-c", driver, str(probes)], capture_output=True, text=True, timeout=120,
-                             cwd=str(cwd), env=dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}src"))
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
-    seen = ask(here)
-    assert seen["origin"] == str(here / "src" / "chk27_users_module.py"), seen
-    assert str(here / "src") in seen["path"]
-    assert ask(there)["origin"] is None
+    assert resolve_pythonpath({"PYTHONPATH": ""}) == {"PYTHONPATH": ""}

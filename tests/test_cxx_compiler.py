@@ -71,6 +71,8 @@ def test_torch_214_with_the_real_gxx_passes(clean_env, torch_214):
     assert r.facts["torch_files"]["version"] == "2.14.0+cu130" and r.facts["needs_cxx20"] is True
     assert r.facts["attempted"] and r.facts["kind"] == "ok" and r.facts["rc"] == 0, r.facts
     assert r.status is Status.PASS and "compiles C++20" in r.summary and r.findings == ()
+    # which program `c++` was on PATH (the probe's shutil.which), named in the summary
+    assert r.facts["resolved"] == shutil.which("c++") and f"c++ at {shutil.which('c++')} (" in r.summary
 
 
 def test_torch_214_with_cplusplus_below_202002_is_named(clean_env, torch_214, faults):
@@ -186,3 +188,17 @@ def test_classify_reads_old_compilers_words():
     assert c({"error": None, "rc": 1, "stderr": "<stdin>:1:10: fatal error: 'compare' file not found"}) == "library"
     assert c({"error": None, "rc": 0, "stderr": ""}) == "ok"
     assert c({"error": None, "rc": 1, "stderr": "internal compiler error"}) == "other"
+
+
+def test_recorded_resolved_program_is_named_where_it_differs_from_cxx():
+    """chk28: ``resolved`` (shutil.which of CXX's first word) says which program ran: `c++` is an
+    alternatives link on Debian and Ubuntu. Named in the evidence and the summary; not repeated
+    when CXX already is that path, nor when PATH has none."""
+    v = _evaluate(_recorded("2.14.0", "flag", resolved="/usr/bin/c++"))
+    assert v.findings[0].evidence.startswith("# c++ is /usr/bin/c++\n$ c++ -std=c++20"), v.findings[0].evidence
+    ok = _evaluate(_recorded("2.14.1", "ok", rc=0, stderr="", resolved="/usr/bin/c++"))
+    assert "c++ at /usr/bin/c++ (" in ok.summary
+    same = _evaluate(_recorded("2.14.0", "flag", compiler="/usr/bin/g++-9", resolved="/usr/bin/g++-9"))
+    assert same.findings[0].evidence.startswith("$ c++ -std=c++20") and " is /usr/bin" not in same.findings[0].evidence
+    gone = _evaluate(_recorded("2.14.0", "exec", error="FileNotFoundError: 'c++'", rc=None, stderr="", resolved=None))
+    assert gone.findings[0].evidence.startswith("$ c++")

@@ -265,12 +265,16 @@ class CxxCompiler(Check):
             return ctx.skip(f"torch {tv} does not need C++20 (its headers do from 2.14): not tested", **keep)
         kind = facts.get("kind")
         version = facts.get("compiler_version") or "version unknown"
+        # the program PATH gave for CXX's first word (`c++` is often an alternatives link): which one ran
+        program = (cxx.split() or [cxx])[0]
+        at = f" at {facts['resolved']}" if facts.get("resolved") and facts["resolved"] != program else ""
         if kind == "ok":
-            return ctx.ok(f"{cxx} ({version}, from {source}) compiles C++20 for torch {tv}'s headers", **keep)
+            return ctx.ok(f"{cxx}{at} ({version}, from {source}) compiles C++20 for torch {tv}'s headers", **keep)
         stderr = facts.get("stderr") or ""
         first = next((ln.strip() for ln in stderr.splitlines() if "error" in ln), None)
         cmd = " ".join(facts.get("command") or [cxx])
-        evidence = f"$ {cmd}\n{facts.get('error') or 'exit status %s' % facts.get('rc')}\n{stderr}".rstrip()
+        ran = f"# {program} is {facts['resolved']}\n" if at else ""
+        evidence = f"{ran}$ {cmd}\n{facts.get('error') or 'exit status %s' % facts.get('rc')}\n{stderr}".rstrip()
         if kind == "exec":   # no compiler at all: not a question of its C++ standard
             finding = ctx.finding("cxx-compiler-missing", evidence=evidence, torch_version=tv, cxx=cxx,
                                   cxx_source=source, cxx_error=facts.get("error") or f"exit status {facts.get('rc')}")

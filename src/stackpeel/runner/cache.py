@@ -199,14 +199,6 @@ def stackpeel_material(classes: Sequence[Type[Check]]) -> Dict[str, Any]:
             "origins": sorted({getattr(c, "origin", "builtin") for c in classes})}
 
 
-def users_pythonpath(environ: Mapping[str, str]) -> Dict[str, str]:
-    """A copy of ``environ`` with a relative PYTHONPATH resolved as the target resolves it, against
-    the user's working directory (hygiene.resolve_pythonpath): the key script runs in a fresh
-    folder, where ``PYTHONPATH=src`` named a new ``/tmp/stackpeel-key-*/src`` every run, so no key
-    ever repeated (tmp26); resolved, it repeats from the same directory and differs from another."""
-    return hygiene.resolve_pythonpath(dict(environ))
-
-
 def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: float = 30.0) -> Optional[Dict]:
     """Run the target once (KEY_SCRIPT); None if it cannot say (then nothing is reused). It runs
     in a thread while stackpeel loads its registry, so it never raises: no writable temporary
@@ -216,8 +208,11 @@ def target_material(python: str, environ: Optional[Mapping[str, str]], timeout: 
     except (OSError, hygiene.Closing):
         return None
     try:
-        rc, out, _ = hygiene.run_captured([python, "-c", KEY_SCRIPT], timeout,
-                                          env=users_pythonpath(os.environ if environ is None else environ), cwd=cwd)
+        # a relative PYTHONPATH resolved against the user's directory, as the target resolves it:
+        # read in the fresh folder, PYTHONPATH=src named a new stackpeel-key-*/src every run and no key
+        # ever repeated (tmp26, chk27); a copy, since resolve_pythonpath changes what it is given
+        env = hygiene.resolve_pythonpath(dict(os.environ if environ is None else environ))
+        rc, out, _ = hygiene.run_captured([python, "-c", KEY_SCRIPT], timeout, env=env, cwd=cwd)
     except (OSError, hygiene.Closing):
         return None
     finally:
