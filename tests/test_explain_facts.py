@@ -348,7 +348,7 @@ def test_check_and_explain_agree_on_the_same_versions():
     facts = {"dists": {"torch": "2.11.0+cu130", "triton": "3.6.0", "fla-core": "0.6.0",
                        "flash-linear-attention": "0.6.0"},
              "gpus": [{"name": "NVIDIA H200", "cc": "9.0"}], "driver": "580.159.04",
-             "cuda_driver_version": 13000, "torch_cuda": "13.0", "python": "3.12.3"}
+             "cuda_driver_version": 13000, "torch_cuda": "13.0", "python": "3.12.3", "machine": "x86_64"}
     from_check = [m.id for m in combos.match_combinations(observed_versions(facts))]
     text = ("PyTorch version: 2.11.0+cu130\nCUDA used to build PyTorch: 13.0\n"
             "Python version: 3.12.3 (main, Nov  6 2025, 13:44:16) [GCC 13.3.0] (64-bit runtime)\n"
