@@ -103,3 +103,56 @@ def test_torch_and_its_cuda_libraries_missing_together_name_the_link_path():
            "/usr/bin/ld: cannot find -ltorch: No such file or directory\n"
            "collect2: error: ld returned 1 exit status\n")
     assert codes_of(log)[:1] == ["torch-libs-not-on-link-path"]
+
+
+# -- CMake's and torch's CUDA architecture messages ------------------------------------------
+
+ARCH = {
+    "cuda-arch-value-malformed": [
+        # CMake 3.18-3.23 CMakeDetermineCUDACompiler.cmake, an explicit value with no number in it
+        "CMake Error at /usr/share/cmake-3.22/Modules/CMakeDetermineCUDACompiler.cmake:277 (message): "
+        "CMAKE_CUDA_ARCHITECTURES must be valid if set.",
+        "CMAKE_CUDA_ARCHITECTURES must be non-empty if set.",
+        'CUDA_ARCHITECTURES is empty for target "cmTC_0c3d2".',
+    ],
+    "nvcc-missing": [
+        # CMakeDetermineCUDACompiler.cmake: the nvcc CMake picked could not build its id file
+        "CMake Error at /usr/share/cmake-3.26/Modules/CMakeDetermineCUDACompiler.cmake:603 (message): "
+        "Failed to detect a default CUDA architecture.",
+    ],
+    "build-native-arch-without-gpu": [
+        # torch/utils/cpp_extension.py _get_cuda_arch_flags with no visible GPU
+        "File \"/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py\", line 1950, in "
+        "_get_cuda_arch_flags\n    arch_list[-1] += '+PTX'\nIndexError: list index out of range",
+    ],
+    "env-torch-cuda-arch-list-invalid": [
+        "ValueError: Unknown CUDA arch (8.0,8.6) or GPU not supported",
+    ],
+    "host-compiler-unsupported-by-nvcc": [
+        # CMakeDetermineCompilerId.cmake, alone: the weak answer that says where CMake stopped
+        'Compiling the CUDA compiler identification source file "CMakeCUDACompilerId.cu" failed.',
+    ],
+}
+
+test_arch_messages_head_explain_in_every_wrapper, test_arch_messages_are_matched_by_their_code = \
+    family_tests(ARCH)
+
+test_healthy_cmake_cuda_lines_stay_quiet = healthy_test([
+    'Compiling the CUDA compiler identification source file "CMakeCUDACompilerId.cu" succeeded.',
+    "-- The CUDA compiler identification is NVIDIA 12.4.131",
+    "-- Detecting CUDA compile features - done",
+    'set(CMAKE_CUDA_ARCHITECTURES "80;86;90")',
+    "TORCH_CUDA_ARCH_LIST=8.0;8.6;9.0+PTX pip install --no-build-isolation .",
+])
+
+
+@pytest.mark.parametrize("log,code", [
+    # the compiler's own words under CMake's generic line name the cause
+    ('Compiling the CUDA compiler identification source file "CMakeCUDACompilerId.cu" failed.\n'
+     "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH\n", "windows-compiler-unusable"),
+    ('Compiling the CUDA compiler identification source file "CMakeCUDACompilerId.cu" failed.\n'
+     "/usr/local/cuda/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions "
+     "later than 12 are not supported!\n", "host-compiler-unsupported-by-nvcc"),
+])
+def test_the_compilers_words_under_cmakes_id_line_decide(log, code):
+    assert codes_of(log)[:1] == [code]
