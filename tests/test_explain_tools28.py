@@ -156,3 +156,96 @@ test_healthy_cmake_cuda_lines_stay_quiet = healthy_test([
 ])
 def test_the_compilers_words_under_cmakes_id_line_decide(log, code):
     assert codes_of(log)[:1] == [code]
+
+
+# -- WSL 2's memory cap behind a killed process ----------------------------------------------
+
+UNAME_WSL = "Linux DESKTOP-7K2 5.15.153.1-microsoft-standard-WSL2 #1 SMP Fri Mar 29 23:14:13 UTC 2024 x86_64 GNU/Linux"
+
+#: host-oom-killed's own lines (bash, torch's DataLoader, torchelastic, c10's CPU allocator, the kernel)
+KILLS = [
+    "[1]+  Killed                  python train.py",
+    "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
+    "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 812) of binary: "
+    "/usr/bin/python3",
+    "RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+    "tried to allocate 4194304000 bytes. Error code 12 (Cannot allocate memory)",
+    "[ 8123.456789] Out of memory: Killed process 4242 (python) total-vm:41234567kB, anon-rss:15234567kB",
+]
+
+WSL_MARKERS = {
+    "uname": UNAME_WSL,
+    "prose": "I'm running this on WSL2 (Ubuntu 22.04) with an RTX 4090.",
+    "libcuda-path": "/usr/lib/wsl/lib/libcuda.so.1",
+    "wslconfig": "my .wslconfig has no [wsl2] section",
+}
+
+
+@pytest.mark.parametrize("marker", list(WSL_MARKERS))
+@pytest.mark.parametrize("kill", KILLS, ids=range(len(KILLS)))
+def test_a_kill_on_wsl_names_the_vms_memory_cap(kill, marker):
+    codes = codes_of(WSL_MARKERS[marker] + "\nLoading checkpoint shards:  50%\n" + kill + "\n")
+    assert codes[:1] == ["wsl-memory-limit"], codes
+
+
+@pytest.mark.parametrize("wrapper", ["plain", "torchrun-rank", "python-logging", "docker-compose", "journald",
+                                     "prose-backticks", "word-wrapped-80"])
+def test_the_wsl_cap_in_wrappers(wrapper):
+    from test_explain_patterns import WRAPPERS
+    codes = codes_of(UNAME_WSL + "\n" + WRAPPERS[wrapper](KILLS[1]) + "\n")
+    assert codes[:1] == ["wsl-memory-limit"], codes
+
+
+def test_a_wsl_marker_far_from_the_kill_still_names_the_cap():
+    log = UNAME_WSL + "\n" + "".join(f"step {i} loss 0.{i}\n" for i in range(40)) + KILLS[0] + "\n"
+    assert codes_of(log)[:1] == ["wsl-memory-limit"]
+
+
+def test_a_bare_killed_after_a_progress_bar_on_wsl():
+    """bash's bare `Killed` is read from its words only (host-oom-killed's vocabulary): WSL re-ranks it."""
+    log = UNAME_WSL + "\nLoading checkpoint shards:  50%|#####     | 1/2 [00:20<00:20, 20.1s/it]\nKilled\n"
+    assert codes_of(log)[:1] == ["wsl-memory-limit"]
+
+
+@pytest.mark.parametrize("log", [
+    # the same kills with no WSL: the host's (or the container's) memory
+    KILLS[0] + "\n",
+    KILLS[1] + "\n",
+    "Loading checkpoint shards:  50%|#####     | 1/2 [00:20<00:20, 20.1s/it]\nKilled\n",
+    # WSL 1 has no virtual machine and no cap of its own
+    "Using WSL 1 on Windows 10\n" + KILLS[0] + "\n",
+])
+def test_a_kill_without_wsl_2_stays_host_oom(log):
+    assert codes_of(log)[:1] == ["host-oom-killed"]
+
+
+@pytest.mark.parametrize("marker", list(WSL_MARKERS))
+def test_a_cuda_out_of_memory_on_wsl_is_the_gpus_memory(marker):
+    """.wslconfig caps the VM's RAM, not the GPU's memory: a plain CUDA OOM on WSL stays gpu-out-of-memory
+    and the WSL cap is not among its answers."""
+    log = (WSL_MARKERS[marker] + "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has "
+           "a total capacity of 23.99 GiB of which 0 bytes is free.\n")
+    codes = codes_of(log)
+    assert codes[:1] == ["gpu-out-of-memory"] and "wsl-memory-limit" not in codes, codes
+
+
+test_healthy_wsl_lines_stay_quiet = healthy_test([
+    UNAME_WSL,
+    "[wsl2]\nmemory=48GB\nswap=16GB",
+    "Mem:           47Gi       3.1Gi        43Gi       3.0Mi       1.2Gi        44Gi",
+])
+
+
+
+def test_the_wsl_cap_is_sourced_and_says_what_to_change():
+    """wsl-memory-limit has no line of its own (WSL prints nothing when its VM runs out): it is what
+    host-oom-killed's lines stand for in a WSL 2 log (their `refine`), so it is checked here."""
+    from stackpeel.knowledge import load as load_kb
+
+    kb = load_kb()
+    entry = kb.get("wsl-memory-limit")
+    assert entry.kind == "root" and entry.source and entry.links and entry.commands
+    assert entry.remedy.get("automatic") is False and ".wslconfig" in entry.fix and "memory=" in entry.fix
+    refined = [sig.id for sig in kb.get("host-oom-killed").logs
+               if any(r.code == "wsl-memory-limit" for r in sig.refine)]
+    assert len(refined) >= 6, refined
