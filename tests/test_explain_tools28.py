@@ -249,3 +249,107 @@ def test_the_wsl_cap_is_sourced_and_says_what_to_change():
     refined = [sig.id for sig in kb.get("host-oom-killed").logs
                if any(r.code == "wsl-memory-limit" for r in sig.refine)]
     assert len(refined) >= 6, refined
+
+
+# -- optional imports' warnings: no root where another line states the failure ---------------
+
+#: libraries' own warnings when an optional import fails and they go on without it
+OPTIONAL_IMPORT_WARNINGS = {
+    # xformers/__init__.py _is_triton_available: logger.warning(f"A matching Triton is not available, some
+    # optimizations will not be enabled.\nError caught was: {e}")
+    "xformers-triton": "A matching Triton is not available, some optimizations will not be enabled.\n"
+                       "Error caught was: No module named 'triton'",
+    # older xformers (xformers/triton/__init__.py): logging.warning(f"Triton is not available, some
+    # optimizations will not be enabled.\n{e}")
+    "xformers-triton-old": "WARNING:root:Triton is not available, some optimizations will not be enabled.\n"
+                           "No module named 'triton'",
+    # a library's logger at WARNING level naming the module it could not import
+    "warning-record": "WARNING:root:No module named 'xformers'",
+    "logging-format": "2024-05-01 12:00:00,123 - WARNING - No module named 'flash_attn'",
+    # torchvision/io/image.py: warn(f"Failed to load image Python extension: '{e}'If you don't plan on
+    # using image functionality from `torchvision.io`, you can ignore this warning. ...")
+    "torchvision-image": "/opt/venv/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to "
+                         "load image Python extension: 'libc10_cuda.so: cannot open shared object file: No such file "
+                         "or directory'If you don't plan on using image functionality from `torchvision.io`, you can "
+                         "ignore this warning. Otherwise, there might be something wrong with your environment.",
+}
+
+#: real failures later in the same log, each stated by its own line
+LATER_FAILURES = {
+    "gpu-out-of-memory": "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n"
+                         "    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                         "2.00 GiB. GPU 0 has a total capacity of 23.99 GiB of which 0 bytes is free.",
+    "model-architecture-unsupported": "ValueError: The checkpoint you are trying to load has model type `qwen3` "
+                                      "but Transformers does not recognize this architecture.",
+    "nccl-shm-too-small": "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)",
+}
+
+
+@pytest.mark.parametrize("later", list(LATER_FAILURES))
+@pytest.mark.parametrize("warning", list(OPTIONAL_IMPORT_WARNINGS))
+def test_a_later_real_error_ranks_before_an_optional_imports_warning(warning, later):
+    codes = codes_of(OPTIONAL_IMPORT_WARNINGS[warning] + "\nstep 1/10\n" + LATER_FAILURES[later] + "\n")
+    assert codes[:1] == [later], codes
+
+
+@pytest.mark.parametrize("warning", list(OPTIONAL_IMPORT_WARNINGS))
+def test_alone_an_optional_imports_warning_is_a_low_confidence_hint(warning):
+    from stackpeel.explain import explain_text
+
+    expl = explain_text(OPTIONAL_IMPORT_WARNINGS[warning] + "\n")
+    top = expl.candidates[0]
+    assert top.confidence == "low" and top.basis == "signature", (top.code, top.confidence)
+    assert any("optional import" in n for n in expl.notes), expl.notes
+
+
+@pytest.mark.parametrize("line,code", [
+    # the same import failures as errors, not warnings: stated roots
+    ("ModuleNotFoundError: No module named 'flash_attn'", "flash-attn-not-installed"),
+    ("Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\n    import xformers\n"
+     "ModuleNotFoundError: No module named 'xformers'", "kernel-library-not-installed"),
+])
+def test_an_import_that_fails_as_an_error_stays_stated(line, code):
+    from stackpeel.explain import explain_text
+
+    top = explain_text(line + "\n").candidates[0]
+    assert (top.code, top.confidence) == (code, "stated")
+
+
+def test_a_warning_the_later_error_may_come_from_keeps_its_place():
+    """vLLM's start-up warning and the error its missing extension produces (custom-ops-not-registered
+    lists the extension among its causes): the warning still names the cause first."""
+    log = ("WARNING 05-01 12:00:00 _custom_ops.py:14] Failed to import from vllm._C with "
+           "ModuleNotFoundError(\"No module named 'vllm._C'\")\n"
+           "Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n"
+           "    torch.ops._C.rms_norm(out, x, w, eps)\n"
+           "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'\n")
+    codes = codes_of(log)
+    assert codes[:2] == ["kernel-extension-not-built", "custom-ops-not-registered"], codes
+
+
+# -- vLLM's KV-cache connector against its engine and LMCache ---------------------------------
+
+CONNECTOR = {
+    "vllm-kv-connector-version-mismatch": [
+        # vllm/distributed/kv_transfer/kv_connector/factory.py
+        "ValueError: Attempting to initialize a V0 Connector, but found envs.VLLM_USE_V1=True",
+        "ValueError: Attempting to initialize a V1 Connector, but found envs.VLLM_USE_V1=False",
+        "ValueError: Unsupported connector type: LMCacheConnector",
+        # v1/lmcache_connector.py importing an LMCache release without the V1 adapter
+        "ModuleNotFoundError: No module named 'lmcache.integration.vllm.vllm_v1_adapter'",
+        "ImportError: cannot import name 'LMCacheConnectorV1Impl' from 'lmcache.integration.vllm.vllm_v1_adapter' "
+        "(/opt/venv/lib/python3.12/site-packages/lmcache/integration/vllm/vllm_v1_adapter.py)",
+    ],
+}
+
+test_connector_messages_head_explain_in_every_wrapper, test_connector_messages_are_matched_by_their_code = \
+    family_tests(CONNECTOR)
+
+test_connector_root_is_sourced = sourced_roots_test(list(CONNECTOR))
+
+test_healthy_connector_lines_stay_quiet = healthy_test([
+    "INFO 05-01 12:00:00 [factory.py:51] Creating v1 connector with name: LMCacheConnectorV1 and engine_id: "
+    "5f0c2a1e-1b2c-4d5e-8f90-123456789abc",
+    "vllm serve meta-llama/Llama-3.1-8B --kv-transfer-config '{\"kv_connector\":\"LMCacheConnectorV1\","
+    "\"kv_role\":\"kv_both\"}'",
+])
