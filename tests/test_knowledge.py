@@ -310,6 +310,39 @@ def test_check_explain_run_and_codes_render_the_same_title_and_fix(tmp_path):
     finding = next(f for r in json.loads(chk.stdout)["results"] for f in r["findings"] if f["code"] == "no-c-compiler")
     assert finding["title"] == spec.title
     assert finding["remedy"]["text"] == spec.fix
+    # and the same severity: `codes` prints the knowledge base's, `check` the finding's
+    assert codes["severity"] == finding["severity"] == spec.severity.value
+
+
+def test_no_check_always_overrides_its_codes_severity():
+    """A code's severity is one answer: `codes` and the docs print the knowledge base's, `check`
+    the finding's. A check may raise or lower it for one observed situation (a variant), but a
+    code whose every ctx.finding call in the built-in checks passes the same constant
+    ``severity=Severity.X``, other than the knowledge base's, says two things about one cause
+    (extension-cxx-standard-too-old was blocking in the knowledge base and always degraded in
+    toolchain.cxx_compiler, tools28): change the knowledge base's severity instead."""
+    import ast
+
+    from shapes import check_source
+
+    kb = knowledge.load()
+    calls: dict = {}
+    for cls in registry.load(plugins=False):
+        tree = ast.parse(textwrap.dedent(check_source(cls)))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "finding" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                continue
+            sev = next((k.value for k in node.keywords if k.arg == "severity"), None)
+            const = sev.attr.lower() if isinstance(sev, ast.Attribute) and getattr(sev.value, "id", "") == "Severity" \
+                else ("default" if sev is None else "computed")
+            calls.setdefault(node.args[0].value, set()).add(const)
+    assert len(calls) >= 50
+    for code, seen in calls.items():
+        if len(seen) == 1 and next(iter(seen)) not in ("default", "computed"):
+            assert next(iter(seen)) == kb.get(code).severity.value, \
+                (code, f"every check passes severity={next(iter(seen))}, the knowledge base says "
+                       f"{kb.get(code).severity.value}")
 
 
 def test_every_literal_variant_a_check_passes_exists():

@@ -282,7 +282,7 @@ class CxxCompiler(Check):
                                **keep)
         major, fix_cxx = cxx20_gxx(ctx.host)
         finding = ctx.finding("extension-cxx-standard-too-old", kind if kind in ("flag", "cplusplus", "library")
-                              else "other", evidence=evidence, severity=Severity.DEGRADED, torch_version=tv, cxx=cxx,
+                              else "other", evidence=evidence, torch_version=tv, cxx=cxx,
                               cxx_source=source, cxx_version=version, cxx_error=first or facts.get("error") or
                               f"exit status {facts.get('rc')}", gxx_major=major, cxx_fix=fix_cxx)
         return ctx.verdict(f"{cxx} does not build C++20 ({version}), which torch {tv}'s headers need", finding, **keep)

@@ -33,7 +33,7 @@ from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
-from .parser import ParseResult, error_shape, split_prefix, suspect_shape
+from .parser import WARN_LEVEL_RE, Hit, ParseResult, error_shape, split_prefix, suspect_shape
 
 #: evidence lines kept per candidate
 EVIDENCE_PER_CANDIDATE = 5
@@ -303,6 +303,14 @@ class _Acc:
     fact: Any = None
     #: rules of the facts that support it
     rules: List[str] = field(default_factory=list)
+    #: a line other than an optional import's warning names it (optional_import_warning)
+    stated_besides_warnings: bool = False
+
+    @property
+    def hint(self) -> bool:
+        """Only optional imports' warnings name it: a degraded hint, ranked after the causes lines
+        state (confidence "low")."""
+        return bool(self.entries) and not self.stated_besides_warnings and self.fact is None
 
     @property
     def said(self) -> bool:
@@ -311,6 +319,41 @@ class _Acc:
         explains what lists it in ``could_be`` (the deeper cause of a line that says it may be
         this: *Secure Boot is enabled* under *NVIDIA driver not loaded*)."""
         return bool(self.entries) and all(e.said for e in self.entries) and self.fact is None
+
+
+#: an import that failed, as a library words it when it goes on without the module (tools28)
+_OPTIONAL_IMPORT_RE = re.compile(
+    r"No module named|[Cc]ould not import|[Cc]ouldn't import|[Ff]ailed to import|[Uu]nable to import"
+    r"|cannot import name|Failed to load (?:image )?Python extension")
+#: the words of a library that goes on without an optional module: xformers/__init__.py ("A matching
+#: Triton is not available, some optimizations will not be enabled.\nError caught was: No module named
+#: 'triton'"), older xformers ("Triton is not available, some optimizations will not be enabled.\n{e}",
+#: "Functorch is not available, some optimizations will not be enabled"), torchvision/io/image.py
+#: ("Failed to load image Python extension: ... If you don't plan on using image functionality from
+#: `torchvision.io`, you can ignore this warning."), the "Could not import X, some features disabled"
+#: shape of other libraries
+_DEGRADED_RE = re.compile(
+    r"\bsome (?:features|optimi[sz]ations|functionality|functions|ops|kernels)\b[^\n]{0,40}?"
+    r"(?:disabled|not be enabled|unavailable|not be available|not work)"
+    r"|\bfeatures? (?:are |will be |is )?disabled\b|^\W{0,3}Error caught was: |you can ignore this warning")
+#: a line of Python's warnings module ("file.py:13: UserWarning: ...")
+_PY_WARNING_RE = re.compile(r"\b[A-Z]\w{0,40}Warning: ")
+
+
+def optional_import_warning(hit: Hit) -> bool:
+    """Whether ``hit`` is a library's warning that an optional import failed and it goes on
+    without it: an import failure ("No module named 'xformers'", "Could not import ...") in a
+    WARNING record or a Python warning, or with words of a degraded feature on its line or the line
+    before ("some optimizations will not be enabled"). Not a traceback's exception line. Such a
+    line is no root of a failure another line states (docs/dev/tools28.md)."""
+    if hit.traceback is not None:
+        return False
+    text = hit.line.text
+    if not _OPTIONAL_IMPORT_RE.search(text):
+        return False
+    if WARN_LEVEL_RE.match(text) or _PY_WARNING_RE.search(text) or _DEGRADED_RE.search(text):
+        return True
+    return bool(hit.before) and _DEGRADED_RE.search(hit.before[-1].text) is not None
 
 
 def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionInfo], int]:
@@ -366,9 +409,20 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     #: a program's line shows the failure (lines that only may show one do not count)
     shown = failing and not (parsed.suspect_only and not parsed.n_tracebacks and all(
         e is None or e.said for e in (entries.get(h.entry) for h in parsed.hits)))
+    # an optional import's warning ("No module named 'xformers'" in a WARNING record, xformers'
+    # "some optimizations will not be enabled") is no root where another line states a failure it
+    # does not explain; alone it is a hint (tools28)
+    hinted = {id(h) for h in parsed.hits if optional_import_warning(h)}
+    hint_codes = {c for h in parsed.hits if id(h) in hinted
+                  for e in [entries.get(h.entry)] if e is not None for c in e.all_codes()}
+    elsewhere = any(not e.fallback and not e.said and not (hint_codes & {*e.all_codes(), *e.could_be})
+                    for h in parsed.hits if id(h) not in hinted
+                    for e in [entries.get(h.entry)] if e is not None)
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific):
+            continue
+        if id(hit) in hinted and elsewhere:
             continue
         if e.said and not e.is_root:
             if shown or not suspect_shape(hit.line.text):
@@ -388,6 +442,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             else:
                 far.setdefault(code, []).append(context_line)
             acc.root = acc.root or e.is_root
+            acc.stated_besides_warnings = acc.stated_besides_warnings or id(hit) not in hinted
             acc.weight = max(acc.weight, e.weight)
             for c in e.could_be:
                 if c != code and c not in acc.could_be:
@@ -439,7 +494,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             return (group, 0, layer_rank(layer), -acc.weight, first)
         # a cause a line names outranks one inferred from context; a program's line outranks
         # a user's sentence
-        return (group, int(acc.inferred), int(acc.said), -len(closure_of(acc.code)), -acc.weight,
+        return (group, int(acc.inferred or acc.hint), int(acc.said), -len(closure_of(acc.code)), -acc.weight,
                 layer_rank(layer), first)
 
     # what each root accounts for, directly or through a chain of explained causes
@@ -492,7 +547,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             could_be=could_be,
             check=kb.checks.get(acc.code),
             confidence=(fact.confidence if fact is not None else
-                        "inferred" if acc.inferred else ("stated" if acc.root else "symptom")),
+                        "inferred" if acc.inferred else "low" if acc.hint else ("stated" if acc.root else "symptom")),
             basis=fact.basis if fact is not None else ("clues" if acc.inferred else "signature"),
             could_be_clues=why,
             facts=tuple(acc.rules),
@@ -534,6 +589,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append("no knowledge-base message matches these error lines: the causes listed are guessed from "
                      "their words (low confidence); run `stackpeel check` on the affected machine (or explain "
                      "without --no-live there) to tell which, if any, it is")
+    elif candidates and candidates[0].confidence == "low" and candidates[0].basis == "signature":
+        top = candidates[0]
+        notes.append(f"the only line that names {top.code} is a warning that an optional import failed "
+                     f"('{top.evidence[0].text if top.evidence else ''}'): the program goes on without that module, so "
+                     "it is a hint (low confidence), not the cause of a failure; if something else failed, look "
+                     "for its own error")
     elif candidates and candidates[0].confidence == "inferred":
         top = candidates[0]
         why = ", ".join(f"'{e.text.split(': ', 1)[-1]}'" for e in top.evidence if e.entry.startswith("clue:"))
