@@ -1,13 +1,13 @@
 """harv28: a third unbiased harvest scored blind, and the general fixes its misses ask for
 (docs/dev/harv28.md).
 
-Nineteen new training-side logs sampled in search order (not by family); explain named twelve
-first before any change. The misses the log itself can fix:
+Twenty-six new training-side logs sampled in search order (not by family); explain named
+nineteen first before any change. The misses the log itself can fix:
 - nvidia-docker 1.x's own refusal to start a container whose CUDA is newer than the driver
   (``Error: unsupported CUDA version: driver 7.5 < image 8.0``), read by nothing (A1):
   ``driver-too-old-for-build``;
 - numba's ``Driver missing function: cuInit``, read as an old driver: every driver library exports
-  cuInit, so the library numba loaded as the driver (NUMBA_CUDA_DRIVER) is another one (A1):
+  cuInit, so the library numba loaded as the driver (NUMBA_CUDA_DRIVER) is another one (A2):
   ``env-path-unusable``;
 - the loader's own line naming the libcuda it resolved in the toolkit's ``stubs/`` directory, after
   a generic 'Call to cuInit results in UNKNOWN_CUDA_ERROR' (C1): ``libcuda-stub-loaded``;
