@@ -272,6 +272,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "tensorflow-10033-windows-dll-load-failed-cudnn-not-on-path": "a bare Windows 'DLL load failed: The specified module could not be found.' (msvc-runtime-missing first, library-missing second): which DLL, cuDNN's, is only the maintainer's answer (D/E)",
     # training-2026-12-05apps27: transformers' generic OSError alone; the Hub its first cause
     "lora-scripts-609-cant-load-clip-tokenizer-hub-blocked": "only transformers' generic 'Can't load tokenizer' (huggingface-load-failed, the Hub its first cause): that huggingface.co was blocked is the reporter's fix",
+    # harv28b-2026-12-05 (harv28b, sampled in search order): the cause is in the thread or the user's
+    # sentence, or two siblings the log cannot tell apart (classes E, A3, D)
+    "unsloth-501-internal-triton-ptx-codegen-error-t4-bf16": "a title's bare 'Internal Triton PTX codegen error': bfloat16 on the T4 is the maintainer's finding (E)",
+    "ColossalAI-3359-stuck-building-cpu-adam-kernel-stale-cache": "ColossalAI's 'No pre-built kernel is found, build and load ... during runtime now' (printed by every first JIT build) and the user's 'stuck at this stage' (A3)",
+    "VMamba-313-selective-scan-cuda-not-defined-mamba-ssm-missing": "\"No module named 'selective_scan_cuda'\": mamba-ssm not installed and mamba-ssm built without its extension read alike (D)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
