@@ -12,6 +12,7 @@ from . import __version__
 from .host import TargetError, default_python, detect, identify, resolve_python
 from .model import Report
 from .runner import cache, hygiene
+from .runner.child import own_fsize
 from .runner.zygote import Zygotes
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
                 target=cache.target_material(path, env)), name="stackpeel-key", daemon=True)
             keyer.start()
         target.update(identify(target["python"], env=env))
+        # the file-size limit every probe and the runner's own files are written under (never raised):
+        # recorded, so that a replay judges a probe that could not answer by this run's limit
+        target["fsize"] = list(own_fsize())
         hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
         pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
         classes = registry.select(pool, only, skip)
