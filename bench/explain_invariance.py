@@ -67,12 +67,22 @@ def _soft_wrap(body: str) -> str:
     return "\n".join(out)
 
 
+def _kept_lines(top: bool, n: int) -> range:
+    """The 1-based numbers of the lines of an ``n``-line log that a cut keeps."""
+    k = n // 4
+    return range(k + 1, n + 1) if top else range(1, n - k + 1)
+
+
 def _cut(top: bool) -> Callable[[str], str]:
     def cut(body: str) -> str:
         lines = body.split("\n")
-        k = len(lines) // 4
-        return "\n".join(lines[k:] if top else lines[:len(lines) - k])
+        kept = _kept_lines(top, len(lines))
+        return "\n".join(lines[kept.start - 1:kept.stop - 1])
     return cut
+
+
+#: the transforms that remove lines: which of the log's lines they keep (``_kept_lines``)
+CUTS = {"cut-top": True, "cut-bottom": False}
 
 
 #: name -> (what a user did, transform)
@@ -112,12 +122,23 @@ def _git(*args: str) -> str:
     return "?"
 
 
-def first_code(text: str, source: str) -> Optional[str]:
+def first(text: str, source: str):
+    """Explain's first candidate for ``text`` (None when it names nothing)."""
     from stackpeel.explain import explain_text, similar
 
     with similar.leaving_out(source):
         expl = explain_text(text)
-    return expl.candidates[0].code if expl.candidates else None
+    return expl.candidates[0] if expl.candidates else None
+
+
+def signature_lines(cand) -> List[int]:
+    """The lines a signature of ``cand`` matched (not the context clues and facts beside them)."""
+    return sorted({e.line for e in cand.evidence if not e.entry.startswith(("clue:", "facts:"))})
+
+
+def first_code(text: str, source: str) -> Optional[str]:
+    cand = first(text, source)
+    return cand.code if cand is not None else None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -151,22 +172,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     for h in logs:
         body = corpus_split.read_body(h.path)
         expected = [alias.get(c, c) for c in h.expected]
-        code = first_code(body, h.meta.get("source", ""))
-        if code is not None and alias.get(code, code) in expected:
-            base.append((h, body, expected))
+        cand = first(body, h.meta.get("source", ""))
+        if cand is not None and alias.get(cand.code, cand.code) in expected:
+            base.append((h, body, expected, signature_lines(cand)))
         if args.sample and len(base) >= args.sample:
             break
     rows = []
     for name in names:
         fn = TRANSFORMS[name][1]
-        lost = 0
-        for h, body, expected in base:
+        lost = fragile = 0
+        for h, body, expected, evidence in base:
             code = first_code(fn(body), h.meta.get("source", ""))
             missed = not (code is not None and alias.get(code, code) in expected)
             lost += missed
+            # a cut that kept a line a signature of the first answer matched, and still lost it
+            survived = name in CUTS and missed and bool(
+                set(evidence) & set(_kept_lines(CUTS[name], body.count("\n") + 1)))
+            fragile += survived
             if missed and args.lost:
-                print(f"lost {name}: {h.name} (expected {', '.join(expected)}; got {code})", flush=True)
-        rows.append((name, lost))
+                print(f"lost {name}: {h.name} (expected {', '.join(expected)}; got {code})"
+                      + (" [its signature's line was kept]" if survived else ""), flush=True)
+        rows.append((name, lost, fragile))
     secs = time.monotonic() - start
 
     commit = _git("rev-parse", "--short", "HEAD")
@@ -175,9 +201,10 @@ def main(argv: Optional[List[str]] = None) -> int:
              + (f" (a fixed sample of {args.sample})" if args.sample else " (all)"),
              f"{len(names)} transforms in {secs:.0f} s", "",
              f"{'transform':15} {'kept':>5} {'lost':>5}  what a user did"]
-    for name, lost in rows:
-        lines.append(f"{name:15} {len(base) - lost:5} {lost:5}  {TRANSFORMS[name][0]}")
-    lines.append(f"{'total':15} {sum(len(base) - lost for _, lost in rows):5} {sum(lost for _, lost in rows):5}")
+    for name, lost, fragile in rows:
+        lines.append(f"{name:15} {len(base) - lost:5} {lost:5}  {TRANSFORMS[name][0]}"
+                     + (f" ({fragile} of the lost kept its signature's line)" if name in CUTS else ""))
+    lines.append(f"{'total':15} {sum(len(base) - r[1] for r in rows):5} {sum(r[1] for r in rows):5}")
     report = "\n".join(lines) + "\n"
     sys.stdout.write(report)
     if args.out:

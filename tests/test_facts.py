@@ -73,8 +73,10 @@ def test_every_probe_has_a_declared_shape():
 #: gpu23b, was recorded on the H200 under ulimit -n 20-48 (tests/data/open_files/); toolchain.temp_dir is new
 #: in tmp24 (its facts are checked against this machine's real probe in tests/test_toolchain.py until an
 #: H200 run records them); toolchain.cxx_compiler is new in chk27 (its facts are checked against this
-#: machine's real probe, torch 2.13 and 2.14, in tests/test_cxx_compiler.py)
-NOT_RECORDED: set = {"toolchain.temp_dir", "toolchain.cxx_compiler"}
+#: machine's real probe, torch 2.13 and 2.14, in tests/test_cxx_compiler.py); system.file_size_limit is
+#: new in session 28 (its facts are checked against this machine's real probe under real `ulimit -f`
+#: limits in tests/test_file_size_limit.py)
+NOT_RECORDED: set = {"toolchain.temp_dir", "toolchain.cxx_compiler", "system.file_size_limit"}
 
 
 def test_recorded_facts_cover_every_probe():

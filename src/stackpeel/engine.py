@@ -12,7 +12,7 @@ from . import __version__
 from .host import TargetError, default_python, detect, identify, resolve_python
 from .model import Report
 from .runner import cache, hygiene
-from .runner.child import own_nofile
+from .runner.child import own_fsize, own_nofile
 from .runner.zygote import Zygotes
 
 if TYPE_CHECKING:
@@ -111,6 +111,9 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         # the open-files limit (soft, hard) every probe starts under: the user's, before stackpeel raised
         # its own; recorded, so that a replay judges a probe that died by this run's limit (chk28)
         target["nofile"] = list(own_nofile())
+        # the file-size limit every probe and the runner's own files are written under (never raised):
+        # recorded, so that a replay judges a probe that could not answer by this run's limit
+        target["fsize"] = list(own_fsize())
         hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe
         pool = registry.validate(list(checks)) if checks is not None else registry.load(plugins=plugins)
         classes = registry.select(pool, only, skip)

@@ -701,6 +701,14 @@ class MultiGpuMemlockFacts(TypedDict):
     soft_unlimited: bool
 
 
+class SystemFileSizeLimitFacts(TypedDict):
+    """Facts of ``system.file_size_limit`` (check ``system.file_size_limit``): RLIMIT_FSIZE in
+    bytes, None where unlimited."""
+
+    hard: Optional[int]
+    soft: Optional[int]
+
+
 class _MultiGpuOpenFilesFactsOptional(TypedDict, total=False):
     #: under a soft limit of 64: ``python -c pass`` started under the user's limit (tmp26):
     #: {"rc", "stderr" (its last lines), "error" (the probe could not start it)}
@@ -857,6 +865,7 @@ class KernelsCausalConv1dOpsFacts(_DeepOpsFactsOptional):
 #: check id -> the TypedDict of its probe's facts
 BY_CHECK: Dict[str, type] = {
     "system.platform": SystemPlatformFacts,
+    "system.file_size_limit": SystemFileSizeLimitFacts,
     "gpu.kernel_driver": GpuKernelDriverFacts,
     "gpu.device_nodes": GpuDeviceNodesFacts,
     "gpu.nvml": GpuNvmlFacts,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any, Dict, Optional
+
 from .. import facts as _facts
+from ..model import Severity
 from .base import Check, version_tuple
 
 #: oldest glibc that current PyTorch/Triton manylinux_2_28 wheels accept
@@ -32,3 +36,101 @@ class Platform(Check):
             findings.append(ctx.finding("libc-unsupported", "old-glibc", libc_version=ver,
                                         min_glibc=".".join(map(str, MIN_GLIBC))))
         return ctx.verdict(summary, *findings)
+
+
+# --------------------------------------------------------------------------- file-size limit
+
+MIB = 1 << 20
+#: under this file-size limit the stack's own writes fail: compilers' objects, Triton's cached
+#: kernels and launchers, torch extensions' builds (a few MB each); above it, checkpoints and weight
+#: files larger than the limit do (a 7B model's shard is several GB)
+FSIZE_TOOLS_MIN = 64 * MIB
+
+#: how a write past the limit reads: EFBIG in Python (which ignores SIGXFSZ) or a tool's strerror
+_EFBIG = re.compile(r"\[Errno 27\]|File too large|\bEFBIG\b|File size limit exceeded")
+#: SIGXFSZ on Linux: a program that does not ignore it is killed by it
+SIGXFSZ = 25
+
+
+def _size_text(n: Optional[int]) -> str:
+    if n is None:
+        return "unlimited"
+    for unit, size in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _raise_to(soft: int, hard: Optional[int]) -> Optional[str]:
+    """What the job may raise its soft limit to itself, in the 1024-byte blocks of bash's
+    ``ulimit -f``; None (the command is left out) where the hard limit is no higher."""
+    if hard is None:
+        return "unlimited"
+    return str(hard // 1024) if hard > soft else None
+
+
+class FileSizeLimit(Check):
+    """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) the job inherits. Unlimited by default;
+    any limit was set by someone (a shell profile, a batch system copying the submitting shell's
+    limits, ``docker run --ulimit fsize=``): a write past it fails with EFBIG. Fails under
+    :data:`FSIZE_TOOLS_MIN` (compilers and Triton cannot write their outputs), warns above it
+    (checkpoints larger than the limit cannot be saved)."""
+
+    id = "system.file_size_limit"
+    title = "File-size limit (ulimit -f) for checkpoints, caches and builds"
+    layer = "system"
+    codes = ("file-size-limit",)
+    facts = _facts.SystemFileSizeLimitFacts
+    probe = "system.file_size_limit"
+    timeout = 15.0
+    #: every probe starts under it (stackpeel never raises it), and the runner's own writes too
+    limits_every_probe = True
+
+    @staticmethod
+    def _death_by_limit(failure: Any, ctx: Any) -> Optional[Dict[str, Any]]:
+        """The finding's parameters when a probe that gave no answer ran into the file-size limit the
+        runner and the probe share (``target["fsize"]``, read where stackpeel started): EFBIG in its
+        words, or killed by SIGXFSZ, while that limit is finite. None otherwise (EFBIG under no limit
+        is a file system's largest file, which this check does not measure)."""
+        soft, hard = (list(ctx.target.get("fsize") or ()) + [None, None])[:2]
+        if not isinstance(soft, int) or soft < 0:
+            return None
+        if getattr(failure, "reason", "") in ("evaluate-exception", "facts-shape"):
+            return None  # stackpeel's own fault, not the probe's death
+        text = f"{getattr(failure, 'stderr_tail', '') or ''}\n{getattr(failure, 'detail', '') or ''}"
+        if not _EFBIG.search(text) and getattr(failure, "signal", None) != SIGXFSZ:
+            return None
+        hard = hard if isinstance(hard, int) and hard >= 0 else None
+        error = (getattr(failure, "detail", "") or "").strip().splitlines()[:1] or ["no answer"]
+        return dict(limit=_size_text(soft), hard=_size_text(hard), raise_to=_raise_to(soft, hard), error=error[0],
+                    evidence=f"getrlimit(RLIMIT_FSIZE) where stackpeel started: ({soft}, {_size_text(hard)})\n"
+                             f"{text.strip()}")
+
+    def on_failure(self, failure, ctx):
+        """Its own probe could not be run or answer: the runner writes each probe's input and answer
+        to files, which a limit this low refuses."""
+        params = self._death_by_limit(failure, ctx)
+        return [] if params is None else [ctx.finding("file-size-limit", "no-probe",
+                                                      severity=Severity.BLOCKING, **params)]
+
+    def explain_death(self, failure, ctx):
+        """Another check's probe died of the same limit: an informational note, so the diagnosis
+        nests that check under this one."""
+        params = self._death_by_limit(failure, ctx)
+        return [] if params is None else [ctx.finding("file-size-limit", "probe-died",
+                                                      severity=Severity.INFO, **params)]
+
+    def evaluate(self, facts, ctx):
+        soft, hard = facts["soft"], facts["hard"]
+        summary = f"file-size soft limit {_size_text(soft)}, hard {_size_text(hard)}"
+        if soft is None:
+            return ctx.ok(summary)
+        evidence = f"getrlimit(RLIMIT_FSIZE) = ({soft}, {_size_text(hard)})"
+        if soft < FSIZE_TOOLS_MIN:
+            return ctx.verdict(summary, ctx.finding("file-size-limit", "tools", evidence=evidence,
+                                                    limit=_size_text(soft), hard=_size_text(hard),
+                                                    raise_to=_raise_to(soft, hard)))
+        return ctx.verdict(summary, ctx.finding("file-size-limit", "checkpoints", severity=Severity.DEGRADED,
+                                                evidence=evidence, limit=_size_text(soft),
+                                                hard=_size_text(hard), raise_to=_raise_to(soft, hard)))
+

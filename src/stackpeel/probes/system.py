@@ -124,3 +124,17 @@ def platform_facts(inp):
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "slurm_job": os.environ.get("SLURM_JOB_ID"),
     }
+
+
+def file_size_limit(inp):
+    """RLIMIT_FSIZE (``ulimit -f``) of this process, in bytes, inherited from the job that runs
+    stackpeel (stackpeel does not raise it): None where unlimited, or where the platform has no
+    such limit (no ``resource`` module)."""
+    try:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    except (ImportError, AttributeError, OSError, ValueError):
+        return {"soft": None, "hard": None}
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
+

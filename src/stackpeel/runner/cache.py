@@ -161,7 +161,7 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
         memlock = None
     # the user's open-files limit, not the one stackpeel raised for itself (tmp26): without it a run
     # under `ulimit -Sn 12` reused the results of one under 20000, the limit's check included
-    from .child import own_nofile
+    from .child import own_fsize, own_nofile
     nofile = list(own_nofile())
     return {
         "files": files,
@@ -173,7 +173,7 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
                           if line.startswith(("nvidia", "nouveau"))),
         "boot_id": _read("/proc/sys/kernel/random/boot_id"),
         "uid": os.getuid(), "gids": sorted(set(os.getgroups()) | {os.getgid()}),
-        "memlock": memlock, "nofile": nofile,
+        "memlock": memlock, "nofile": nofile, "fsize": list(own_fsize()),
     }
 
 

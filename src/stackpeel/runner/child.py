@@ -145,6 +145,17 @@ def own_nofile() -> Tuple[int, int]:
         return _user_nofile
 
 
+def own_fsize() -> Tuple[int, int]:
+    """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) stackpeel and every probe run under, as
+    (soft, hard) bytes, -1 where unlimited (stackpeel never raises it: a probe measures the
+    user's); (-1, -1) where the platform has none."""
+    try:
+        import resource
+        return tuple(resource.getrlimit(resource.RLIMIT_FSIZE))  # type: ignore[return-value]
+    except (ImportError, AttributeError, OSError, ValueError):
+        return (-1, -1)
+
+
 def probe_env(env: Dict[str, str]) -> Dict[str, str]:
     """``env`` (a probe's or a zygote's, changed in place) told to put the user's open-files
     limit back (the bootstrap and the zygote apply ``STACKPEEL_NOFILE`` before anything else)."""
