@@ -5,7 +5,9 @@ NVIDIA's Triton Inference Server client is ``tritonclient`` (``pip install trito
 (Lib/importlib/_bootstrap.py ``_find_and_load_unlocked``) reports the top-level name that is
 missing: ``No module named 'tritonclient'``. Before this, the missing-package signature refused
 every name that merely started with ``triton`` (to leave Triton's own ``triton-not-installed`` its
-line), so a missing ``tritonclient`` was an unexplained error.
+line), so a missing ``tritonclient`` was an unexplained error. Only the Triton Inference Server's
+names are let through: a bare ``triton`` whose next line a hard-wrap reading glues on
+(``tritonexiting``) stays Triton's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def test_a_missing_package_named_triton_something_is_not_tritons(name, wrapper):
     "ModuleNotFoundError: No module named triton",
     # a wrapped line whose next line starts right after the name
     "ModuleNotFoundError: No module named 'triton'\nTraceback (most recent call last):",
+    # unquoted, the next line glued on as a hard wrap's second half ('tritonexiting')
+    "step 1/10\nModuleNotFoundError: No module named triton\nexiting",
     "ImportError: No module named triton",
 ])
 def test_tritons_own_absence_keeps_its_code(text):
