@@ -101,6 +101,7 @@ WRITE_CASES = [
     ("OSError: [Errno 27] File too large: '/media/usb/checkpoints/model.pt'", "file-size-limit"),
     ("/var/spool/slurmd/job4242/slurm_script: line 12: 31337 File size limit exceeded (core dumped) python train.py",
      "file-size-limit"),
+    ("worker 3 was killed by signal SIGXFSZ while writing the checkpoint", "file-size-limit"),
     ("OSError: [Errno 30] Read-only file system: '/app/outputs/checkpoint-500'", "read-only-filesystem"),
     ("Error response from daemon: mkdir /var/lib/docker/overlay2/abc123: read-only file system", "read-only-filesystem"),
     ("RuntimeError: [enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file data/42: "
@@ -148,6 +149,9 @@ def test_a_read_only_cache_keeps_its_own_code(line, code):
     "openai.RateLimitError: You exceeded your current quota, please check your plan and billing details.",
     # a mount listing that merely says ro
     "overlay on / type overlay (ro,relatime)",
+    # the signal's name in code or a comment, nothing killed
+    "signal.signal(signal.SIGXFSZ, signal.SIG_DFL)",
+    "ignoring SIGXFSZ so writes return EFBIG",
 ])
 def test_look_alikes_are_not_refused_writes(line):
     got = codes(line)

@@ -19,14 +19,11 @@ from stackpeel.model import ProbeFailure, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
-STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
 
 
-def _check(limit_cmd: str, tmp_path: Path, only: str = "") -> dict:
-    if not Path(STACK).exists():
-        pytest.skip("no stack venv")
+def _check(limit_cmd: str, tmp_path: Path, stack: str, only: str = "") -> dict:
     cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
-           f"--python {STACK}" + (f" --only {only}" if only else ""))
+           f"--python {stack}" + (f" --only {only}" if only else ""))
     # the report goes to a pipe, which no file-size limit bounds
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
@@ -42,16 +39,16 @@ def _commands(finding: dict) -> list:
     return [c["command"] for c in finding["remedy"]["commands"]]
 
 
-def test_no_limit_passes(tmp_path):
-    report = _check("ulimit -f unlimited", tmp_path, "system.file_size_limit")
+def test_no_limit_passes(tmp_path, stack_python):
+    report = _check("ulimit -f unlimited", tmp_path, stack_python, "system.file_size_limit")
     res = _result(report, "system.file_size_limit")
     assert res["status"] == "pass", res
     assert (res["facts"]["soft"], res["facts"]["hard"]) == (None, None)
     assert report["target"]["fsize"] == [-1, -1]
 
 
-def test_a_limit_larger_than_the_stacks_own_files_warns_for_checkpoints(tmp_path):
-    report = _check("ulimit -Sf 4194304", tmp_path, "system.file_size_limit")   # 4 GiB in 1024-byte blocks
+def test_a_limit_larger_than_the_stacks_own_files_warns_for_checkpoints(tmp_path, stack_python):
+    report = _check("ulimit -Sf 4194304", tmp_path, stack_python, "system.file_size_limit")   # 4 GiB in 1024-byte blocks
     res = _result(report, "system.file_size_limit")
     assert res["status"] == "warn", res
     assert res["facts"]["soft"] == 4 << 30
@@ -62,8 +59,8 @@ def test_a_limit_larger_than_the_stacks_own_files_warns_for_checkpoints(tmp_path
     assert report["diagnosis"]["blocking"] == []
 
 
-def test_a_limit_below_any_checkpoint_is_blocking_and_the_command_stops_at_the_hard_limit(tmp_path):
-    report = _check("ulimit -Sf 1024; ulimit -Hf 8192", tmp_path, "system.file_size_limit")
+def test_a_limit_below_any_checkpoint_is_blocking_and_the_command_stops_at_the_hard_limit(tmp_path, stack_python):
+    report = _check("ulimit -Sf 1024; ulimit -Hf 8192", tmp_path, stack_python, "system.file_size_limit")
     res = _result(report, "system.file_size_limit")
     assert res["status"] == "fail", res
     assert (res["facts"]["soft"], res["facts"]["hard"]) == (1 << 20, 8 << 20)
@@ -74,10 +71,10 @@ def test_a_limit_below_any_checkpoint_is_blocking_and_the_command_stops_at_the_h
     assert [r["check"] for r in report["diagnosis"]["blocking"]] == ["system.file_size_limit"]
 
 
-def test_at_a_limit_of_zero_every_check_that_could_not_answer_is_the_limits(tmp_path):
+def test_at_a_limit_of_zero_every_check_that_could_not_answer_is_the_limits(tmp_path, stack_python):
     """Under ``ulimit -f 0`` stackpeel cannot write one probe's input: before this check every result
     was 'could not complete: OSError: [Errno 27] File too large' and nothing said why."""
-    report = _check("ulimit -f 0", tmp_path)
+    report = _check("ulimit -f 0", tmp_path, stack_python)
     own = _result(report, "system.file_size_limit")
     assert own["status"] == "error" and "[Errno 27] File too large" in own["failure"]["detail"], own
     assert [f["code"] for f in own["findings"]] == ["file-size-limit"]
