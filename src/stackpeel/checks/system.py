@@ -41,9 +41,9 @@ class Platform(Check):
 # --------------------------------------------------------------------------- file-size limit
 
 MIB = 1 << 20
-#: under this file-size limit the stack's own writes fail: compilers' objects, Triton's cached
-#: kernels and launchers, torch extensions' builds (a few MB each); above it, checkpoints and weight
-#: files larger than the limit do (a 7B model's shard is several GB)
+#: under this file-size limit no model checkpoint, downloaded weight file or compiled extension fits
+#: (tens of MB and more; Triton's small launchers and cubins still do: at 1 MiB the CPU machine's
+#: Triton build passed); above it, only files larger than the limit fail (a 7B model's shard is GBs)
 FSIZE_TOOLS_MIN = 64 * MIB
 
 #: how a write past the limit reads: EFBIG in Python (which ignores SIGXFSZ) or a tool's strerror
@@ -73,8 +73,8 @@ class FileSizeLimit(Check):
     """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) the job inherits. Unlimited by default;
     any limit was set by someone (a shell profile, a batch system copying the submitting shell's
     limits, ``docker run --ulimit fsize=``): a write past it fails with EFBIG. Fails under
-    :data:`FSIZE_TOOLS_MIN` (compilers and Triton cannot write their outputs), warns above it
-    (checkpoints larger than the limit cannot be saved)."""
+    :data:`FSIZE_TOOLS_MIN` (no checkpoint, weight file or compiled extension fits), warns above it
+    (files larger than the limit cannot be written)."""
 
     id = "system.file_size_limit"
     title = "File-size limit (ulimit -f) for checkpoints, caches and builds"
