@@ -80,8 +80,7 @@ def test_at_a_limit_of_zero_every_check_that_could_not_answer_is_the_limits(tmp_
     assert [f["code"] for f in own["findings"]] == ["file-size-limit"]
     assert own["findings"][0]["severity"] == "blocking"
     # the job cannot raise a hard limit of 0 itself: no `ulimit -f N` command that would fail
-    assert _commands(own["findings"][0]) == ["ulimit -f; df -T .   # default: unlimited; vfat is FAT32 (files "
-                                             "under 4 GiB)"]
+    assert _commands(own["findings"][0]) == ["ulimit -f; df -T .   # default unlimited; vfat (FAT32): files < 4 GiB"]
     assert [r["check"] for r in report["diagnosis"]["blocking"]] == ["system.file_size_limit"]
     died = [r for r in report["results"] if r["status"] == "error" and r["id"] != "system.file_size_limit"]
     assert died, "every probe is written to a file first"

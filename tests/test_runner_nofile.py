@@ -123,11 +123,14 @@ def test_answer_lost_for_another_reason_says_why(tmp_path, how):
 STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
 
 
-def _check(limit_cmd: str, tmp_path: Path) -> dict:
+def _check(limit_cmd: str, tmp_path: Path,
+           only: str = "multi_gpu.open_files,torch.cuda,triton.kernel_launch,kernels.fla") -> dict:
+    """``stackpeel check`` of the stack venv under ``limit_cmd`` (a shell command, "" for none);
+    ``only`` "" runs every check."""
     if not Path(STACK).exists():
         pytest.skip("no stack venv")
-    cmd = (f"{limit_cmd}; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
-           f"--python {STACK} --only multi_gpu.open_files,torch.cuda,triton.kernel_launch,kernels.fla")
+    cmd = (f"{limit_cmd + '; ' if limit_cmd else ''}exec {sys.executable} -m stackpeel check --fresh --format json "
+           f"--no-plugins --python {STACK}" + (f" --only {only}" if only else ""))
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
     assert out.returncode in (0, 1), out.stderr
@@ -342,18 +345,8 @@ def test_a_probe_death_under_a_roomy_limit_is_not_blamed_on_it():
 # declares that it limits every probe (Check.limits_every_probe); the runner offers it each death.
 
 
-def _whole_check(limit_cmd: str, tmp_path: Path) -> dict:
-    if not Path(STACK).exists():
-        pytest.skip("no stack venv")
-    cmd = f"{limit_cmd}exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins --python {STACK}"
-    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
-    assert out.returncode in (0, 1), out.stderr
-    return json.loads(out.stdout)
-
-
 def test_every_probe_dying_at_soft_5_is_the_open_files_roots_symptom(tmp_path):
-    report = _whole_check("ulimit -Sn 5; ", tmp_path)
+    report = _check("ulimit -Sn 5", tmp_path, only="")
     died = {r["id"]: r for r in report["results"] if r["status"] == "error"}
     assert "multi_gpu.open_files" in died and len(died) > 5, sorted(died)  # (28 on the CPU machine, chk28)
     assert report["diagnosis"]["errors"] == []
@@ -379,7 +372,7 @@ def test_every_probe_dying_at_soft_5_is_the_open_files_roots_symptom(tmp_path):
 
 def test_at_the_usual_limit_no_probe_dies_and_nothing_names_the_limit(tmp_path):
     """Negative control: the same whole run under the machine's own limit."""
-    report = _whole_check("", tmp_path)
+    report = _check("", tmp_path, only="")
     assert not [r["id"] for r in report["results"] if r["status"] == "error"]
     assert not any(f["code"] == "open-files-limit-low" for r in report["results"] for f in r["findings"])
     assert "multi_gpu.open_files" not in [b["check"] for b in report["diagnosis"]["blocking"]]

@@ -244,16 +244,30 @@ class Check:
         here says the check measured its own condition as far as it matters: the diagnosis then
         takes the result as a root cause, not as a check that could not complete
         (diagnosis._died_of_its_own), so return one only for a death the condition explains.
-        Default: none."""
-        return ()
+        Default: for a check that ``limits_every_probe``, its first code's ``no-probe`` sentence,
+        blocking, where :meth:`death_params` says its limit killed the probe; else none."""
+        return self._limit_finding(failure, ctx, "no-probe", Severity.BLOCKING)
 
     def explain_death(self, failure: Any, ctx: Context) -> Sequence[Finding]:
         """For a check that ``limits_every_probe``: an **informational** finding of its own code when
         its condition explains why *another* check's probe died without an answer (``failure``: that
-        probe's ProbeFailure; ``ctx.target["nofile"]``: the limit the runner started it under). The
-        diagnosis then nests that check under this one (a ``named_only`` code names its cause).
-        Default: none."""
-        return ()
+        probe's ProbeFailure; ``ctx.target``: the limits the runner started it under, ``nofile`` and
+        ``fsize``). The diagnosis then nests that check under this one (a ``named_only`` code names
+        its cause). Default: its first code's ``probe-died`` sentence where :meth:`death_params`
+        says so; else none."""
+        return self._limit_finding(failure, ctx, "probe-died", Severity.INFO)
+
+    def death_params(self, failure: Any, ctx: Context) -> Optional[Dict[str, Any]]:
+        """For a check that ``limits_every_probe``: the message parameters (and ``evidence``) of its
+        finding when the limit it measures is why a probe gave no answer, None when it is not: the
+        one judgement :meth:`on_failure` and :meth:`explain_death` share. Default: None."""
+        return None
+
+    def _limit_finding(self, failure: Any, ctx: Context, variant: str, severity: Severity) -> Sequence[Finding]:
+        if not self.limits_every_probe:
+            return ()
+        params = self.death_params(failure, ctx)
+        return [] if params is None else [ctx.finding(self.codes[0], variant, severity=severity, **params)]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -215,8 +215,7 @@ class OpenFiles(Check):
 
     limits_every_probe = True  # the runner starts every probe under the user's limit (runner/child.py)
 
-    @staticmethod
-    def _death_under_limit(failure, ctx) -> Optional[Dict[str, Any]]:
+    def death_params(self, failure, ctx) -> Optional[Dict[str, Any]]:
         """The finding's parameters when a probe that died without an answer died of the limit the
         runner started it under (``target["nofile"]``, the user's, read before stackpeel raised its
         own): a death (not a timeout, nor stackpeel's own fault: a facts shape, an exception in
@@ -233,20 +232,10 @@ class OpenFiles(Check):
                     error=error[0], evidence=f"the limit stackpeel started the probe under: ({soft}, "
                     f"{_nofile_text(hard)})\n{text.strip()}")
 
-    def on_failure(self, failure, ctx):
-        """Its own probe died without an answer (a fork's setup fails at a soft limit of 5, exit 70,
-        chk27): the limit, measured as far as it matters (blocking)."""
-        params = self._death_under_limit(failure, ctx)
-        return [] if params is None else [ctx.finding("open-files-limit-low", "no-probe",
-                                                      severity=Severity.BLOCKING, **params)]
-
-    def explain_death(self, failure, ctx):
-        """Another check's probe died the same way (at a soft limit of 5 every probe forked from the
-        torch-free interpreter does, chk28): an informational note, so the diagnosis nests that check
-        under this one instead of listing it as one that could not complete."""
-        params = self._death_under_limit(failure, ctx)
-        return [] if params is None else [ctx.finding("open-files-limit-low", "probe-died",
-                                                      severity=Severity.INFO, **params)]
+    # Check.on_failure and Check.explain_death turn death_params into findings: its own probe that
+    # died (a fork's setup fails at a soft limit of 5, exit 70, chk27) is the limit measured as far as
+    # it matters (blocking); another check's (at 5 every probe forked from the torch-free interpreter
+    # dies, chk28) gets the informational note that nests it under this check
 
     def evaluate(self, facts, ctx):
         soft, hard = facts["soft"], facts["hard"]

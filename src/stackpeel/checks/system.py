@@ -86,8 +86,7 @@ class FileSizeLimit(Check):
     #: every probe starts under it (stackpeel never raises it), and the runner's own writes too
     limits_every_probe = True
 
-    @staticmethod
-    def _death_by_limit(failure: Any, ctx: Any) -> Optional[Dict[str, Any]]:
+    def death_params(self, failure: Any, ctx: Any) -> Optional[Dict[str, Any]]:
         """The finding's parameters when a probe that gave no answer ran into the file-size limit the
         runner and the probe share (``target["fsize"]``, read where stackpeel started): EFBIG in its
         words, or killed by SIGXFSZ, while that limit is finite. None otherwise (EFBIG under no limit
@@ -106,19 +105,9 @@ class FileSizeLimit(Check):
                     evidence=f"getrlimit(RLIMIT_FSIZE) where stackpeel started: ({soft}, {_size_text(hard)})\n"
                              f"{text.strip()}")
 
-    def on_failure(self, failure, ctx):
-        """Its own probe could not be run or answer: the runner writes each probe's input and answer
-        to files, which a limit this low refuses."""
-        params = self._death_by_limit(failure, ctx)
-        return [] if params is None else [ctx.finding("file-size-limit", "no-probe",
-                                                      severity=Severity.BLOCKING, **params)]
-
-    def explain_death(self, failure, ctx):
-        """Another check's probe died of the same limit: an informational note, so the diagnosis
-        nests that check under this one."""
-        params = self._death_by_limit(failure, ctx)
-        return [] if params is None else [ctx.finding("file-size-limit", "probe-died",
-                                                      severity=Severity.INFO, **params)]
+    # Check.on_failure and Check.explain_death turn death_params into findings: its own probe (the
+    # runner writes each probe's input and answer to files, which a limit this low refuses) blocking,
+    # another check's an informational note that nests it under this check
 
     def evaluate(self, facts, ctx):
         soft, hard = facts["soft"], facts["hard"]
