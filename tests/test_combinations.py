@@ -244,20 +244,38 @@ def _load(path):
 
 
 def h200_report(triton="3.6.0", cc="9.0", name="NVIDIA H200", extra_dists=None, torch_cuda=None,
-                machine="x86_64") -> Report:
+                machine="x86_64", torch_build=None, driver=None) -> Report:
     """A report of the facts recorded on the lent H200 (driver 580.159.04, torch 2.11.0+cu130,
     Triton 3.6.0, FLA 0.6.0), re-diagnosed by today's checks: gpu/cuda/torch from
     tests/data/gpu/h200_recorded.json, triton.import from tests/data/triton/h200_import_36.json,
     and the facts the config.versions probe reads there, assembled from the same recordings
     (torch/triton/Python from h200_import_36, FLA's distributions from h200_fla_healthy,
-    transformers from h200_transformers_healthy, GPUs and driver from the recorded NVML facts)."""
+    transformers from h200_transformers_healthy, GPUs and driver from the recorded NVML facts).
+    ``torch_build`` ("2.9.1+cu126", [arch list]) replaces the wheel torch.cuda read, ``cc``/``name``
+    the GPU every check saw, ``driver`` ("570.172.08", 12080) the driver and the CUDA version it
+    reported (cuDriverGetVersion)."""
     rec = _load("gpu/h200_recorded.json")["healthy"]
     imp = dict(_load("triton/h200_import_36.json"), version=triton, dist_version=triton)
     fla = _load("triton/h200_fla_healthy.json")
     tf = _load("triton/h200_transformers_healthy.json")
     facts = {cid: dict(rec[cid]["facts"]) for cid in rec if not cid.startswith("_")}
     nvml = facts["gpu.nvml"]
-    dists = {"torch": imp["torch_version"] + "+cu130", "triton": triton, "transformers": tf["version"]}
+    if torch_build or cc != "9.0" or driver:
+        version, arch = torch_build or (facts["torch.cuda"]["version"], facts["torch.cuda"]["arch_list"])
+        major, minor = cc.split(".")
+        facts["torch.cuda"] = dict(
+            facts["torch.cuda"], version=version, dist_version=version.split("+")[0], arch_list=list(arch),
+            built_arch_flags=list(arch), cuda=torch_cuda or facts["torch.cuda"]["cuda"], capabilities=[cc],
+            devices=[{"cc": cc, "index": 0, "name": name}])
+        gpu = {"cc": cc, "cc_major": int(major), "cc_minor": int(minor), "name": name}
+        facts["cuda.driver_api"] = dict(facts["cuda.driver_api"], devices=[
+            dict(d, **gpu) for d in facts["cuda.driver_api"]["devices"]])
+        nvml = facts["gpu.nvml"] = dict(nvml, devices=[dict(d, **gpu) for d in nvml["devices"]])
+        if driver:  # the same machine with another driver: its version wherever a probe read it
+            facts = json.loads(json.dumps(facts).replace("580.159.04", driver[0]))
+            facts["cuda.driver_api"]["driver_version"] = facts["gpu.nvml"]["cuda_driver_version"] = driver[1]
+            nvml = facts["gpu.nvml"]
+    dists = {"torch": (torch_build[0] if torch_build else imp["torch_version"] + "+cu130"), "triton": triton, "transformers": tf["version"]}
     dists.update(fla["dists"])
     dists.update(extra_dists or {})
     facts["triton.import"] = imp
@@ -722,3 +740,84 @@ def test_explain_matches_the_aarch64_entry_only_where_the_log_shows_the_host():
     # the wheel pip downloaded names the host too
     v = combos.versions_from_text("Downloading torch-2.14.0+cu126-cp312-cp312-manylinux_2_28_aarch64.whl (800 MB)")
     assert v["machine"] == "aarch64"
+
+
+# --------------------------------------------------------------------------- x86_64 builds without Blackwell code
+# What torch's x86_64 wheels carry, from pytorch/pytorch .ci/manywheel/build_cuda.sh
+# (TORCH_CUDA_ARCH_LIST per CUDA version): 12.6 "5.0;6.0;7.0;7.5;8.0;8.6;9.0" and 12.8
+# "7.0;7.5;8.0;8.6;9.0;10.0;12.0" (the 2.8-2.10 era script); the 2.4-2.6 era script: 11.8
+# "5.0;6.0;7.0;7.5;8.0;8.6;3.7;9.0", 12.4 "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX" (aarch64: "9.0").
+# torch.cuda reads the installed wheel's own list (get_arch_list()) and judges the GPU by torch's
+# DEVICE_REQUIREMENT rule, so these builds need no entry in combinations.toml: the list is data the
+# wheel carries, and an entry would be a second root for the same fact (covered_by would leave it
+# to torch.cuda anyway). chk29 item 1.
+CU126_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+CU118_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_37", "sm_90"]
+CU124_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]
+CU128_X86 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+R570 = ("570.172.08", 12080)  # the R570 branch: CUDA 12.8, so cu128 is the newest index it runs
+
+
+def _arch_roots(report):
+    return [(rc.check_id, rc.codes) for rc in report.diagnosis.blocking]
+
+
+ARCH_ENTRIES = {e.id for e in combos.load() if "torch-arch-not-supported" in e.explains}
+
+
+def _arch_matches(report):
+    """Combination entries about a torch build's GPU code that matched (by id)."""
+    return [m for m in report.result("config.known_combinations").facts["matched"] if m in ARCH_ENTRIES]
+
+
+# (torch build, its arch list, torch.version.cuda, the Triton it pins)
+CU126 = ("2.9.1+cu126", CU126_X86, "12.6", "3.5.1")
+CU118 = ("2.6.0+cu118", CU118_X86, "11.8", "3.2.0")
+CU124 = ("2.5.1+cu124", CU124_X86, "12.4", "3.1.0")
+CU128 = ("2.9.1+cu128", CU128_X86, "12.8", "3.5.1")
+
+
+def _report(build, cc, name):
+    version, arch, cuda, triton = build
+    return h200_report(torch_build=(version, arch), torch_cuda=cuda, cc=cc, name=name, driver=R570, triton=triton)
+
+
+@pytest.mark.parametrize("build", [CU126, CU118])
+@pytest.mark.parametrize("cc, name", [("12.0", "NVIDIA GeForce RTX 5090"), ("10.0", "NVIDIA B200")])
+def test_x86_64_build_without_blackwell_code_is_blocking_with_the_cu128_fix(build, cc, name):
+    report = _report(build, cc, name)
+    t = report.result("torch.cuda")
+    assert t.status is Status.FAIL and [f.code for f in t.findings] == ["torch-arch-not-supported"]
+    f = t.findings[0]
+    assert f.severity is Severity.BLOCKING
+    assert f"compute capability {cc}" in f.message and "no kernel image is available" in f.message
+    assert [c.command for c in f.remedy.commands] == [
+        "/opt/torch/.venv/bin/python3 -m pip uninstall -y torch && /opt/torch/.venv/bin/python3 -m pip install "
+        "torch --index-url https://download.pytorch.org/whl/cu128"]
+    # torch.cuda is the root for it, and no combination entry reports the same fact a second time
+    # (cu118's torch 2.6 pins Triton 3.2, whose own Blackwell entry is another problem, rightly)
+    assert ("torch.cuda", ("torch-arch-not-supported",)) in _arch_roots(report)
+    assert _arch_matches(report) == []
+    assert report.result("config.known_combinations").facts["versions"]["machine"] == "x86_64"
+
+
+def test_x86_64_cu124_build_falls_back_to_its_ptx_on_blackwell():
+    # 12.4's x86_64 build carried 9.0+PTX: the driver can JIT compute_90 for sm_120 (degraded, not blocking)
+    report = _report(CU124, "12.0", "NVIDIA GeForce RTX 5090")
+    f, = report.result("torch.cuda").findings
+    assert f.code == "torch-arch-not-supported" and f.severity is Severity.DEGRADED
+    assert "compute_90" in f.message and "https://download.pytorch.org/whl/cu128" in f.remedy.commands[0].command
+    assert all(rc.check_id != "torch.cuda" for rc in report.diagnosis.blocking) and _arch_matches(report) == []
+
+
+@pytest.mark.parametrize("build, cc, name", [
+    (CU128, "12.0", "NVIDIA GeForce RTX 5090"),
+    (CU128, "10.0", "NVIDIA B200"),
+    (CU126, "9.0", "NVIDIA H100 80GB HBM3"),
+    (CU126, "8.9", "NVIDIA L4"),
+])
+def test_builds_that_carry_the_gpus_code_pass(build, cc, name):
+    report = _report(build, cc, name)
+    assert report.result("torch.cuda").status is Status.PASS, report.result("torch.cuda").findings
+    assert _arch_matches(report) == []
+    assert all(rc.check_id != "torch.cuda" for rc in report.diagnosis.blocking)
