@@ -120,3 +120,39 @@ def test_a_probe_that_could_not_answer_is_the_limits_only_when_it_hit_it(failure
     assert bool(own) is named and bool(other) is named
     if named:
         assert own[0].severity is Severity.BLOCKING and other[0].severity is Severity.INFO
+
+
+# -- stackpeel's own writes under a low soft limit (chk29) -----------------------------------------
+
+def test_stackpeel_writes_its_whole_report_under_a_low_soft_limit_while_the_probes_keep_it(tmp_path, stack_python):
+    """``ulimit -Sf 64`` (64 KiB; the hard limit unlimited): the whole check's JSON report is larger,
+    and `--out FILE` said "cannot write the report to FILE: File too large" (exit 1, no file).
+    stackpeel raises its own soft limit to the hard one (runner/child.own_fsize), as it does for
+    open files; every probe runs under the user's 64 KiB again, and measures it."""
+    out = tmp_path / "report.json"
+    cmd = (f"ulimit -Sf 64; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {stack_python} --out {out}")
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    assert "cannot write the report" not in p.stderr and p.returncode in (0, 1), p.stderr
+    assert out.stat().st_size > 64 * 1024  # over the limit the shell set: cut short before
+    report = json.loads(out.read_text())
+    assert report["target"]["fsize"] == [64 * 1024, -1]  # the user's limit, recorded
+    own = _result(report, "system.file_size_limit")
+    assert (own["facts"]["soft"], own["facts"]["hard"]) == (64 * 1024, None)  # measured in a probe
+    assert [f["code"] for f in own["findings"]] == ["file-size-limit"] and own["findings"][0]["severity"] == "blocking"
+    # what no probe died of: the report's own size was the only thing the limit cut
+    assert [r["id"] for r in report["results"] if r["status"] == "error"] == []
+
+
+def test_a_hard_limit_stackpeel_cannot_raise_still_names_the_limit(tmp_path, stack_python):
+    """Negative control: ``ulimit -f 64`` sets the hard limit too; stackpeel cannot go past it and
+    says so instead of writing a cut report."""
+    out = tmp_path / "report.json"
+    cmd = (f"ulimit -f 64; exec {sys.executable} -m stackpeel check --fresh --format json --no-plugins "
+           f"--python {stack_python} --only system.file_size_limit --only gpu.kernel_driver --out {out}")
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
+    report = json.loads(out.read_text())  # small enough to fit under 64 KiB
+    assert report["target"]["fsize"] == [64 * 1024, 64 * 1024], p.stderr
+    assert _result(report, "system.file_size_limit")["facts"]["soft"] == 64 * 1024

@@ -456,10 +456,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     as_program = argv is None and args.command in ("check", "explain", "diff")  # the commands that start probes
     if as_program:
         _end_with_stackpeel()  # as a program only: a caller of main(argv) keeps its own signal handling
-        from .runner.child import own_nofile, raise_own_nofile
+        from .runner.child import own_fsize, own_nofile, raise_own_fsize, raise_own_nofile
 
         raise_own_nofile()  # its own open-files limit up to the hard one; the probes keep the user's
         own_nofile()  # now, before the target is identified (--only and no preload start no zygote first)
+        raise_own_fsize()  # likewise its file-size limit: the report, the cache and probe inputs are its own
+        own_fsize()
     try:
         return int(handler(args))
     except KeyboardInterrupt:

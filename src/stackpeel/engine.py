@@ -111,7 +111,7 @@ def check(python: Optional[str] = None, only: Sequence[str] = (), skip: Sequence
         # the open-files limit (soft, hard) every probe starts under: the user's, before stackpeel raised
         # its own; recorded, so that a replay judges a probe that died by this run's limit (chk28)
         target["nofile"] = list(own_nofile())
-        # the file-size limit every probe and the runner's own files are written under (never raised):
+        # the file-size limit every probe writes under: the user's, before stackpeel raised its own (chk29);
         # recorded, so that a replay judges a probe that could not answer by this run's limit
         target["fsize"] = list(own_fsize())
         hygiene.remove_tempdir(hygiene.make_tempdir())  # NoTempDir now, not once per probe

@@ -83,12 +83,13 @@ class FileSizeLimit(Check):
     facts = _facts.SystemFileSizeLimitFacts
     probe = "system.file_size_limit"
     timeout = 15.0
-    #: every probe starts under it (stackpeel never raises it), and the runner's own writes too
+    #: every probe starts under it (stackpeel raises its own soft limit to the hard one for its report,
+    #: cache and probe inputs, and gives every probe the user's back: runner/child.own_fsize)
     limits_every_probe = True
 
     def death_params(self, failure: Any, ctx: Any) -> Optional[Dict[str, Any]]:
         """The finding's parameters when a probe that gave no answer ran into the file-size limit the
-        runner and the probe share (``target["fsize"]``, read where stackpeel started): EFBIG in its
+        probe ran under (``target["fsize"]``, the user's, read where stackpeel started): EFBIG in its
         words, or killed by SIGXFSZ, while that limit is finite. None otherwise (EFBIG under no limit
         is a file system's largest file, which this check does not measure)."""
         soft, hard = (list(ctx.target.get("fsize") or ()) + [None, None])[:2]
@@ -105,8 +106,9 @@ class FileSizeLimit(Check):
                     evidence=f"getrlimit(RLIMIT_FSIZE) where stackpeel started: ({soft}, {_size_text(hard)})\n"
                              f"{text.strip()}")
 
-    # Check.on_failure and Check.explain_death turn death_params into findings: its own probe (the
-    # runner writes each probe's input and answer to files, which a limit this low refuses) blocking,
+    # Check.on_failure and Check.explain_death turn death_params into findings: its own probe (each
+    # probe writes its answer to a file under the user's limit; a hard limit this low refuses
+    # stackpeel's own input files too) blocking,
     # another check's an informational note that nests it under this check
 
     def evaluate(self, facts, ctx):

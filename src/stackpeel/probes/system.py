@@ -128,7 +128,7 @@ def platform_facts(inp):
 
 def file_size_limit(inp):
     """RLIMIT_FSIZE (``ulimit -f``) of this process, in bytes, inherited from the job that runs
-    stackpeel (stackpeel does not raise it): None where unlimited, or where the platform has no
+    stackpeel (stackpeel raises its own, and gives every probe the user's back): None where unlimited, or where the platform has no
     such limit (no ``resource`` module)."""
     try:
         import resource

@@ -28,17 +28,18 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: path under a private name, runs it, writes the answer atomically, then leaves with
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
 #: The first lines of every program stackpeel starts in the target (this bootstrap, the zygote):
-#: the open-files limit of the user's shell back, before anything is imported (stackpeel raised its
-#: own, never a probe's: :func:`own_nofile`, :func:`probe_env`)
+#: the open-files and file-size limits of the user's shell back, before anything is imported
+#: (stackpeel raised its own, never a probe's: :func:`own_nofile`, :func:`own_fsize`, :func:`probe_env`)
 NOFILE_PROLOGUE = r"""
 import sys, os
-_nofile = os.environ.pop("STACKPEEL_NOFILE", "")
-if _nofile:
-    try:
-        import resource
-        resource.setrlimit(resource.RLIMIT_NOFILE, tuple(int(x) for x in _nofile.split(",")))
-    except Exception:
-        pass
+for _var, _which in (("STACKPEEL_NOFILE", "RLIMIT_NOFILE"), ("STACKPEEL_FSIZE", "RLIMIT_FSIZE")):
+    _limit = os.environ.pop(_var, "")
+    if _limit:
+        try:
+            import resource
+            resource.setrlimit(getattr(resource, _which), tuple(int(x) for x in _limit.split(",")))
+        except Exception:
+            pass
 """
 BOOTSTRAP = NOFILE_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
     import ctypes
@@ -112,8 +113,10 @@ DESCRIPTORS_PER_PROBE = 6
 DESCRIPTORS_SPARE = 8
 _nofile_lock = threading.Lock()
 _user_nofile: Optional[Tuple[int, int]] = None  # (soft, hard) of the user's shell, once read
+_user_fsize: Optional[Tuple[int, int]] = None  # the same for RLIMIT_FSIZE, -1 for unlimited
 _probe_slots: Optional[threading.BoundedSemaphore] = None
 _may_raise = False  # only where stackpeel is the program (raise_own_nofile): never in a caller's process
+_may_raise_fsize = False  # the same for the file-size limit (raise_own_fsize)
 
 
 def raise_own_nofile() -> None:
@@ -145,15 +148,34 @@ def own_nofile() -> Tuple[int, int]:
         return _user_nofile
 
 
+def raise_own_fsize() -> None:
+    """Let :func:`own_fsize` raise this process's soft file-size limit: the CLI calls it when
+    stackpeel is the program (a library caller keeps its process's limit, as with
+    :func:`raise_own_nofile`)."""
+    global _may_raise_fsize
+    _may_raise_fsize = True
+
+
 def own_fsize() -> Tuple[int, int]:
-    """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) stackpeel and every probe run under, as
-    (soft, hard) bytes, -1 where unlimited (stackpeel never raises it: a probe measures the
-    user's); (-1, -1) where the platform has none."""
-    try:
-        import resource
-        return tuple(resource.getrlimit(resource.RLIMIT_FSIZE))  # type: ignore[return-value]
-    except (ImportError, AttributeError, OSError, ValueError):
-        return (-1, -1)
+    """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) of the user's shell, which every probe runs
+    under (:func:`probe_env`), as (soft, hard) bytes, -1 where unlimited; (-1, -1) where the platform
+    has none. After :func:`raise_own_fsize`, stackpeel's own soft limit is raised to the hard one
+    on the first call, so that a low limit does not cut its report, cache or probe inputs short
+    (chk29: a report over `ulimit -Sf 64` was 'File too large'). Once per process."""
+    global _user_fsize
+    with _nofile_lock:
+        if _user_fsize is None:
+            try:
+                import resource
+                soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+                _user_fsize = (-1 if soft == resource.RLIM_INFINITY else soft,
+                               -1 if hard == resource.RLIM_INFINITY else hard)
+                if _may_raise_fsize and soft != resource.RLIM_INFINITY and (
+                        hard == resource.RLIM_INFINITY or hard > soft):
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+            except (ImportError, AttributeError, OSError, ValueError):
+                _user_fsize = _user_fsize or (-1, -1)
+        return _user_fsize
 
 
 def probe_env(env: Dict[str, str]) -> Dict[str, str]:
@@ -161,11 +183,16 @@ def probe_env(env: Dict[str, str]) -> Dict[str, str]:
     limit back (the bootstrap and the zygote apply ``STACKPEEL_NOFILE`` before anything else)."""
     user = own_nofile()
     env.pop("STACKPEEL_NOFILE", None)  # never a value the user's environment carried in
+    env.pop("STACKPEEL_FSIZE", None)
     try:
         import resource
         if user[0] >= 0 and resource.getrlimit(resource.RLIMIT_NOFILE) != user:
             env["STACKPEEL_NOFILE"] = "%d,%d" % user
-    except (ImportError, OSError, ValueError):
+        fsize = own_fsize()
+        want = tuple(resource.RLIM_INFINITY if x < 0 else x for x in fsize)
+        if fsize != (-1, -1) and resource.getrlimit(resource.RLIMIT_FSIZE) != want:
+            env["STACKPEEL_FSIZE"] = "%d,%d" % want
+    except (ImportError, AttributeError, OSError, ValueError):
         pass
     return env
 
