@@ -66,6 +66,16 @@ SWEEP = {
     "torch-libs-not-on-link-path": ["ld: library not found for -lc10"],
     "cuda-link-library-missing": ["ld: library not found for -lcudart"],
     "libc-headers-missing": ["ld: library not found for -lm"],
+    # torch 2.0 removed torch/_six.py; a package written for torch 1.x imports it
+    "dependency-version-mismatch": [
+        "ModuleNotFoundError: No module named 'torch._six'",
+        "ImportError: cannot import name 'inf' from 'torch._six' (/opt/venv/lib/python3.10/site-packages/torch/_six.py)",
+    ],
+    # bitsandbytes/cextension.py get_cuda_bnb_library_path refusing its override variable
+    "bitsandbytes-cuda-setup-failed": [
+        "RuntimeError: BNB_CUDA_VERSION=118 detected for ROCm!! \nClear the variable and retry: export BNB_CUDA_VERSION=",
+        "RuntimeError: BNB_CUDA_VERSION='12.4': value must be digits only (e.g. '124' for 12.4).",
+    ],
 }
 
 test_sweep_messages_head_explain_in_every_wrapper, test_sweep_messages_are_matched_by_their_code = \
@@ -80,6 +90,7 @@ test_healthy_look_alikes_stay_quiet = healthy_test([
     "clang++ -stdlib=libc++ -lc++ -o main main.o",
     "Current Triton version 3.4.0",
     "offload_folder set to ./offload",
+    "WARNING: BNB_CUDA_VERSION=118 environment variable detected; loading libbitsandbytes_cuda118.so.",
 ])
 
 
