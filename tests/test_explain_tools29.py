@@ -125,6 +125,7 @@ def test_fla_triton_warning_does_not_outrank_a_stated_cause():
 
 @pytest.mark.parametrize("line,code", [
     ("Could not import foo_bar, some features disabled", "python-package-not-installed"),
+    ("Could not import einops, some features disabled", "python-package-not-installed"),
     ("WARNING: Could not import deepspeed, some features disabled", "python-package-not-installed"),
     ("Could not import flash_attn, some features disabled", "flash-attn-not-installed"),
     ("Could not import triton, some features disabled", "triton-not-installed"),
