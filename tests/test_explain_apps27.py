@@ -159,8 +159,8 @@ def test_the_programs_own_module_is_not_called_not_installed(line):
 
 @pytest.mark.parametrize("line", [
     # an optional import that failed softly, as libraries log it: no code (the parser may still
-    # count the line as an error it cannot explain, as before apps27)
-    "Could not import einops, some features disabled",
+    # count the line as an error it cannot explain, as before apps27). The bare "Could not import
+    # X, some features disabled" is a low hint since tools29 (tests/test_explain_tools29.py)
     "WARNING: No module named 'tensorboard', TensorBoard logging disabled",
     "UserWarning: No module named 'wandb'; falling back to the console logger",
     "Failed to import tensorboard: No module named 'tensorboard' (optional: the TensorBoard callback is skipped)",
