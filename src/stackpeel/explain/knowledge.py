@@ -436,14 +436,22 @@ class KnowledgeBase:
     def _folded_needles(self) -> Tuple[Tuple[Entry, Tuple[str, ...]], ...]:
         return tuple((e, tuple(dict.fromkeys(n.casefold() for n in e.needles))) for e in self.entries if e.needles)
 
+    @functools.cached_property
+    def _folded_index(self) -> "_NeedleIndex":
+        """:attr:`_folded_needles` as a :class:`_NeedleIndex`: a substring test of each of
+        about 1,500 folded needles took 0.16 s on a 16 kB error line (10 s of CPU on a megabyte
+        of them); the trie finds the same entries in one pass."""
+        by_entry = {i: needles for i, (_, needles) in enumerate(self._folded_needles)}
+        return _NeedleIndex(by_entry, _literal_alternation([n for ns in by_entry.values() for n in ns]))
+
     def match_line_folded(self, line: str) -> List[Entry]:
         """Entries whose patterns match ``line`` whatever the letter case: for an error line no
         entry matches as written (a Go program's lower-case ``failed to initialize nvml: ...``,
         a message retyped by hand). Slower than :meth:`match_line`;
         the parser asks it only for error lines nothing matched, a bounded number per log."""
         low = line.casefold()
-        return [e for e, needles in self._folded_needles
-                if any(n in low for n in needles) and any(
+        folded = self._folded_needles
+        return [e for i in self._folded_index.hits(low) for e in (folded[i][0],) if any(
                     m is not None and (not e.said or stated(line, m.start(), m.end(), told=not e.is_root))
                     for m in (_ignoring_case(p).search(line) for p in e.patterns))]
 
