@@ -1,7 +1,7 @@
 """scripts/expect-open-files (fd25's points for a GPU run under `ulimit -n N`) on a real report.
 
 Recorded (gpu29): `stackpeel check --fresh` on one H100 80GB HBM3 (torch 2.11.0+cu130, Triton 3.6.0,
-FLA 0.6.0, driver 580.159.04) under `ulimit -n 48`, main as of session 28 (`/work/main` scrubbed to
+FLA 0.6.0, driver 580.159.04) under `ulimit -n 48`, main as of session 28 (the checkout path scrubbed to
 `<repo>`). There the first tensor fitted under 48 descriptors (torch.cuda passed; on the H200 of
 session 24 it failed at 48), the Triton launch died and nested under the limit. Point 3 asked for
 torch.cuda among the limit's symptoms regardless and failed a correct report."""
