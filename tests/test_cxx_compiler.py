@@ -1,6 +1,6 @@
 """toolchain.cxx_compiler (chk27): torch 2.14's headers need C++20, so the C++ compiler torch's
-cpp_extension runs (CXX, else c++) must compile it. Real compiles with the real g++ here (12.2,
-C++20-capable) and two real faults: a CXX that runs the real g++ with ``-std=c++17`` forced last
+cpp_extension runs (CXX, else c++) must compile it. Real compiles with the real g++ here (12.2 on
+CI, 13.3 on the GPU image; C++20-capable) and two real faults: a CXX that runs the real g++ with ``-std=c++17`` forced last
 (what gcc 10's ``__cplusplus`` 201709L, or a wrapper's flag, gives torch's test), and a CXX that
 answers ``-std=c++20`` the way gcc 9 does (its own words, ``--version`` line included). The
 target's torch version is read from torch/version.py: a real torch 2.13 (the stack venv) and a
@@ -83,7 +83,8 @@ def test_torch_214_with_cplusplus_below_202002_is_named(clean_env, torch_214, fa
     assert f.severity is Severity.DEGRADED
     # the real g++'s own words and version line, and torch's version
     assert "stackpeel-cxx20-probe: __cplusplus below 202002L" in f.evidence
-    assert "12." in f.message and "__cplusplus" in f.message and "2.14.0+cu130" in f.message
+    major = subprocess.run([GXX, "-dumpversion"], capture_output=True, text=True).stdout.strip().split(".")[0]
+    assert f"{major}." in f.message and "__cplusplus" in f.message and "2.14.0+cu130" in f.message
     assert faults["forced"] in f.message
 
 
@@ -106,8 +107,24 @@ def test_torch_213_says_nothing_even_with_a_compiler_that_cannot(clean_env, stac
     assert r.status is Status.SKIP and r.findings == ()
 
 
-def test_no_torch_skips(clean_env, faults):
-    r = _run(sys.executable, _env(clean_env, CXX=faults["gcc9"]))
+def _python_without_torch(tmp_path: Path) -> str:
+    """An interpreter that finds no torch: this one (the CI venv), else a bare venv made from its base
+    interpreter (on the GPU image pytest itself runs in the torch venv)."""
+    def has_torch(python):
+        return subprocess.run([python, "-c", "import importlib.util, sys; "
+                               "sys.exit(importlib.util.find_spec('torch') is None)"]).returncode == 0
+    if not has_torch(sys.executable):
+        return sys.executable
+    venv = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    if has_torch(python):
+        pytest.skip(f"every interpreter here finds torch ({sys.executable}, and a bare venv of its base)")
+    return python
+
+
+def test_no_torch_skips(clean_env, faults, tmp_path):
+    r = _run(_python_without_torch(tmp_path), _env(clean_env, CXX=faults["gcc9"]))
     assert r.facts["torch_files"] == {"installed": False} and r.status is Status.SKIP and r.findings == ()
 
 
