@@ -277,6 +277,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "unsloth-501-internal-triton-ptx-codegen-error-t4-bf16": "a title's bare 'Internal Triton PTX codegen error': bfloat16 on the T4 is the maintainer's finding (E)",
     "ColossalAI-3359-stuck-building-cpu-adam-kernel-stale-cache": "ColossalAI's 'No pre-built kernel is found, build and load ... during runtime now' (printed by every first JIT build) and the user's 'stuck at this stage' (A3)",
     "VMamba-313-selective-scan-cuda-not-defined-mamba-ssm-missing": "\"No module named 'selective_scan_cuda'\": mamba-ssm not installed and mamba-ssm built without its extension read alike (D)",
+    # harv29-2026-12-05 (harv29, sampled by the final-line message in search order): the cause is
+    # the reporter's finding (E) or the line is one two builds print alike (D)
+    "npbgpp-5-segfault-torch-scatter-mismatch": "a bare 'Segmentation fault (core dumped)' at a model's instantiation: torch and torch-scatter not matching is the reporter's finding (E)",
+    "FLAML-917-keyerror-bert-embeddings-transformers-outdated": "a KeyError on a checkpoint key in transformers' _load_pretrained_model: the outdated transformers is the maintainer's finding (E)",
+    "mish-cuda-10-no-kernel-image-titan-x-arch-list": "'no kernel image' after 'Built with pytorch 1.7, cuda 10.2, TITAN X': torch's build and the extension's read alike (torch-arch-not-supported first, extension-arch-missing second) (D)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -331,6 +336,9 @@ GUESSED = {
     # harv28-2026-12-05 (harv28): retyped titles
     "mmdetection-3991-mmcv-ext-undefined-symbol-fromqualstring": "a title retyped as '_ext...so:undefined symbol: _ZN3c10...' (no space after the colon the loader prints)",
     "waifu2x-caffe-62-cannot-find-cudnn64-5-dll": "'Calling cuDNN failed, cannot find 「cudnn64_5.dll」' retyped with Japanese brackets",
+    # harv29-2026-12-05 (harv29): the users' words for the OOM killer and a bare bus error
+    "ECON-23-avatarizer-killed-host-ram-32g": "'shows killed in line 163' and a bare 'Killed'",
+    "PyTorch-BigGraph-33-bus-error-docker-share-memory": "a bare 'Bus error (core dumped)' after the workers start",
 }
 TOP1_FLOOR = 0.89  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES); 468/523 (89.5%) with kbgrow4's 37 image/audio/speech logs (7 more KNOWN_MISSES); 560 logs with kbgrow6's 37 fine-tuning logs (2 more); 592 with recall2's 32 cuda/torch/config logs (3 more); 620 logs with recall4's 60 kernels/runtime-libs logs (3 more); 781 with recall7's 27 cuda/config/multi_gpu/triton logs (2 more)
 
