@@ -277,6 +277,10 @@ KNOWN_MISSES: Dict[str, str] = {
     "unsloth-501-internal-triton-ptx-codegen-error-t4-bf16": "a title's bare 'Internal Triton PTX codegen error': bfloat16 on the T4 is the maintainer's finding (E)",
     "ColossalAI-3359-stuck-building-cpu-adam-kernel-stale-cache": "ColossalAI's 'No pre-built kernel is found, build and load ... during runtime now' (printed by every first JIT build) and the user's 'stuck at this stage' (A3)",
     "VMamba-313-selective-scan-cuda-not-defined-mamba-ssm-missing": "\"No module named 'selective_scan_cuda'\": mamba-ssm not installed and mamba-ssm built without its extension read alike (D)",
+    # harv29b-2026-12-05 (docs/dev/harv29b.md): the blind misses not fixed
+    "xtuner-925-qwen2-flash-attention-forward-removed-transformers-4.44": "xtuner's call of a method transformers 4.44 removed ('Qwen2FlashAttention2' object has no attribute '_flash_attention_forward'): the removal was not confirmed from transformers' source in time (A1)",
+    "UniLab-624-windows-uv-sync-resolves-cpu-torch": "the reporter's sentence 'reports torch 2.7.0+cpu, torch.version.cuda None, torch.cuda.is_available False' (A3: the user's words, no program line)",
+    "MinerU-3416-sglang-only-supports-sm75-v100": "'SGlang only supports sm 75 and above' in a user's issue form: the line's source (sglang or MinerU) was not found, so no signature was written (A1)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
