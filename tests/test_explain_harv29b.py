@@ -5,7 +5,9 @@ The miss that generalises: torch.load's weights-only unpickler, the default sinc
 Its failure (`_pickle.UnpicklingError: Weights only load failed. ... In PyTorch 2.6, we changed
 the default value of the `weights_only` argument in `torch.load` from `False` to `True`.`) was
 read by no signature; explain ranked it as a corrupt model file by resemblance. It now names
-``torch-load-weights-only-default``. Each message is torch's own text (torch/serialization.py
+``torch-load-weights-only-default``. And transformers' own range check for the ``kernels``
+package ('Kernels are not available. Please install a compatible version (A <= version < B)'),
+read by nothing, now names ``dependency-version-mismatch``. Each message is torch's own text (torch/serialization.py
 _get_wo_message and UNSAFE_MESSAGE, torch/_weights_only_unpickler.py), run through the wrappers
 pasted logs put around lines, with near-misses that stay quiet or keep their own cause.
 """
@@ -34,6 +36,11 @@ FAMILIES = {
         # the TorchScript archive check (torch/serialization.py load)
         "RuntimeError: Cannot use ``weights_only=True`` with TorchScript archives passed to ``torch.load``. "
         + _UNSAFE,
+    ],
+    "dependency-version-mismatch": [
+        # transformers' set_use_kernels / kernelize range check (huggingface/transformers#47312)
+        "ValueError: Kernels are not available. Please install a compatible version (0.15.2 <= version < "
+        "0.16.0), e.g. `pip install kernels==0.15.2`",
     ],
 }
 
@@ -95,3 +102,10 @@ def test_a_git_lfs_pointer_stays_a_corrupt_model_file():
             "    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)\n"
             "_pickle.UnpicklingError: invalid load key, 'v'.\n")
     assert _codes(text)[:1] == ["model-file-corrupt"]
+
+
+def test_kernels_absent_is_not_read_as_a_version_pair():
+    # the older wording of the same check, when kernels is not installed at all
+    text = ("ValueError: Kernels are not available. To use kernels, please install kernels using "
+            "`pip install -U kernels`\n")
+    assert "dependency-version-mismatch" not in _codes(text)[:1]
