@@ -282,6 +282,10 @@ KNOWN_MISSES: Dict[str, str] = {
     "npbgpp-5-segfault-torch-scatter-mismatch": "a bare 'Segmentation fault (core dumped)' at a model's instantiation: torch and torch-scatter not matching is the reporter's finding (E)",
     "FLAML-917-keyerror-bert-embeddings-transformers-outdated": "a KeyError on a checkpoint key in transformers' _load_pretrained_model: the outdated transformers is the maintainer's finding (E)",
     "mish-cuda-10-no-kernel-image-titan-x-arch-list": "'no kernel image' after 'Built with pytorch 1.7, cuda 10.2, TITAN X': torch's build and the extension's read alike (torch-arch-not-supported first, extension-arch-missing second) (D)",
+    # harv29b-2026-12-05 (docs/dev/harv29b.md): the blind misses not fixed
+    "xtuner-925-qwen2-flash-attention-forward-removed-transformers-4.44": "xtuner's call of a method transformers 4.44 removed ('Qwen2FlashAttention2' object has no attribute '_flash_attention_forward'): the removal was not confirmed from transformers' source in time (A1)",
+    "UniLab-624-windows-uv-sync-resolves-cpu-torch": "the reporter's sentence 'reports torch 2.7.0+cpu, torch.version.cuda None, torch.cuda.is_available False' (A3: the user's words, no program line)",
+    "MinerU-3416-sglang-only-supports-sm75-v100": "'SGlang only supports sm 75 and above' in a user's issue form: the line's source (sglang or MinerU) was not found, so no signature was written (A1)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
