@@ -47,6 +47,28 @@ RULE = ('validation iff hashlib.sha256(repo.lower().encode()).hexdigest()[0] in 
 REQUIRED = ("source", "repository", "established", "expected")
 REQUIRED_VALIDATION = REQUIRED + ("issue", "category")
 SOURCE_RE = re.compile(r"^https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/(?:issues|pull)/(?P<num>\d+)$")
+# Threads outside GitHub (forums, Q&A sites, blogs: harv29c): the source is the page's URL and the
+# repository a stable "<host>/<thread id>" key (discuss.pytorch.org/t-123456,
+# stackoverflow.com/q-7654321), the host written as in the URL without "www.". The split hashes
+# that key like an owner/name, so one thread's pages fall on one side.
+PAGE_SOURCE_RE = re.compile(r"^https?://(?:www\.)?(?P<host>[a-z0-9][a-z0-9.-]{0,200}\.[a-z]{2,24})(?::\d{1,5})?/\S{0,2000}$")
+PAGE_KEY_RE = re.compile(r"^(?P<host>[a-z0-9][a-z0-9.-]{0,200}\.[a-z]{2,24})/(?P<thread>[\w.~-]{1,200})$")
+
+
+def source_thread(source: str, repository: str) -> Optional[str]:
+    """The thread's id when ``source`` and ``repository`` name the same thread, else None.
+
+    A GitHub issue or pull request: its number, and ``repository`` must be its owner/name. Any
+    other page (github.com excluded): the id after the host in the ``<host>/<thread id>`` key,
+    whose host must be the URL's."""
+    m = SOURCE_RE.match(source)
+    if m:
+        return m["num"] if m["repo"].lower() == repository.lower() else None
+    page, key = PAGE_SOURCE_RE.match(source), PAGE_KEY_RE.match(repository)
+    if not page or not key or page["host"] == "github.com" or page["host"] != key["host"]:
+        return None
+    return key["thread"]
+
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,12 @@ def test_log_has_required_headers(header):
     required = corpus_split.REQUIRED_VALIDATION if part == "validation" else corpus_split.REQUIRED
     missing = [k for k in required if not header.meta.get(k)]
     assert not missing, f"{header.name} ({part}) lacks headers {missing}"
-    m = corpus_split.SOURCE_RE.match(header.meta["source"])
-    assert m, f"{header.name}: source is not a GitHub issue/PR URL: {header.meta['source']}"
-    assert m["repo"].lower() == header.repository.lower(), (header.name, m["repo"], header.repository)
+    thread = corpus_split.source_thread(header.meta["source"], header.repository)
+    assert thread, (f"{header.name}: source and repository do not name one thread (a GitHub issue/PR "
+                    f"and its owner/name, or a page and its <host>/<thread id>): "
+                    f"{header.meta['source']} / {header.repository}")
     if part == "validation":
-        assert header.meta["issue"].split()[0] == m["num"], header.name
+        assert header.meta["issue"].split()[0] == thread, header.name
         assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", header.category), header.name
     text = header.path.read_text(encoding="utf-8")
     body = text.split("# ---\n", 1)[1] if "# ---\n" in text else ""
@@ -167,3 +168,34 @@ def test_pattern_writers_can_list_the_training_logs_and_ask_a_repositorys_side(c
                        ("pytorch/pytorch", "training")):  # the last hashes to 0 but is a seed repository
         assert corpus_split.main(["--side", repo]) == 0
         assert capsys.readouterr().out.strip() == part
+
+
+@pytest.mark.parametrize("source,repository,thread", [
+    ("https://github.com/numba/numba/issues/3963", "numba/numba", "3963"),
+    ("https://github.com/NVIDIA/nccl/pull/96", "nvidia/nccl", "96"),
+    ("https://forums.developer.nvidia.com/t/containers-losing-access-to-gpus-failed-to-initialize-nvml/242308",
+     "forums.developer.nvidia.com/t-242308", "t-242308"),
+    ("https://discuss.pytorch.org/t/training-on-multi-gpus-out-of-memory/55592/2", "discuss.pytorch.org/t-55592", "t-55592"),
+    ("https://stackoverflow.com/questions/7654321/why", "stackoverflow.com/q-7654321", "q-7654321"),
+    ("https://www.wanpihou.xyz/archives/some-post", "wanpihou.xyz/some-post", "some-post"),
+])
+def test_source_thread_accepts_github_and_forum_threads(source, repository, thread):
+    assert corpus_split.source_thread(source, repository) == thread
+
+
+@pytest.mark.parametrize("source,repository", [
+    ("https://github.com/numba/numba/issues/3963", "numba/llvmlite"),  # another repository
+    ("https://github.com/numba/numba/issues/3963", "github.com/3963"),  # a GitHub thread keyed as a page
+    ("https://github.com/numba/numba/blob/main/README.md", "github.com/readme"),  # github.com, not an issue
+    ("https://discuss.pytorch.org/t/x/55592", "stackoverflow.com/q-55592"),  # host differs from the URL's
+    ("https://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org"),  # no thread id
+    ("https://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org/t 55592"),  # not one token
+    ("ftp://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org/t-55592"),  # not a web page
+])
+def test_source_thread_refuses_mismatched_pairs(source, repository):
+    assert corpus_split.source_thread(source, repository) is None
+
+
+def test_page_keys_split_by_the_same_hash_rule():
+    key = "forums.developer.nvidia.com/t-242308"
+    assert corpus_split.in_validation(key, []) == (corpus_split.hash_prefix(key) in "0123")

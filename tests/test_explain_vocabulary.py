@@ -45,6 +45,7 @@ REAL_LINES = {
     "ld-library-path": "OSError: LD_LIBRARY_PATH names /usr/local/cuda-11.8/lib64, which does not exist",
     "cuda-libraries": "OSError: libcublasLt.so.12: cannot open shared object file: No such file or directory",
     "cudnn": "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",                             # torch
+    "triton-attrs-descriptor": "ImportError: cannot import name 'AttrsDescriptor' from 'triton.backends.compiler' (/usr/lib/python3/site-packages/triton/backends/compiler.py)",  # torch 2.6 + Triton 3.3
     "nvml": "Failed to initialize NVML: Unknown Error",                                              # nvidia-smi
     "nvidia-driver": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
     "device-nodes": "open /dev/nvidiactl: operation not permitted: unknown",                        # container runtime
