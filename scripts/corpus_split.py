@@ -60,14 +60,20 @@ def source_thread(source: str, repository: str) -> Optional[str]:
 
     A GitHub issue or pull request: its number, and ``repository`` must be its owner/name. Any
     other page (github.com excluded): the id after the host in the ``<host>/<thread id>`` key,
-    whose host must be the URL's."""
+    whose host must be the URL's and whose id must be one of the URL's path segments (a file
+    name's extension dropped), whole or after a word prefix (``t-242308`` for ``/t/.../242308``,
+    ``q-7654321`` for ``/questions/7654321/...``): two keys for one page would split it apart."""
     m = SOURCE_RE.match(source)
     if m:
         return m["num"] if m["repo"].lower() == repository.lower() else None
     page, key = PAGE_SOURCE_RE.match(source), PAGE_KEY_RE.match(repository)
     if not page or not key or page["host"] == "github.com" or page["host"] != key["host"]:
         return None
-    return key["thread"]
+    thread = key["thread"]
+    path = source.split("://", 1)[1].split("/", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    segments = {seg.rsplit(".", 1)[0] if seg.endswith((".html", ".htm", ".php")) else seg for seg in path.split("/")}
+    bare = re.sub(r"^[A-Za-z]+-", "", thread)
+    return thread if thread in segments or bare in segments else None
 
 
 

@@ -191,6 +191,8 @@ def test_source_thread_accepts_github_and_forum_threads(source, repository, thre
     ("https://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org"),  # no thread id
     ("https://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org/t 55592"),  # not one token
     ("ftp://discuss.pytorch.org/t/x/55592", "discuss.pytorch.org/t-55592"),  # not a web page
+    ("https://discuss.pytorch.org/t/cuda-error/111111", "discuss.pytorch.org/t-999999"),  # another thread's id
+    ("https://discuss.pytorch.org/t/cuda-error/111111", "discuss.pytorch.org/anything"),  # no id of the URL's
 ])
 def test_source_thread_refuses_mismatched_pairs(source, repository):
     assert corpus_split.source_thread(source, repository) is None

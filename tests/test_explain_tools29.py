@@ -36,12 +36,6 @@ SWEEP = {
         "UserWarning: Your compiler (g++ 4.8.5) may be ABI-incompatible with PyTorch!\n"
         "Please use a compiler that is ABI-compatible with GCC 5.0 and above.",
     ],
-    # transformers/modeling_utils.py _load_pretrained_model
-    "gpu-out-of-memory": [
-        "ValueError: The current `device_map` had weights offloaded to the disk. Please provide an "
-        "`offload_folder` for them. Alternatively, make sure you have `safetensors` installed if the model "
-        "you are using offers the weights in this format.",
-    ],
     # fla/utils.py check_environments; a Triton 2.x driver object under code written for 3.x
     "triton-too-old-for-package": [
         "Current Triton version 3.1.0 is below the recommended 3.3.0 version. Errors may occur and these "
