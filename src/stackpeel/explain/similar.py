@@ -36,7 +36,13 @@ VERSION = 1
 K = 3
 #: cosine similarity below which a neighbour says nothing (leave-one-repository-out on the
 #: training part: 0.2 answers 79 % of logs, 63 % of them right; 0.25 answers 68 %, 68 % right;
-#: 0.3 answers 61 %, 71 % right)
+#: 0.3 answers 61 %, 71 % right). Those figures query with whole logs, whose signature lines the
+#: exemplars share. bench/knn_folds.py (5 folds by repository, the index of the other folds) asks
+#: where the guess decides: the cuts of the training logs that no signature, clue, fact or word
+#: answers (1163); 0.25 answers 119, 36 right (30 %); 0.2 answers 181, 42 right (the 62 more
+#: are right 1 in 10); 0.3 answers 77, 27 right. No other text (no frames, error lines only,
+#: numbers/paths/quotes masked), weighting (BM25), vote (k=1, 5) or agreement rule beat this
+#: setting in every fold (bench/results/knn_folds-2026-12-05.txt, docs/dev/knn30.md)
 MIN_SIMILARITY = 0.25
 #: guesses kept
 MAX_GUESSES = 3
