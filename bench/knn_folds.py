@@ -229,7 +229,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             # where explain consults the resemblance: no signature, clue, fact or word answered
             "cut-novocab": [(lg, "cut") for lg in logs if lg["basis"] in ("similar", "")],
             "before": [(lg, "whole") for lg in logs if lg["before"]]}
-    reps = ("material", "noframes", "errors", "masked")
+    # material@cut: the index holds the training logs' cuts (what a log no signature matched
+    # shows) instead of their whole logs; material@both: both, one exemplar each
+    reps = ("material", "noframes", "errors", "masked", "material@cut", "material@both")
     configs = [(rep, w, k) for rep in reps for w in ("tfidf", "bm25") for k in (1, 3, 5)]
     # per fold, per rep and weight: the index of the other folds' whole logs (as build_exemplars)
     results: Dict[Tuple, Dict] = {}
@@ -238,11 +240,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         train = [lg for lg in logs if lg["fold"] != f and lg["first"]]
         for rep in reps:
             for w in ("tfidf", "bm25"):
-                idx = Idx([(lg["first"], lg["name"], Counter(similar.tokens(lg["whole"][rep]))) for lg in train], w)
+                base = rep.split("@")[0]
+                src = {"material@cut": ("cut",), "material@both": ("whole", "cut")}.get(rep, ("whole",))
+                idx = Idx([(lg["first"], lg["name"], Counter(similar.tokens(lg[part][base])))
+                           for lg in train for part in src if similar.tokens(lg[part][base])], w)
                 for pop, members in pops.items():
                     for lg, part in members:
                         if lg["fold"] == f:
-                            sims_cache[(pop, rep, w, lg["name"])] = idx.sims(lg[part][rep])
+                            sims_cache[(pop, rep, w, lg["name"])] = idx.sims(lg[part][base])
     lines = [f"knn_folds: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {git('rev-parse', '--short', 'HEAD')}",
              f"training logs only; {FOLDS} folds by repository (sha256(repo.lower())[2] % {FOLDS}); index of the other folds",
              "answered = a guess is made; right = first guess is an expected code; prec = right/answered; "
