@@ -290,6 +290,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "npbgpp-5-segfault-torch-scatter-mismatch": "a bare 'Segmentation fault (core dumped)' at a model's instantiation: torch and torch-scatter not matching is the reporter's finding (E)",
     "FLAML-917-keyerror-bert-embeddings-transformers-outdated": "a KeyError on a checkpoint key in transformers' _load_pretrained_model: the outdated transformers is the maintainer's finding (E)",
     "mish-cuda-10-no-kernel-image-titan-x-arch-list": "'no kernel image' after 'Built with pytorch 1.7, cuda 10.2, TITAN X': torch's build and the extension's read alike (torch-arch-not-supported first, extension-arch-missing second) (D)",
+    # harv30-2026-12-05 (docs/dev/harv30.md): a Windows exit status carries no cause (E)
+    "ollama-16645-llama-server-0xe06d7363-ancient-driver": "Ollama's 'llama-server process has terminated: exit status 0xe06d7363' (a C++ exception's NTSTATUS on Windows): the driver far older than the bundled CUDA runtime is the maintainer's reading of nvidia-smi (E)",
     # harv29b-2026-12-05 (docs/dev/harv29b.md): the blind misses not fixed
     "xtuner-925-qwen2-flash-attention-forward-removed-transformers-4.44": "xtuner's call of a method transformers 4.44 removed ('Qwen2FlashAttention2' object has no attribute '_flash_attention_forward'): the removal was not confirmed from transformers' source in time (A1)",
     "UniLab-624-windows-uv-sync-resolves-cpu-torch": "the reporter's sentence 'reports torch 2.7.0+cpu, torch.version.cuda None, torch.cuda.is_available False' (A3: the user's words, no program line)",
