@@ -294,6 +294,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "aks-4870-a10-vgpu-unlicensed-devices-busy": "'CUDA-capable device(s) is/are busy or unavailable' and NVML's 'Unknown Error' on an Azure NVadsA10 v5 node: the unlicensed vGPU is in the reporter's prose ('noticing licensing issue') and the AKS team's follow-up, no licence line in the paste (E)",
     "lunar-58-winerror-127-c10-cuda-dll": "WinError 127 (a DLL found but a function missing) on torch\\lib\\c10_cuda.dll: stale DLLs of another torch left in torch\\lib is the maintainer's reading; a same-named DLL found first on PATH (library-shadowed) reads the same line (D)",
     "captcha-recognizer-2-fbgemm-dll-libomp140": "the maintainer retyped torch's line by hand ('Erro loading', curly quotes, an 'xxx' path, no WinError): library-missing first, msvc-runtime-missing second (B)",
+    # harv30-2026-12-05 (docs/dev/harv30.md): a Windows exit status carries no cause (E)
+    "ollama-16645-llama-server-0xe06d7363-ancient-driver": "Ollama's 'llama-server process has terminated: exit status 0xe06d7363' (a C++ exception's NTSTATUS on Windows): the driver far older than the bundled CUDA runtime is the maintainer's reading of nvidia-smi (E)",
     # harv29b-2026-12-05 (docs/dev/harv29b.md): the blind misses not fixed
     "xtuner-925-qwen2-flash-attention-forward-removed-transformers-4.44": "xtuner's call of a method transformers 4.44 removed ('Qwen2FlashAttention2' object has no attribute '_flash_attention_forward'): the removal was not confirmed from transformers' source in time (A1)",
     "UniLab-624-windows-uv-sync-resolves-cpu-torch": "the reporter's sentence 'reports torch 2.7.0+cpu, torch.version.cuda None, torch.cuda.is_available False' (A3: the user's words, no program line)",

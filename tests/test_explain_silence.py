@@ -45,7 +45,9 @@ FAILURE_RE = re.compile(
     r"|(?P<signal>\bsignal \d+|\bSIG[A-Z]{2,6}\b)"
     r"|(?P<word>\b(?:fatal|error|errors|failed|failure|cannot|unable)\b|not found)"
     r"|(?P<frame>^\s*File \"[^\"]+\", line \d+)"
-    r"|(?P<hang>\b(?:hangs?|hung|stuck|freez(?:es|ing)|frozen|timed out|timeout)\b)"
+    # CPython names its own frozen modules '<frozen importlib._bootstrap>' in frames and warnings:
+    # no hang (harv30: TensorRT-LLM#4275's FutureWarning line before its traceback)
+    r"|(?P<hang>(?<!<)\b(?:hangs?|hung|stuck|freez(?:es|ing)|frozen|timed out|timeout)\b)"
     r"|(?P<crash>\bKilled\b|core dumped|Segmentation fault)",
     re.I,
 )
