@@ -48,10 +48,15 @@ SWEEP = {
     ],
     # deepspeed op_builder/evoformer_attn.py is_compatible, and jit_load appending it
     "deepspeed-cutlass-missing": [
-        " [WARNING]  Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH",
         "RuntimeError: Unable to JIT load the evoformer_attn op due to it not being compatible due to "
         "hardware/software issue. Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH",
-        " [WARNING]  Please use CUTLASS version >= 3.1.0",
+        "RuntimeError: Unable to JIT load the evoformer_attn op due to it not being compatible due to "
+        "hardware/software issue. Please use CUTLASS version >= 3.1.0",
+    ],
+    # deepspeed op_builder/builder.py jit_load when is_compatible() refused without a warning
+    "extension-build-failed": [
+        "RuntimeError: Unable to JIT load the fused_lamb op due to it not being compatible due to "
+        "hardware/software issue. None",
     ],
     # transformers training_args.py __post_init__
     "torch-cuda-unavailable": [
@@ -81,7 +86,19 @@ test_healthy_look_alikes_stay_quiet = healthy_test([
     "Installed CUDA version 11.7 does not match the version torch was compiled with 11.8 but since the APIs are "
     "compatible, accepting this combination",
     "export CUTLASS_PATH=/opt/cutlass",
+    # DeepSpeed prints these at every start (ds_report, accelerator detection), whatever is used later
+    " [WARNING]  Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH",
+    " [WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.3",
+    " [WARNING]  using untested triton version (2.3.0), only 1.0.0 is known to be compatible",
 ])
+
+
+def test_the_deepspeed_start_notices_do_not_outrank_the_failure():
+    """The bare CUTLASS notice DeepSpeed prints at every start is no cause of a later failure."""
+    log = (" [WARNING]  Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH\n"
+           " [WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.3\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert codes_of(log)[:1] == ["gpu-out-of-memory"]
 
 
 @pytest.mark.parametrize("line", [
