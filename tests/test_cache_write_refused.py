@@ -77,15 +77,21 @@ def test_check_and_explain_name_the_same_code_for_a_refused_triton_cache(fault, 
     assert said.candidates and said.candidates[0].code == f["code"], [c.code for c in said.candidates[:3]]
 
 
-def test_a_cache_with_room_passes_and_triton_stores_its_kernel(stack_python, cli_env, tmp_path, can_unshare):
-    """Negative control: the same tmpfs with room (64 MiB, over the 32 MiB the check asks for)."""
+def _check_on_tmpfs(size: str, stack_python, cli_env, tmp_path):
+    """toolchain.triton_cache's real probe with TRITON_CACHE_DIR on a tmpfs of ``size`` (mount's
+    spelling: 64m) in a private mount namespace: (its result, the mount command, the environment)."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    setup = f"mount -t tmpfs -o size=64m none {mnt}"
+    setup = f"mount -t tmpfs -o size={size} none {mnt}"
     env = dict(cli_env, TRITON_CACHE_DIR=str(mnt / "cache"))
     report, _ = stackpeel_cli("--python", stack_python, "--only", "toolchain.triton_cache", "--fresh", env=env,
                               wrap=setup)
-    res = result(report, "toolchain.triton_cache")
+    return result(report, "toolchain.triton_cache"), setup, env
+
+
+def test_a_cache_with_room_passes_and_triton_stores_its_kernel(stack_python, cli_env, tmp_path, can_unshare):
+    """Negative control: the same tmpfs with room (64 MiB, over the 32 MiB the check asks for)."""
+    res, setup, env = _check_on_tmpfs("64m", stack_python, cli_env, tmp_path)
     assert res["status"] == "pass" and res["findings"] == [] and res["facts"]["writable"] is True
     run = _in_fault(setup, [stack_python, "-c", TRITON_PUT], dict(env, PYTHONPATH=""))
     assert run.returncode == 0 and run.stdout.strip() == "stored", run.stderr
@@ -94,12 +100,6 @@ def test_a_cache_with_room_passes_and_triton_stores_its_kernel(stack_python, cli
 def test_a_nearly_full_cache_is_named_before_triton_fails(stack_python, cli_env, tmp_path, can_unshare):
     """4 MiB free: Triton's 64 KiB write still succeeds, but compiled kernels and helpers (hundreds
     of KiB each) are about to fail: the check's no-space sentence, with what is free."""
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    setup = f"mount -t tmpfs -o size=4m none {mnt}"
-    env = dict(cli_env, TRITON_CACHE_DIR=str(mnt / "cache"))
-    report, _ = stackpeel_cli("--python", stack_python, "--only", "toolchain.triton_cache", "--fresh", env=env,
-                              wrap=setup)
-    res = result(report, "toolchain.triton_cache")
+    res, _, _ = _check_on_tmpfs("4m", stack_python, cli_env, tmp_path)
     assert [f["code"] for f in res["findings"]] == ["triton-cache-unusable"] and res["facts"]["writable"] is True
     assert "4096 KiB free" in res["findings"][0]["message"]

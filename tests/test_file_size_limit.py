@@ -155,4 +155,10 @@ def test_a_hard_limit_stackpeel_cannot_raise_still_names_the_limit(tmp_path, sta
                        env=dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path)))
     report = json.loads(out.read_text())  # small enough to fit under 64 KiB
     assert report["target"]["fsize"] == [64 * 1024, 64 * 1024], p.stderr
-    assert _result(report, "system.file_size_limit")["facts"]["soft"] == 64 * 1024
+    own = _result(report, "system.file_size_limit")
+    assert (own["facts"]["soft"], own["facts"]["hard"]) == (64 * 1024, 64 * 1024)
+    # named by its code, blocking (64 KiB is below what the stack's own files need), as a root
+    # (gpu.kernel_driver, run beside it, is a root of its own on a machine without a driver)
+    assert [f["code"] for f in own["findings"]] == ["file-size-limit"], own
+    assert own["findings"][0]["severity"] == "blocking"
+    assert "system.file_size_limit" in [r["check"] for r in report["diagnosis"]["blocking"]]

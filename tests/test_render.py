@@ -384,16 +384,21 @@ def test_summary_stays_about_one_screen_for_any_number_of_roots(n_roots):
 CORPUS = sorted((Path(__file__).parent / "corpus" / "explain").glob("*.log"))
 
 
+@pytest.fixture(scope="module")
+def corpus_explained():
+    """Each corpus log explained once, for every width the test renders it at."""
+    from stackpeel.explain import explain_text
+    return [(log, explain_text(log.read_text(errors="replace"), source=log.name)) for log in CORPUS]
+
+
 @pytest.mark.parametrize("width", [80, 100])
-def test_explain_text_fits_the_width_on_every_corpus_log(width):
+def test_explain_text_fits_the_width_on_every_corpus_log(width, corpus_explained):
     """Every log of the corpus explained at ``width`` columns: no line wider, except an unbreakable
     link and the confirming command; the fix comes before the symptoms; each symptom once."""
-    from stackpeel.explain import explain_text
     from stackpeel.explain.render import render as render_explain
 
-    assert len(CORPUS) >= 40
-    for log in CORPUS:
-        expl = explain_text(log.read_text(errors="replace"), source=log.name)
+    assert len(corpus_explained) >= 40
+    for log, expl in corpus_explained:
         text = render_explain(expl, "text", width=width)
         wide = [ln for ln in text.splitlines() if len(ln) > width and "http" not in ln
                 and not ln.startswith("    stackpeel check --only ")]

@@ -1611,9 +1611,14 @@ class LogScanner:
 
         A comment of a library's source that a traceback echoes (IPython's and rich's
         numbered source lines: ``    168  # ... driver initialization error, no GPUs ...``)
-        is the library's words, not the user's situation: its clues do not count."""
+        is the library's words, not the user's situation: its clues do not count.
+
+        The chunk is searched with a line end after its last line (a chunk is whole lines), so
+        a clue that ends with a line end (a number that must end its line: ``Unsupported operand
+        60`` and its line end is not ``... 601``) is found on a chunk's last line too."""
         found = self.result.clues
         line_of, last = 0, 0
+        body += "\n"
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos

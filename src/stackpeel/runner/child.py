@@ -28,11 +28,13 @@ PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 #: path under a private name, runs it, writes the answer atomically, then leaves with
 #: os._exit so that no library's atexit hook or lingering thread can hang the child.
 #: The first lines of every program stackpeel starts in the target (this bootstrap, the zygote):
-#: the open-files and file-size limits of the user's shell back, before anything is imported
-#: (stackpeel raised its own, never a probe's: :func:`own_nofile`, :func:`own_fsize`, :func:`probe_env`)
-NOFILE_PROLOGUE = r"""
+#: the user's limits back (open files, file size: :data:`OWN_LIMITS`), before anything is imported
+#: (stackpeel raised its own, never a probe's: :class:`OwnLimit`, :func:`probe_env`)
+#: (environment variable, resource name) of each limit, the prologue's and :data:`OWN_LIMITS`'
+LIMIT_VARS = (("STACKPEEL_NOFILE", "RLIMIT_NOFILE"), ("STACKPEEL_FSIZE", "RLIMIT_FSIZE"))
+LIMITS_PROLOGUE = r"""
 import sys, os
-for _var, _which in (("STACKPEEL_NOFILE", "RLIMIT_NOFILE"), ("STACKPEEL_FSIZE", "RLIMIT_FSIZE")):
+for _var, _which in %r:
     _limit = os.environ.pop(_var, "")
     if _limit:
         try:
@@ -40,8 +42,8 @@ for _var, _which in (("STACKPEEL_NOFILE", "RLIMIT_NOFILE"), ("STACKPEEL_FSIZE", 
             resource.setrlimit(getattr(resource, _which), tuple(int(x) for x in _limit.split(",")))
         except Exception:
             pass
-"""
-BOOTSTRAP = NOFILE_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
+""" % (LIMIT_VARS,)
+BOOTSTRAP = LIMITS_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
     import ctypes
     ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
     os.kill(int(os.environ.get("STACKPEEL_PARENT_PID") or 0) or os.getppid(), 0)
@@ -111,89 +113,112 @@ TAIL_BYTES = 6000
 DESCRIPTORS_PER_PROBE = 6
 #: kept free for everything else the run opens (the cache, the report, a module's import)
 DESCRIPTORS_SPARE = 8
-_nofile_lock = threading.Lock()
-_user_nofile: Optional[Tuple[int, int]] = None  # (soft, hard) of the user's shell, once read
-_user_fsize: Optional[Tuple[int, int]] = None  # the same for RLIMIT_FSIZE, -1 for unlimited
+_lock = threading.Lock()
 _probe_slots: Optional[threading.BoundedSemaphore] = None
-_may_raise = False  # only where stackpeel is the program (raise_own_nofile): never in a caller's process
-_may_raise_fsize = False  # the same for the file-size limit (raise_own_fsize)
+
+
+class OwnLimit:
+    """One resource limit of the user's shell that stackpeel raises for itself and gives every probe
+    back: read once per process (:meth:`user`); after :meth:`allow_raise` (only where stackpeel is
+    the program: the CLI; a library caller such as the pytest plugin or the Python API keeps its
+    process's limit, or its tests would run under a limit their shell never set), the first read
+    also raises stackpeel's own soft limit to the hard one, so that a low limit does not break
+    stackpeel before it can report it. :func:`probe_env` hands the user's limit to each probe in
+    ``env_var``, which :data:`LIMITS_PROLOGUE` applies before anything else."""
+
+    def __init__(self, env_var: str, which: str, unlimited_hard_to: Optional[int] = None,
+                 unlimited_as_minus_one: bool = False) -> None:
+        self.which = which  # the name in the resource module
+        self.env_var = env_var
+        #: the soft limit to raise to where the hard one is unlimited (None: unlimited too)
+        self.unlimited_hard_to = unlimited_hard_to
+        #: whether :meth:`user` spells RLIM_INFINITY as -1 (on Linux RLIM_INFINITY is -1 already)
+        self.unlimited_as_minus_one = unlimited_as_minus_one
+        self.may_raise = False
+        self.read: Optional[Tuple[int, int]] = None  # (soft, hard) as getrlimit gave it; None: no limit
+
+    def allow_raise(self) -> None:
+        self.may_raise = True
+
+    def user(self) -> Tuple[int, int]:
+        """The user's (soft, hard) limit; (-1, -1) where the platform has none. Once per process;
+        later calls return the same."""
+        with _lock:
+            if self.read is None:
+                self.read = (-1, -1)
+                try:
+                    import resource
+                    which = getattr(resource, self.which)
+                    soft, hard = resource.getrlimit(which)
+                    self.read = (soft, hard)
+                    inf = resource.RLIM_INFINITY
+                    want = hard if hard != inf or self.unlimited_hard_to is None else self.unlimited_hard_to
+                    if self.may_raise and soft != inf and (want == inf or want > soft):
+                        resource.setrlimit(which, (want, hard))
+                except (ImportError, AttributeError, OSError, ValueError):
+                    pass
+            if not self.unlimited_as_minus_one:
+                return self.read
+            try:
+                import resource
+                inf = resource.RLIM_INFINITY
+            except ImportError:
+                return self.read
+            return tuple(-1 if x == inf else x for x in self.read)  # type: ignore[return-value]
+
+    def note(self, env: Dict[str, str]) -> None:
+        """Put the user's limit in ``env`` where stackpeel's own differs from it."""
+        self.user()
+        soft, hard = self.read  # type: ignore[misc]
+        try:
+            import resource
+            if (soft, hard) != (-1, -1) and soft != resource.RLIM_INFINITY and \
+                    resource.getrlimit(getattr(resource, self.which)) != (soft, hard):
+                env[self.env_var] = "%d,%d" % (soft, hard)
+        except (ImportError, AttributeError, OSError, ValueError):
+            pass
+
+
+#: the open-files limit (``ulimit -n``): where the hard limit is unlimited, stackpeel's own soft
+#: limit goes to 65536 (Linux refuses an unlimited soft one past fs.nr_open)
+NOFILE = OwnLimit(*LIMIT_VARS[0], unlimited_hard_to=1 << 16)
+#: the file-size limit (``ulimit -f``), in bytes: so that a low one does not cut stackpeel's report,
+#: cache or probe inputs short (chk29: a report over `ulimit -Sf 64` was 'File too large')
+FSIZE = OwnLimit(*LIMIT_VARS[1], unlimited_as_minus_one=True)
+OWN_LIMITS = (NOFILE, FSIZE)
 
 
 def raise_own_nofile() -> None:
     """Let :func:`own_nofile` raise this process's soft open-files limit: the CLI calls it when
-    stackpeel is the program. A library caller (the pytest plugin, the Python API) keeps its
-    process's limit as it is (its tests would otherwise run under a limit their shell never set)."""
-    global _may_raise
-    _may_raise = True
+    stackpeel is the program (:class:`OwnLimit`)."""
+    NOFILE.allow_raise()
 
 
 def own_nofile() -> Tuple[int, int]:
-    """Raise stackpeel's own soft open-files limit (``ulimit -n``) to its hard limit, as many
-    tools do, so that a low limit does not break stackpeel before it can report it (only after
-    :func:`raise_own_nofile`); return the user's limit (soft, hard), which every probe gets back
-    (:func:`probe_env`): check measures the user's environment, not stackpeel's. Once per
-    process; later calls return the same."""
-    global _user_nofile
-    with _nofile_lock:
-        if _user_nofile is None:
-            try:
-                import resource
-                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-                _user_nofile = (soft, hard)
-                want = hard if hard != resource.RLIM_INFINITY else 1 << 16
-                if _may_raise and soft != resource.RLIM_INFINITY and want > soft:
-                    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-            except (ImportError, OSError, ValueError):
-                _user_nofile = _user_nofile or (-1, -1)
-        return _user_nofile
+    """The user's open-files limit (soft, hard), which every probe gets back (:func:`probe_env`):
+    check measures the user's environment, not stackpeel's; the first call raises stackpeel's own
+    after :func:`raise_own_nofile` (:class:`OwnLimit`)."""
+    return NOFILE.user()
 
 
 def raise_own_fsize() -> None:
-    """Let :func:`own_fsize` raise this process's soft file-size limit: the CLI calls it when
-    stackpeel is the program (a library caller keeps its process's limit, as with
-    :func:`raise_own_nofile`)."""
-    global _may_raise_fsize
-    _may_raise_fsize = True
+    """Let :func:`own_fsize` raise this process's soft file-size limit (as :func:`raise_own_nofile`)."""
+    FSIZE.allow_raise()
 
 
 def own_fsize() -> Tuple[int, int]:
-    """The file-size limit (RLIMIT_FSIZE, ``ulimit -f``) of the user's shell, which every probe runs
-    under (:func:`probe_env`), as (soft, hard) bytes, -1 where unlimited; (-1, -1) where the platform
-    has none. After :func:`raise_own_fsize`, stackpeel's own soft limit is raised to the hard one
-    on the first call, so that a low limit does not cut its report, cache or probe inputs short
-    (chk29: a report over `ulimit -Sf 64` was 'File too large'). Once per process."""
-    global _user_fsize
-    with _nofile_lock:
-        if _user_fsize is None:
-            try:
-                import resource
-                soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-                _user_fsize = (-1 if soft == resource.RLIM_INFINITY else soft,
-                               -1 if hard == resource.RLIM_INFINITY else hard)
-                if _may_raise_fsize and soft != resource.RLIM_INFINITY and (
-                        hard == resource.RLIM_INFINITY or hard > soft):
-                    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
-            except (ImportError, AttributeError, OSError, ValueError):
-                _user_fsize = _user_fsize or (-1, -1)
-        return _user_fsize
+    """The user's file-size limit (RLIMIT_FSIZE, ``ulimit -f``) as (soft, hard) bytes, -1 where
+    unlimited; (-1, -1) where the platform has none (:class:`OwnLimit`)."""
+    return FSIZE.user()
 
 
 def probe_env(env: Dict[str, str]) -> Dict[str, str]:
-    """``env`` (a probe's or a zygote's, changed in place) told to put the user's open-files
-    limit back (the bootstrap and the zygote apply ``STACKPEEL_NOFILE`` before anything else)."""
-    user = own_nofile()
-    env.pop("STACKPEEL_NOFILE", None)  # never a value the user's environment carried in
-    env.pop("STACKPEEL_FSIZE", None)
-    try:
-        import resource
-        if user[0] >= 0 and resource.getrlimit(resource.RLIMIT_NOFILE) != user:
-            env["STACKPEEL_NOFILE"] = "%d,%d" % user
-        fsize = own_fsize()
-        want = tuple(resource.RLIM_INFINITY if x < 0 else x for x in fsize)
-        if fsize != (-1, -1) and resource.getrlimit(resource.RLIMIT_FSIZE) != want:
-            env["STACKPEEL_FSIZE"] = "%d,%d" % want
-    except (ImportError, AttributeError, OSError, ValueError):
-        pass
+    """``env`` (a probe's or a zygote's, changed in place) told to put the user's limits back
+    (the bootstrap and the zygote apply them before anything else: :data:`LIMITS_PROLOGUE`)."""
+    for limit in OWN_LIMITS:
+        env.pop(limit.env_var, None)  # never a value the user's environment carried in
+    for limit in OWN_LIMITS:
+        limit.note(env)
     return env
 
 
@@ -202,7 +227,7 @@ def probe_slots() -> threading.BoundedSemaphore:
     leaves (a hard limit of 20 leaves one at a time; from 6 * 64 + what is open, no bound worth
     the name). Probes beyond that wait their turn instead of failing with EMFILE in stackpeel."""
     global _probe_slots
-    with _nofile_lock:
+    with _lock:
         if _probe_slots is None:
             try:
                 import resource

@@ -51,14 +51,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Type
 
 from . import hygiene
-from .child import (BOOTSTRAP, NOFILE_PROLOGUE, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots,
+from .child import (BOOTSTRAP, LIMITS_PROLOGUE, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots,
                     read_answer)
 
 if TYPE_CHECKING:
     from ..checks.base import Check
 
 #: Runs in the target interpreter (3.8+): preload, report, then fork one child per request.
-ZYGOTE = NOFILE_PROLOGUE + r"""import json, select, warnings, tempfile, gc
+ZYGOTE = LIMITS_PROLOGUE + r"""import json, select, warnings, tempfile, gc
 import signal as signal_mod
 gc.disable()  # no collections while importing (about a tenth of `import torch`); on again in every fork
 ctl = int(sys.argv[1]); preload = [m for m in sys.argv[2].split(",") if m]; boot = sys.argv[3]
