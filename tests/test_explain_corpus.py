@@ -317,6 +317,8 @@ KNOWN_MISSES: Dict[str, str] = {
 GUESSED = {
     # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
     "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
+    # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
+    "triton-windows-78-failed-to-find-msvc-wrong-windows-sdk": "triton-windows' warning 'Failed to find MSVC' quoted in the reporter's sentence, read by the words MSVC and triton",
     # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
     "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
     "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
