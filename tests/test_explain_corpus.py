@@ -312,11 +312,18 @@ KNOWN_MISSES: Dict[str, str] = {
     "gitcode-caecd3-colab-tensorflow-2-15-cannot-dlopen-gpu-libraries": "a blog's Chinese description of TensorFlow's registration warnings and 'cannot dlopen some GPU libraries' (TensorRT codes by resemblance): no TensorFlow line is pasted (A3)",
     "gitcode-c2e9c4-triton-3-2-git-torch-2-6-dev-attrsdescriptor-aarch64": "a blog's Chinese account naming Triton's AttrsDescriptor class without Python's ImportError line: named first by resemblance to another thread only (the vocabulary word triton-attrs-descriptor ranks it too), no signature reads the prose, so match_codes names nothing (A3)",
     "nvidia-forums-242308-containers-losing-access-failed-to-initialize-nvml": "only NVIDIA's notice title 'Containers losing access to GPUs, Failed to Initialize NVML' (nvml-unavailable by its words): the systemd cgroup reload is the notice's body (C2)",
+    # harv31-2026-12-05 (docs/dev/harv31.md): the blind misses not fixed
+    "DistServe-52-no-kernel-image-swifttransformer-arch-list": "only torch's 'CUDA error: no kernel image is available for execution on the device' from offline.py: that the project's own CUDA library (SwiftTransformer) was built with the wrong TORCH_CUDA_ARCH_LIST is the reporter's later finding (E)",
+    "unsloth-2863-cuda-invalid-argument-blackwell-triton-3.3.1": "only the title 'RuntimeError: CUDA error: invalid argument with Unsloth Blackwell Compatibility installation': Triton 3.3.1 with torch 2.7 on sm_120 is the maintainer's reading, no version is in the log (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
+    "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
+    # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
+    "triton-windows-78-failed-to-find-msvc-wrong-windows-sdk": "triton-windows' warning 'Failed to find MSVC' quoted in the reporter's sentence, read by the words MSVC and triton",
     # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
     "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
     "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
