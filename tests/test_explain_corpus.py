@@ -312,6 +312,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv31c-2026-12-05: a bare 'Killed' under a checkpoint bar at 0 %, and the user's words
+    "baichuan2-119-from-pretrained-killed-host-ram": "bash's bare 'Killed' under 'Loading checkpoint shards: 0%' and '程序被kill掉，报错信息只有killed'",
     # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
     "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
     "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
