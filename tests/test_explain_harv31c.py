@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pytest
 
+from stackpeel.explain import match_codes
 from test_explain_patterns import codes_of as _codes, family_tests
 
 # Windows' text for 1114 in English, Simplified Chinese (seen in the harvest's threads),
@@ -96,8 +97,14 @@ def test_the_python_loader_line_wrapped_in_a_traceback_behind_a_prefix():
     # Linux .NET's wording has no HRESULT and names a shared library
     "Unable to load shared library 'libonnxruntime' or one of its dependencies. In order to help diagnose "
     "loading problems, consider setting the LD_DEBUG environment variable",
-    # the HRESULT alone in a program's own line, without the loader's words
-    "Weaver.dll failed with status 0x8007045A",
 ])
 def test_near_misses_are_not_read_as_the_runtime(line):
     assert _codes("step 1\n" + line + "\n")[:1] != ["msvc-runtime-missing"]
+
+
+def test_the_bare_hresult_is_not_the_signature():
+    # the HRESULT in a program's own line, without a loader's words, matches no signature; explain
+    # may still offer the runtime by the line's resemblance to better-genshin-impact#1741 (it is
+    # the same Windows error), which is a weaker reading and not this rule's
+    line = "Weaver.dll failed with status 0x8007045A"
+    assert "msvc-runtime-missing" not in match_codes(line)
