@@ -324,6 +324,8 @@ GUESSED = {
     "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
     # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
     "triton-windows-78-failed-to-find-msvc-wrong-windows-sdk": "triton-windows' warning 'Failed to find MSVC' quoted in the reporter's sentence, read by the words MSVC and triton",
+    # harv31c-2026-12-05: a bare 'Killed' under a checkpoint bar at 0 %, and the user's words
+    "baichuan2-119-from-pretrained-killed-host-ram": "bash's bare 'Killed' under 'Loading checkpoint shards: 0%' and '程序被kill掉，报错信息只有killed'",
     # training-2026-12-02h (sweepd): bash's bare 'Killed' after the last line the program printed
     "lte-22-config-loaded-killed": "a bare 'Killed' after 'config loaded.'",
     "landmark-65-trainer-killed-progress": "bash's 'Killed' glued to the end of tqdm's bar ('4.03it/s]Killed')",
