@@ -53,6 +53,12 @@ SWEEP = {
         "version of bitsandbytes `pip install -i https://test.pypi.org/simple/ bitsandbytes` or pip install "
         "bitsandbytes`",
     ],
+    # torch/csrc/distributed/c10d/socket.cpp on Windows: the Winsock error WSAEADDRINUSE (10048)
+    "rendezvous-port-in-use": [
+        "RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+        "failed to bind to [::]:29500 (system error: 10048 - Only one usage of each socket address "
+        "(protocol/network address/port) is normally permitted.).",
+    ],
     # vllm/platforms/__init__.py vllm_version_matches_substr
     "python-package-not-installed": [
         "WARNING 03-15 15:15:41 [__init__.py:26] The vLLM package was not found, so its version could not be "
@@ -150,3 +156,11 @@ def test_nvml_timeout_is_no_broken_nvml():
     with no event. The raise site names no cause in the stack, so no root is stated for it."""
     expl = explain_text("pynvml.NVMLError_Timeout: Timeout\n")
     assert not [c for c in expl.candidates if c.confidence == "stated"]
+
+
+def test_other_windows_socket_errors_are_not_the_port_in_use():
+    """10049 (WSAEADDRNOTAVAIL: a host name that is not this machine's) is no port taken by another job."""
+    line = ("RuntimeError: The server socket has failed to listen on any local network address. The server socket "
+            "has failed to bind to [myhost]:29500 (system error: 10049 - The requested address is not valid in "
+            "its context.).\n")
+    assert "rendezvous-port-in-use" not in codes_of(line)[:1]
