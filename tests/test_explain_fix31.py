@@ -1,0 +1,42 @@
+"""Session 31's fixes (fix31), each with the text that shows it."""
+import json
+
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.knowledge import load as load_explain
+from stackpeel.knowledge import load as load_knowledge
+
+
+def codes(text):
+    return [c.code for c in explain_text(text).candidates]
+
+
+# -- 2. a signature's own ranked causes come before the code-level ones another signature brings
+
+CUDA_FAILURE = "gpu1:2:2 [0] init.cc:100 NCCL WARN Cuda failure 1 'invalid argument'\n"
+
+
+def test_a_signatures_own_causes_come_first_in_the_json():
+    kb = load_explain()
+    own = kb.by_id("nccl-result-unhandled-cuda-error").could_be
+    general = load_knowledge().codes["nccl-error"].caused_by
+    assert set(own) != set(general)
+    # the generic NCCL WARN signature reads the same line with the code's caused_by
+    assert {e.id for e in kb.match_line(CUDA_FAILURE.strip())} >= {"nccl-result-unhandled-cuda-error",
+                                                                   "nccl-error-generic"}
+    first = json.loads(json.dumps(explain_text(CUDA_FAILURE).to_dict()))["candidates"][0]
+    assert first["code"] == "nccl-error"
+    assert first["could_be"][:len(own)] == list(own)
+    # the code-level causes still follow (a line can be misread), /dev/shm among them
+    assert "nccl-shm-too-small" in first["could_be"][len(own):]
+
+
+def test_every_entry_with_its_own_list_leads_with_it():
+    # the system-error result's own causes (shm, sockets, memlock, InfiniBand) lead, in its order
+    kb = load_explain()
+    own = kb.by_id("nccl-result-system-error").could_be
+    line = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system "
+            "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n")
+    nccl = [c for c in explain_text(line).candidates if c.code == "nccl-error"][0]
+    assert nccl.could_be[:len(own)] == own
