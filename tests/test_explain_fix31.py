@@ -40,3 +40,22 @@ def test_every_entry_with_its_own_list_leads_with_it():
             "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n")
     nccl = [c for c in explain_text(line).candidates if c.code == "nccl-error"][0]
     assert nccl.could_be[:len(own)] == own
+
+
+# -- 1. one signature reads the loader's `undefined symbol: nvml...`, with or without the library's path
+
+@pytest.mark.parametrize("line", [
+    "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: "
+    "nvmlDeviceGetComputeRunningProcesses_v3",
+    "./nvidia-device-plugin: symbol lookup error: ./nvidia-device-plugin: undefined symbol: nvmlDeviceGetPciInfo_v3",
+])
+def test_one_signature_reads_an_undefined_nvml_symbol(line):
+    ids = [e.id for e in load_explain().match_line(line) if "nvml-function-missing-in-driver" in e.codes]
+    assert ids == ["nvml-symbol-undefined"]
+    assert codes(line)[:1] == ["nvml-function-missing-in-driver"]
+
+
+def test_pynvmls_own_error_is_still_read():
+    line = "pynvml.nvml.NVMLError_FunctionNotFound: Function Not Found"
+    assert [e.id for e in load_explain().match_line(line)] == ["pynvml-function-not-found"]
+    assert codes(line)[:1] == ["nvml-function-missing-in-driver"]
