@@ -59,3 +59,45 @@ def test_pynvmls_own_error_is_still_read():
     line = "pynvml.nvml.NVMLError_FunctionNotFound: Function Not Found"
     assert [e.id for e in load_explain().match_line(line)] == ["pynvml-function-not-found"]
     assert codes(line)[:1] == ["nvml-function-missing-in-driver"]
+
+
+# -- 3. a linker's undefined NVML symbol is a link line without -lnvidia-ml; the loader's is an old driver
+
+@pytest.mark.parametrize("log", [
+    # lld (ELF/Relocations.cpp reportUndefinedSymbol), as clang drives it
+    "ld.lld: error: undefined symbol: nvmlInit_v2\n>>> referenced by main.c:12\n>>>               main.o:(main)\n"
+    "clang: error: linker command failed with exit code 1 (use -v to see invocation)\n",
+    "ld.lld: warning: undefined symbol: nvmlDeviceGetCount_v2\n>>> referenced by probe.c\n",
+    # mold
+    "mold: error: undefined symbol: nvmlDeviceGetHandleByIndex_v2\n>>> referenced by main.o\n",
+    # GNU ld (bfd ldmain.c undefined_symbol) and gold
+    "/usr/bin/ld: main.o: in function `main':\nmain.c:(.text+0x1a): undefined reference to `nvmlInit_v2'\n"
+    "collect2: error: ld returned 1 exit status\n",
+    "/usr/bin/ld.gold: error: main.o: undefined reference to 'nvmlShutdown'\n",
+    # MSVC link.exe
+    "main.obj : error LNK2019: unresolved external symbol nvmlInit_v2 referenced in function main\n",
+    "gpu.obj : error LNK2001: unresolved external symbol __imp_nvmlDeviceGetCount_v2\n",
+    # -lnvidia-ml on the line, no libnvidia-ml.so to find
+    "/usr/bin/ld: cannot find -lnvidia-ml: No such file or directory\ncollect2: error: ld returned 1 exit status\n",
+    "ld.lld: error: unable to find library -lnvidia-ml\n",
+])
+def test_a_linkers_nvml_failure_is_a_missing_link_library(log):
+    got = codes(log)
+    assert got[:1] == ["nvml-not-linked"], got
+    assert "nvml-function-missing-in-driver" not in got
+
+
+@pytest.mark.parametrize("log", [
+    "./nvidia-device-plugin: symbol lookup error: ./nvidia-device-plugin: undefined symbol: nvmlDeviceGetPciInfo_v3\n",
+    "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: nvmlDeviceGetMemoryInfo_v2\n",
+])
+def test_the_loaders_undefined_nvml_symbol_keeps_the_old_driver_reading(log):
+    got = codes(log)
+    assert got[:1] == ["nvml-function-missing-in-driver"], got
+    assert "nvml-not-linked" not in got
+
+
+def test_nvml_not_linked_has_a_fix_and_is_explain_only():
+    code = load_knowledge().codes["nvml-not-linked"]
+    assert "-lnvidia-ml" in code.fix and "stubs" in code.fix
+    assert code.file.endswith("explain_only.toml")
