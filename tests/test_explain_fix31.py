@@ -101,3 +101,55 @@ def test_nvml_not_linked_has_a_fix_and_is_explain_only():
     code = load_knowledge().codes["nvml-not-linked"]
     assert "-lnvidia-ml" in code.fix and "stubs" in code.fix
     assert code.file.endswith("explain_only.toml")
+
+
+# -- 5. Windows exit statuses printed bare: every shape read by name; a cause only where the status gives one
+
+from stackpeel.explain import numbers  # noqa: E402
+
+SHAPES = ["Process finished with exit code {}", "error: process exited with code {}", "Command returned {}",
+          "subprocess.CalledProcessError: Command 'x.exe' returned non-zero exit status {}."]
+#: (forms of one status, the name ntstatus.h or vcruntime's ehdata.h gives it)
+STATUSES = [
+    (("0xC0000005", "-1073741819", "3221225477"), "STATUS_ACCESS_VIOLATION"),
+    (("0xC0000409", "-1073740791", "3221226505"), "STATUS_STACK_BUFFER_OVERRUN"),
+    (("0xC000001D", "-1073741795", "3221225501"), "STATUS_ILLEGAL_INSTRUCTION"),
+    (("0xe06d7363", "0xE06D7363", "-529697949", "3765269347"), "EH_EXCEPTION_NUMBER"),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("forms, name", STATUSES, ids=[s[1] for s in STATUSES])
+def test_every_shape_of_a_windows_exit_status_is_read_by_name(shape, forms, name):
+    for form in forms:
+        line = shape.format(form)
+        assert name in numbers.read_numbers(line), line
+        assert explain_text(line + "\n").has_errors, line
+
+
+def test_msvcs_cxx_exception_code_is_named_for_what_it_is_not_an_ntstatus():
+    line = numbers.read_numbers("error: process exited with code 0xE06D7363")
+    assert "[EH_EXCEPTION_NUMBER: an uncaught C++ exception (Microsoft C++ runtime), not an NTSTATUS]" in line
+    assert "STATUS_" not in line
+
+
+@pytest.mark.parametrize("form", ["0xE06D7363", "-529697949", "3765269347"])
+def test_an_uncaught_cxx_exception_is_named_and_its_cause_left_unknown(form):
+    cands = explain_text(f"Process finished with exit code {form}\n").candidates
+    assert [c.code for c in cands] == ["msvc-cxx-exception-uncaught"]
+    assert cands[0].kind == "symptom" and cands[0].could_be == ()
+
+
+@pytest.mark.parametrize("form", ["0xC000001D", "-1073741795", "3221225501"])
+def test_an_illegal_instruction_status_names_the_cpu_cause(form):
+    for shape in SHAPES:
+        assert codes(shape.format(form) + "\n")[:1] == ["cpu-instruction-set-unsupported"]
+
+
+@pytest.mark.parametrize("line", [
+    "the query returned 123456789 rows",   # nine digits, positive, below 0xC0000000: a count
+    "cudaMemGetInfo returned 2147483648",  # below 0xC0000000
+    "returned -12",                         # a small negative: no Windows status
+])
+def test_a_bare_returned_number_that_no_windows_status_can_be_stays(line):
+    assert "STATUS_" not in numbers.read_numbers(line) and "EH_EXCEPTION" not in numbers.read_numbers(line)
