@@ -51,8 +51,21 @@ def table() -> Names:
     return {ns: {k: tuple(v) for k, v in values.items()} for ns, values in doc.get("namespaces", {}).items()}
 
 
+#: the exception code Microsoft's C++ runtime raises for every ``throw`` (vcruntime's
+#: _CxxThrowException; ehdata.h ``#define EH_EXCEPTION_NUMBER ('msc' | 0xE0000000)``): a process
+#: that lets a C++ exception escape exits with it (``exited with code 0xE06D7363``, ``-529697949``,
+#: ``3765269347``). A customer code (bit 29 set), in no ntstatus.h: its own namespace, which says what
+#: it is and nothing of the cause (what was thrown is in the program's own output, if anywhere)
+MSVC_CXX_EXCEPTION = 0xE06D7363
+MSVC_NAMES: Dict[int, Tuple[str, ...]] = {
+    MSVC_CXX_EXCEPTION: ("EH_EXCEPTION_NUMBER", "an uncaught C++ exception (Microsoft C++ runtime), not an NTSTATUS"),
+}
+
+
 def lookup(namespace: str, value: int) -> Optional[Tuple[str, ...]]:
     """(name, text?) of ``value`` in ``namespace``, or None."""
+    if namespace == "MSVC":
+        return MSVC_NAMES.get(value & 0xFFFFFFFF)
     values = table().get(namespace)
     if not values:
         return None
@@ -76,8 +89,23 @@ def _exit_status(value: int) -> Optional[Reading]:
     if -31 <= value <= -2:
         return ("signal", -value)
     if -0x80000000 <= value < 0 or 0x80000000 <= value <= 0xFFFFFFFF:
+        return _windows(value & 0xFFFFFFFF)
+    return None
+
+
+def _windows(u: int) -> Reading:
+    """A 32-bit Windows status: MSVC's C++ exception code, an NTSTATUS (from 0xC0000000) or an HRESULT."""
+    if u in MSVC_NAMES:
+        return ("MSVC", u)
+    return ("NTSTATUS", u) if u >= 0xC0000000 else ("HRESULT", u)
+
+
+def _returned_status(value: int) -> Optional[Reading]:
+    """A bare ``returned N`` whose N only a Windows status can be: a negative 32-bit value or one from
+    0xC0000000 up (nine or ten digits; a small number after "returned" is anything: a count, a size)."""
+    if -0x40000000 <= value < 0 or 0xC0000000 <= value <= 0xFFFFFFFF:
         u = value & 0xFFFFFFFF
-        return ("NTSTATUS", u) if u >= 0xC0000000 else ("HRESULT", u)
+        return _windows(u) if u >= 0xC0000000 else None
     return None
 
 
@@ -86,8 +114,7 @@ def _signal(value: int) -> Optional[Reading]:
 
 
 def _hex(text: str) -> Optional[Reading]:
-    u = int(text, 16)
-    return ("NTSTATUS", u) if u >= 0xC0000000 else ("HRESULT", u)
+    return _windows(int(text, 16))
 
 
 def _negative_hresult(value: int) -> Optional[Reading]:
@@ -155,6 +182,10 @@ CONTEXTS: Tuple[Context, ...] = (
             r"(?i)\b(?:exit(?:ed)?(?:[ _]?code|[ _]status| with(?: exit)? code)|exitcode|exit value"
             r"|return(?:ed)?[ _]?code|returncode|terminated with(?: exit)? code)\b" + _SEP + _NUM,
             ("exit", "return", "terminated"), lambda m: _exit_status(_num(m))),
+    # a bare "returned -1073741819" / "returned 3221225477" (a build tool's or a launcher's report of a
+    # child Windows ended): only a number no other status can be (:func:`_returned_status`)
+    Context("returned Windows status", r"(?i)\breturned[ \t]{1,4}(?:[:=][ \t]{0,4})?\(?(?P<num>-?\d{9,10})\b",
+            ("returned",), lambda m: _returned_status(_num(m))),
     # make's "make: *** [Makefile:5: all] Error 139", docker's "Exited (137)"
     Context("make or docker exit status", r"(?:\] Error |\bExited \()" + _NUM, ("] error", "exited ("),
             lambda m: _exit_status(_num(m))),
@@ -162,9 +193,10 @@ CONTEXTS: Tuple[Context, ...] = (
     Context("signal", r"(?i)\bsignal[ \t]{0,2}(?:[:=#][ \t]{0,2})?\(?" + _NUM, ("signal",),
             lambda m: _signal(_num(m))),
     # Windows' codes written in hexadecimal anywhere: "(0xC0000005)", "exit status 0xc0000135",
-    # "GetDeviceRemovedReason: 0x887A0006", "hr=0x8007000E"
+    # "GetDeviceRemovedReason: 0x887A0006", "hr=0x8007000E", MSVC's C++ exception "0xE06D7363"
     Context("Windows status in hexadecimal",
-            r"\b0[xX](?P<hex>[cC]0000[0-9A-Fa-f]{3}|887[aA][0-9A-Fa-f]{4}|8007000[eE]|80004005|80070057)\b",
+            r"\b0[xX](?P<hex>[cC]0000[0-9A-Fa-f]{3}|887[aA][0-9A-Fa-f]{4}|8007000[eE]|80004005|80070057"
+            r"|[eE]06[dD]7363)\b",
             ("0x",), lambda m: _hex(m.group("hex"))),
     # "HRESULT -2005270523", "HRESULT: -2005270523" (a negative decimal HRESULT)
     Context("HRESULT", r"\bHRESULT\b" + _SEP + _NUM, ("hresult",), lambda m: _negative_hresult(_num(m))),

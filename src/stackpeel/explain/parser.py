@@ -585,7 +585,10 @@ HARD_ERROR_RE = re.compile(
     r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
-    r"|\bnon-?zero exit(?: code| status)?\b)"
+    r"|\bnon-?zero exit(?: code| status)?\b"
+    # a Windows status a bare number was read as (.numbers: "Command returned -1073741819
+    # [STATUS_ACCESS_VIOLATION]", MSVC's C++ exception "returned 0xE06D7363 [EH_EXCEPTION_NUMBER: ...]")
+    r"|\d \[(?:STATUS_[A-Z_]{3,40}|EH_EXCEPTION_NUMBER)[\]:])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z]"
     # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
     # failed call was; the text before it names the cause

@@ -117,6 +117,11 @@ class Candidate:
     #: for a base-rate guess (basis "prior"): (the symptom, threads whose established cause was
     #: this code, threads with that symptom first) (:mod:`.priors`)
     prior: Optional[Tuple[str, int, int]] = None
+    #: how many codes at the start of ``could_be`` a signature on the candidate's lines declared
+    #: as its own ranked causes (NCCL's ``Cuda failure`` line: a failed CUDA call), ahead of the
+    #: code-level ``caused_by`` another signature of the same code on the line brought; a base
+    #: rate reorders each part on its own (not in :meth:`to_dict`)
+    own_causes: int = 0
 
     @property
     def first_line(self) -> int:
@@ -278,6 +283,11 @@ def code_layer(code: str, catalogue: Mapping[str, Any], default: str = "") -> st
     return spec.layer if spec is not None else default
 
 
+def _general_causes(code: str, catalogue: Mapping[str, Any]) -> Set[str]:
+    """The code's own ``caused_by``: what a signature that declares no ``could_be`` gets."""
+    return set(getattr(catalogue.get(code), "caused_by", ()) or ())
+
+
 def deepest_first(codes: Sequence[str], catalogue: Mapping[str, Any]) -> Tuple[str, ...]:
     seen: Dict[str, None] = {}
     for c in codes:
@@ -295,6 +305,9 @@ class _Acc:
     root: bool = False
     weight: int = 0
     could_be: List[str] = field(default_factory=list)
+    #: the part of ``could_be`` that signatures declared as their own (not the code's caused_by),
+    #: in their order: it comes first
+    own: List[str] = field(default_factory=list)
     #: inferred from symptoms and context clues, not named by a line
     inferred: bool = False
     #: the symptom codes an inferred cause was inferred from
@@ -447,6 +460,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             for c in e.could_be:
                 if c != code and c not in acc.could_be:
                     acc.could_be.append(c)
+            if e.could_be and set(e.could_be) != _general_causes(code, catalogue):
+                acc.own.extend(c for c in e.could_be if c != code and c not in acc.own)
     # a code that only a context line far from the generic line chose is an inference: a
     # cause another line names outranks it (and its context line is part of its evidence)
     for code, evs in far.items():
@@ -524,7 +539,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             explanation = spec.meaning if spec is not None else ""
             fix = fix_text(spec) if spec is not None else ""
         ev = _pick_evidence(acc.evidence)
-        could_be = deepest_first(acc.could_be, catalogue)
+        # a signature's own ranked causes first, in its order; the code's general ones after
+        own = tuple(acc.own)
+        could_be = own + deepest_first([c for c in acc.could_be if c not in own], catalogue)
         why = tuple((c, tuple(lit for lit, _ in hits)) for c in could_be
                     for hits in [_clue_hits(c, parsed, kb, rivals=could_be)] if hits) if parsed.clues else ()
         fact = acc.fact if not acc.entries else None
@@ -551,6 +568,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             basis=fact.basis if fact is not None else ("clues" if acc.inferred else "signature"),
             could_be_clues=why,
             facts=tuple(acc.rules),
+            own_causes=len(own),
         ))
 
     candidates = _apply_prior(candidates, kb, catalogue)
@@ -724,7 +742,10 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         if counts and c.could_be:
             clued = {code for code, _ in c.could_be_clues}
             # a cause one earlier thread established is no base rate: it keeps its place
-            order = sorted(c.could_be, key=lambda code: (code not in clued, -max(counts.get(code, 0) - 1, 0)))
+            # a signature's own causes stay ahead of the code's general ones
+            own = c.could_be[:c.own_causes]
+            order = sorted(c.could_be, key=lambda code: (code not in own, code not in clued,
+                                                          -max(counts.get(code, 0) - 1, 0)))
             c = replace(c, could_be=tuple(order))
         out.append(c)
     if not out or not priors.applies(out[0]):
