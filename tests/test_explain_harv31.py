@@ -10,8 +10,9 @@ Fourteen new training-side logs; explain named nine first before any change. The
 - A1, gcc's own line: a host gcc older than 5 (gnu89 by default) rejecting the C99 loop of the
   helper Triton compiles in a ``tmpXXXXXXXX`` directory (``main.c`` in Triton 2.1-3.1,
   ``cuda_utils.c``/``__triton_launcher.c`` later): ``'for' loop initial declarations are only
-  allowed in C99 mode`` (and gcc's zh_CN wording), chengzeyi/stable-fast#147: ``triton-build-failed``
-  (it was guessed as a missing compiler).
+  allowed in C99 mode`` (and gcc's zh_CN wording), chengzeyi/stable-fast#147: ``c-compiler-too-old``
+  (it was guessed as a missing compiler; the session's review gave the old compiler its own root,
+  first read as ``triton-build-failed``).
 Each message is the program's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their own cause.
 """
@@ -29,7 +30,7 @@ FAMILIES = {
         # glibc backtrace_symbols' form of the same frame in libnccl
         "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclShmOpen+0x1a3)[0x7f0e2c1d5e33]",
     ],
-    "triton-build-failed": [
+    "c-compiler-too-old": [
         # gcc 4.8.5 (zh_CN locale) on Triton's helper (chengzeyi/stable-fast#147)
         "/tmp/tmp4s6z8k3o/main.c:354:3: 错误：只允许在 C99 模式下使用‘for’循环初始化声明",
         # the same diagnostic in gcc's English wording, gcc 4.x
@@ -55,7 +56,7 @@ def test_jax_gdb_backtrace_names_nccl_shared_memory():
     assert _codes(text)[:1] == ["nccl-shm-too-small"]
 
 
-def test_stable_fast_triton_helper_build_names_triton():
+def test_stable_fast_triton_helper_build_names_the_old_compiler():
     text = (
         "gcc version 4.8.5\n"
         "/tmp/tmp4s6z8k3o/main.c: 在函数‘list_to_cuuint64_array’中:\n"
@@ -66,15 +67,15 @@ def test_stable_fast_triton_helper_build_names_triton():
         "'-shared', '-fPIC', '-lcuda', '-o', '/tmp/tmp4s6z8k3o/cuda_utils.cpython-310-x86_64-linux-gnu.so']'** "
         "returned non-zero exit status 1.\n"
     )
-    assert _codes(text)[:1] == ["triton-build-failed"]
+    assert _codes(text)[:1] == ["c-compiler-too-old"]
 
 
 def test_near_misses_keep_their_own_cause():
     # another project's C file rejected by an old gcc is no Triton build (jonas/tig#964)
-    assert "triton-build-failed" not in match_codes(
+    assert "c-compiler-too-old" not in match_codes(
         "src/refs.c:189:2: error: 'for' loop initial declarations are only allowed in C99 mode\n")
     # a main.c outside a tempfile directory (a user's project) is not Triton's helper
-    assert "triton-build-failed" not in match_codes(
+    assert "c-compiler-too-old" not in match_codes(
         "/home/user/proj/main.c:12:5: error: 'for' loop initial declarations are only allowed in C99 mode\n")
     # NCCL's WARN when it can create no segment keeps its own (existing) reading
     assert match_codes(

@@ -579,16 +579,20 @@ HARD_ERROR_RE = re.compile(
     r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
     r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
     # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
-    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}-?[1-9]\d{0,10}\b|exited with (?:code|status) -?[1-9]"
+    # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A: the user pressed
+    # Ctrl+C, an interruption, not a failure)
+    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}(?!-1073741510\b|3221225786\b)-?[1-9]\d{0,10}\b"
+    r"|exited with (?:code|status) (?!-1073741510\b|3221225786\b)-?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
-    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
+    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
     # a Windows status a bare number was read as (.numbers: "Command returned -1073741819
-    # [STATUS_ACCESS_VIOLATION]", MSVC's C++ exception "returned 0xE06D7363 [EH_EXCEPTION_NUMBER: ...]")
-    r"|\d \[(?:STATUS_[A-Z_]{3,40}|EH_EXCEPTION_NUMBER)[\]:])"
+    # [STATUS_ACCESS_VIOLATION]", "returned 0xC00000FD [STATUS_STACK_OVERFLOW]", MSVC's C++ exception
+    # "returned 0xE06D7363 [EH_EXCEPTION_NUMBER: ...]"); not STATUS_CONTROL_C_EXIT (Ctrl+C)
+    r"|[0-9A-Fa-f] \[(?:STATUS_(?!CONTROL_C_EXIT\b)[A-Z_]{3,40}|EH_EXCEPTION_NUMBER)[\]:])"
     r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z]"
     # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
     # failed call was; the text before it names the cause

@@ -742,9 +742,10 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
         if counts and c.could_be:
             clued = {code for code, _ in c.could_be_clues}
             # a cause one earlier thread established is no base rate: it keeps its place
-            # a signature's own causes stay ahead of the code's general ones
+            # a cause the log's clues point to comes first; then a signature's own causes stay
+            # ahead of the code's general ones
             own = c.could_be[:c.own_causes]
-            order = sorted(c.could_be, key=lambda code: (code not in own, code not in clued,
+            order = sorted(c.could_be, key=lambda code: (code not in clued, code not in own,
                                                           -max(counts.get(code, 0) - 1, 0)))
             c = replace(c, could_be=tuple(order))
         out.append(c)
