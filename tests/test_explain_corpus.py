@@ -318,6 +318,7 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv31d-2026-12-05 (docs/dev/harv31d.md): the blind misses not fixed
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
+    "vllm-23935-gke-l4-unspecified-platform-nvidia-lib64-not-on-ld-path": "only the title 'No platform detected, vLLM is running on UnspecifiedPlatform in Docker with Kubernetes' and a pip list: that GKE mounts libcuda under /usr/local/nvidia/lib64, off the CUDA 12.8 image's LD_LIBRARY_PATH, is the answer's finding (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
