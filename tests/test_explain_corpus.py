@@ -315,11 +315,17 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv31-2026-12-05 (docs/dev/harv31.md): the blind misses not fixed
     "DistServe-52-no-kernel-image-swifttransformer-arch-list": "only torch's 'CUDA error: no kernel image is available for execution on the device' from offline.py: that the project's own CUDA library (SwiftTransformer) was built with the wrong TORCH_CUDA_ARCH_LIST is the reporter's later finding (E)",
     "unsloth-2863-cuda-invalid-argument-blackwell-triton-3.3.1": "only the title 'RuntimeError: CUDA error: invalid argument with Unsloth Blackwell Compatibility installation': Triton 3.3.1 with torch 2.7 on sm_120 is the maintainer's reading, no version is in the log (E)",
+    # harv31d-2026-12-05 (docs/dev/harv31d.md): the blind misses not fixed
+    "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
+    "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
+    "vllm-23935-gke-l4-unspecified-platform-nvidia-lib64-not-on-ld-path": "only the title 'No platform detected, vLLM is running on UnspecifiedPlatform in Docker with Kubernetes' and a pip list: that GKE mounts libcuda under /usr/local/nvidia/lib64, off the CUDA 12.8 image's LD_LIBRARY_PATH, is the answer's finding (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv31d-2026-12-05: the reporter's sentence 'it is giving an error nvcc not found' (nvcc-missing by its words)
+    "notebooks-111-runtime-image-nvcc-not-found-detectron2": "the reporter's sentence 'giving an error nvcc not found' after building a docker image, read by the words nvcc and not found",
     # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
     "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
     # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
