@@ -170,3 +170,46 @@ def test_the_inspection_failure_gives_way_to_the_cause_its_subprocess_printed():
 def test_vllm_unsupported_architecture_keeps_its_reading():
     line = "ValueError: Model architectures ['FooForCausalLM'] are not supported for now. Supported architectures: []\n"
     assert codes_of(line)[:1] == ["model-architecture-unsupported"]
+
+
+# -- 2. the version-drift sweep of the next codes by training-log count: the wordings it found unread
+
+DRIFT = {
+    # the signal by name only: torch.multiprocessing spawn (1.x-2.x), CPython CalledProcessError
+    # (3.5+), IntelliJ's run console
+    "cpu-instruction-set-unsupported": [
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGILL",
+        "subprocess.CalledProcessError: Command '['python', 'worker.py']' died with <Signals.SIGILL: 4>.",
+        "Process finished with exit code 132 (interrupted by signal 4: SIGILL)",
+    ],
+    # THC's .cuh headers went with THC in torch 1.11
+    "extension-source-torch-api-removed": [
+        "csrc/cuda/deform_conv_cuda.cu:5:10: fatal error: THC/THCAtomics.cuh: No such file or directory",
+        "fatal error: THC/THCDeviceUtils.cuh: No such file or directory",
+    ],
+    # torch.compiler.is_compiling / is_dynamo_compiling: torch 2.3
+    "torch-too-old-for-package": [
+        "AttributeError: module 'torch.compiler' has no attribute 'is_compiling'",
+    ],
+    # NCCL misc/socket.cc ncclFindInterfaceMatchSubnet (with NCCL_COMM_ID)
+    "nccl-socket-ifname-wrong": [
+        "node1:123:456 [0] misc/socket.cc:484 NCCL WARN Net : No interface found in the same subnet as remote "
+        "address 10.0.0.2<34567>",
+    ],
+}
+
+test_drift_wordings_head_explain_in_every_wrapper, test_drift_wordings_own_signature = family_tests(DRIFT)
+
+
+@pytest.mark.parametrize("line", [
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGSEGV",
+    "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
+    "subprocess.CalledProcessError: Command '['python', 'worker.py']' died with <Signals.SIGKILL: 9>.",
+])
+def test_other_signals_are_no_missing_instruction_set(line):
+    assert "cpu-instruction-set-unsupported" not in codes_of(line + "\n")
+
+
+def test_a_found_interface_is_no_failure():
+    line = "node1:123:456 [0] NCCL INFO NET : Found interface eth0:10.0.0.3<0> in the same subnet as remote address 10.0.0.2<34567>\n"
+    assert "nccl-socket-ifname-wrong" not in codes_of(line)
