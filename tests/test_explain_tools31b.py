@@ -66,6 +66,10 @@ FAMILIES = {
         # clr rocdevice.cpp: the queue callback when a queue or its scratch does not fit
         "rocdevice.cpp:3583: Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to "
         "allocate the necessary resources. Available Free mem : 24 MB",
+
+        # hipBLAS's and MIOpen's own allocation status through torch's hipified checks
+        "RuntimeError: HIP error: HIPBLAS_STATUS_ALLOC_FAILED when calling `hipblasCreate(handle)`",
+        "RuntimeError: miopenStatusAllocFailed",
     ],
     # rocBLAS tensile_host.cpp: no per-arch library (a build without ROCBLAS_TENSILE_SEPARATE_ARCH
     # falls through to TensileLibrary.dat), no code object for the gfx; hipBLASLt the same
