@@ -27,8 +27,10 @@ FAMILIES = {
         # gdb's frame of the crashing thread (NVIDIA/JAX-Toolbox#183)
         "0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () "
         "from /usr/local/lib/python3.10/dist-packages/jaxlib/xla_extension.so",
-        # glibc backtrace_symbols' form of the same frame in libnccl
-        "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclShmOpen+0x1a3)[0x7f0e2c1d5e33]",
+        # glibc backtrace_symbols' form of the same frame in libnccl (C++ linkage: mangled)
+        "/usr/lib/x86_64-linux-gnu/libnccl.so.2(_Z11ncclShmOpenPcmPPvS1_iS1_+0x1a3)[0x7f0e2c1d5e33]",
+        # a symbolizer's demangled name and offset
+        "#3 libnccl.so.2(ncclShmOpen+0x1a3) [0x7f0e2c1d5e33]",
     ],
     "c-compiler-too-old": [
         # gcc 4.8.5 (zh_CN locale) on Triton's helper (chengzeyi/stable-fast#147)
@@ -86,6 +88,10 @@ def test_near_misses_keep_their_own_cause():
         " 2 0x000000000007587d ncclGroupEnd()  ???:0\n")
     assert "nccl-shm-too-small" not in match_codes(
         "I think ncclShmOpen is where it fails, any idea?\n")
+    # NCCL's own source line, parameter names and all, pasted into an issue
+    assert "nccl-shm-too-small" not in match_codes(
+        "ncclResult_t ncclShmOpen(char* shmPath, size_t shmSize, void** shmPtr, void** devShmPtr, int refcount, "
+        "ncclShmHandle_t* handle) {\n")
     # a DataLoader worker killed by a bus error keeps the DataLoader's shared memory
     assert match_codes(
         "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that "

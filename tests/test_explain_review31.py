@@ -6,8 +6,12 @@ faulthandler prints nothing for MSVC's C++ exception (CPython Modules/faulthandl
 faulthandler_ignore_exception); MSVC's STL1002 check is Windows' and its own flag skips it; an old
 gcc's C99 refusal on Triton's helper is an old compiler (its own root); a cause the log's clues
 point to stays first in a symptom's causes; a sentence's ``ncclShmOpen()`` is no crash frame."""
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 
 import pytest
 
@@ -34,12 +38,13 @@ def test_a_linux_host_running_cuda_mps_is_no_mac():
     assert codes("Darwin Kernel Version 23.4.0\n" + STUB)[:1] == ["cuda-on-macos"]
 
 
-def test_the_two_cpu_torch_signatures_read_a_mac_the_same_way():
+def test_the_cpu_torch_signatures_read_a_mac_the_same_way():
     data = tomllib.loads((KB_DIR / "torch.toml").read_text(encoding="utf-8"))
     sigs = {s["id"]: s for s in data["torch-cpu-only-build"]["log"]}
-    mac = [r["context"] for i in ("torch-not-compiled-with-cuda", "torch-stub-cuda-hooks")
+    mac = [r["context"] for i in ("torch-not-compiled-with-cuda", "torch-stub-cuda-hooks",
+                                  "exllamav2-torch-without-cuda-or-rocm")
            for r in sigs[i].get("refine", []) if r["code"] == "cuda-on-macos"]
-    assert len(mac) == 2 and mac[0] == mac[1]
+    assert len(mac) == 3 and len(set(mac)) == 1
 
 
 def _has_errors(text):
@@ -60,9 +65,24 @@ def test_a_windows_status_makes_an_error_line(line):
     "Command returned 3221225786",
     "Process finished with exit code -1073741510 (0xC000013A: interrupted by Ctrl+C)",
     "Process finished with exit code 0xC000013A",
+    "  exitcode  : -1073741510 (pid: 4242)",
 ])
 def test_ctrl_c_is_no_failure(line):
     assert not _has_errors("Epoch 3 done\n" + line + "\n")
+
+
+@pytest.mark.parametrize("line", [
+    "error: Command exited with code 3221225786",
+    "ERROR: process exited with code -1073741510",
+    "Process finished with exit code 130 (interrupted by signal 2: SIGINT)",
+])
+def test_ctrl_c_is_no_dead_process(line):
+    """The words' guess (vocabulary process-died) and the exit-status shapes leave Ctrl+C alone."""
+    log = "Traceback (most recent call last):\nKeyboardInterrupt\n" + line + "\n"
+    # (a resemblance to other logs may still guess: the words do not)
+    assert not any(c.code == "host-oom-killed" and c.basis == "vocabulary" for c in explain_text(log).candidates)
+    assert not any(c.code in ("host-oom-killed", "library-loaded-twice", "native-crash-in-gpu-library")
+                   for c in explain_text("Epoch 3 done\n" + line + "\n").candidates)
 
 
 def test_the_cxx_exception_fix_does_not_send_users_to_faulthandler():

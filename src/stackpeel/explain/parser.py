@@ -521,6 +521,9 @@ WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warnin
 #: "NCCL INFO NET/Plugin: ... No such file or directory ... using internal implementation" and
 #: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
 #: healthy runs talking.
+#: an exit status that says the user pressed Ctrl+C (Windows' STATUS_CONTROL_C_EXIT in decimal, an
+#: IDE's "130 (interrupted by signal 2: SIGINT)"): put before a status's digits
+_CTRL_C = r"(?!-1073741510\b|3221225786\b|130 \(interrupted by signal 2\b)"
 HARD_ERROR_RE = re.compile(
     # (not a metric a trainer prints: "mean absolute error: 1.9604 |", "top-1 error: 23.1%")
     r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:"
@@ -579,14 +582,15 @@ HARD_ERROR_RE = re.compile(
     r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
     r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
     # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
-    # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A: the user pressed
-    # Ctrl+C, an interruption, not a failure)
-    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}(?!-1073741510\b|3221225786\b)-?[1-9]\d{0,10}\b"
-    r"|exited with (?:code|status) (?!-1073741510\b|3221225786\b)-?[1-9]"
+    # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A, nor an IDE's
+    # "exit code 130 (interrupted by signal 2: SIGINT)": the user pressed Ctrl+C, an interruption,
+    # not a failure)
+    r"|(?P<exit>\b[Ee]xit(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}" + _CTRL_C + r"-?[1-9]\d{0,10}\b"
+    r"|exited with (?:code|status) " + _CTRL_C + r"-?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
     r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
-    r"|\bexitcode\s{0,4}:\s{0,4}-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
+    r"|\bexitcode\s{0,4}:\s{0,4}" + _CTRL_C + r"-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
     # a Windows status a bare number was read as (.numbers: "Command returned -1073741819
