@@ -513,6 +513,9 @@ ECHOED_STRING_RE = re.compile(r"\A[ \t│]*(?:(?:-+>|❱)[ \t]*)?\d{1,6}[ \t│]
 SEAM_RE = re.compile(r"\n[ \t>]*[a-z(`'\"]")
 SEAM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.:;-_/ ")
 WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warning): (?P<msg>.*)")
+#: an exit status that says the user pressed Ctrl+C (Windows' STATUS_CONTROL_C_EXIT in decimal, an
+#: IDE's "130 (interrupted by signal 2: SIGINT)"): put before a status's digits
+_CTRL_C = r"(?!-1073741510\b|3221225786\b|130 \(interrupted by signal 2\b)"
 #: Shapes of a line a user would call an error (issue 8: "no log with an error line answered
 #: with 'No known problem'"). Each alternative starts at a literal and bounds every repeat, so
 #: a search is linear on any line; the group that matched names the shape. HARD shapes are
@@ -521,9 +524,6 @@ WARNING_RE = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+): (?P<cat>[A-Z]\w*Warnin
 #: "NCCL INFO NET/Plugin: ... No such file or directory ... using internal implementation" and
 #: torch's "[I...] Reducer: comm-optimized memory allocator not found, using regular one" are
 #: healthy runs talking.
-#: an exit status that says the user pressed Ctrl+C (Windows' STATUS_CONTROL_C_EXIT in decimal, an
-#: IDE's "130 (interrupted by signal 2: SIGINT)"): put before a status's digits
-_CTRL_C = r"(?!-1073741510\b|3221225786\b|130 \(interrupted by signal 2\b)"
 HARD_ERROR_RE = re.compile(
     # (not a metric a trainer prints: "mean absolute error: 1.9604 |", "top-1 error: 23.1%")
     r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:"
