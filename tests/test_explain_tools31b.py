@@ -112,12 +112,8 @@ FAMILIES = {
 }
 
 
-def _known_limit(msg, wrapper):
-    return None
-
-
 test_rocm_and_model_wordings_head_explain_in_every_wrapper, test_rocm_and_model_wordings_own_signature = \
-    family_tests(FAMILIES, skip=_known_limit)
+    family_tests(FAMILIES)
 
 # near misses: the raise sites' own source lines (an IPython traceback prints them), healthy ROCm lines
 @pytest.mark.parametrize("line", [
