@@ -46,3 +46,21 @@ def test_the_verdict_column_is_the_one_the_raw_file_writes():
     row = {"top1": False, "top3": True, "silent": False, "unknown": False}
     assert bench.verdict_of(row) == "top-3"
     assert bench.verdict_of({**row, "top3": False, "unknown": True, "silent": True}) == "silent"
+
+
+def test_validation_categories_reach_the_results_file_not_stdout(tmp_path, capsys):
+    """Whoever runs the bench for its summary line must not read what the validation logs are
+    about: the validation part's per-category misses go to the results file only (the training
+    part's still print)."""
+    bench = _bench()
+    out = tmp_path / "va.txt"
+    assert bench.main(["--part", "validation", "--in-process", "--collected", "holdout-2026-12-05b",
+                       "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    written = out.read_text(encoding="utf-8")
+    assert "validation  " in shown and "top-1" in shown          # the summary line is printed
+    assert "validation misses by category (top-1 misses / logs):" in written
+    assert "misses by category (top-1" not in shown
+    assert "in the results file only" in shown
+    # nothing below the summary names a category or a log
+    assert shown.count("\n") <= 12
