@@ -315,6 +315,9 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv31-2026-12-05 (docs/dev/harv31.md): the blind misses not fixed
     "DistServe-52-no-kernel-image-swifttransformer-arch-list": "only torch's 'CUDA error: no kernel image is available for execution on the device' from offline.py: that the project's own CUDA library (SwiftTransformer) was built with the wrong TORCH_CUDA_ARCH_LIST is the reporter's later finding (E)",
     "unsloth-2863-cuda-invalid-argument-blackwell-triton-3.3.1": "only the title 'RuntimeError: CUDA error: invalid argument with Unsloth Blackwell Compatibility installation': Triton 3.3.1 with torch 2.7 on sm_120 is the maintainer's reading, no version is in the log (E)",
+    # harv32-2026-12-06 (docs/dev/harv32.md): the blind misses not fixed
+    "waifu2x-caffe-111-cudnn-internal-error-cudnn64-7-too-old-ja": "caffe's 'Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR' (cudnn-call-failed, cudnn-unusable among its causes): that the cudnn64_7.dll was v7.1 while the build needs 7.3 is a commenter's and the maintainer's finding (E)",
+    "waifu2x-caffe-65-cannot-convert-by-gpu-driver-368-cuda8-ja": "waifu2x-caffe's dialog 'Input can not be converted by GPU' with no error word: no signature read the program's own message (A1)",
     # harv31d-2026-12-05 (docs/dev/harv31d.md): the blind misses not fixed
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
