@@ -315,6 +315,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv31-2026-12-05 (docs/dev/harv31.md): the blind misses not fixed
     "DistServe-52-no-kernel-image-swifttransformer-arch-list": "only torch's 'CUDA error: no kernel image is available for execution on the device' from offline.py: that the project's own CUDA library (SwiftTransformer) was built with the wrong TORCH_CUDA_ARCH_LIST is the reporter's later finding (E)",
     "unsloth-2863-cuda-invalid-argument-blackwell-triton-3.3.1": "only the title 'RuntimeError: CUDA error: invalid argument with Unsloth Blackwell Compatibility installation': Triton 3.3.1 with torch 2.7 on sm_120 is the maintainer's reading, no version is in the log (E)",
+    # harv32-2026-12-06 (docs/dev/harv32.md): the blind misses not fixed
+    "waifu2x-caffe-111-cudnn-internal-error-cudnn64-7-too-old-ja": "caffe's 'Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR' (cudnn-call-failed, cudnn-unusable among its causes): that the cudnn64_7.dll was v7.1 while the build needs 7.3 is a commenter's and the maintainer's finding (E)",
     # harv31d-2026-12-05 (docs/dev/harv31d.md): the blind misses not fixed
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
@@ -326,6 +328,8 @@ KNOWN_MISSES: Dict[str, str] = {
 GUESSED = {
     # harv31d-2026-12-05: the reporter's sentence 'it is giving an error nvcc not found' (nvcc-missing by its words)
     "notebooks-111-runtime-image-nvcc-not-found-detectron2": "the reporter's sentence 'giving an error nvcc not found' after building a docker image, read by the words nvcc and not found",
+    # harv32-2026-12-06: French bash's bare 'Processus arrêté' (strsignal(SIGKILL), locales.json reads it as 'Killed') after Wapiti's feature count; a bare 'Killed' reads by words in English too
+    "wapiti-18-processus-arrete-fr-host-ram": "bash's bare 'Processus arrêté' (French 'Killed') ending a training run, read by the word killed",
     # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
     "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
     # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
