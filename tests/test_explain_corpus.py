@@ -322,6 +322,7 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv32c-2026-12-06 (docs/dev/harv32c.md): the blind misses not fixed
     "cellbender-161-no-gpu-in-work-computer": "only CellBender's 'AssertionError: Trying to use CUDA, but CUDA is not available.' (torch-cuda-unavailable): that the work computer has no NVIDIA GPU at all is the reporter's finding (E)",
     "mxnet-6798-gpu-memory-held-by-another-program": "the paste ends inside MXNet's 'cudaMalloc failed: out of mem' (cut mid-word), and that another program held the shared DGX-1's GPU memory is the reporter's finding from nvidia-smi (E)",
+    "rewriting-3-shared-tmp-torch-extensions-other-user": "the reporter retyped torch's line ('errono13 Permission denied:'/temp/torch_extensions/fused'', no space after the colon, /temp for /tmp); build-dir-unusable's signature reads Python's own 'Permission denied: '...torch_extensions' and a pattern for the retyping would be tuning (B, round 2)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
