@@ -321,6 +321,10 @@ KNOWN_MISSES: Dict[str, str] = {
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
     "vllm-23935-gke-l4-unspecified-platform-nvidia-lib64-not-on-ld-path": "only the title 'No platform detected, vLLM is running on UnspecifiedPlatform in Docker with Kubernetes' and a pip list: that GKE mounts libcuda under /usr/local/nvidia/lib64, off the CUDA 12.8 image's LD_LIBRARY_PATH, is the answer's finding (E)",
+    # harv32c-2026-12-06 (docs/dev/harv32c.md): the blind misses not fixed
+    "cellbender-161-no-gpu-in-work-computer": "only CellBender's 'AssertionError: Trying to use CUDA, but CUDA is not available.' (torch-cuda-unavailable): that the work computer has no NVIDIA GPU at all is the reporter's finding (E)",
+    "mxnet-6798-gpu-memory-held-by-another-program": "the paste ends inside MXNet's 'cudaMalloc failed: out of mem' (cut mid-word), and that another program held the shared DGX-1's GPU memory is the reporter's finding from nvidia-smi (E)",
+    "rewriting-3-shared-tmp-torch-extensions-other-user": "the reporter retyped torch's line ('errono13 Permission denied:'/temp/torch_extensions/fused'', no space after the colon, /temp for /tmp); build-dir-unusable's signature reads Python's own 'Permission denied: '...torch_extensions' and a pattern for the retyping would be tuning (B, round 2)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
