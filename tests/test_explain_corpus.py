@@ -319,6 +319,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
     "vllm-23935-gke-l4-unspecified-platform-nvidia-lib64-not-on-ld-path": "only the title 'No platform detected, vLLM is running on UnspecifiedPlatform in Docker with Kubernetes' and a pip list: that GKE mounts libcuda under /usr/local/nvidia/lib64, off the CUDA 12.8 image's LD_LIBRARY_PATH, is the answer's finding (E)",
+    # harv32b-2026-12-06 (docs/dev/harv32b.md): the blind misses not fixed
+    "fastertransformer-90-cublas-not-initialized-rtx3090-no-sm86": "FasterTransformer's 'CUDA runtime error: CUBLAS_STATUS_NOT_INITIALIZED' from encoder_gemm, read as the cuBLAS symptom: that the build lacked sm_86 is the maintainer's answer; the log only says the 2080 Ti works and the 3090 (8.6) does not (C3)",
+    "maskrcnn-benchmark-1-c-undefined-symbol-gcc-4.8": "only '_C...so: undefined symbol: _ZN2at4cuda20getCurrentCUDAStreamEl', read as an extension built for another torch: that gcc 4.8 built it is the maintainer's answer, no compiler version is in the log (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
