@@ -68,3 +68,50 @@ def test_near_misses_keep_their_own_cause():
     # a missing THC header keeps the same code by its existing signature (no regression)
     assert _codes("src/nms_cuda.cpp:2:10: fatal error: THC/THC.h: No such file or directory\n")[:1] == [
         "extension-source-torch-api-removed"]
+
+
+# -- round 2: torch's 'no kernel image' next to a TORCH_CUDA_ARCH_LIST setting
+#
+# torch/utils/cpp_extension.py _get_cuda_arch_flags compiles an extension for the architectures in
+# TORCH_CUDA_ARCH_LIST (torch's prebuilt wheels never read it at run time), so 'no kernel image'
+# beside that setting is an extension built for a list without this GPU (NVIDIA/apex#1051: apex
+# built with TORCH_CUDA_ARCH_LIST="7.5" on an RTX 3080, maintainer ptrblck), as the refinement
+# already reads CMAKE_CUDA_ARCHITECTURES and CUDA_NVCC_FLAGS.
+
+_NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+
+
+def _arch_list_block(setting: str, error: str = _NO_KERNEL) -> str:
+    return (f"{setting}\n"
+            "But when I run the code, the following situation appears:\n"
+            f"{error}\n")
+
+
+def test_no_kernel_image_beside_an_arch_list_names_the_extension():
+    for setting in ('export TORCH_CUDA_ARCH_LIST="7.5"',
+                    "TORCH_CUDA_ARCH_LIST=7.5 pip install -v --no-cache-dir ./",
+                    "I built it with TORCH_CUDA_ARCH_LIST='6.1;7.0;7.5'"):
+        # as pasted, in markdown bold, quoted in a reply, and behind a log prefix
+        for text in (_arch_list_block(setting),
+                     _arch_list_block(f"**{setting}**", f"**{_NO_KERNEL}.**"),
+                     "".join(f"> {line}\n" for line in _arch_list_block(setting).splitlines()),
+                     "".join(f"2021-02-10 12:00:01 INFO {line}\n"
+                             for line in _arch_list_block(setting).splitlines())):
+            assert _codes(text)[:1] == ["extension-arch-missing"], text
+
+
+def test_arch_list_near_misses_keep_torchs_own_reading():
+    # torch's own warning that the GPU is not in its build wins over the arch list
+    text = (
+        'export TORCH_CUDA_ARCH_LIST="8.6"\n'
+        "UserWarning: NVIDIA GeForce RTX 3080 with CUDA capability sm_86 is not compatible with the "
+        "current PyTorch installation.\n"
+        f"{_NO_KERNEL}\n"
+    )
+    assert _codes(text)[:1] == ["torch-arch-not-supported"]
+    # the setting far above the error (more than two lines) is not the error's context
+    far = ('export TORCH_CUDA_ARCH_LIST="7.5"\n' + "".join(f"step {i} done\n" for i in range(6))
+           + f"{_NO_KERNEL}\n")
+    assert _codes(far)[:1] == ["torch-arch-not-supported"]
+    # a bare 'no kernel image' keeps torch's reading
+    assert _codes(f"{_NO_KERNEL}\n")[:1] == ["torch-arch-not-supported"]
