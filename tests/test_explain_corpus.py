@@ -325,6 +325,12 @@ KNOWN_MISSES: Dict[str, str] = {
     "cellbender-161-no-gpu-in-work-computer": "only CellBender's 'AssertionError: Trying to use CUDA, but CUDA is not available.' (torch-cuda-unavailable): that the work computer has no NVIDIA GPU at all is the reporter's finding (E)",
     "mxnet-6798-gpu-memory-held-by-another-program": "the paste ends inside MXNet's 'cudaMalloc failed: out of mem' (cut mid-word), and that another program held the shared DGX-1's GPU memory is the reporter's finding from nvidia-smi (E)",
     "rewriting-3-shared-tmp-torch-extensions-other-user": "the reporter retyped torch's line ('errono13 Permission denied:'/temp/torch_extensions/fused'', no space after the colon, /temp for /tmp); build-dir-unusable's signature reads Python's own 'Permission denied: '...torch_extensions' and a pattern for the retyping would be tuning (B, round 2)",
+    # harv32b-2026-12-06 (docs/dev/harv32b.md): the blind misses not fixed
+    "fastertransformer-90-cublas-not-initialized-rtx3090-no-sm86": "FasterTransformer's 'CUDA runtime error: CUBLAS_STATUS_NOT_INITIALIZED' from encoder_gemm, read as the cuBLAS symptom: that the build lacked sm_86 is the maintainer's answer; the log only says the 2080 Ti works and the 3090 (8.6) does not (C3)",
+    "maskrcnn-benchmark-1-c-undefined-symbol-gcc-4.8": "only '_C...so: undefined symbol: _ZN2at4cuda20getCurrentCUDAStreamEl', read as an extension built for another torch: that gcc 4.8 built it is the maintainer's answer, no compiler version is in the log (E)",
+    # harv32b round 2 (scored after the first fix, blind to it)
+    "apex-1051-rtx3080-arch-list-7.5-no-kernel-image": "the issue title repeats torch's 'no kernel image' line first, read as torch's own build; the body's copy beside 'export TORCH_CUDA_ARCH_LIST=\"7.5\"' reads extension-arch-missing (3rd) since round 2's refinement (C2)",
+    "vl-bert-81-apex-no-kernel-image-rebuilt-on-gpu": "only torch's bare 'CUDA error: no kernel image is available for execution on the device': that apex had been built for another GPU is the reporter's fix (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
