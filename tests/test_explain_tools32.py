@@ -1,0 +1,95 @@
+"""tools32: the wordings earlier rounds left unread.
+
+Every message is written as the program prints it (its raise site is named beside it); each runs
+through every wrapper of test_explain_patterns.WRAPPERS (prefixed, quoted, wrapped), with near
+misses that must stay unread or read otherwise.
+"""
+import pytest
+
+from stackpeel.explain import explain_text
+from stackpeel.explain.knowledge import load as load_explain
+
+from test_explain_patterns import family_tests  # noqa: E402
+
+
+def codes(text):
+    return [c.code for c in explain_text(text if text.endswith("\n") else text + "\n").candidates]
+
+
+def ids(line):
+    return [e.id for e in load_explain().match_line(line)]
+
+
+# -- 5. an undefined NVML name every supported driver exports: the object was linked without
+#    -lnvidia-ml (nvml-not-linked); a name added in a recent driver: the driver is older than it
+
+NVML_OLD = [
+    # glibc dl-lookup.c through Python's import of an extension built without -lnvidia-ml
+    "ImportError: /opt/venv/lib/python3.10/site-packages/gpustat_ext/_nvml.cpython-310-x86_64-linux-gnu.so: "
+    "undefined symbol: nvmlInit_v2",
+    "ImportError: /usr/local/lib/python3.11/dist-packages/mylib/_C.so: undefined symbol: nvmlDeviceGetCount_v2",
+    "OSError: /workspace/build/libmonitor.so: undefined symbol: nvmlDeviceGetHandleByIndex_v2",
+    "./gpu_exporter: symbol lookup error: ./gpu_exporter: undefined symbol: nvmlDeviceGetMemoryInfo",
+    "ImportError: /app/ext.so: undefined symbol: nvmlShutdown",
+    "ImportError: /app/ext.so: undefined symbol: nvmlErrorString",
+]
+
+NVML_NEW = [
+    # names later drivers added (R384, R510, R450): an old driver lacks them
+    "./nvidia-device-plugin: symbol lookup error: ./nvidia-device-plugin: undefined symbol: nvmlDeviceGetPciInfo_v3",
+    "ImportError: /app/ext.so: undefined symbol: nvmlDeviceGetComputeRunningProcesses_v3",
+    "ImportError: /app/ext.so: undefined symbol: nvmlDeviceGetMemoryInfo_v2",
+    "ImportError: /app/ext.so: undefined symbol: nvmlDeviceGetComputeRunningProcesses_v2",
+    # ctypes' dlsym in the driver's own library: the library lacks the name, whatever it is
+    "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: "
+    "nvmlDeviceGetComputeRunningProcesses_v3",
+    "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: nvmlInit_v2",
+]
+
+def _cut_inside_the_name(msg, wrapper):
+    """A terminal cut at column 80 inside the symbol's name leaves a shorter name alone on the
+    line (``nvmlDeviceGetComputeRunningProcesses`` / ``_v3``, ``nvmlDeviceGetHandleB`` /
+    ``yIndex_v2``): which half decides is the paste's accident, not the message's."""
+    cut = msg.find("undefined symbol: ") + len("undefined symbol: ")
+    if wrapper == "terminal-cut-80" and any(cut < i < len(msg) for i in range(80, len(msg), 80)) \
+            and "libnvidia-ml" not in msg and "_v" in msg[80:]:
+        return "a cut inside the NVML name"
+    return None
+
+
+test_nvml_wordings_head_explain_in_every_wrapper, test_nvml_wordings_own_signature = family_tests({
+    "nvml-not-linked": NVML_OLD, "nvml-function-missing-in-driver": NVML_NEW}, skip=_cut_inside_the_name)
+
+
+@pytest.mark.parametrize("line", NVML_OLD)
+def test_an_old_nvml_name_is_read_by_the_loader_signature_alone(line):
+    assert ids(line) == ["loader-undefined-old-nvml-symbol"]
+
+
+@pytest.mark.parametrize("line", NVML_NEW)
+def test_a_recent_nvml_name_keeps_the_old_driver_reading_alone(line):
+    assert ids(line) == ["nvml-symbol-undefined"]
+
+
+@pytest.mark.parametrize("line", [
+    # a longer name that starts with an old one is no old name
+    "ImportError: /app/ext.so: undefined symbol: nvmlDeviceGetNameFoo",
+    "ImportError: /app/ext.so: undefined symbol: nvmlInit_v3",
+])
+def test_a_name_that_only_starts_like_an_old_one_is_not_read_as_unlinked(line):
+    assert "loader-undefined-old-nvml-symbol" not in ids(line)
+    assert codes(line)[:1] == ["nvml-function-missing-in-driver"]
+
+
+def test_the_linkers_wording_keeps_its_own_signature():
+    line = "ld.lld: error: undefined symbol: nvmlInit_v2"
+    assert ids(line) == ["linker-undefined-nvml-symbol"]
+    assert codes(line)[:1] == ["nvml-not-linked"]
+
+
+@pytest.mark.parametrize("line", [
+    "nvmlInit_v2 returned 0 (NVML_SUCCESS); 8 devices",
+    "loaded symbol nvmlInit_v2 from /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+])
+def test_an_nvml_name_without_the_loaders_words_stays_quiet(line):
+    assert codes(line) == []
