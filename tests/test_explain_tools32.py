@@ -93,3 +93,51 @@ def test_the_linkers_wording_keeps_its_own_signature():
 ])
 def test_an_nvml_name_without_the_loaders_words_stays_quiet(line):
     assert codes(line) == []
+
+
+# -- 4. nvcc's `The -std=c++14 flag is not supported with the configured host compiler. Flag will be
+#    ignored.` is no cause. nvcc passes -std=c++NN on to the host compiler with that compiler's dialect
+#    option (CUDA Programming Guide, C++ Language Support: "invokes the host preprocessor, compiler and
+#    linker with the corresponding C++ dialect option"); for a host compiler that has no such option
+#    (MSVC has no C++11 mode and defaults to C++14; CMake's Compiler/NVIDIA.cmake: "MSVC requires c++14
+#    as the minimum level") or that nvcc knows lacks it (gcc 4.8 and -std=c++14) it drops the flag,
+#    says so and compiles on. The build goes on; where the dialect mattered, the compiler's own error
+#    follows (torch's '#error C++17 or later compatible compiler is required', libstdc++'s
+#    c++0x_warning.h) and that line is the reading
+
+NVCC_STD = [
+    "nvcc warning : The -std=c++14 flag is not supported with the configured host compiler. Flag will be ignored.",
+    "nvcc warning : The -std=c++17 flag is not supported with the configured host compiler. Flag will be ignored.",
+    "nvcc warning : The -std=c++11 flag is not supported with the configured host compiler. Flag will be ignored.",
+    # MSBuild's CUDA build customization prefixes the tool and suffixes the project
+    "CUDACOMPILE : nvcc warning : The -std=c++14 flag is not supported with the configured host compiler. "
+    "Flag will be ignored. [P:\\src\\tiny-cuda-nn\\build\\src\\tiny-cuda-nn.vcxproj]",
+]
+
+WRAPPED = [(w, m) for m in NVCC_STD for w in ("plain", "torchrun-rank", "python-logging", "prose-quotes",
+                                                "markdown-quote", "word-wrapped-80", "docker-json")]
+
+
+@pytest.mark.parametrize("wrapper,line", WRAPPED)
+def test_nvccs_dropped_std_flag_is_no_failure(wrapper, line):
+    from test_explain_patterns import WRAPPERS
+    expl = explain_text(WRAPPERS[wrapper](line) + "\n")
+    assert expl.candidates == () and expl.exit_code == 0, [c.code for c in expl.candidates]
+
+
+@pytest.mark.parametrize("line", NVCC_STD)
+def test_no_signature_reads_the_dropped_flag(line):
+    assert ids(line) == []
+
+
+def test_the_compilers_own_error_after_it_is_the_reading():
+    log = (NVCC_STD[0] + "\n"
+           "/usr/local/lib/python3.10/dist-packages/torch/include/torch/csrc/api/include/torch/all.h:4:2: error: "
+           "#error C++17 or later compatible compiler is required to use PyTorch.\n")
+    assert codes(log)[:1] == ["extension-cxx-standard-too-old"]
+
+
+def test_beside_a_failed_build_it_adds_no_cause():
+    log = NVCC_STD[0] + "\nRuntimeError: Error compiling objects for extension\n"
+    plain = codes("RuntimeError: Error compiling objects for extension\n")
+    assert codes(log) == plain
