@@ -141,3 +141,50 @@ def test_beside_a_failed_build_it_adds_no_cause():
     log = NVCC_STD[0] + "\nRuntimeError: Error compiling objects for extension\n"
     plain = codes("RuntimeError: Error compiling objects for extension\n")
     assert codes(log) == plain
+
+
+# -- 2. harv31's leftovers: Lua Torch's cudnn.torch and triton-windows' MSVC lookup, by their own lines
+
+test_harv31_leftovers_head_explain_in_every_wrapper, test_harv31_leftovers_own_signature = family_tests({
+    # soumith/cudnn.torch ffi.lua (error([[...]]) when no libcudnn.so.N loads; the version check after it)
+    "cudnn-unusable": [
+        "/home/user/torch/install/share/lua/5.1/torch/init.lua:102: /home/user/torch/install/share/lua/5.1/"
+        "cudnn/ffi.lua:1600: 'libcudnn (R4) not found in library path.",
+        "/home/user/torch/install/bin/luajit: /home/user/torch/install/share/lua/5.1/cudnn/ffi.lua:1603: "
+        "'libcudnn (R5) not found in library path.",
+        "/home/user/torch/install/share/lua/5.1/cudnn/ffi.lua:1618: These bindings are for CUDNN 5.x (5005 <= "
+        "cudnn.version > 6000) , while the loaded CuDNN is version: 6021",
+    ],
+    # woct0rdho/triton-windows windows_utils.py find_msvc / find_winsdk (warnings.warn; 3.0.x print)
+    "windows-compiler-unusable": [
+        "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:173: UserWarning: Failed to find MSVC.",
+        "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:272: UserWarning: Failed to find "
+        "Windows SDK.",
+        "WARNING: Failed to find MSVC.",
+    ],
+})
+
+
+@pytest.mark.parametrize("line,sig", [
+    ("'libcudnn (R7) not found in library path.", "cudnn-torch-lua-library-not-found"),
+    ("UserWarning: Failed to find MSVC.", "triton-windows-msvc-winsdk-not-found"),
+])
+def test_each_is_read_by_its_new_signature(line, sig):
+    assert sig in ids(line)
+
+
+@pytest.mark.parametrize("line", [
+    # Rust's cc crate / other tools' own wordings, and Triton's own missing-compiler error
+    "error: failed to find MSVC installation for target x86_64-pc-windows-msvc",
+    "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+    # the Lua source line itself, and a cuDNN found
+    "local libnames = {'libcudnn.so.5', 'libcudnn.5.dylib', 'cudnn64_5.dll'}",
+    "Found Environment variable CUDNN_PATH = /usr/local/cuda/lib64/libcudnn.so.5",
+])
+def test_near_misses_are_not_read_by_the_new_signatures(line):
+    assert not {"cudnn-torch-lua-library-not-found", "triton-windows-msvc-winsdk-not-found"} & set(ids(line))
+
+
+def test_tritons_own_compiler_error_keeps_its_code():
+    assert codes("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.")[:1] == \
+        ["no-c-compiler"]
