@@ -188,3 +188,52 @@ def test_near_misses_are_not_read_by_the_new_signatures(line):
 def test_tritons_own_compiler_error_keeps_its_code():
     assert codes("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.")[:1] == \
         ["no-c-compiler"]
+
+
+# -- 2c. Triton 3.3.0 on consumer Blackwell (sm_120): getMMAVersionSafe knows no capability >= 11.0
+#    (AccelerateMatmul.cpp, release/3.3.x at 3.3.0; fixed for 3.3.1 by triton PR 6771)
+
+from stackpeel import combinations as combos  # noqa: E402
+
+ASSERTION = ("python: /project/lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp:36: int mlir::triton::gpu::"
+             "(anonymous namespace)::getMMAVersionSafe(int, DotOp): Assertion `false && \"computeCapability not "
+             "supported\"' failed.")
+
+
+def _combo_ids(versions, **kw):
+    return {m.id for m in combos.match_combinations(versions, **kw)}
+
+
+def test_triton_330_on_sm120_is_a_known_bad_combination():
+    assert "triton-3.3.0-consumer-blackwell-mma" in _combo_ids({"triton": "3.3.0", "gpu_cc": "12.0"})
+    assert "triton-3.3.0-consumer-blackwell-mma" in _combo_ids({"torch": "2.7.0+cu128", "triton": "3.3.0",
+                                                               "gpu_cc": ["8.6", "12.0"]})
+
+
+@pytest.mark.parametrize("versions", [
+    {"triton": "3.3.1", "gpu_cc": "12.0"},      # the fix (torch 2.7.1's pin)
+    {"triton": "3.4.0", "gpu_cc": "12.0"},
+    {"triton": "3.3.0", "gpu_cc": "9.0"},       # Hopper: MMA v3
+    {"triton": "3.3.0", "gpu_cc": "10.0"},      # datacenter Blackwell: MMA v5
+])
+def test_the_entry_stays_out_of_other_releases_and_gpus(versions):
+    assert "triton-3.3.0-consumer-blackwell-mma" not in _combo_ids(versions)
+
+
+def test_a_log_with_the_versions_and_the_assertion_names_the_combination():
+    log = ("triton                    3.3.0\n"
+           "torch                     2.7.0+cu128\n"
+           "GPU 0: NVIDIA GeForce RTX 5090\n" + ASSERTION + "\nAborted (core dumped)\n")
+    facts = combos.versions_from_text(log)
+    assert facts.get("triton") == "3.3.0"
+    assert "triton-3.3.0-consumer-blackwell-mma" in _combo_ids(facts, partial=True)
+    # the line names the failure (Triton's compiler), the combination says which one it is and its fix
+    expl = explain_text(log)
+    assert [c.code for c in expl.candidates][:1] == ["triton-compiler-bug"]
+    assert [(f.code, f.rule, f.confidence) for f in expl.fact_findings] == [
+        ("triton-compiler-bug", "combination:triton-3.3.0-consumer-blackwell-mma", "high")]
+    assert "triton 3.3.1" in expl.fact_findings[0].fix.lower()
+
+
+def test_the_assertion_alone_reads_as_tritons_compiler_failing():
+    assert codes(ASSERTION)[:1] == ["triton-compiler-bug"]
