@@ -237,3 +237,56 @@ def test_a_log_with_the_versions_and_the_assertion_names_the_combination():
 
 def test_the_assertion_alone_reads_as_tritons_compiler_failing():
     assert codes(ASSERTION)[:1] == ["triton-compiler-bug"]
+
+
+# -- 3. GKE mounts the driver in /usr/local/nvidia/lib64, which CUDA 12.8.1-12.9 images no longer put
+#    on LD_LIBRARY_PATH: the check names the directory (probe: cuda_driver.mounted_off_path)
+
+from test_gpu_layers import _cuda_facts, evaluate, load_probe  # noqa: E402
+from stackpeel.checks import cuda as cuda_checks  # noqa: E402
+
+
+def _gke_root(tmp_path, where="usr/local/nvidia/lib64"):
+    d = tmp_path / where
+    d.mkdir(parents=True)
+    (d / "libcuda.so.1").write_bytes(b"\x7fELF")
+    return str(tmp_path)
+
+
+def test_the_probe_names_a_driver_mount_the_loader_is_not_told_about(tmp_path):
+    probe = load_probe("cuda_driver")
+    root = _gke_root(tmp_path)
+    env = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}   # the CUDA 12.8.1 image's
+    assert probe.mounted_off_path(root, env) == "/usr/local/nvidia/lib64"
+    facts = probe.driver_api_facts(library="libstackpeel-absent.so.1", root=root, env=env)
+    assert facts["libcuda_loaded"] is False and facts["libcuda_off_path"] == "/usr/local/nvidia/lib64"
+
+
+@pytest.mark.parametrize("ld_path", ["/usr/local/nvidia/lib64:/usr/local/cuda/lib64",
+                                     "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"])
+def test_a_mount_on_the_path_is_no_hint(tmp_path, ld_path):
+    assert load_probe("cuda_driver").mounted_off_path(_gke_root(tmp_path), {"LD_LIBRARY_PATH": ld_path}) is None
+
+
+def test_no_mount_no_hint(tmp_path):
+    assert load_probe("cuda_driver").mounted_off_path(str(tmp_path), {}) is None
+
+
+def test_the_check_says_where_the_driver_is_and_how_to_reach_it():
+    facts = _cuda_facts(libcuda_loaded=False, container="kubernetes", kernel_driver_version="570.133.20",
+                        load_error="libcuda.so.1: cannot open shared object file: No such file or directory",
+                        libcuda_off_path="/usr/local/nvidia/lib64")
+    v = evaluate(cuda_checks.DriverApi, facts)
+    assert [f.code for f in v.findings] == ["libcuda-missing"]   # not container-toolkit-missing: it mounted it
+    msg = v.findings[0].message
+    assert "/usr/local/nvidia/lib64" in msg and "12.8.1" in msg and "570.133.20" in msg
+    cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
+    assert "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:$LD_LIBRARY_PATH" in cmds
+
+
+def test_without_a_mount_the_container_reading_is_unchanged():
+    facts = _cuda_facts(libcuda_loaded=False, container="kubernetes",
+                        load_error="libcuda.so.1: cannot open shared object file: No such file or directory")
+    v = evaluate(cuda_checks.DriverApi, facts)
+    assert [f.code for f in v.findings] == ["container-toolkit-missing"]
+    assert "/usr/local/nvidia" not in v.findings[0].message
