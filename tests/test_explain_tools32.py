@@ -290,3 +290,33 @@ def test_without_a_mount_the_container_reading_is_unchanged():
     v = evaluate(cuda_checks.DriverApi, facts)
     assert [f.code for f in v.findings] == ["container-toolkit-missing"]
     assert "/usr/local/nvidia" not in v.findings[0].message
+
+
+# -- 1. ROCm: HSA_STATUS_ERROR_INVALID_ISA from ROCR-Runtime's two raise sites (a queue's
+#    EC_QUEUE_PACKET_DISPATCH_REGISTER_SIZE_INVALID; an agent whose ISA the runtime does not know)
+
+INVALID_ISA = [
+    ":0:rocdevice.cpp            :2984: 6545699276902 us: [pid:196431 tid:0x7f2301dff640] Callback: Queue "
+    "0x7f2301400000 aborting with error : HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is "
+    "invalid. code: 0x100f",
+    "Warning: Agent creation failed.\nThe GPU node has an unrecognized id.",
+]
+
+test_invalid_isa_heads_explain_in_every_wrapper, test_invalid_isa_own_signature = family_tests(
+    {"rocm-gpu-arch-unsupported": INVALID_ISA})
+
+
+@pytest.mark.parametrize("line", [
+    # the status sentence alone: any HSA call that takes an ISA returns it (hsa.h), cause unstated
+    "HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid.",
+    # another queue status stays the unclassified fallback
+    ":0:rocdevice.cpp            :2984: 6545699276902 us: [pid:1 tid:0x7f] Callback: Queue 0x7f2301400000 "
+    "aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
+    "beyond the largest legal address. code: 0x29",
+    # HSA_STATUS_ERROR_INVALID_ISA_NAME is another status (hsa_isa_from_name)
+    "Callback: Queue 0x7f2301400000 aborting with error : HSA_STATUS_ERROR_INVALID_ISA_NAME: The instruction "
+    "set architecture name is invalid.",
+])
+def test_other_hsa_lines_are_not_read_as_the_isa(line):
+    assert "hsa-invalid-isa" not in ids(line)
+    assert "rocm-gpu-arch-unsupported" not in codes(line)[:1]
