@@ -343,6 +343,9 @@ GUESSED = {
     # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
     "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
     # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
+    # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable
+    # by its words). tools32's signature reads the warning as windows_utils.py prints it, with its period
+    # ('Failed to find MSVC.'); the reporter's quote drops the period, and the rule was not widened to the quote
     "triton-windows-78-failed-to-find-msvc-wrong-windows-sdk": "triton-windows' warning 'Failed to find MSVC' quoted in the reporter's sentence, read by the words MSVC and triton",
     # harv31c-2026-12-05: a bare 'Killed' under a checkpoint bar at 0 %, and the user's words
     "baichuan2-119-from-pretrained-killed-host-ram": "bash's bare 'Killed' under 'Loading checkpoint shards: 0%' and '程序被kill掉，报错信息只有killed'",

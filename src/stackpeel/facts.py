@@ -158,6 +158,7 @@ class _CudaDriverApiFactsOptional(TypedDict, total=False):
     compute_modes: List[Any]  # derived, from gpu.visible_devices (NVML's compute mode per GPU)
     device_count_error: Dict[str, Any]
     driver_cuda_version: Optional[str]
+    libcuda_off_path: Optional[str]  # when libcuda did not load: a driver mount (/usr/local/nvidia/lib64) holding it
     rlimit_as: Dict[str, Optional[int]]
     seconds: Dict[str, float]
     uvm_node_after_init: bool

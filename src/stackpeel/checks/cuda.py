@@ -80,7 +80,14 @@ class DriverApi(Check):
             derived["device_count"] = 0
             kind = facts["container"]
             err = facts["load_error"] or "unknown error"
-            if kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"] and not any(s in err for s in _NOT_A_LIBRARY):
+            off_path = facts.get("libcuda_off_path")
+            if off_path:
+                # the driver's libcuda is mounted (GKE's device plugin, /usr/local/nvidia/lib64) in a
+                # directory the loader is not told about: the toolkit did its part (tools32)
+                finding = ctx.finding("libcuda-missing", ["kernel-known" if kernel else None, "off-path"],
+                                      evidence=err, load_error=err, kernel_driver_version=kernel, off_path=off_path,
+                                      driver_branch=kernel.split(".")[0] if kernel else None)
+            elif kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"] and not any(s in err for s in _NOT_A_LIBRARY):
                 finding = ctx.finding("container-toolkit-missing", "libcuda", evidence=err, load_error=err,
                                       container=kind, container_runtime=_TOOLKIT_CONTAINERS[kind])
             else:

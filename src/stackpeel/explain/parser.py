@@ -819,6 +819,10 @@ STARTUP_NOTICE_RE = re.compile(
     # init_nnpack: TORCH_WARN_ONCE "Could not initialize NNPACK! Reason: Unsupported hardware."):
     # convolutions take another path and the run goes on
     r"|Could not initialize NNPACK! Reason: Unsupported hardware"
+    # nvcc's note that it drops a -std= its host compiler has no option for (MSVC has no C++11 mode
+    # and defaults to C++14; a gcc that predates the dialect) and compiles on: where the dialect
+    # mattered, the compiler's own error follows and is the reading (tools32, docs/dev/tools32.md)
+    r"|The -std=c\+\+\w{1,4} flag is not supported with the configured host compiler"
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))

@@ -72,6 +72,24 @@ def address_space_limit():
     return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
 
 
+#: where container platforms mount the host driver's libraries without ldconfig: GKE's device
+#: plugin (and nvidia-docker 1) bind the driver into /usr/local/nvidia, and NVIDIA's CUDA base images
+#: up to 12.8.0 (and again from 13.0) set ENV LD_LIBRARY_PATH /usr/local/nvidia/lib:/usr/local/nvidia/lib64
+#: for it; the 12.8.1-12.9 images dropped it (vllm#18859, vllm#23935, dcgm-exporter#484)
+MOUNTED_DRIVER_DIRS = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
+
+
+def mounted_off_path(root="/", env=None):
+    """The directory of MOUNTED_DRIVER_DIRS holding a libcuda.so.1 that LD_LIBRARY_PATH does not
+    name, or None: the driver is there, the loader is not told where (tools32)."""
+    env = os.environ if env is None else env
+    on_path = [os.path.normpath(d) for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d]
+    for d in MOUNTED_DRIVER_DIRS:
+        if os.path.exists(os.path.join(root, d.lstrip("/"), "libcuda.so.1")) and d not in on_path:
+            return d
+    return None
+
+
 def driver_api_facts(library="libcuda.so.1", root="/", env=None):
     env = os.environ if env is None else env
     clock = time.monotonic()
@@ -100,6 +118,7 @@ def driver_api_facts(library="libcuda.so.1", root="/", env=None):
     seconds["load"] = round(time.monotonic() - clock, 4)
     if lib is None:
         out["load_error"] = err
+        out["libcuda_off_path"] = mounted_off_path(root, env)
         return out
     out["libcuda_loaded"] = True
     path = gpu.library_file(lib, "cuInit") or gpu.library_file(lib, "cuDriverGetVersion")
