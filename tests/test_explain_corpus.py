@@ -340,9 +340,6 @@ GUESSED = {
     "notebooks-111-runtime-image-nvcc-not-found-detectron2": "the reporter's sentence 'giving an error nvcc not found' after building a docker image, read by the words nvcc and not found",
     # harv32-2026-12-06: French bash's bare 'Processus arrêté' (strsignal(SIGKILL), locales.json reads it as 'Killed') after Wapiti's feature count; a bare 'Killed' reads by words in English too
     "wapiti-18-processus-arrete-fr-host-ram": "bash's bare 'Processus arrêté' (French 'Killed') ending a training run, read by the word killed",
-    # harv31-2026-12-05: Lua torch's cudnn.torch 'libcudnn (R4) not found in library path' (cudnn-unusable by its words; no signature reads cudnn.torch's ffi.lua message)
-    "neural-style-154-libcudnn-r4-not-found-in-library-path": "cudnn.torch's 'libcudnn (R4) not found in library path' read by the words libcudnn and not found",
-    # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable by its words)
     # harv31 round 2: triton-windows' 'Failed to find MSVC' warning quoted in the user's sentence (windows-compiler-unusable
     # by its words). tools32's signature reads the warning as windows_utils.py prints it, with its period
     # ('Failed to find MSVC.'); the reporter's quote drops the period, and the rule was not widened to the quote
