@@ -109,7 +109,8 @@ def test_arch_list_near_misses_keep_torchs_own_reading():
         f"{_NO_KERNEL}\n"
     )
     assert _codes(text)[:1] == ["torch-arch-not-supported"]
-    # the setting far above the error (more than two lines) is not the error's context
+    # the setting far above the error (more than two lines) is not the error's context (the rule
+    # is `local = true`: never read on the log's clue lines)
     far = ('export TORCH_CUDA_ARCH_LIST="7.5"\n' + "".join(f"step {i} done\n" for i in range(6))
            + f"{_NO_KERNEL}\n")
     assert _codes(far)[:1] == ["torch-arch-not-supported"]

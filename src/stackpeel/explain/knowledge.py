@@ -179,6 +179,8 @@ def layer_rank(layer: str) -> int:
 class Refine:
     context: Pattern[str]
     codes: Tuple[str, ...]
+    #: read only on the lines around the hit, never on the log's clue lines
+    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -668,7 +670,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fix=fix_text(code),
             links=code.links,
             could_be=sig.could_be,
-            refine=tuple(Refine(_compile(r.context, where), (r.code,)) for r in sig.refine),
+            refine=tuple(Refine(_compile(r.context, where), (r.code,), r.local) for r in sig.refine),
             order=i,
             fallback=sig.fallback,
             said=sig.said,

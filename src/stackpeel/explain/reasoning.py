@@ -903,14 +903,15 @@ def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: 
     the log that hold clue literals, wherever they are. The rules are read in their order, each
     on the lines around the hit and then on the clue lines: the first that matches decides, so an
     entry puts a narrower rule first (a container started with bare `--device` flags, read from
-    its `docker run` line, before the prebuilt program's neighbours). The second value is the clue
+    its `docker run` line, before the prebuilt program's neighbours). A ``local`` rule reads only
+    the lines around the hit (a setting a log may print anywhere). The second value is the clue
     line that decided (as evidence), None when the line's own context did."""
     if not clue_lines:
         return e.codes_for(context), None
     for rule in e.refine:
         if rule.context.search(context):
             return rule.codes, None
-        if rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):
+        if rule.local or rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):
             continue
         for line, text in clue_lines:
             m = rule.context.search(text)

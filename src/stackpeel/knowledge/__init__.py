@@ -49,10 +49,12 @@ class KnowledgeError(ValueError):
 @dataclass(frozen=True)
 class Refine:
     """When ``context`` (a regex) matches the line or the text around it, the signature
-    evidences ``code`` instead of its own."""
+    evidences ``code`` instead of its own. ``local``: read only around the line, never on the
+    log's clue lines far from it (a setting any log may print anywhere)."""
 
     context: str
     code: str
+    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -393,14 +395,15 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                 raise KnowledgeError(f"{lwhere}: bad regex {p!r}: {exc}") from None
         refine = []
         for r in lraw.get("refine", ()):
-            if not isinstance(r, dict) or set(r) != {"context", "code"}:
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code}}")
+            if not isinstance(r, dict) or not {"context", "code"} <= set(r) <= {"context", "code", "local"} \
+                    or not isinstance(r.get("local", False), bool):
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}}")
             try:
                 if regexes:
                     re.compile(r["context"])
             except re.error as exc:
                 raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
-            refine.append(Refine(r["context"], r["code"]))
+            refine.append(Refine(r["context"], r["code"], r.get("local", False)))
         could_be = lraw.get("could_be")
         logs.append(LogSignature(
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
