@@ -69,3 +69,64 @@ def test_local_refine_flag_is_read_and_checked(tmp_path):
             knowledge.load((str(path),))
     finally:
         knowledge.load.cache_clear()
+
+
+# -- item 3: the driver mount off LD_LIBRARY_PATH (tools32's libcuda_off_path)
+#
+# The off-path reading is for a loader that found no libcuda.so.1 ('cannot open shared object
+# file'); a libcuda that was found and is broken (an ELF error, a missing symbol) is another
+# problem. The probe reads /usr/local/nvidia/lib64 only: /usr/local/nvidia/lib is nvidia-docker
+# 1's 32-bit directory. The platform mounted the driver, so the finding offers no package.
+
+from test_gpu_layers import _cuda_facts, evaluate, load_probe  # noqa: E402
+from stackpeel.checks import cuda as cuda_checks  # noqa: E402
+
+_CANNOT_OPEN = "libcuda.so.1: cannot open shared object file: No such file or directory"
+
+
+def _mount(tmp_path, where):
+    d = tmp_path / where
+    d.mkdir(parents=True)
+    (d / "libcuda.so.1").write_bytes(b"\x7fELF")
+    return str(tmp_path)
+
+
+def test_the_32_bit_driver_directory_is_no_off_path_mount(tmp_path):
+    probe = load_probe("cuda_driver")
+    root = _mount(tmp_path, "usr/local/nvidia/lib")
+    assert probe.mounted_off_path(root, {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}) is None
+    facts = probe.driver_api_facts(library="libstackpeel-absent.so.1", root=root,
+                                   env={"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"})
+    assert facts["libcuda_off_path"] is None
+
+
+@pytest.mark.parametrize("err", [
+    "/usr/local/nvidia/lib64/libcuda.so.1: invalid ELF header",
+    "/usr/local/nvidia/lib64/libcuda.so.1: wrong ELF class: ELFCLASS32",
+    "/usr/local/nvidia/lib64/libcuda.so.1: undefined symbol: nvRmGpuLibOpen",
+])
+def test_a_libcuda_that_was_found_is_not_read_as_off_path(err):
+    facts = _cuda_facts(libcuda_loaded=False, container="kubernetes", kernel_driver_version="570.133.20",
+                        load_error=err, libcuda_off_path="/usr/local/nvidia/lib64")
+    v = evaluate(cuda_checks.DriverApi, facts)
+    assert [f.code for f in v.findings] != [] and "LD_LIBRARY_PATH does not name" not in v.findings[0].message
+    cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
+    assert "export LD_LIBRARY_PATH" not in cmds
+
+
+def test_the_off_path_finding_offers_no_package_and_keeps_the_path():
+    facts = _cuda_facts(libcuda_loaded=False, container="kubernetes", kernel_driver_version="570.133.20",
+                        load_error=_CANNOT_OPEN, libcuda_off_path="/usr/local/nvidia/lib64")
+    f = evaluate(cuda_checks.DriverApi, facts).findings[0]
+    assert f.code == "libcuda-missing" and "LD_LIBRARY_PATH does not name" in f.message
+    assert [c.command for c in f.remedy.commands if c.kind == "install"] == []
+    assert not any("libnvidia-compute" in c.command or "nvidia-driver-cuda-libs" in c.command
+                   for c in f.remedy.commands)
+    assert any(c.command.startswith("export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+               for c in f.remedy.commands)
+    # without the mount, the plain reading still offers the driver's package on a known host
+    plain = _cuda_facts(libcuda_loaded=False, container="none", kernel_driver_version="570.133.20",
+                        load_error=_CANNOT_OPEN)
+    g = evaluate(cuda_checks.DriverApi, plain).findings[0]
+    assert g.code == "libcuda-missing" and "LD_LIBRARY_PATH does not name" not in g.message
+    assert "libnvidia-compute-570" in " ".join(c.command for c in g.remedy.commands)

@@ -281,7 +281,7 @@ def test_the_check_says_where_the_driver_is_and_how_to_reach_it():
     msg = v.findings[0].message
     assert "/usr/local/nvidia/lib64" in msg and "12.8.1" in msg and "570.133.20" in msg
     cmds = " ".join(c.command for c in v.findings[0].remedy.commands)
-    assert "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:$LD_LIBRARY_PATH" in cmds
+    assert "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" in cmds
 
 
 def test_without_a_mount_the_container_reading_is_unchanged():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Dict, Mapping, Optional
 
 from .. import facts as _facts
@@ -81,13 +82,16 @@ class DriverApi(Check):
             kind = facts["container"]
             err = facts["load_error"] or "unknown error"
             off_path = facts.get("libcuda_off_path")
-            if off_path:
+            not_a_library = any(s in err for s in _NOT_A_LIBRARY)
+            if off_path and not not_a_library and "cannot open shared object file" in err:
                 # the driver's libcuda is mounted (GKE's device plugin, /usr/local/nvidia/lib64) in a
-                # directory the loader is not told about: the toolkit did its part (tools32)
+                # directory the loader is not told about: the toolkit did its part (tools32). The
+                # platform mounted the driver, so no package is offered: only the loader's path
                 finding = ctx.finding("libcuda-missing", ["kernel-known" if kernel else None, "off-path"],
-                                      evidence=err, load_error=err, kernel_driver_version=kernel, off_path=off_path,
-                                      driver_branch=kernel.split(".")[0] if kernel else None)
-            elif kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"] and not any(s in err for s in _NOT_A_LIBRARY):
+                                      evidence=err, load_error=err, kernel_driver_version=kernel, off_path=off_path)
+                finding = replace(finding, remedy=replace(finding.remedy, commands=tuple(
+                    c for c in finding.remedy.commands if c.kind != "install")))
+            elif kind in _TOOLKIT_CONTAINERS and facts["nvidiactl"] and not not_a_library:
                 finding = ctx.finding("container-toolkit-missing", "libcuda", evidence=err, load_error=err,
                                       container=kind, container_runtime=_TOOLKIT_CONTAINERS[kind])
             else:

@@ -75,8 +75,9 @@ def address_space_limit():
 #: where container platforms mount the host driver's libraries without ldconfig: GKE's device
 #: plugin (and nvidia-docker 1) bind the driver into /usr/local/nvidia, and NVIDIA's CUDA base images
 #: up to 12.8.0 (and again from 13.0) set ENV LD_LIBRARY_PATH /usr/local/nvidia/lib:/usr/local/nvidia/lib64
-#: for it; the 12.8.1-12.9 images dropped it (vllm#18859, vllm#23935, dcgm-exporter#484)
-MOUNTED_DRIVER_DIRS = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
+#: for it; the 12.8.1-12.9 images dropped it (vllm#18859, vllm#23935, dcgm-exporter#484). Only lib64:
+#: /usr/local/nvidia/lib is nvidia-docker 1's 32-bit directory, whose libcuda a 64-bit process cannot load
+MOUNTED_DRIVER_DIRS = ("/usr/local/nvidia/lib64",)
 
 
 def mounted_off_path(root="/", env=None):
