@@ -130,3 +130,39 @@ def test_the_off_path_finding_offers_no_package_and_keeps_the_path():
     g = evaluate(cuda_checks.DriverApi, plain).findings[0]
     assert g.code == "libcuda-missing" and "LD_LIBRARY_PATH does not name" not in g.message
     assert "libnvidia-compute-570" in " ".join(c.command for c in g.remedy.commands)
+
+
+# -- item 4: waifu2x-caffe's 'cuDNN cannot be used' dialog, not torch's healthy cuDNN V8 warning
+#
+# waifu2x-caffe bin/lang/english.json: "MessagecuDNNNotFindError":"cuDNN cannot be used\r\n[%s]not
+# found", "...OldVersionError":"cuDNN cannot be used\r\n[%s]is an older version. Please use v2",
+# "...CannotCreateError":"cuDNN cannot be used\r\ncFailed to initialize cuDNN", "...DefautlError":
+# "cuDNN cannot be used". torch's TORCH_WARN_ONCE (aten/src/ATen/native/Convolution.cpp) only says
+# a large convolution takes another path.
+
+_TORCH_CUDNN_WARN = (
+    "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py:456: UserWarning: cuDNN cannot be used for "
+    "large non-batch-splittable convolutions if the V8 API is not enabled or before cuDNN version 9.3+. "
+    "Consider upgrading cuDNN and/or enabling the V8 API for better efficiency. (Triggered internally at "
+    "../aten/src/ATen/native/Convolution.cpp:414.)\n"
+    "  return F.conv2d(input, weight, bias, self.stride,\n")
+
+
+def test_torchs_cudnn_v8_warning_is_no_unusable_cudnn():
+    assert "cudnn-unusable" not in _codes(_TORCH_CUDNN_WARN)
+    oom = _TORCH_CUDNN_WARN + (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 GiB. GPU 0 has a total "
+        "capacity of 79.10 GiB of which 20.00 GiB is free.\n")
+    codes = _codes(oom)
+    assert codes[:1] == ["gpu-out-of-memory"] and "cudnn-unusable" not in codes
+
+
+@pytest.mark.parametrize("text", [
+    "cuDNN cannot be used\n[cudnn64_7.dll]not found\n",
+    "cuDNN cannot be used\n[cudnn64_8.dll]is an older version. Please use v2\n",
+    "cuDNN cannot be used\ncFailed to initialize cuDNN\n",
+    "Error: cuDNN cannot be used\n",
+    "I click Check cuDNN and get: cuDNN cannot be used [cudnn64_7.dll]not found\n",
+])
+def test_waifu2x_dialog_still_names_unusable_cudnn(text):
+    assert _codes(text)[:1] == ["cudnn-unusable"]
