@@ -166,3 +166,52 @@ def test_torchs_cudnn_v8_warning_is_no_unusable_cudnn():
 ])
 def test_waifu2x_dialog_still_names_unusable_cudnn(text):
     assert _codes(text)[:1] == ["cudnn-unusable"]
+
+
+# -- item 5: triton-windows' 'Failed to find MSVC.' / 'Failed to find Windows SDK.' is a warning
+#
+# woct0rdho/triton-windows python/triton/windows_utils.py find_msvc / find_winsdk:
+# warnings.warn("Failed to find MSVC.") (release/3.0.x: print("WARNING: Failed to find MSVC.")),
+# called by runtime/build.py only when the compiler is cl / clang-cl; the compile may still pass
+# and runs go on. The signature is `warning = true`: it names windows-compiler-unusable only where
+# another line of the log shows a failure.
+
+from stackpeel.explain import explain_text  # noqa: E402
+from test_explain_patterns import WRAPPERS  # noqa: E402
+
+_MSVC_WARNINGS = [
+    "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:173: UserWarning: Failed to find MSVC.",
+    "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:272: UserWarning: Failed to find "
+    "Windows SDK.",
+    "WARNING: Failed to find MSVC.",
+]
+_CL_FAILED = ("subprocess.CalledProcessError: Command '['cl', 'main.c', '/nologo', '/O2', '/LD', "
+              "'/IC:\\\\Python312\\\\Include']' returned non-zero exit status 2.")
+
+
+@pytest.mark.parametrize("warning", _MSVC_WARNINGS)
+def test_a_run_that_goes_on_after_the_msvc_warning_is_healthy(warning):
+    text = (f"{warning}\n"
+            '  warnings.warn("Failed to find MSVC.")\n'
+            "100%|##########| 20/20 [00:12<00:00,  1.60it/s]\n"
+            "Prompt executed in 14.2 seconds\n")
+    expl = explain_text(text)
+    assert len(expl.candidates) == 0 and expl.root is None
+    assert int(expl.exit_code) == 0
+
+
+def test_an_unrelated_failure_after_the_warning_keeps_its_own_root():
+    text = (f"{_MSVC_WARNINGS[1]}\n"
+            "100%|##########| 20/20 [00:12<00:00,  1.60it/s]\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+            "capacity of 8.00 GiB of which 0 bytes is free.\n")
+    assert _codes(text)[:1] == ["gpu-out-of-memory"]
+
+
+@pytest.mark.parametrize("warning", _MSVC_WARNINGS)
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+def test_the_warning_beside_the_failed_compile_names_the_compiler(warning, wrapper):
+    text = WRAPPERS[wrapper](f"{warning}\n{_CL_FAILED}")
+    expl = explain_text(text)
+    assert [c.code for c in expl.candidates][:1] == ["windows-compiler-unusable"], (wrapper, text)
+    assert int(expl.exit_code) == 1

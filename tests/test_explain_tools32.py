@@ -155,13 +155,9 @@ test_harv31_leftovers_head_explain_in_every_wrapper, test_harv31_leftovers_own_s
         "/home/user/torch/install/share/lua/5.1/cudnn/ffi.lua:1618: These bindings are for CUDNN 5.x (5005 <= "
         "cudnn.version > 6000) , while the loaded CuDNN is version: 6021",
     ],
-    # woct0rdho/triton-windows windows_utils.py find_msvc / find_winsdk (warnings.warn; 3.0.x print)
-    "windows-compiler-unusable": [
-        "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:173: UserWarning: Failed to find MSVC.",
-        "C:\\Users\\me\\venv\\Lib\\site-packages\\triton\\windows_utils.py:272: UserWarning: Failed to find "
-        "Windows SDK.",
-        "WARNING: Failed to find MSVC.",
-    ],
+    # woct0rdho/triton-windows' 'Failed to find MSVC.' / 'Failed to find Windows SDK.' is a warning
+    # after which a run may go on: alone it names nothing (rev32fix); its lines, beside the failed
+    # compile, are in tests/test_explain_rev32fix.py
 })
 
 

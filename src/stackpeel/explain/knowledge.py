@@ -203,6 +203,8 @@ class Entry:
     fallback: bool = False
     #: a user's sentence stating the cause: ranks after the roots programs' lines state
     said: bool = False
+    #: a program's warning: counts only in a log that shows a failure on another line
+    warning: bool = False
 
     @property
     def is_root(self) -> bool:
@@ -674,6 +676,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             order=i,
             fallback=sig.fallback,
             said=sig.said,
+            warning=sig.warning,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}

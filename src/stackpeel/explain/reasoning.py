@@ -431,9 +431,13 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     elsewhere = any(not e.fallback and not e.said and not (hint_codes & {*e.all_codes(), *e.could_be})
                     for h in parsed.hits if id(h) not in hinted
                     for e in [entries.get(h.entry)] if e is not None)
+    # a program's warning (a ``warning`` signature: triton-windows' 'Failed to find MSVC.', after
+    # which the run may go on) names its cause only where another line shows a failure
+    failing_besides = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
+        not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     for hit in parsed.hits:
         e = entries.get(hit.entry)
-        if e is None or (e.fallback and specific):
+        if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
             continue
         if id(hit) in hinted and elsewhere:
             continue

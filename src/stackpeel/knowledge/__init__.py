@@ -80,6 +80,9 @@ class LogSignature:
     #: a user's sentence stating the cause (no program prints it): its code ranks after every
     #: root that a program's own line states (it still explains what lists it in could_be)
     said: bool = False
+    #: a program's warning that names a cause only where the log shows a failure on another
+    #: line; in a run that goes on (no traceback, no error line, no other signature) it is silent
+    warning: bool = False
 
 
 @dataclass(frozen=True)
@@ -271,7 +274,7 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
               "clues", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
-_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said"}
+_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning"}
 _EXC_KEYS = {"type", "message"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -410,6 +413,7 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
             fallback=_flag(lraw, "fallback", lwhere), said=_flag(lraw, "said", lwhere),
+            warning=_flag(lraw, "warning", lwhere),
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
