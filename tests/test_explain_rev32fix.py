@@ -215,3 +215,52 @@ def test_the_warning_beside_the_failed_compile_names_the_compiler(warning, wrapp
     expl = explain_text(text)
     assert [c.code for c in expl.candidates][:1] == ["windows-compiler-unusable"], (wrapper, text)
     assert int(expl.exit_code) == 1
+
+
+# -- item 6: the two NVML rules read the same list of old names and the same object name
+#
+# nvml-symbol-undefined (old driver) excludes, in a lookahead, the NVML names every supported
+# driver exports; nvml-not-linked's loader-undefined-old-nvml-symbol matches exactly those names.
+# The list is written in both patterns: they must stay equal. Both leave the driver's own library
+# ('libnvidia-ml\.so[\w.]{0,20}: ', ctypes' dlsym) to the old-driver reading.
+
+import re  # noqa: E402
+
+from stackpeel import knowledge as _kb  # noqa: E402
+
+
+def _nvml_patterns():
+    sigs = {s.id: s for s in _kb.load().signatures()}
+    old_driver = [p for p in sigs["nvml-symbol-undefined"].patterns if "(?!nvml(?:" in p]
+    not_linked = sigs["loader-undefined-old-nvml-symbol"].patterns
+    assert len(old_driver) == 1 and len(not_linked) == 1
+    return old_driver[0], not_linked[0]
+
+
+def _names(pattern: str, opener: str) -> str:
+    start = pattern.index(opener) + len(opener)
+    return pattern[start:pattern.index(")(?![A-Z0-9_])", start)]
+
+
+def test_the_old_nvml_names_are_one_list():
+    old_driver, not_linked = _nvml_patterns()
+    a = _names(old_driver, "(?!nvml(?:")
+    b = _names(not_linked, "undefined symbol: nvml(?:")
+    assert len(a) > 1000 and a == b
+
+
+@pytest.mark.parametrize("suffix", ["", ".1", ".535.104.05", ".470.82.01", ".1.535", "." + "9" * 19])
+def test_the_drivers_own_library_is_no_missing_link(suffix):
+    line = (f"AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so{suffix}: undefined symbol: "
+            "nvmlInit_v2")
+    _, not_linked = _nvml_patterns()
+    assert re.search(not_linked, line) is None
+    codes = _codes(line + "\n")
+    assert "nvml-not-linked" not in codes
+    assert codes[:1] == ["nvml-function-missing-in-driver"]
+
+
+def test_an_extension_without_the_link_still_names_it():
+    line = ("ImportError: /opt/venv/lib/python3.10/site-packages/gpumon/_C.cpython-310-x86_64-linux-gnu.so: "
+            "undefined symbol: nvmlInit_v2\n")
+    assert _codes(line)[:1] == ["nvml-not-linked"]
