@@ -264,3 +264,41 @@ def test_an_extension_without_the_link_still_names_it():
     line = ("ImportError: /opt/venv/lib/python3.10/site-packages/gpumon/_C.cpython-310-x86_64-linux-gnu.so: "
             "undefined symbol: nvmlInit_v2\n")
     assert _codes(line)[:1] == ["nvml-not-linked"]
+
+
+# -- item 7: extension-source-torch-api-removed also covers torch.utils.ffi (harv32b): its search
+#    command finds the import in a build.py, and its meaning no longer says only the compiler stops
+
+import subprocess  # noqa: E402
+
+from stackpeel import remedies  # noqa: E402
+
+_FFI_ERROR = (
+    "Traceback (most recent call last):\n"
+    '  File "build.py", line 3, in <module>\n'
+    "    from torch.utils.ffi import create_extension\n"
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/utils/ffi/__init__.py", line 1, in <module>\n'
+    '    raise ImportError("torch.utils.ffi is deprecated. Please use cpp extensions instead.")\n'
+    "ImportError: torch.utils.ffi is deprecated. Please use cpp extensions instead.\n")
+
+
+def test_the_search_command_finds_the_ffi_build_script(tmp_path):
+    (tmp_path / "build.py").write_text(
+        "from torch.utils.ffi import create_extension\n"
+        'ffi = create_extension("_ext.nms", headers=["src/nms.h"])\n')
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nms_cuda.cu").write_text("#include <THC/THC.h>\nextern THCState *state;\n")
+    (tmp_path / "README.md").write_text("Needs torch 0.4.1 (torch.utils.ffi).\n")
+    cmds = [c.command for c in remedies.build("extension-source-torch-api-removed", {}).commands]
+    assert len(cmds) == 1
+    out = subprocess.run(cmds[0], shell=True, cwd=tmp_path, capture_output=True, text=True).stdout
+    assert "build.py:1:from torch.utils.ffi import create_extension" in out
+    assert "nms_cuda.cu:1:#include <THC/THC.h>" in out
+    assert "README.md" not in out
+
+
+def test_the_ffi_import_error_explains_an_import_stopping():
+    expl = explain_text(_FFI_ERROR)
+    top = expl.candidates[0]
+    assert top.code == "extension-source-torch-api-removed"
+    assert "at the compiler or the import" in top.explanation
