@@ -29,7 +29,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Set, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
@@ -44,6 +44,11 @@ CHUNK = 1 << 20
 #: lines of context kept before and after a hit
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 2
+#: the window counts a log's own lines: a piece that continues the line before it (a terminal's
+#: cut, a word-wrapper's break: the seams and cuts :meth:`LogScanner._chunk` finds) is read with
+#: that line and not counted, at most this many pieces per side (a pasted log re-wrapped at 80
+#: columns keeps the neighbours a refinement reads: issue 8's paste invariance)
+CONTEXT_PIECES = 6
 #: hits kept per knowledge-base entry (the rest are only counted)
 HITS_PER_ENTRY = 8
 #: tracebacks kept (the first and the last ones; the rest are only counted)
@@ -241,6 +246,12 @@ HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
 #: gluing them drops the spaces its wrapper took out)
 HARD_WRAP_NEAR = 8
 HARD_WRAP_STRONG = 3
+#: the column counts terminals open with (xterm's, the Linux console's and Windows' conhost's 80,
+#: Windows Terminal's and many IDE consoles' 120): a chunk whose longest lines have exactly one
+#: of these widths is read as cut there even with one or two such lines (a short paste: one
+#: error message cut once or twice), for the weak reading only (joins kept where they match an
+#: entry the pieces alone do not). Not round numbers a tool truncates at (a collector's 200)
+TERMINAL_WIDTHS = frozenset((80, 120))
 
 
 _BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
@@ -288,9 +299,10 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
     cut = [len(ln) == width and _may_be_cut(ln, nxt) for ln, nxt in zip(lines, lines[1:] + [""])]
     n_cut = sum(cut)
     if n_cut < HARD_WRAP_LINES and not any(
-            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)):
-        # fewer than three cuts, and no line cut twice (two different lines of the width in a
-        # row): no sign of a terminal's wrap
+            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)) \
+            and (strong or not n_cut or width not in TERMINAL_WIDTHS):
+        # fewer than three cuts, no line cut twice (two different lines of the width in a
+        # row), and not a terminal's usual width: no sign of a terminal's wrap
         return set()
     if strong:
         # a terminal cuts every long line at the width, so lines just shorter than it are rare;
@@ -1375,7 +1387,8 @@ class LogScanner:
         self._gate = self.kb.line_gate.search
         self._entry_gate = self.kb.entry_gate.search
         self._tail: List[Line] = []                        # last lines of the previous chunk
-        self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
+        # hits collecting lines after them (with how many of the log's own lines they hold)
+        self._waiting: List[Tuple[Hit, List[Line], List[int]]] = []
         self._open: Dict[str, _Open] = {}
         self._last_closed: Dict[str, Traceback] = {}
         self._chain: Dict[str, str] = {}
@@ -1386,6 +1399,8 @@ class LogScanner:
         self._quiet: Optional[List[str]] = []
         self._quiet_chars = 0
         self._seams: Set[int] = set()
+        self._wraps: Set[int] = set()
+        self._piece_joins: Dict[int, str] = {}
         self._rejoins = 0
         self._paragraphs = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
@@ -1446,7 +1461,7 @@ class LogScanner:
             if op.state == "frames":
                 op.tb.truncated = True
             self._finish(op.tb)
-        for hit, after in self._waiting:
+        for hit, after, _ in self._waiting:
             self._emit(hit, after)
         self._waiting = []
         r = self.result
@@ -1525,19 +1540,26 @@ class LogScanner:
                 flagged = sorted(set(flagged) | set(extra))
         # a message wrapped onto the next line (a terminal, a logger or the user cut it):
         # the lines joined are searched too, so a pattern that spans the break still matches
+        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
+        wraps = hard_wrap_cuts(lines) if n > 1 else set()
         seams: Set[int] = set()
         line_of, last = 0, 0
         for m in SEAM_RE.finditer(body):
             pos = m.start()
             line_of += body.count("\n", last, pos)
             last = pos
-            if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and SEAM_MIN <= len(lines[line_of]) <= SEAM_MAX:
+            # (the last piece of a line a terminal cut is as long as the line was: any length)
+            if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and len(lines[line_of]) <= SEAM_MAX \
+                    and (SEAM_MIN <= len(lines[line_of]) or line_of - 1 in wraps):
                 seams.add(line_of)
-        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
-        wraps = hard_wrap_cuts(lines) if n > 1 else set()
         if seams or wraps:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
+        self._wraps = wraps
+        # how each line that continues the one before joins it in a refinement's context (a
+        # seam: a space; a terminal's cut: glued), by line number; this chunk's and the last one's
+        self._piece_joins = {**{k: v for k, v in self._piece_joins.items() if k > base - CONTEXT_PIECES},
+                             **{base + i + 2: " " for i in seams}, **{base + i + 2: "" for i in wraps}}
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base, wraps)
         if base == 0:
@@ -1708,10 +1730,21 @@ class LogScanner:
         if where is None:
             return ()
         lines, i, base = where
-        before = [Line(base + j + 1, lines[j]) for j in range(max(0, i - CONTEXT_BEFORE), i)]
+        # CONTEXT_BEFORE of the log's own lines: a piece that continues the line before it is
+        # read with that line (so is a hit line's own earlier piece), CONTEXT_PIECES at most
+        count = -1 if self._continues(i) else 0
+        start = i
+        while start > 0 and count < CONTEXT_BEFORE and i - start < CONTEXT_BEFORE + CONTEXT_PIECES:
+            start -= 1
+            count += not self._continues(start)
+        before = [Line(base + j + 1, lines[j]) for j in range(start, i)]
         if len(before) < CONTEXT_BEFORE:
             before = (self._tail + before)[-CONTEXT_BEFORE:]
         return tuple(before)
+
+    def _continues(self, i: int) -> bool:
+        """Whether line ``i`` of the chunk continues the line before it (a seam or a terminal's cut)."""
+        return i - 1 in self._seams or i - 1 in self._wraps
 
     @staticmethod
     def _joined(lines: List[str], i: int) -> Optional[str]:
@@ -1845,13 +1878,19 @@ class LogScanner:
             line = Line(lineno, rest, key)
 
         if self._waiting:
+            # CONTEXT_AFTER of the log's own lines, each with the pieces that continue it (a
+            # wrapped line's, CONTEXT_PIECES at most): the line's piece counts only where it
+            # does not continue the line before, and the window closes before a new line
+            own = not (where is not None and self._continues(where[1]))
+            more = where is not None and self._continues(where[1] + 1) and where[1] + 1 < len(where[0])
             still = []
-            for hit, after in self._waiting:
+            for hit, after, counted in self._waiting:
                 after.append(line)
-                if len(after) >= CONTEXT_AFTER:
+                counted[0] += own
+                if counted[0] >= CONTEXT_AFTER and not (more and len(after) < CONTEXT_AFTER + CONTEXT_PIECES):
                     self._emit(hit, after)
                 else:
-                    still.append((hit, after))
+                    still.append((hit, after, counted))
             self._waiting = still
 
         if continuation is not None:
@@ -1939,10 +1978,10 @@ class LogScanner:
                     n = self.result.hit_counts.get(e.id, 0) + 1
                     self.result.hit_counts[e.id] = n
                     if n <= HITS_PER_ENTRY:
-                        ctx = "\n".join([*(b.text for b in before), rest, tb_ctx])
+                        # (the lines around it are added when the hit is emitted: _emit)
                         hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
-                                  ctx)
-                        self._waiting.append((hit, []))
+                                  tb_ctx)
+                        self._waiting.append((hit, [], [0]))
                 if all(e.said and not e.is_root for e in entries):
                     # a user's words for a symptom ("GPU not detected") read only where nothing else
                     # shows the failure (reasoning): the line still counts as what it is
@@ -1970,11 +2009,26 @@ class LogScanner:
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
-        ctx = hit.context + "\n" + "\n".join(a.text for a in after)
+        # the log's lines around the hit, a wrapped line's pieces joined back (a refinement's
+        # context reads a line as the log wrote it, however a paste wrapped it), then its traceback
+        ctx = self._joined_lines([*hit.before, hit.line, *after]) + "\n" + hit.context
         tb = self.result.traceback(hit.traceback)
         if tb is not None and tb.exc_type:
             ctx += f"\n{tb.exc_type}: {tb.message}"
         self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx))
+
+    def _joined_lines(self, lines: Sequence[Line]) -> str:
+        """The text of ``lines``, each piece that continues the line before it joined to it."""
+        out: List[str] = []
+        prev = None
+        for ln in lines:
+            join = self._piece_joins.get(ln.number) if prev is not None and ln.number == prev + 1 else None
+            if join is None or not out:
+                out.append(ln.text)
+            else:
+                out[-1] = out[-1].rstrip() + " " + ln.text.strip() if join else out[-1] + ln.text
+            prev = ln.number
+        return "\n".join(out)
 
     def _other(self, line: Line, shape: Optional[str] = None) -> None:
         text = line.text
