@@ -76,3 +76,42 @@ def test_one_line_of_a_terminals_width_is_a_cut_only_at_a_terminals_width(width,
     lines = ["x" * 20, "RuntimeError: " + "a" * (width - 14), "rest of it", "short"]
     assert (hard_wrap_cuts(lines) == {1}) is cut
     assert hard_wrap_cuts(lines, strong=True) == set()
+
+
+#: vLLM's check (vllm/worker/worker.py _check_if_gpu_supports_dtype), retyped in lower case as
+#: a user's title does, then cut by an 80-column terminal inside "least"
+RETYPED = ("valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. "
+           "your tesla v100-sxm2-32gb gpu has compute capability 7.0.\n")
+
+
+def test_a_retyped_message_cut_by_a_terminal_is_read_whatever_its_case():
+    assert first(RETYPED) == "gpu-arch-lacks-dtype"
+    assert first(hard_wrap(RETYPED)) == "gpu-arch-lacks-dtype"
+
+
+#: one launcher error printed three times (its source line aside), re-wrapped at word boundaries:
+#: three lines of one width and none near it, which a terminal's wrap also shows
+REPEATED = "".join(f"[error][simple_yolo.cu:{n}]:launch failed: no kernel image is available for execution "
+                   "on the device\n" for n in (556, 450, 454))
+
+
+def test_a_repeated_record_rewrapped_at_word_boundaries_is_not_glued():
+    wrapped = soft_wrap(REPEATED)
+    assert "available for\nexecution" in wrapped
+    assert hard_wrap_cuts(wrapped.split("\n"), strong=True) == set()
+    assert first(wrapped) == first(REPEATED) == "extension-arch-missing"
+
+
+#: a user's sentence (pytorch#168065) that states the CPU build, re-wrapped before its last words
+SAID = "Hi, noticing that trying to `pip install torch` resulted in the CPU version of torch stable.\n"
+
+
+def test_a_users_sentence_a_paste_wrapped_is_judged_whole():
+    """The sentence names the failure only with its last words ('... version of torch'): the hit
+    keeps the whole line, pieces joined (``Hit.whole``), for judging it."""
+    assert first(SAID) == "torch-cpu-only-build"
+    wrapped = soft_wrap(SAID)
+    assert wrapped.split("\n")[1] == "torch stable."
+    assert first(wrapped) == "torch-cpu-only-build"
+    (hit,) = scan_text(wrapped).hits
+    assert hit.whole == SAID.strip() and hit.line.text != hit.whole

@@ -255,6 +255,7 @@ TERMINAL_WIDTHS = frozenset((80, 120))
 
 
 _BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
+_DIGITS_RE = re.compile(r"\d+")
 
 
 def _may_be_cut(line: str, nxt: str) -> bool:
@@ -309,6 +310,11 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
         # a word-wrapper leaves many (its lines end where a word ends)
         near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
         if n_cut < HARD_WRAP_LINES or n_cut < HARD_WRAP_STRONG * near:
+            return set()
+        # one record repeated (its numbers aside) and re-wrapped at word boundaries has as many
+        # lines of one width as it has copies, none near it: HARD_WRAP_LINES different cut lines,
+        # or the chunk is read the weak way (each join tried glued and spaced)
+        if len({_DIGITS_RE.sub("", ln) for ln, c in zip(lines, cut) if c}) < HARD_WRAP_LINES:
             return set()
     return {i for i, was_cut in enumerate(cut) if was_cut}
 
@@ -1182,6 +1188,8 @@ class Hit:
     traceback: Optional[int] = None
     #: the text a refinement is judged on: the line, its neighbours, its traceback
     context: str = ""
+    #: the line with the pieces that continue it joined (a line a paste wrapped), "" when none does
+    whole: str = ""
 
 
 @dataclass(frozen=True)
@@ -1277,7 +1285,7 @@ def _scrub_kept(r: ParseResult) -> None:
         return ln if text is ln.text and stream is ln.stream else replace(ln, text=text, stream=stream)
 
     r.hits[:] = [replace(h, line=line(h.line), before=tuple(line(b) for b in h.before),
-                         after=tuple(line(a) for a in h.after), context=s(h.context)) for h in r.hits]
+                         after=tuple(line(a) for a in h.after), context=s(h.context), whole=s(h.whole)) for h in r.hits]
     r.other_errors[:] = [line(ln) for ln in r.other_errors]
     for number, text in r.translated.items():
         r.translated[number] = s(text)
@@ -1968,6 +1976,17 @@ class LogScanner:
                 # which read the text as written
                 self._folded += 1
                 entries = self.kb.match_line_folded(rest)
+                if not entries and continuation is not None and not rest.endswith(continuation):
+                    # the piece of a line a terminal cut or a wrapper broke: its joins too, whatever
+                    # the case (a retyped message cut at 80 columns)
+                    alone = set(self.kb.match_line_folded(continuation))
+                    spaced, glued = f"{rest.rstrip()} {continuation}", rest + continuation
+                    for joined in ((glued, spaced) if glued_first else (spaced, glued)):
+                        entries = [e for e in self.kb.match_line_folded(joined) if e not in alone]
+                        if entries:
+                            rest = joined
+                            line = Line(lineno, rest, key)
+                            break
                 if entries:
                     shape = None
             if entries:
@@ -2015,7 +2034,9 @@ class LogScanner:
         tb = self.result.traceback(hit.traceback)
         if tb is not None and tb.exc_type:
             ctx += f"\n{tb.exc_type}: {tb.message}"
-        self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx))
+        whole = self._joined_lines([hit.line, *after]).split("\n", 1)[0] if after else ""
+        self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx,
+                                    whole if whole != hit.line.text else ""))
 
     def _joined_lines(self, lines: Sequence[Line]) -> str:
         """The text of ``lines``, each piece that continues the line before it joined to it."""

@@ -445,8 +445,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if e.said and not e.is_root:
             if shown or not suspect_shape(hit.line.text):
                 continue
-        elif e.said and not failing and error_shape(hit.line.text) is None \
-                and not _gives_cause(e, hit.line.text):
+        elif e.said and not failing and error_shape(hit.whole or hit.line.text) is None \
+                and not _gives_cause(e, hit.whole or hit.line.text):
+            # (the sentence as the user wrote it: a line a paste wrapped read whole)
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
         for code in codes:
