@@ -1408,6 +1408,7 @@ class LogScanner:
         self._quiet_chars = 0
         self._seams: Set[int] = set()
         self._wraps: Set[int] = set()
+        self._pieces: Set[int] = set()
         self._piece_joins: Dict[int, str] = {}
         self._rejoins = 0
         self._paragraphs = 0
@@ -1564,10 +1565,14 @@ class LogScanner:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
         self._wraps = wraps
+        # the seams that are a line's pieces, for a refinement's context: not a new record of a
+        # stream (a worker's, a pod's prefix) nor one that starts as the line before does (a
+        # prefix repeated on every line), whose lines only look continued
+        self._pieces = {i for i in seams if lines[i + 1][:8] != lines[i][:8] and not split_prefix(lines[i + 1])[0]}
         # how each line that continues the one before joins it in a refinement's context (a
         # seam: a space; a terminal's cut: glued), by line number; this chunk's and the last one's
         self._piece_joins = {**{k: v for k, v in self._piece_joins.items() if k > base - CONTEXT_PIECES},
-                             **{base + i + 2: " " for i in seams}, **{base + i + 2: "" for i in wraps}}
+                             **{base + i + 2: " " for i in self._pieces}, **{base + i + 2: "" for i in wraps}}
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base, wraps)
         if base == 0:
@@ -1752,7 +1757,7 @@ class LogScanner:
 
     def _continues(self, i: int) -> bool:
         """Whether line ``i`` of the chunk continues the line before it (a seam or a terminal's cut)."""
-        return i - 1 in self._seams or i - 1 in self._wraps
+        return i - 1 in self._pieces or i - 1 in self._wraps
 
     @staticmethod
     def _joined(lines: List[str], i: int) -> Optional[str]:
