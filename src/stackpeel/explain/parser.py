@@ -1568,7 +1568,9 @@ class LogScanner:
         # the seams that are a line's pieces, for a refinement's context: not a new record of a
         # stream (a worker's, a pod's prefix) nor one that starts as the line before does (a
         # prefix repeated on every line), whose lines only look continued
-        self._pieces = {i for i in seams if lines[i + 1][:8] != lines[i][:8] and not split_prefix(lines[i + 1])[0]}
+        # (nor the line after a sentence's end: a wrapped piece ends inside a sentence)
+        self._pieces = {i for i in seams if lines[i + 1][:8] != lines[i][:8] and lines[i].rstrip()[-1:] not in ".:;!?"
+                        and not split_prefix(lines[i + 1])[0]}
         # how each line that continues the one before joins it in a refinement's context (a
         # seam: a space; a terminal's cut: glued), by line number; this chunk's and the last one's
         self._piece_joins = {**{k: v for k, v in self._piece_joins.items() if k > base - CONTEXT_PIECES},
@@ -2051,8 +2053,12 @@ class LogScanner:
             join = self._piece_joins.get(ln.number) if prev is not None and ln.number == prev + 1 else None
             if join is None or not out:
                 out.append(ln.text)
+            elif join or (out[-1][-1:].isalnum() and ln.text[:1].isalnum()):
+                # a seam; or a cut between two letters, which a word-wrapper's dropped space leaves
+                # too (a line of the terminal's width may be one): read as two words
+                out[-1] = out[-1].rstrip() + " " + ln.text.strip()
             else:
-                out[-1] = out[-1].rstrip() + " " + ln.text.strip() if join else out[-1] + ln.text
+                out[-1] += ln.text
             prev = ln.number
         return "\n".join(out)
 
