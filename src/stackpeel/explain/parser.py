@@ -29,7 +29,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Set, Tuple
+from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
@@ -44,6 +44,11 @@ CHUNK = 1 << 20
 #: lines of context kept before and after a hit
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 2
+#: the window counts a log's own lines: a piece that continues the line before it (a terminal's
+#: cut, a word-wrapper's break: the seams and cuts :meth:`LogScanner._chunk` finds) is read with
+#: that line and not counted, at most this many pieces per side (a pasted log re-wrapped at 80
+#: columns keeps the neighbours a refinement reads: issue 8's paste invariance)
+CONTEXT_PIECES = 6
 #: hits kept per knowledge-base entry (the rest are only counted)
 HITS_PER_ENTRY = 8
 #: tracebacks kept (the first and the last ones; the rest are only counted)
@@ -241,9 +246,16 @@ HARD_WRAP_MIN, HARD_WRAP_MAX, HARD_WRAP_LINES = 60, 400, 3
 #: gluing them drops the spaces its wrapper took out)
 HARD_WRAP_NEAR = 8
 HARD_WRAP_STRONG = 3
+#: the column counts terminals open with (xterm's, the Linux console's and Windows' conhost's 80,
+#: Windows Terminal's and many IDE consoles' 120): a chunk whose longest lines have exactly one
+#: of these widths is read as cut there even with one or two such lines (a short paste: one
+#: error message cut once or twice), for the weak reading only (joins kept where they match an
+#: entry the pieces alone do not). Not round numbers a tool truncates at (a collector's 200)
+TERMINAL_WIDTHS = frozenset((80, 120))
 
 
 _BOX_CHARS = "|│┃║+╭╮╯╰┌┐└┘├┤"
+_DIGITS_RE = re.compile(r"\d+")
 
 
 def _may_be_cut(line: str, nxt: str) -> bool:
@@ -288,15 +300,21 @@ def hard_wrap_cuts(lines: List[str], strong: bool = False) -> Set[int]:
     cut = [len(ln) == width and _may_be_cut(ln, nxt) for ln, nxt in zip(lines, lines[1:] + [""])]
     n_cut = sum(cut)
     if n_cut < HARD_WRAP_LINES and not any(
-            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)):
-        # fewer than three cuts, and no line cut twice (two different lines of the width in a
-        # row): no sign of a terminal's wrap
+            cut[i] and cut[i + 1] and lines[i] != lines[i + 1] for i in range(len(lines) - 1)) \
+            and (strong or not n_cut or width not in TERMINAL_WIDTHS):
+        # fewer than three cuts, no line cut twice (two different lines of the width in a
+        # row), and not a terminal's usual width: no sign of a terminal's wrap
         return set()
     if strong:
         # a terminal cuts every long line at the width, so lines just shorter than it are rare;
         # a word-wrapper leaves many (its lines end where a word ends)
         near = sum(1 for ln in lines if width - HARD_WRAP_NEAR <= len(ln) < width)
         if n_cut < HARD_WRAP_LINES or n_cut < HARD_WRAP_STRONG * near:
+            return set()
+        # one record repeated (its numbers aside) and re-wrapped at word boundaries has as many
+        # lines of one width as it has copies, none near it: HARD_WRAP_LINES different cut lines,
+        # or the chunk is read the weak way (each join tried glued and spaced)
+        if len({_DIGITS_RE.sub("", ln) for ln, c in zip(lines, cut) if c}) < HARD_WRAP_LINES:
             return set()
     return {i for i, was_cut in enumerate(cut) if was_cut}
 
@@ -1174,6 +1192,8 @@ class Hit:
     traceback: Optional[int] = None
     #: the text a refinement is judged on: the line, its neighbours, its traceback
     context: str = ""
+    #: the line with the pieces that continue it joined (a line a paste wrapped), "" when none does
+    whole: str = ""
 
 
 @dataclass(frozen=True)
@@ -1269,7 +1289,7 @@ def _scrub_kept(r: ParseResult) -> None:
         return ln if text is ln.text and stream is ln.stream else replace(ln, text=text, stream=stream)
 
     r.hits[:] = [replace(h, line=line(h.line), before=tuple(line(b) for b in h.before),
-                         after=tuple(line(a) for a in h.after), context=s(h.context)) for h in r.hits]
+                         after=tuple(line(a) for a in h.after), context=s(h.context), whole=s(h.whole)) for h in r.hits]
     r.other_errors[:] = [line(ln) for ln in r.other_errors]
     for number, text in r.translated.items():
         r.translated[number] = s(text)
@@ -1379,7 +1399,8 @@ class LogScanner:
         self._gate = self.kb.line_gate.search
         self._entry_gate = self.kb.entry_gate.search
         self._tail: List[Line] = []                        # last lines of the previous chunk
-        self._waiting: List[Tuple[Hit, List[Line]]] = []   # hits collecting lines after them
+        # hits collecting lines after them (with how many of the log's own lines they hold)
+        self._waiting: List[Tuple[Hit, List[Line], List[int]]] = []
         self._open: Dict[str, _Open] = {}
         self._last_closed: Dict[str, Traceback] = {}
         self._chain: Dict[str, str] = {}
@@ -1390,6 +1411,9 @@ class LogScanner:
         self._quiet: Optional[List[str]] = []
         self._quiet_chars = 0
         self._seams: Set[int] = set()
+        self._wraps: Set[int] = set()
+        self._pieces: Set[int] = set()
+        self._piece_joins: Dict[int, str] = {}
         self._rejoins = 0
         self._paragraphs = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
@@ -1450,7 +1474,7 @@ class LogScanner:
             if op.state == "frames":
                 op.tb.truncated = True
             self._finish(op.tb)
-        for hit, after in self._waiting:
+        for hit, after, _ in self._waiting:
             self._emit(hit, after)
         self._waiting = []
         r = self.result
@@ -1529,19 +1553,32 @@ class LogScanner:
                 flagged = sorted(set(flagged) | set(extra))
         # a message wrapped onto the next line (a terminal, a logger or the user cut it):
         # the lines joined are searched too, so a pattern that spans the break still matches
+        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
+        wraps = hard_wrap_cuts(lines) if n > 1 else set()
         seams: Set[int] = set()
         line_of, last = 0, 0
         for m in SEAM_RE.finditer(body):
             pos = m.start()
             line_of += body.count("\n", last, pos)
             last = pos
-            if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and SEAM_MIN <= len(lines[line_of]) <= SEAM_MAX:
+            # (the last piece of a line a terminal cut is as long as the line was: any length)
+            if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and len(lines[line_of]) <= SEAM_MAX \
+                    and (SEAM_MIN <= len(lines[line_of]) or line_of - 1 in wraps):
                 seams.add(line_of)
-        # a terminal's hard wrap: a line cut at the width, continued by the pieces after it
-        wraps = hard_wrap_cuts(lines) if n > 1 else set()
         if seams or wraps:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
+        self._wraps = wraps
+        # the seams that are a line's pieces, for a refinement's context: not a new record of a
+        # stream (a worker's, a pod's prefix) nor one that starts as the line before does (a
+        # prefix repeated on every line), whose lines only look continued
+        # (nor the line after a sentence's end: a wrapped piece ends inside a sentence)
+        self._pieces = {i for i in seams if lines[i + 1][:8] != lines[i][:8] and lines[i].rstrip()[-1:] not in ".:;!?"
+                        and not split_prefix(lines[i + 1])[0]}
+        # how each line that continues the one before joins it in a refinement's context (a
+        # seam: a space; a terminal's cut: glued), by line number; this chunk's and the last one's
+        self._piece_joins = {**{k: v for k, v in self._piece_joins.items() if k > base - CONTEXT_PIECES},
+                             **{base + i + 2: " " for i in self._pieces}, **{base + i + 2: "" for i in wraps}}
         if self.kb.clues and len(r.clues) < MAX_CLUES:
             self._find_clues(body, lines, base, wraps)
         if base == 0:
@@ -1712,10 +1749,21 @@ class LogScanner:
         if where is None:
             return ()
         lines, i, base = where
-        before = [Line(base + j + 1, lines[j]) for j in range(max(0, i - CONTEXT_BEFORE), i)]
+        # CONTEXT_BEFORE of the log's own lines: a piece that continues the line before it is
+        # read with that line (so is a hit line's own earlier piece), CONTEXT_PIECES at most
+        count = -1 if self._continues(i) else 0
+        start = i
+        while start > 0 and count < CONTEXT_BEFORE and i - start < CONTEXT_BEFORE + CONTEXT_PIECES:
+            start -= 1
+            count += not self._continues(start)
+        before = [Line(base + j + 1, lines[j]) for j in range(start, i)]
         if len(before) < CONTEXT_BEFORE:
             before = (self._tail + before)[-CONTEXT_BEFORE:]
         return tuple(before)
+
+    def _continues(self, i: int) -> bool:
+        """Whether line ``i`` of the chunk continues the line before it (a seam or a terminal's cut)."""
+        return i - 1 in self._pieces or i - 1 in self._wraps
 
     @staticmethod
     def _joined(lines: List[str], i: int) -> Optional[str]:
@@ -1849,13 +1897,19 @@ class LogScanner:
             line = Line(lineno, rest, key)
 
         if self._waiting:
+            # CONTEXT_AFTER of the log's own lines, each with the pieces that continue it (a
+            # wrapped line's, CONTEXT_PIECES at most): the line's piece counts only where it
+            # does not continue the line before, and the window closes before a new line
+            own = not (where is not None and self._continues(where[1]))
+            more = where is not None and self._continues(where[1] + 1) and where[1] + 1 < len(where[0])
             still = []
-            for hit, after in self._waiting:
+            for hit, after, counted in self._waiting:
                 after.append(line)
-                if len(after) >= CONTEXT_AFTER:
+                counted[0] += own
+                if counted[0] >= CONTEXT_AFTER and not (more and len(after) < CONTEXT_AFTER + CONTEXT_PIECES):
                     self._emit(hit, after)
                 else:
-                    still.append((hit, after))
+                    still.append((hit, after, counted))
             self._waiting = still
 
         if continuation is not None:
@@ -1933,6 +1987,17 @@ class LogScanner:
                 # which read the text as written
                 self._folded += 1
                 entries = self.kb.match_line_folded(rest)
+                if not entries and continuation is not None and not rest.endswith(continuation):
+                    # the piece of a line a terminal cut or a wrapper broke: its joins too, whatever
+                    # the case (a retyped message cut at 80 columns)
+                    alone = set(self.kb.match_line_folded(continuation))
+                    spaced, glued = f"{rest.rstrip()} {continuation}", rest + continuation
+                    for joined in ((glued, spaced) if glued_first else (spaced, glued)):
+                        entries = [e for e in self.kb.match_line_folded(joined) if e not in alone]
+                        if entries:
+                            rest = joined
+                            line = Line(lineno, rest, key)
+                            break
                 if entries:
                     shape = None
             if entries:
@@ -1943,10 +2008,10 @@ class LogScanner:
                     n = self.result.hit_counts.get(e.id, 0) + 1
                     self.result.hit_counts[e.id] = n
                     if n <= HITS_PER_ENTRY:
-                        ctx = "\n".join([*(b.text for b in before), rest, tb_ctx])
+                        # (the lines around it are added when the hit is emitted: _emit)
                         hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
-                                  ctx)
-                        self._waiting.append((hit, []))
+                                  tb_ctx)
+                        self._waiting.append((hit, [], [0]))
                 if all(e.said and not e.is_root for e in entries):
                     # a user's words for a symptom ("GPU not detected") read only where nothing else
                     # shows the failure (reasoning): the line still counts as what it is
@@ -1974,11 +2039,32 @@ class LogScanner:
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
-        ctx = hit.context + "\n" + "\n".join(a.text for a in after)
+        # the log's lines around the hit, a wrapped line's pieces joined back (a refinement's
+        # context reads a line as the log wrote it, however a paste wrapped it), then its traceback
+        ctx = self._joined_lines([*hit.before, hit.line, *after]) + "\n" + hit.context
         tb = self.result.traceback(hit.traceback)
         if tb is not None and tb.exc_type:
             ctx += f"\n{tb.exc_type}: {tb.message}"
-        self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx))
+        whole = self._joined_lines([hit.line, *after]).split("\n", 1)[0] if after else ""
+        self.result.hits.append(Hit(hit.entry, hit.line, hit.before, tuple(after), hit.traceback, ctx,
+                                    whole if whole != hit.line.text else ""))
+
+    def _joined_lines(self, lines: Sequence[Line]) -> str:
+        """The text of ``lines``, each piece that continues the line before it joined to it."""
+        out: List[str] = []
+        prev = None
+        for ln in lines:
+            join = self._piece_joins.get(ln.number) if prev is not None and ln.number == prev + 1 else None
+            if join is None or not out:
+                out.append(ln.text)
+            elif join or (out[-1][-1:].isalnum() and ln.text[:1].isalnum()):
+                # a seam; or a cut between two letters, which a word-wrapper's dropped space leaves
+                # too (a line of the terminal's width may be one): read as two words
+                out[-1] = out[-1].rstrip() + " " + ln.text.strip()
+            else:
+                out[-1] += ln.text
+            prev = ln.number
+        return "\n".join(out)
 
     def _other(self, line: Line, shape: Optional[str] = None) -> None:
         text = line.text

@@ -228,6 +228,9 @@ class Explanation:
     #: combinations and state facts that hold for it (``.facts``)
     facts: Optional[LogFacts] = None
     fact_findings: Tuple[Any, ...] = ()
+    #: the user stopped the run (Ctrl+C: a KeyboardInterrupt is the log's last exception and no
+    #: error precedes it): its exception line; the log shows no failure and no cause is guessed
+    interrupted: Optional[Evidence] = None
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -240,8 +243,9 @@ class Explanation:
 
     @property
     def has_errors(self) -> bool:
-        """The log shows a failure: a known cause or symptom, an exception or an error line."""
-        return bool(self.candidates or self.n_exceptions or self.n_unexplained)
+        """The log shows a failure: a known cause or symptom, an exception or an error line (a
+        run the user interrupted, and nothing else, is none)."""
+        return bool(self.candidates or (self.interrupted is None and (self.n_exceptions or self.n_unexplained)))
 
     @property
     def exit_code(self) -> ExitCode:
@@ -267,6 +271,7 @@ class Explanation:
             "n_warnings": self.n_warnings,
             "streams": list(self.streams),
             "notes": list(self.notes),
+            "interrupted": self.interrupted.to_dict() if self.interrupted else None,
             "live": self.live.to_dict() if self.live else None,
             "fingerprint": self.fingerprint,
             "facts": {**(self.facts.to_dict() if self.facts else {}),
@@ -444,8 +449,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if e.said and not e.is_root:
             if shown or not suspect_shape(hit.line.text):
                 continue
-        elif e.said and not failing and error_shape(hit.line.text) is None \
-                and not _gives_cause(e, hit.line.text):
+        elif e.said and not failing and error_shape(hit.whole or hit.line.text) is None \
+                and not _gives_cause(e, hit.whole or hit.line.text):
+            # (the sentence as the user wrote it: a line a paste wrapped read whole)
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
         for code in codes:
@@ -579,7 +585,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     cited = {ev.line for c in candidates for ev in c.evidence}
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10]
                         if ln.number not in cited)
-    if not candidates:
+    interrupted = None if candidates else _interruption(parsed, exceptions)
+    if interrupted is not None:
+        # a run the user stopped (Ctrl+C) is no failure: no cause is guessed from its lines
+        candidates, unexplained = [], ()
+    elif not candidates:
         candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
         if parsed.suspect_only:
             # lines that only may show a failure guess no cause from their words: they are listed
@@ -640,10 +650,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append("the log shows symptoms only: the cause is one of the lower-layer codes listed under "
                      f"'could be' ({how_sure}); run on the affected machine without --no-live (or `stackpeel "
                      "check`) to tell which")
+    if interrupted is not None:
+        frames = exceptions[-1].frames if exceptions else ()
+        if frames:
+            notes.append(f"the interrupted run was in {frames[-1]} when it stopped: if it hung, that is where it waited")
     notes.extend(fact_notes)
     fingerprint = None
     guessed = all(c.basis in GUESS_BASES for c in candidates)
-    if guessed and (parsed.other_errors or exceptions):
+    if guessed and (parsed.other_errors or exceptions) and interrupted is None:
         fingerprint = error_fingerprint([e.text for e in unexplained] +
                                         [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
         if not candidates:
@@ -658,8 +672,36 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         n_unexplained=parsed.n_other_errors, suspect_only=parsed.suspect_only, n_warnings=parsed.n_warnings,
         streams=tuple(parsed.streams),
         notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
-        fact_findings=tuple(findings),
+        fact_findings=tuple(findings), interrupted=interrupted,
     )
+
+
+#: the exception Python raises where the user pressed Ctrl+C (SIGINT's default handler)
+_INTERRUPT_TYPE = "KeyboardInterrupt"
+#: an exit status that says Ctrl+C stopped the process: an IDE's "exit code 130 (interrupted by
+#: signal 2: SIGINT)", Windows' STATUS_CONTROL_C_EXIT (0xC000013A, -1073741510, 3221225786)
+_CTRL_C_RE = re.compile(r"interrupted by signal 2\b|STATUS_CONTROL_C_EXIT|0x[Cc]000013[Aa]\b|-1073741510\b|\b3221225786\b")
+
+
+def _interruption(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]) -> Optional[Evidence]:
+    """The line of the KeyboardInterrupt that ended a run the user stopped, when it is the log's
+    last exception and no error precedes it: every exception the log shows is one (a pool's
+    workers each print theirs; a traceback chained to another error is that error's), and no
+    error line besides their exception lines. None otherwise: a real error before the Ctrl+C
+    (or an exception raised while handling it) is the failure to explain."""
+    said = parsed.other_errors
+    if not exceptions and parsed.suspect_only and said and parsed.n_other_errors == len(said) \
+            and all(_CTRL_C_RE.search(ln.text) for ln in said):
+        # no traceback, only the status a shell, an IDE or Windows reports for a Ctrl+C (the
+        # lines that only may show a failure, parser.suspect_shape)
+        return Evidence(said[-1].number, said[-1].text.strip(), "interrupted", said[-1].stream)
+    if not exceptions or any((x.type or "").rsplit(".", 1)[-1] != _INTERRUPT_TYPE for x in exceptions):
+        return None
+    own = {x.line for x in exceptions}
+    if parsed.n_other_errors > len(parsed.other_errors) or any(ln.number not in own for ln in parsed.other_errors):
+        return None
+    last = exceptions[-1]
+    return Evidence(last.line, last.shown.rstrip(": "), "interrupted", last.stream)
 
 
 def _as_written(candidates: Sequence[Candidate], unexplained: Tuple[Evidence, ...],

@@ -107,7 +107,11 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
     ``width``; commands are never cut."""
     out: List[str] = _wrap(f"stackpeel explain: {expl.source} ({_size(expl)})", "  ", width, first="") + [""]
     if not expl.candidates:
-        if expl.suspect_only:
+        if expl.interrupted is not None:
+            out.extend(_wrap(f"Interrupted: the run was stopped by the user (line {expl.interrupted.line}: "
+                             f"{expl.interrupted.text}), and no error precedes it. An interruption is no "
+                             "failure: no cause is guessed.", "  ", width, first=""))
+        elif expl.suspect_only:
             out.extend(_wrap(f"Possible failure: no error line, but the lines below say something went wrong, "
                              f"and no knowledge-base entry explains them (fingerprint {expl.fingerprint}).",
                              "  ", width, first=""))
@@ -124,6 +128,9 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
                        "Error lines stackpeel does not recognise:")
             for ev in expl.unexplained[:5]:
                 out.extend(_wrap(f"line {ev.line}: {ev.text}", "    ", width, first="  ", max_lines=2))
+        if expl.interrupted is not None:
+            for note in expl.notes:
+                out.extend(_wrap(f"Note: {note}", "  ", width, first=""))
         out.append("")
         out.extend(_wrap("If this log shows a GPU stack failure, `stackpeel check` probes the machine directly.",
                          "", width))
@@ -309,7 +316,10 @@ def _md_escape(text: str) -> str:
 def render_markdown(expl: Explanation) -> str:
     out: List[str] = [f"## stackpeel explain: `{_md_escape(expl.source)}`", "", f"{_size(expl)}.", ""]
     if not expl.candidates:
-        out.append(f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, but some lines say "
+        out.append(f"**Interrupted** (line {expl.interrupted.line}: `{_md_escape(expl.interrupted.text)}`): the run was "
+                   "stopped by the user and no error precedes it; an interruption is no failure, no cause is guessed."
+                   if expl.interrupted is not None else
+                   f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, but some lines say "
                    "something went wrong, and no knowledge-base entry explains them." if expl.suspect_only else
                    f"**Unknown error** (fingerprint `{expl.fingerprint}`): no knowledge-base entry explains it."
                    if expl.has_errors else "**No error in this log. No known problem found.**")

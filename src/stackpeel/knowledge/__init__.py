@@ -50,11 +50,14 @@ class KnowledgeError(ValueError):
 class Refine:
     """When ``context`` (a regex) matches the line or the text around it, the signature
     evidences ``code`` instead of its own. ``local``: read only around the line, never on the
-    log's clue lines far from it (a setting any log may print anywhere)."""
+    log's clue lines far from it (a setting any log may print anywhere). ``name``: the shared
+    ``[context.NAME]`` the regex comes from (``refine = [{context_name = NAME, code = ...}]``),
+    "" for a regex written inline."""
 
     context: str
     code: str
     local: bool = False
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,9 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
 _REMEDY_KEYS = {"automatic", "why", "verify"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning"}
 _EXC_KEYS = {"type", "message"}
+#: the top-level table of shared refine contexts (``[context.NAME]``); no code may take this name
+CONTEXT_TABLE = "context"
+_CONTEXT_KEYS = {"pattern", "means"}
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -316,9 +322,11 @@ def _check_template(text: str, where: str, key: str) -> None:
         raise KnowledgeError(f"{where}: {key}: bad template {text!r}: {exc}") from None
 
 
-def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes: bool = True) -> CodeEntry:
+def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes: bool = True,
+               contexts: Optional[Mapping[str, str]] = None) -> CodeEntry:
     """One ``[code]`` table of ``file``. ``regexes``: compile its patterns to validate them
-    (False only for documents this very parser accepted before: see :func:`_cached_documents`)."""
+    (False only for documents this very parser accepted before: see :func:`_cached_documents`).
+    ``contexts``: the shared ``[context.NAME]`` regexes a refine may name (:func:`parse_contexts`)."""
     where = f"{file} [{code}]"
     if not _CODE_RE.match(code):
         raise KnowledgeError(f"{where}: a code is lower-case words joined by '-'")
@@ -398,9 +406,19 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                 raise KnowledgeError(f"{lwhere}: bad regex {p!r}: {exc}") from None
         refine = []
         for r in lraw.get("refine", ()):
-            if not isinstance(r, dict) or not {"context", "code"} <= set(r) <= {"context", "code", "local"} \
-                    or not isinstance(r.get("local", False), bool):
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}}")
+            if not isinstance(r, dict) or not isinstance(r.get("local", False), bool):
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}} "
+                                     "or {context_name = NAME, code = code[, local = true]}")
+            if {"context_name", "code"} <= set(r) <= {"context_name", "code", "local"}:
+                name = r["context_name"]
+                if not isinstance(name, str) or name not in (contexts or {}):
+                    raise KnowledgeError(f"{lwhere}: refine names unknown context {name!r} "
+                                         f"(declare it as [{CONTEXT_TABLE}.{name}])")
+                refine.append(Refine((contexts or {})[name], r["code"], r.get("local", False), name))
+                continue
+            if not {"context", "code"} <= set(r) <= {"context", "code", "local"}:
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}} "
+                                     "or {context_name = NAME, code = code[, local = true]}")
             try:
                 if regexes:
                     re.compile(r["context"])
@@ -466,18 +484,57 @@ def default_files() -> List[Path]:
     return sorted((p for p in KB_DIR.glob("*.toml") if p.name not in DATA_FILES), key=_file_order)
 
 
+def parse_contexts(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0
+                   ) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """The shared refine contexts of ``documents``: each file's ``[context.NAME]`` tables
+    (``pattern``: the regex; ``means``: what its match says about the log, for people). One
+    name, one regex, across every file (a plugin's refine may name a built-in context). Returns
+    (name -> regex, name -> the file that declares it)."""
+    regexes: Dict[str, str] = {}
+    files: Dict[str, str] = {}
+    for i, (file, data) in enumerate(documents):
+        table = data.get(CONTEXT_TABLE, {})
+        if not isinstance(table, dict):
+            raise KnowledgeError(f"{file} [{CONTEXT_TABLE}]: must be a table of [{CONTEXT_TABLE}.NAME] tables")
+        for name, raw in table.items():
+            where = f"{file} [{CONTEXT_TABLE}.{name}]"
+            if not _CODE_RE.match(name):
+                raise KnowledgeError(f"{where}: a context's name is lower-case words joined by '-'")
+            if name in regexes:
+                raise KnowledgeError(f"{where}: declared twice (also in {files[name]})")
+            if not isinstance(raw, dict) or set(raw) != _CONTEXT_KEYS:
+                raise KnowledgeError(f"{where}: a context is {{pattern = regex, means = text}}, nothing else")
+            pattern = _str(raw, "pattern", where, required=True)
+            _str(raw, "means", where, required=True)
+            if i >= accepted:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise KnowledgeError(f"{where}: bad regex {pattern!r}: {exc}") from None
+            regexes[name], files[name] = raw["pattern"], file
+    return regexes, files
+
+
 def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0) -> KnowledgeBase:
     """A knowledge base from ``(file name, parsed TOML)`` pairs; validates references.
     ``accepted``: how many leading documents this parser accepted before, unchanged (their
     regexes are not compiled again; everything else is validated as always)."""
     codes: Dict[str, CodeEntry] = {}
+    contexts, context_files = parse_contexts(documents, accepted)
     order = 0
     for i, (file, data) in enumerate(documents):
         for code, raw in data.items():
+            if code == CONTEXT_TABLE:
+                continue
             if code in codes:
                 raise KnowledgeError(f"{file} [{code}]: declared twice (also in {codes[code].file})")
-            codes[code] = parse_code(code, raw, file, order, regexes=i >= accepted)
+            codes[code] = parse_code(code, raw, file, order, regexes=i >= accepted, contexts=contexts)
             order += 1
+    used = {r.name for c in codes.values() for s in c.logs for r in s.refine}
+    for name in contexts:
+        if name not in used:
+            raise KnowledgeError(f"{context_files[name]} [{CONTEXT_TABLE}.{name}]: no refine names it "
+                                 "(a shared context is for regexes refines would otherwise repeat)")
     sig_ids: Dict[str, str] = {}
     aliases: Dict[str, str] = {}
     for c in codes.values():

@@ -189,7 +189,10 @@ def render_explanation_html(expl: Explanation) -> str:
     present = {c.code for c in cands}
     body: List[str] = []
     if not cands:
-        verdict = (f"Possible failure: no error line, but some lines say something went wrong, and no "
+        verdict = (f"Interrupted: the run was stopped by the user (line {expl.interrupted.line}: "
+                   f"{expl.interrupted.text}) and no error precedes it; an interruption is no failure, no cause is "
+                   "guessed" if expl.interrupted is not None else
+                   f"Possible failure: no error line, but some lines say something went wrong, and no "
                    f"knowledge-base entry explains them (fingerprint {expl.fingerprint})" if expl.suspect_only else
                    f"Unknown error: no knowledge-base entry explains it (fingerprint {expl.fingerprint})"
                    if expl.has_errors else "No error in this log. No known problem found.")
