@@ -14,15 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parent.parent / "src"
-STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
 
 
-def _run(env: dict) -> dict:
+def _run(stack: str, env: dict) -> dict:
     out = subprocess.run([sys.executable, "-m", "stackpeel", "check", "--format", "json", "--no-plugins",
-                          "--python", STACK, "--only", "toolchain.triton_cache"],
+                          "--python", stack, "--only", "toolchain.triton_cache"],
                          capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode in (0, 1), out.stderr
     report = json.loads(out.stdout)
@@ -31,20 +28,18 @@ def _run(env: dict) -> dict:
             "status": {r["id"]: r["status"] for r in report["results"]}}
 
 
-def test_a_repeat_run_reuses_its_results_where_the_triton_cache_exists(tmp_path):
-    if not Path(STACK).exists():
-        pytest.skip("no stack venv")
+def test_a_repeat_run_reuses_its_results_where_the_triton_cache_exists(tmp_path, stack_python):
     triton_cache = tmp_path / "triton-cache"
     (triton_cache / "Q2ZLHKOBFRZ2MIDYB4NQGHHSU7TBUJ3VOB3QCO5E2BUNJRXWTSGA").mkdir(parents=True)  # one kernel
     env = dict(os.environ, PYTHONPATH=str(SRC), HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "xdg"),
                TRITON_CACHE_DIR=str(triton_cache))
-    first = _run(env)
+    first = _run(stack_python, env)
     assert first["reused"] == 0 and first["status"]["toolchain.triton_cache"] == "pass", first
     assert not [p for p in triton_cache.iterdir() if p.name.startswith(".stackpeel-probe-")]  # it cleans up
-    again = _run(env)
+    again = _run(stack_python, env)
     # before gpu32: 0, the probe's own folder changed the key; toolchain.triton_cache itself is volatile
     # (free space, measured on every run), config.triton_environment is reused
     assert again["reused"] == 1 and again["ran"] == ["toolchain.triton_cache"], again
     (triton_cache / "HQ5NDQ4ZM3PLMGAYKVFTQZ7M35FOJ5NMC4LDCQ3SDX6FXJFS6QZA").mkdir()  # a kernel compiled since
-    after_kernel = _run(env)
+    after_kernel = _run(stack_python, env)
     assert after_kernel["reused"] == 0, after_kernel  # negative control: the cache's content is in the key
