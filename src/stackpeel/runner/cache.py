@@ -117,6 +117,26 @@ def _listing(path: str) -> Optional[List[str]]:
         return None
 
 
+#: the folder toolchain.triton_cache writes and removes in the Triton cache to test it (probes/toolchain.py
+#: _exec_map_test): not the user's, so not part of what the cache holds
+PROBE_DIR_PREFIX = ".stackpeel-probe-"
+
+
+def _triton_cache_material(path: str) -> Optional[List[Any]]:
+    """The Triton cache folder as the key sees it: its stat without the modification time, and a digest
+    of its entries (one folder per compiled kernel or launcher). Not the mtime: toolchain.triton_cache
+    creates and removes a folder in it on every run, so the mtime changed with every check and a repeat
+    run never reused a result on a machine whose Triton cache exists (gpu32: 1.0x on the device after a
+    Triton program had filled ~/.triton/cache, 12.6x before). A kernel compiled or a cache emptied
+    changes the entries, and so the key."""
+    st = _stat(path)
+    if st is None:
+        return None
+    names = [n for n in _listing(path) or [] if not n.startswith(PROBE_DIR_PREFIX)]
+    digest = hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return st[:2] + st[4:] + [len(names), digest]
+
+
 def env_material(environ: Mapping[str, str]) -> Dict[str, str]:
     """Relevant variables, each value replaced by its hash (secrets never reach the cache)."""
     out = {}
@@ -140,7 +160,7 @@ def host_material(environ: Mapping[str, str]) -> Dict[str, Any]:
                                                                       ".triton", "cache")
     for d in dirs:
         files[d] = _stat(d)
-    files["triton-cache"] = _stat(triton_cache)
+    files["triton-cache"] = _triton_cache_material(triton_cache)
     if files["triton-cache"] is None:  # where it would be created: who owns it, not when it last changed
         parent = os.path.dirname(os.path.abspath(triton_cache))
         while parent != os.path.dirname(parent) and not os.path.isdir(parent):
