@@ -17,7 +17,10 @@ from stackpeel.explain import explain_text
 from stackpeel.explain.render import render
 
 WAIT = """
-import sys, time
+import signal, sys, time
+# a shell's background job starts with SIGINT ignored, and Python then leaves it ignored: take
+# Ctrl+C's default handler back so the signal raises KeyboardInterrupt wherever the tests run
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def wait_for_batch():
     print("ready", flush=True)
     time.sleep(60)
