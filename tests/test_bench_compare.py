@@ -41,6 +41,21 @@ def test_compare_counts_gains_losses_and_new_logs_without_naming_any(tmp_path):
                          "training").endswith("1 logs in both, top-1 1 -> 0 (gained 0, lost 1); 1 new")
 
 
+def test_compare_reads_a_gzipped_results_file_as_the_plain_one(tmp_path):
+    """Older raw results are committed gzipped (docs/dev/KNOWLEDGE.md "Committed results"):
+    --compare reads one as it reads the text it holds (a real committed training file)."""
+    import gzip
+    bench = _bench()
+    packed = BENCH / "results" / "explain_accuracy-2026-12-02-harva-training-after.txt.gz"
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    verdicts = bench.read_verdicts(packed)
+    assert verdicts == bench.read_verdicts(plain)
+    assert len(verdicts["training"]) > 1000 and "validation" not in verdicts
+    assert bench.compare(verdicts, verdicts, "training").endswith("top-1 {0} -> {0} (gained 0, lost 0); 0 new".format(
+        sum(v == "top-1" for v in verdicts["training"].values())))
+
+
 def test_the_verdict_column_is_the_one_the_raw_file_writes():
     bench = _bench()
     row = {"top1": False, "top3": True, "silent": False, "unknown": False}
