@@ -264,7 +264,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "from the training part only)")
     ap.add_argument("--stackpeel", default=f"{shlex.quote(sys.executable)} -m stackpeel",
                     help="command that runs stackpeel (default: this Python's)")
-    ap.add_argument("--out", type=Path, default=None, help="raw results file")
+    ap.add_argument("--out", type=Path, default=None, help="raw results file (NAME.gz: gzipped)")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--in-process", action="store_true",
                     help="run explain in this process (same arguments, JSON and scoring; one log at a "
@@ -370,7 +370,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     suffix = ("" if args.part == "all" else f"-{args.part}") + (f"-{args.collected}" if args.collected else "")
     out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    text = ("\n".join(raw) + "\n").encode("utf-8")
+    # --out NAME.txt.gz: gzipped as `gzip -9n` would (no name, no time: same text, same bytes)
+    out.write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if out.name.endswith(".gz") else text)
     print(f"raw results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     return 0
 

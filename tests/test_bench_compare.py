@@ -79,3 +79,21 @@ def test_validation_categories_reach_the_results_file_not_stdout(tmp_path, capsy
     assert "in the results file only" in shown
     # nothing below the summary names a category or a log
     assert shown.count("\n") <= 12
+
+
+def test_out_gz_writes_the_results_gzipped_and_compare_reads_them(tmp_path, capsys):
+    """``--out NAME.txt.gz`` writes the raw results as `gzip -9n` would (no name, no time in the
+    header), for a result too big to commit plain (tests/test_tree_size.py); --compare reads it."""
+    import gzip
+    bench = _bench()
+    out = tmp_path / "tr.txt.gz"
+    assert bench.main(["--part", "training", "--in-process", "--collected", "harv32b-2026-12-06",
+                       "--out", str(out)]) == 0
+    capsys.readouterr()
+    packed = out.read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and packed[4:8] == b"\0\0\0\0"  # gzip, mtime 0
+    text = gzip.decompress(packed).decode("utf-8")
+    assert text.startswith("stackpeel explain accuracy") and "\ntraining\t" in text
+    verdicts = bench.read_verdicts(out)
+    assert verdicts["training"] and set(verdicts) == {"training"}
+    assert len(verdicts["training"]) == text.count("\ntraining\t")
