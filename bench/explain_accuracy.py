@@ -54,7 +54,8 @@ code proposed for a cause that already had an entry scores as that entry's code.
 ``--compare OLD`` adds, per part, how the logs both runs answered moved since an earlier raw
 results file: how many, top-1 before and after, how many gained and lost their first place, and
 how many are new. It prints counts only, never a log's name: the person measuring validation
-logs learns whether a change moved them without reading which.
+logs learns whether a change moved them without reading which. OLD may be gzipped (``.txt.gz``:
+older raw results are committed so, docs/dev/KNOWLEDGE.md "Committed results").
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime as dt
+import gzip
 import importlib.util
 import json
 import os
@@ -223,10 +225,18 @@ def verdict_of(row: Dict) -> str:
             else "unknown" if row["unknown"] else "miss")
 
 
+def read_results(path: Path) -> str:
+    """The text of a raw results file, plain or gzipped (``NAME.txt.gz``)."""
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
 def read_verdicts(path: Path) -> Dict[str, Dict[str, str]]:
-    """part -> {file: verdict} of a raw results file this script wrote."""
+    """part -> {file: verdict} of a raw results file this script wrote (plain or gzipped)."""
     out: Dict[str, Dict[str, str]] = defaultdict(dict)
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in read_results(path).splitlines():
         cols = line.split("\t")
         if len(cols) >= 6 and cols[0] in ("training", "validation") and cols[2].startswith("expected="):
             out[cols[0]][cols[1]] = cols[5]
@@ -254,7 +264,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "from the training part only)")
     ap.add_argument("--stackpeel", default=f"{shlex.quote(sys.executable)} -m stackpeel",
                     help="command that runs stackpeel (default: this Python's)")
-    ap.add_argument("--out", type=Path, default=None, help="raw results file")
+    ap.add_argument("--out", type=Path, default=None, help="raw results file (NAME.gz: gzipped)")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--in-process", action="store_true",
                     help="run explain in this process (same arguments, JSON and scoring; one log at a "
@@ -360,7 +370,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     suffix = ("" if args.part == "all" else f"-{args.part}") + (f"-{args.collected}" if args.collected else "")
     out = args.out or ROOT / "bench" / "results" / f"explain_accuracy-{dt.date.today():%Y-%m-%d}{suffix}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    text = ("\n".join(raw) + "\n").encode("utf-8")
+    # --out NAME.txt.gz: gzipped as `gzip -9n` would (no name, no time: same text, same bytes)
+    out.write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if out.name.endswith(".gz") else text)
     print(f"raw results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     return 0
 

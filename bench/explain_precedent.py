@@ -12,7 +12,7 @@ the ``--threads`` or more that showed it) established, among the codes those sig
 stand for (``Entry.names``).
 
 The protocol. Every training log that a pattern engineer brought in was measured *before* any
-rule was written from it (``bench/results/explain_accuracy-*-before*.txt``: the lines of the
+rule was written from it (``bench/results/explain_accuracy-*-before*.txt``, or ``.txt.gz``: the lines of the
 round's new logs, not its whole-training files). That first answer is what explain says to a
 log it has never seen. For each such log whose first answer names a code:
 
@@ -49,15 +49,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
-from explain_accuracy import aliases, corpus_split, git, log_body  # noqa: E402
-from explain_fallback import half  # noqa: E402
+from explain_accuracy import aliases, corpus_split, git, read_results  # noqa: E402
+from explain_fallback import half, log_body  # noqa: E402
 from stackpeel.codes import all_codes  # noqa: E402
 from stackpeel.explain.knowledge import load as load_explain_kb  # noqa: E402
 from stackpeel.explain.parser import scan_text  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: the files that hold a round's new logs measured before its rules (not the whole-training runs)
-BEFORE = re.compile(r"explain_accuracy-\d{4}-\d\d-\d\d-[a-z]+\d*-before\d*\.txt$")
+BEFORE = re.compile(r"explain_accuracy-\d{4}-\d\d-\d\d-[a-z]+\d*-before\d*\.txt(?:\.gz)?$")
 
 
 #: the settings chosen on half A (threads, agree, share)
@@ -89,7 +89,7 @@ def first_answers() -> Dict[str, str]:
     """file name -> explain's first code when the log was new (its earliest 'before' file)."""
     out: Dict[str, str] = {}
     for f in sorted(p for p in RESULTS.iterdir() if BEFORE.search(p.name)):
-        for line in f.read_text(encoding="utf-8").splitlines():
+        for line in read_results(f).splitlines():
             if not line.startswith("training\t"):
                 continue
             cols = line.split("\t")

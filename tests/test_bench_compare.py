@@ -41,6 +41,21 @@ def test_compare_counts_gains_losses_and_new_logs_without_naming_any(tmp_path):
                          "training").endswith("1 logs in both, top-1 1 -> 0 (gained 0, lost 1); 1 new")
 
 
+def test_compare_reads_a_gzipped_results_file_as_the_plain_one(tmp_path):
+    """Older raw results are committed gzipped (docs/dev/KNOWLEDGE.md "Committed results"):
+    --compare reads one as it reads the text it holds (a real committed training file)."""
+    import gzip
+    bench = _bench()
+    packed = BENCH / "results" / "explain_accuracy-2026-12-02-harva-training-after.txt.gz"
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    verdicts = bench.read_verdicts(packed)
+    assert verdicts == bench.read_verdicts(plain)
+    assert len(verdicts["training"]) > 1000 and "validation" not in verdicts
+    assert bench.compare(verdicts, verdicts, "training").endswith("top-1 {0} -> {0} (gained 0, lost 0); 0 new".format(
+        sum(v == "top-1" for v in verdicts["training"].values())))
+
+
 def test_the_verdict_column_is_the_one_the_raw_file_writes():
     bench = _bench()
     row = {"top1": False, "top3": True, "silent": False, "unknown": False}
@@ -64,3 +79,21 @@ def test_validation_categories_reach_the_results_file_not_stdout(tmp_path, capsy
     assert "in the results file only" in shown
     # nothing below the summary names a category or a log
     assert shown.count("\n") <= 12
+
+
+def test_out_gz_writes_the_results_gzipped_and_compare_reads_them(tmp_path, capsys):
+    """``--out NAME.txt.gz`` writes the raw results as `gzip -9n` would (no name, no time in the
+    header), for a result too big to commit plain (tests/test_tree_size.py); --compare reads it."""
+    import gzip
+    bench = _bench()
+    out = tmp_path / "tr.txt.gz"
+    assert bench.main(["--part", "training", "--in-process", "--collected", "harv32b-2026-12-06",
+                       "--out", str(out)]) == 0
+    capsys.readouterr()
+    packed = out.read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and packed[4:8] == b"\0\0\0\0"  # gzip, mtime 0
+    text = gzip.decompress(packed).decode("utf-8")
+    assert text.startswith("stackpeel explain accuracy") and "\ntraining\t" in text
+    verdicts = bench.read_verdicts(out)
+    assert verdicts["training"] and set(verdicts) == {"training"}
+    assert len(verdicts["training"]) == text.count("\ntraining\t")

@@ -9,8 +9,12 @@
    (in order; a line ``...`` marks abridging), each number of a table appears in PATH.
    A measured figure (seconds, ×, %) in running text needs a source marker in its section
    (a figure right after "timeout", "budget", "default", "limit", "<=" ... is a setting).
+
+Bulky raw output is committed gzipped (``NAME.gz``, docs/dev/KNOWLEDGE.md "Committed results"):
+both checks read a ``.gz`` file as the text it holds.
 """
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -25,9 +29,16 @@ VALIDATION = ROOT / "docs" / "validation"
 DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 
 
+def read_text(path: Path) -> str:
+    """A committed file's text; a gzipped one (``NAME.gz``) as the text it holds."""
+    if path.name.endswith(".gz"):
+        return gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
+    return path.read_text(errors="replace")
+
+
 #: "Superseded: facts/x.json by ../other-run/facts/x.json" in a run's README: that one report was
 #: re-run after a deliberate change of verdict (the newer report must exist, and replays itself)
-SUPERSEDED_FILE = re.compile(r"^Superseded: (\S+\.json) by (\S+\.json)", re.MULTILINE)
+SUPERSEDED_FILE = re.compile(r"^Superseded: (\S+\.json(?:\.gz)?) by (\S+\.json(?:\.gz)?)", re.MULTILINE)
 
 
 def current_reports():
@@ -40,10 +51,10 @@ def current_reports():
         for old, new in SUPERSEDED_FILE.findall(text):
             assert (d / new).resolve().is_file(), f"{readme}: {new} does not exist"
             replaced.add((d / old).resolve())
-        for path in sorted(d.rglob("*.json")):
+        for path in sorted([*d.rglob("*.json"), *d.rglob("*.json.gz")]):
             if path.resolve() in replaced:
                 continue
-            data = json.loads(path.read_text())
+            data = json.loads(read_text(path))
             if isinstance(data, dict) and "results" in data and "diagnosis" in data:
                 yield path
 
@@ -57,7 +68,7 @@ def test_there_is_current_gpu_evidence():
 
 @pytest.mark.parametrize("path", REPORTS, ids=[str(p.relative_to(VALIDATION)) for p in REPORTS])
 def test_committed_report_replays_to_its_verdict(path):
-    rep = Report.from_dict(json.loads(path.read_text()))
+    rep = Report.from_dict(json.loads(read_text(path)))
     assert verdict_of(rediagnose(rep)) == verdict_of(rep), \
         "today's code diagnoses this recorded run differently: re-run the scenario and commit its output"
 
@@ -103,7 +114,7 @@ CASES = [(doc, src, kind, block, n) for doc in DOCS for src, kind, block, n in s
 def test_quoted_block_comes_from_its_source(doc, src, kind, block, n):
     path = ROOT / src
     assert path.exists(), f"{doc.name}:{n} cites {src}, which is not committed"
-    source = path.read_text(errors="replace")
+    source = read_text(path)
     if kind == "fence":
         pos = 0
         for line in block:

@@ -42,7 +42,7 @@ K = 3
 #: answers (1163); 0.25 answers 119, 36 right (30 %); 0.2 answers 181, 42 right (the 62 more
 #: are right 1 in 10); 0.3 answers 77, 27 right. No other text (no frames, error lines only,
 #: numbers/paths/quotes masked), weighting (BM25), vote (k=1, 5) or agreement rule beat this
-#: setting in every fold (bench/results/knn_folds-2026-12-05.txt, docs/dev/knn30.md)
+#: setting in every fold (bench/results/knn_folds-2026-12-05.txt.gz, docs/dev/knn30.md)
 MIN_SIMILARITY = 0.25
 #: guesses kept
 MAX_GUESSES = 3
