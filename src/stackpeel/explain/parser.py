@@ -707,7 +707,7 @@ SOFT_ERROR_RE = re.compile(
     r"|Protocol error|Software caused connection abort|Transport endpoint is not connected|Remote I/O error"
     r"|Invalid cross-device link|Resource temporarily unavailable|Exec format error|No such device or address)"
     r"[.)'\"]?\s*$)"
-    r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
+    r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|stall(?:s|ed|ing)|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
     # a run that works, but on the CPU, in users' words: the GPU not used, the CPU build of
     # torch named ("it uses the CPU instead", "installed the cpu version of torch", "Torch
     # changed to the cpu", Chinese "CPU\u7248\u672c"); and a process the kernel killed ("the
