@@ -87,3 +87,55 @@ def test_torchs_own_cxx17_error_keeps_its_code():
     line = ("/opt/venv/lib/python3.10/site-packages/torch/include/ATen/ATen.h:4:2: error: #error C++17 or later "
             "compatible compiler is required to use ATen.")
     assert codes(line)[:1] == ["extension-cxx-standard-too-old"]
+
+
+# -- 2. vLLM's "No platform detected" in a GKE pod: GKE's own device plugin
+#    (GoogleCloudPlatform/container-engine-accelerators cmd/nvidia_gpu/nvidia_gpu.go: -host-path
+#    /home/kubernetes/bin/nvidia mounted at -container-path /usr/local/nvidia) mounts the driver's
+#    libraries, found only through LD_LIBRARY_PATH: libcuda-missing's GKE clues rank it
+
+VLLM_NO_PLATFORM = (
+    "INFO 08-18 15:31:33 [__init__.py:220] No platform detected, vLLM is running on UnspecifiedPlatform\n"
+    "Traceback (most recent call last):\n"
+    "RuntimeError: Device string must not be empty\n")
+
+GKE_WORDS = [
+    # GKE's GPU node label, as a pod spec carries it
+    "      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4",
+    # a GKE node name (gke-<cluster>-<pool>-<hash>) in kubectl describe pod
+    "Node:             gke-llm-cluster-l4-pool-5f2c1a7e-x9q2/10.128.0.7",
+    "We deploy vLLM on GKE Autopilot with one L4.",
+    "Google Kubernetes Engine (GKE) 1.30, L4 node pool",
+]
+
+
+@pytest.mark.parametrize("words", GKE_WORDS)
+@pytest.mark.parametrize("wrap", ["plain", "markdown-quote", "prose-quotes", "kubectl-prefix"])
+def test_vllm_no_platform_in_a_gke_pod_reads_libcuda_off_the_loader_path(words, wrap):
+    from test_explain_patterns import WRAPPERS
+    log = words + "\n" + "\n".join(WRAPPERS[wrap](line) for line in VLLM_NO_PLATFORM.splitlines()) + "\n"
+    cands = explain_text(log).candidates
+    assert [c.code for c in cands][:1] == ["libcuda-missing"], [c.code for c in cands]
+    assert cands[0].confidence == "inferred"
+
+
+def test_torch_finding_no_driver_in_a_gke_pod_reads_libcuda_off_the_loader_path():
+    log = ("Deployed on GKE with an nvidia-l4 node pool\n"
+           "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have "
+           "an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+           "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert "libcuda-missing" in codes(log)[:2]
+
+
+@pytest.mark.parametrize("words", [
+    # Kubernetes without GKE's words: the toolkit and device readings stay first
+    "Running vLLM on Kubernetes with an L4 in docker",
+    # words that merely contain the letters
+    "the package ngke-utils is installed",
+])
+def test_vllm_no_platform_without_gke_words_is_not_read_as_gke(words):
+    assert codes(words + "\n" + VLLM_NO_PLATFORM)[:1] != ["libcuda-missing"]
+
+
+def test_gke_words_alone_stay_quiet():
+    assert codes("Node: gke-llm-cluster-l4-pool-5f2c1a7e-x9q2/10.128.0.7 on GKE\nRunning: 1 pod\n") == []
