@@ -139,3 +139,66 @@ def test_vllm_no_platform_without_gke_words_is_not_read_as_gke(words):
 
 def test_gke_words_alone_stay_quiet():
     assert codes("Node: gke-llm-cluster-l4-pool-5f2c1a7e-x9q2/10.128.0.7 on GKE\nRunning: 1 pod\n") == []
+
+
+# -- 3. ROCm: torch's hipified TORCH_CUDABLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED) when hipBLASLt's
+#    heuristic returns no algorithm (aten/src/ATen/cuda/CUDABlas.cpp), and a hipBLASLt call that
+#    does not implement the type (ROCm/hipBLASLt hipblaslt-ext-op.cpp): hipblaslt-gemm-unsupported.
+#    MIOpen's hiprtc compile error (ROCm/MIOpen src/comgr.cpp) names no cause: read as the
+#    unclassified GPU error, never silent
+
+HIPBLASLT = [
+    "RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `HIPBLAS_STATUS_NOT_SUPPORTED`",
+    "RuntimeError: HIP error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `hipblasLtMatmul( ltHandle, "
+    "computeDesc.descriptor(), &alpha_val, mat1_ptr, Adesc.descriptor(), mat2_ptr, Bdesc.descriptor(), "
+    "&beta_val, result_ptr, Cdesc.descriptor(), result_ptr, Cdesc.descriptor(), &heuristicResult.algo, "
+    "workspace.mutable_data_ptr(), workspaceSize, at::cuda::getCurrentCUDAStream())`",
+]
+
+test_hipblaslt_in_every_wrapper, test_hipblaslt_own_signature = family_tests(
+    {"hipblaslt-gemm-unsupported": HIPBLASLT})
+
+test_hipblaslt_sourced = sourced_roots_test(["hipblaslt-gemm-unsupported"])
+
+
+@pytest.mark.parametrize("line", [
+    # hipBLAS's (not Lt's) NOT_SUPPORTED, rocBLAS's not_implemented: another library, not read here
+    "RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `hipblasGemmEx( handle, opa, opb, m, "
+    "n, k, &falpha, a, HIP_R_16BF, lda, b, HIP_R_16BF, ldb, &fbeta, c, HIP_R_16BF, ldc, HIPBLAS_COMPUTE_32F, "
+    "HIPBLAS_GEMM_DEFAULT)`",
+    # torch's own warning on an architecture hipBLASLt does not support: it falls back, nothing fails
+    "UserWarning: Attempting to use hipBLASLt on an unsupported architecture! Overriding blas backend to hipblas "
+    "(Triggered internally at ../aten/src/ATen/Context.cpp:296.)",
+    # the status's name in a header or an enum listing
+    "HIPBLAS_STATUS_NOT_SUPPORTED = 7,",
+])
+def test_hipblaslt_near_misses(line):
+    assert "torch-hipblaslt-no-heuristic" not in ids(line)
+    assert "hipblaslt-gemm-unsupported" not in codes(line)
+
+
+MIOPEN_COMPILE = [
+    "MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' "
+    "naive_conv.cpp: HIPRTC_ERROR_COMPILATION (6)",
+    "MIOpen(HIP): Error [BuildHip] HIPRTC status = HIPRTC_ERROR_COMPILATION (6), source file: naive_conv.cpp",
+]
+
+
+@pytest.mark.parametrize("line", MIOPEN_COMPILE)
+@pytest.mark.parametrize("wrap", ["plain", "torchrun-rank", "prose-quotes", "markdown-quote", "docker-compose"])
+def test_miopen_hiprtc_compile_is_read_not_silent(line, wrap):
+    from test_explain_patterns import WRAPPERS
+    expl = explain_text("step 1/10\n" + WRAPPERS[wrap](line) + "\n")
+    assert [c.code for c in expl.candidates][:1] == ["cuda-error-unclassified"]
+    assert expl.candidates[0].kind == "symptom"
+
+
+def test_miopen_hiprtc_compile_yields_to_a_stated_cause():
+    log = MIOPEN_COMPILE[0] + "\nRuntimeError: HIP error: out of memory\n"
+    assert codes(log)[:1] == ["gpu-out-of-memory"]
+
+
+def test_miopen_hiprtc_info_line_stays_quiet():
+    # MIOPEN_DEBUG_COMGR_LOG_CALLS' success line
+    assert codes("MIOpen(HIP): Info [Compile] Ok 'hiprtcCompileProgram(prog.get(), c_options.size(), "
+                 "c_options.data())' naive_conv.cpp\n") == []
