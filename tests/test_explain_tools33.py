@@ -202,3 +202,69 @@ def test_miopen_hiprtc_info_line_stays_quiet():
     # MIOPEN_DEBUG_COMGR_LOG_CALLS' success line
     assert codes("MIOpen(HIP): Info [Compile] Ok 'hiprtcCompileProgram(prog.get(), c_options.size(), "
                  "c_options.data())' naive_conv.cpp\n") == []
+
+
+# -- 4. file locks and SQLite on shared file systems.
+#    Lustre without flock/localflock answers flock with ENOSYS (lustre/llite/file.c
+#    ll_file_noflock); filelock raises NotImplementedError('... use SoftFileLock instead') and
+#    huggingface_hub (utils/_fixes.py WeakFileLock) warns and falls back to a SoftFileLock:
+#    filesystem-locks-unavailable. huggingface_hub's wait line is the one line a lock that never
+#    frees shows: file-lock-held-elsewhere. SQLite's SQLITE_BUSY (sqlite src/main.c
+#    sqlite3ErrStr 'database is locked'): sqlite-database-locked
+
+LOCKS = {
+    "filesystem-locks-unavailable": [
+        "NotImplementedError: FileSystem does not appear to support flock; use SoftFileLock instead",
+    ],
+    "file-lock-held-elsewhere": [
+        "Still waiting to acquire lock on /home/u/.cache/huggingface/hub/.locks/models--meta-llama--Llama-3.1-8B/"
+        "5f0b2c.lock (elapsed: 120.3 seconds)",
+        # huggingface_hub before the elapsed time was added
+        "still waiting to acquire lock on /scratch/u/hf/hub/.locks/models--gpt2/8f3c.lock",
+    ],
+    "sqlite-database-locked": [
+        "sqlite3.OperationalError: database is locked",
+        "sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) database is locked",
+        "[SQL: UPDATE studies SET study_name=? WHERE studies.study_id = ?]"
+        " (Background on this error at: https://sqlalche.me/e/20/e3q8) (sqlite3.OperationalError) database is locked",
+    ],
+}
+
+test_locks_in_every_wrapper, test_locks_own_signature = family_tests(LOCKS)
+
+test_locks_sourced = sourced_roots_test(["file-lock-held-elsewhere", "sqlite-database-locked"])
+
+HUB_FALLBACK = ("FileSystem does not appear to support flock. Falling back to SoftFileLock for "
+                "/lustre/home/u/.cache/huggingface/hub/.locks/models--gpt2/8f3c.lock")
+
+
+def test_hub_flock_fallback_is_a_warning_alone():
+    # huggingface_hub goes on with a SoftFileLock: alone, nothing failed
+    assert list(explain_text(HUB_FALLBACK + "\nFetching 7 files: 100%|##########| 7/7\n").candidates) == []
+
+
+def test_hub_flock_fallback_names_the_cause_of_a_stuck_lock():
+    log = (HUB_FALLBACK + "\n"
+           "Still waiting to acquire lock on /lustre/home/u/.cache/huggingface/hub/.locks/models--gpt2/8f3c.lock "
+           "(elapsed: 610.0 seconds)\n^CTraceback (most recent call last):\nKeyboardInterrupt\n")
+    assert "filesystem-locks-unavailable" in codes(log)[:2]
+
+
+def test_nfs_enolck_keeps_its_reading():
+    assert codes("OSError: [Errno 37] No locks available\n")[:1] == ["filesystem-locks-unavailable"]
+
+
+@pytest.mark.parametrize("line", [
+    # IPython's own history database: the session runs on (a healthy notice)
+    "The history saving thread hit an unexpected error (OperationalError('database is locked')).History will "
+    "not be written to the database.",
+    "The history saving thread hit an unexpected error (OperationalError('attempt to write a readonly database'))."
+    "History will not be written to the database.",
+    # SQLite's other lock status and the sentence in prose
+    "the database is locked by design while the job runs",
+    # filelock's soft lock named in a config
+    "lock_class = SoftFileLock  # instead of FileLock",
+])
+def test_lock_near_misses_stay_quiet(line):
+    expl = explain_text(line + "\n")
+    assert [c.code for c in expl.candidates] == [], [c.code for c in expl.candidates]
