@@ -268,3 +268,60 @@ def test_nfs_enolck_keeps_its_reading():
 def test_lock_near_misses_stay_quiet(line):
     expl = explain_text(line + "\n")
     assert [c.code for c in expl.candidates] == [], [c.code for c in expl.candidates]
+
+
+# -- 5. waifu2x-caffe's dialogs (lltcggie/waifu2x-caffe bin/lang/*.json, as
+#    waifu2x-caffe-gui/MainDialog.cpp shows them): the glog failure function's split-size dialog is
+#    the unclassified GPU error (its cause is the CHECK line: VRAM or cuDNN); the model loader's
+#    parse failure (common/cNet.cpp eWaifu2xError_FailedParseModelFile) is model-file-corrupt
+
+WAIFU_SPLIT = [
+    "There is a possibility the split size is too large",
+    "分割サイズが大きすぎる可能性があります",
+    "분할 크기가 너무 크게 설정되어 있을 가능성이 있습니다.",
+    "Возможно размер блока слишком большой",
+    "Eventuell ist die Teilungsgröße zu hoch.",
+    "Há a possibilidade do tamanho da divisão ser muito grande",
+    "拆分尺寸可能过大。",
+]
+
+
+@pytest.mark.parametrize("line", WAIFU_SPLIT)
+@pytest.mark.parametrize("wrap", ["plain", "markdown-quote", "prose-quotes", "prose-backticks"])
+def test_waifu2x_split_size_dialog_is_the_unclassified_gpu_error(line, wrap):
+    from test_explain_patterns import WRAPPERS
+    expl = explain_text("A fatal error has occurred.\n" + WRAPPERS[wrap](line) + "\n")
+    cands = expl.candidates
+    assert [c.code for c in cands][:1] == ["cuda-error-unclassified"], [c.code for c in cands]
+    assert set(cands[0].could_be[:2]) == {"gpu-out-of-memory", "cudnn-unusable"}
+
+
+def test_waifu2x_split_size_dialog_yields_to_a_named_cause():
+    log = ("cuDNN cannot be used\n[cudnn64_7.dll]not found\n"
+           "A fatal error has occurred.\nThere is a possibility the split size is too large\n")
+    assert codes(log)[:1] == ["cudnn-unusable"]
+
+
+WAIFU_PARSE = [
+    "Failed to parse model file",
+    "モデルファイルが壊れています",
+    "모델 파일을 구문 분석하지 못했습니다.",
+    "Не удалось пропарсить файл профиля",
+    "No se pudo analizar el archivo de modelo.",
+    "模型文件已损坏",
+]
+
+test_waifu_parse_in_every_wrapper, test_waifu_parse_own_signature = family_tests(
+    {"model-file-corrupt": WAIFU_PARSE})
+
+
+@pytest.mark.parametrize("line", [
+    # the catalogue's key and the split-size setting's label, no dialog
+    '"MessageLogFatalError":"A fatal error has occurred."',
+    "Split size: 128",
+    # the open failure is not read as a damaged file
+    "Failed to open model file",
+])
+def test_waifu2x_near_misses(line):
+    assert "waifu2x-caffe-fatal-split-size" not in ids(line)
+    assert "waifu2x-caffe-model-file-parse-failed" not in ids(line)
