@@ -841,6 +841,10 @@ STARTUP_NOTICE_RE = re.compile(
     # and defaults to C++14; a gcc that predates the dialect) and compiles on: where the dialect
     # mattered, the compiler's own error follows and is the reading (tools32, docs/dev/tools32.md)
     r"|The -std=c\+\+\w{1,4} flag is not supported with the configured host compiler"
+    # IPython's note that its own command-history database could not be written (the SQLite file
+    # in ~/.ipython/profile_default is locked, read-only or damaged): the session runs on and only
+    # the history is lost (ipython IPython/core/history.py HistorySavingThread.run; tools33)
+    r"|The history saving thread hit an unexpected error \(\w{1,40}\("
 )
 #: the literals one of which every STARTUP_NOTICE_RE match holds (a cheap test before the regex)
 _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
