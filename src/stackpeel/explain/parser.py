@@ -29,7 +29,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
+from typing import IO, Callable, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
@@ -89,6 +89,23 @@ FACT_LINES = 5000
 #: the facts gate (combinations.FACT_LITERALS, each cut to start at a rare character like the
 #: other gates' literals): run over the first and the last chunk only
 FACT_GATE = _literal_alternation([rare_start(lit, 4) for lit in _combinations.FACT_LITERALS])
+#: a log longer than one read (CHUNK) has its repeated records collapsed: a record (a line that
+#: starts at its stream's margin and the indented lines after it: a traceback, a message with
+#: its continuation) whose text, numbers aside, was read COLLAPSE_AFTER times is counted, not
+#: read again (a fault makes every rank and DataLoader worker print the same traceback with
+#: its own pids: hundreds of megabytes). The first copies are read in full, so the hits kept
+#: (HITS_PER_ENTRY per entry) are the ones a full read keeps; the copies collapsed add to the
+#: counts what one copy adds (:meth:`LogScanner._record_effects`) and are reported
+#: (``ParseResult.repeats``) with their number and the first line numbers.
+COLLAPSE_AFTER = 16
+#: distinct records (numbers aside) remembered per log; a log of a million distinct lines keeps
+#: counting the ones it has met
+MAX_RECORD_KINDS = 100_000
+#: line numbers kept per collapsed record
+REPEAT_LINES = 5
+#: the first line of a record: not blank, not indented, and not indented after a stream's prefix
+#: (``[rank3]:     File ...`` continues the record; ``[rank3]: Traceback`` starts one)
+RECORD_START_RE = re.compile(r"^(?![ \t]|$)(?!(?:\[[^\]\n]{1,60}\]:?|[\w.-]{1,40}:)[ \t]{2,})", re.M)
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
@@ -1225,6 +1242,20 @@ class Traceback:
 
 
 @dataclass
+class Repeat:
+    """A record repeated (the same text but for its numbers) whose later copies were counted,
+    not read (COLLAPSE_AFTER)."""
+    #: the first line of its first copy collapsed
+    line: Line
+    #: copies in the log, the ones read included
+    count: int = 0
+    #: copies collapsed (counted only)
+    collapsed: int = 0
+    #: first line numbers of the collapsed copies (REPEAT_LINES at most)
+    numbers: List[int] = field(default_factory=list)
+
+
+@dataclass
 class ParseResult:
     hits: List[Hit] = field(default_factory=list)
     hit_counts: Dict[str, int] = field(default_factory=dict)
@@ -1258,6 +1289,8 @@ class ParseResult:
     #: line number -> the line in the log's own language, for the lines read in English
     #: (what the C library, bash, gcc, binutils and make printed translated: :mod:`.translate`)
     translated: Dict[int, str] = field(default_factory=dict)
+    #: the records collapsed in a long log (COLLAPSE_AFTER), most collapsed first
+    repeats: List[Repeat] = field(default_factory=list)
 
     def traceback(self, index: Optional[int]) -> Optional[Traceback]:
         if index is None:
@@ -1291,6 +1324,8 @@ def _scrub_kept(r: ParseResult) -> None:
     r.hits[:] = [replace(h, line=line(h.line), before=tuple(line(b) for b in h.before),
                          after=tuple(line(a) for a in h.after), context=s(h.context), whole=s(h.whole)) for h in r.hits]
     r.other_errors[:] = [line(ln) for ln in r.other_errors]
+    for rep in r.repeats:
+        rep.line = line(rep.line)
     for number, text in r.translated.items():
         r.translated[number] = s(text)
     for tb in r.tracebacks:
@@ -1427,6 +1462,17 @@ class LogScanner:
         #: the latest chunk (the end of its text is gated when the log ends)
         self._fact_lines: List[Tuple[int, str]] = []
         self._last_body: Optional[Tuple[int, str]] = None
+        #: repeated records (COLLAPSE_AFTER): whether the log is longer than one read, the copies
+        #: met per record (numbers aside), what one copy adds to the counts, the ones collapsed
+        self._long = False
+        #: the clue literals that hold their CLUE_LINES lines (their later hits are skipped)
+        self._clues_done: Set[str] = set()
+        self._kinds: Dict[str, int] = {}
+        self._effects: Dict[str, Tuple[Dict[str, int], int, int, int, int]] = {}
+        self._repeats: Dict[str, Repeat] = {}
+        #: the last collapsed copies that hold a traceback: (first line number, first traceback
+        #: index, lines), read again when the log ends for the tracebacks it ends with
+        self._collapsed_tbs: Deque[Tuple[int, int, int, List[str]]] = collections.deque(maxlen=TRACEBACKS_TAIL)
 
     # -- input ---------------------------------------------------------------
     def feed(self, text: str) -> None:
@@ -1449,6 +1495,7 @@ class LogScanner:
             self._carry = text
             return
         self._carry = text[cut + 1:]
+        self._long = True
         self._take(text[:cut])
 
     def _take(self, text: str) -> None:
@@ -1457,7 +1504,121 @@ class LogScanner:
         if _has_json_records(text):
             text = decode_json_records(text)
         text = rejoin_hard_wraps(text)
-        self._lines(scrub_text(text, self._secrets, shapes=False).split("\n"))
+        text = scrub_text(text, self._secrets, shapes=False)
+        if self._long:
+            self._collapsed(text)
+        else:
+            self._lines(text.split("\n"))
+
+    # -- repeated records ----------------------------------------------------
+    def _collapsed(self, text: str) -> None:
+        """Read ``text`` (whole lines of a long log) with its repeated records collapsed
+        (COLLAPSE_AFTER): the runs of records kept are scanned with their own line numbers; a
+        record is collapsed where it and its neighbours were each met COLLAPSE_AFTER times
+        already, and no traceback waits for its exception line."""
+        lines = text.split("\n")
+        keys = _DIGITS_RE.sub("0", text).split("\n")
+        n = len(lines)
+        starts = [0]
+        line_of, last = 0, 0
+        for m in RECORD_START_RE.finditer(text):
+            pos = m.start()
+            line_of += text.count("\n", last, pos)
+            last = pos
+            if line_of:
+                starts.append(line_of)
+        starts.append(n)
+        kinds = self._kinds
+        records: List[Tuple[int, int, str, bool]] = []
+        for a, b in zip(starts, starts[1:]):
+            kind = keys[a] if b == a + 1 else "\n".join(keys[a:b])
+            seen = kinds.get(kind)
+            if seen is None:
+                if len(kinds) < MAX_RECORD_KINDS:
+                    kinds[kind] = 1
+                seen = 0
+            else:
+                kinds[kind] = seen + 1
+            records.append((a, b, kind, seen >= COLLAPSE_AFTER))
+        base = self._lineno
+        kept = 0              # first line (chunk index) of the run not scanned yet
+        for r, (a, b, kind, repeated) in enumerate(records):
+            if not (repeated and 0 < r < len(records) - 1 and records[r - 1][3] and records[r + 1][3]):
+                continue
+            if kept < a:
+                self._lineno = base + kept
+                self._lines(lines[kept:a])
+                kept = a
+            op = self._open.get(split_prefix(lines[a])[0])
+            if op is not None and op.state == "frames" and TB_START not in lines[a]:
+                continue        # its stream's traceback waits for its exception line: the copy is read
+            self._collapse(lines, a, b, kind, base)
+            kept = b
+        if kept < n:
+            self._lineno = base + kept
+            self._lines(lines[kept:])
+        self._lineno = base + n
+
+    def _collapse(self, lines: List[str], a: int, b: int, kind: str, base: int) -> None:
+        """Count the copy ``lines[a:b]`` of a record read COLLAPSE_AFTER times already."""
+        eff = self._effects.get(kind)
+        if eff is None:
+            eff = self._effects[kind] = self._record_effects(lines[a:b])
+        r = self.result
+        for entry, k in eff[0].items():
+            r.hit_counts[entry] = r.hit_counts.get(entry, 0) + k
+        if eff[1]:
+            # (with the lines after it: an exception line may start the next record)
+            self._collapsed_tbs.append((base + a, r.n_tracebacks, b - a, lines[a:b + MESSAGE_LINES + 5]))
+        r.n_tracebacks += eff[1]
+        r.n_other_errors += eff[2]
+        r.n_warnings += eff[3]
+        r.n_suspects += eff[4]
+        self._streams.setdefault(split_prefix(lines[a])[0], None)
+        rep = self._repeats.get(kind)
+        if rep is None:
+            rep = self._repeats[kind] = Repeat(Line(base + a + 1, lines[a]))
+        rep.collapsed += 1
+        if len(rep.numbers) < REPEAT_LINES:
+            rep.numbers.append(base + a + 1)
+        # the lines before the next run's first line are the collapsed copy's last ones
+        self._tail = [Line(base + j + 1, lines[j]) for j in range(max(a, b - CONTEXT_BEFORE), b)]
+
+    def _last_tracebacks(self) -> None:
+        """The tracebacks of the last collapsed copies, each copy read alone with its own line
+        numbers and indexes, among the last ones kept (TRACEBACKS_TAIL): a log ends with its own
+        last tracebacks whether or not their copies were collapsed."""
+        if not self._collapsed_tbs:
+            return
+        after = max((tb.start for tb in (*self.result.tracebacks, *self._tb_tail)), default=0)
+        found: List[Traceback] = []
+        for offset, first, size, lines in self._collapsed_tbs:
+            if offset < after:
+                continue
+            scratch = LogScanner(self.kb, environ={})
+            scratch._lines(lines)
+            for key in list(scratch._open):
+                op = scratch._open.pop(key)
+                op.tb.truncated = op.tb.truncated or op.state == "frames"
+                scratch._finish(op.tb)
+            for tb in (*scratch.result.tracebacks, *scratch._tb_tail):
+                if tb.start > size:
+                    continue
+                found.append(replace(tb, index=first + tb.index, start=tb.start + offset,
+                                     end=tb.end + offset if tb.end else 0,
+                                     exc_line=tb.exc_line + offset if tb.exc_line else 0,
+                                     parent=None, chain=None, frames=list(tb.frames)))
+        if found:
+            tail = sorted([*self._tb_tail, *found], key=lambda tb: tb.start)[-TRACEBACKS_TAIL:]
+            self._tb_tail.clear()
+            self._tb_tail.extend(tail)
+
+    def _record_effects(self, lines: List[str]) -> Tuple[Dict[str, int], int, int, int, int]:
+        """What one copy of a record adds to the counts: the copy read alone."""
+        scratch = LogScanner(self.kb, environ={})
+        scratch._lines(lines)
+        r = scratch.result
+        return dict(r.hit_counts), r.n_tracebacks, r.n_other_errors, r.n_warnings, r.n_suspects
 
     def close(self) -> ParseResult:
         if self._closed:
@@ -1479,6 +1640,10 @@ class LogScanner:
         self._waiting = []
         r = self.result
         r.lines = self._lineno
+        self._last_tracebacks()
+        for kind, rep in self._repeats.items():
+            rep.count = self._kinds.get(kind, rep.collapsed)
+        r.repeats = sorted(self._repeats.values(), key=lambda rep: (-rep.collapsed, rep.line.number))
         self._collect_facts()
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
@@ -1669,11 +1834,14 @@ class LogScanner:
         a clue that ends with a line end (a number that must end its line: ``Unsupported operand
         60`` and its line end is not ``... 601``) is found on a chunk's last line too."""
         found = self.result.clues
+        done = self._clues_done
         line_of, last = 0, 0
         body += "\n"
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
+            if done and done.issuperset(self.kb.clue_literals(hit)):
+                continue        # each clue it may be holds its CLUE_LINES lines already
             if _echoed_comment(lines, line_of, wraps):
                 continue
             url = _in_url(body, pos)
@@ -1686,6 +1854,8 @@ class LogScanner:
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
                     seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))
+                    if len(seen) == CLUE_LINES:
+                        done.add(lit)
             if len(found) >= MAX_CLUES:
                 return
 
@@ -2272,12 +2442,16 @@ def flagged_lines(pattern: Pattern[str], body: str) -> List[int]:
     return flagged
 
 
-def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None) -> ParseResult:
-    """Scan a binary stream (file, stdin.buffer) in bounded memory."""
+def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None,
+                progress: Optional[Callable[[int], None]] = None) -> ParseResult:
+    """Scan a binary stream (file, stdin.buffer) in bounded memory. ``progress``, when given,
+    is called with the bytes read so far after each chunk."""
     scanner = LogScanner(kb)
     counter = _Counting(stream)
     for text in iter_decoded(counter):
         scanner.feed(text)
+        if progress is not None:
+            progress(counter.n)
     result = scanner.close()
     result.bytes = counter.n
     result.compressed = counter.compressed

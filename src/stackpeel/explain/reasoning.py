@@ -608,6 +608,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
+    if parsed.repeats:
+        # a long log's repeated records (parser.COLLAPSE_AFTER): counted, not read again
+        shown = "; ".join(f"`{rep.line.text[:100]}` {rep.count} times (counted only at lines "
+                          f"{', '.join(map(str, rep.numbers))}{', ...' if rep.collapsed > len(rep.numbers) else ''})"
+                          for rep in parsed.repeats[:3])
+        notes.append(f"{sum(rep.collapsed for rep in parsed.repeats)} copies of {len(parsed.repeats)} record(s) "
+                     f"that repeat (the same text but for numbers) were counted, not read again: {shown}"
+                     f"{'; ...' if len(parsed.repeats) > 3 else ''}")
     if candidates and candidates[0].basis == PRIOR_BASIS and candidates[0].prior:
         symptom, k, n = candidates[0].prior
         notes.append(f"the log shows only {symptom}; in {k} of {n} earlier threads with it the cause was "
