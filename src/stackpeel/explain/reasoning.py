@@ -440,6 +440,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     # which the run may go on) names its cause only where another line shows a failure
     failing_besides = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
         not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
+    copies = _refined_copies(parsed, entries)
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
@@ -454,6 +455,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             # (the sentence as the user wrote it: a line a paste wrapped read whole)
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
+        if copies and codes == e.codes and e.refine and _own_reading(e, hit.context) is None:
+            m = e.search(hit.line.text)
+            refined = copies.get((e.id, m.group(0))) if m else None
+            if refined is not None:
+                codes, context_line = refined, None
         for code in codes:
             acc = accs.setdefault(code, _Acc(code))
             if e not in acc.entries:
@@ -947,6 +953,36 @@ def _gives_cause(e: Entry, text: str) -> bool:
         return False
     found = e.search(text[m.start():])
     return found is not None and found.start() <= len(m.group(0)) + 24
+
+
+def _refined_copies(parsed: ParseResult, entries: Mapping[str, Entry]) -> Dict[Tuple[str, str], Tuple[str, ...]]:
+    """The same failure line printed more than once (an issue's title repeating its body's error
+    line, a summary repeating the log's) is one failure: where the lines around one copy refine
+    it and those around another do not, the copy with that context carries the evidence (apex#1051:
+    the title's copy of torch's 'no kernel image' read alone as torch's build, the body's copy
+    beside ``export TORCH_CUDA_ARCH_LIST="7.5"`` as an extension built without the GPU). By
+    (entry, the text its pattern matched): the one refined reading the copies' own lines give,
+    where they give exactly one (two copies refined differently stay as they are)."""
+    seen: Dict[Tuple[str, str], Set[Tuple[str, ...]]] = {}
+    for hit in parsed.hits:
+        e = entries.get(hit.entry)
+        if e is None or not e.refine:
+            continue
+        codes = _own_reading(e, hit.context)
+        m = e.search(hit.line.text) if codes is not None else None
+        if m is not None:
+            seen.setdefault((e.id, m.group(0)), set()).add(codes)
+    return {key: codes for key, found in seen.items() if len(found) == 1
+            for codes in found if codes != entries[key[0]].codes}
+
+
+def _own_reading(e: Entry, context: str) -> Optional[Tuple[str, ...]]:
+    """The codes the first refinement that matches the lines around a hit gives, None when none
+    does (even one that gives the entry's own codes is a reading)."""
+    for rule in e.refine:
+        if rule.context.search(context):
+            return rule.codes
+    return None
 
 
 def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase
