@@ -579,7 +579,8 @@ HARD_ERROR_RE = re.compile(
     r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b"
     # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
-    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
+    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|"
+    r"\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
     # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
     # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap"); macOS's libc
@@ -601,7 +602,8 @@ HARD_ERROR_RE = re.compile(
     r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b"
     # gdb's backtrace of a process that aborted ("#1  0x00007ffff7a44801 in abort () from
     # /lib/x86_64-linux-gnu/libc.so.6", "#0  __pthread_kill_implementation (...) at ./nptl/pthread_kill.c:44")
-    r"|^#\d{1,3}\s{1,4}(?:0x[0-9a-f]{4,16} in )?(?:abort|raise|__GI_raise|__GI_abort|__pthread_kill\w{0,30}|pthread_kill)"
+    r"|^#\d{1,3}\s{1,4}(?:0x[0-9a-f]{4,16} in )?(?:abort|raise|__GI_raise|__GI_abort|__pthread_kill\w{0,30}|"
+    r"pthread_kill)"
     r" \()"
     # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
     # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
@@ -613,8 +615,10 @@ HARD_ERROR_RE = re.compile(
     # "sh: 1: ./x: Permission denied"), zsh ("zsh: permission denied: ./run.sh", "zsh: command not
     # found: x"). Only the shell's own line: "Permission denied" elsewhere is no failure of a command
     r"|(?P<shell>^-?(?:/[\w./-]{0,60}/)?(?:ba|da|z|k|mk)?sh(?:-\d[\d.]{0,6})?: (?:line \d{1,7}: |\d{1,7}: )?"
-    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad interpreter\b[^\n]{0,80})\s*$"
-    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
+    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad "
+    r"interpreter\b[^\n]{0,80})\s*$"
+    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or "
+    r"directory)\s*$"
     r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
     # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
     # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A, nor an IDE's
@@ -624,7 +628,8 @@ HARD_ERROR_RE = re.compile(
     r"|exited with (?:code|status) " + _CTRL_C + r"-?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
-    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
+    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| "
+    r"[Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}" + _CTRL_C + r"-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
@@ -648,21 +653,25 @@ HARD_ERROR_RE = re.compile(
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
     # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
     # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
-    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
+    r"FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
     # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
     # states, Slurm (scontrol/sacct states with their exit code, slurmstepd's banner), torch
     # elastic's failure table, Go and Rust panics, C++ std::terminate, CMake, GNU make, cmd.exe
-    r"|(?P<tool>^\[?[EF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,8}\d{1,9} [\w./-]{1,200}:\d{1,6}\]|^\s{0,8}E: |^dpkg: error|^Errors were encountered while processing|No solution found when resolving"
+    r"|(?P<tool>^\[?[EF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,8}\d{1,9} [\w./-]{1,200}:\d{1,6}\]|^\s{0,8}E: |^dpkg: error|"
+    r"^Errors were encountered while processing|No solution found when resolving"
     r"|ResolutionImpossible|\b(?:error|critical)\s{1,8}libmamba\b|^fatal: |Error response from daemon"
     r"|OCI runtime (?:create|exec|start) failed|CrashLoopBackOff|ImagePullBackOff|ErrImagePull"
     r"|\bBack-off restarting|\bFailed[A-Z][a-z]{2,30}\b|Insufficient nvidia\.com/gpu"
     r"|\b(?:OUT_OF_MEMORY|NODE_FAIL|BOOT_FAIL|PREEMPTED|DEADLINE|TIMEOUT|CANCELLED\+?(?: by \d{1,10})?)\s{1,20}"
     r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
-    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|recursively)|\bwhat\(\):"
-    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
+    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|"
+    r"recursively)|\bwhat\(\):"
+    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or "
+    r"external|the name of a cmdlet)"
     r"|Error executing job with overrides"
     # a test or a sample's verdict: the CUDA samples' checkResult ("Result = FAIL", deviceQuery,
     # bandwidthTest), unittest's TextTestResult ("FAIL: test_x (module.Case)"); npm's error
@@ -686,11 +695,13 @@ SOFT_ERROR_RE = re.compile(
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded|initiali[sz]e|start|connect|create|allocate"
     r"|access|determine|resolve|execute|run|read|write|get|bind|launch|compile|build)\b|No matching distribution found"
     # a shortage in words ("not enough memory", "Insufficient GPU memory", "insufficient shared memory")
-    r"|(?<!if )(?<!If )(?<!when )(?<!unless )(?<!avoid )\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) (?:GPU |gpu |device |host |system |shared |CUDA |cuda"
+    r"|(?<!if )(?<!If )(?<!when )(?<!unless )(?<!avoid )\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) "
+    r"(?:GPU |gpu |device |host |system |shared |CUDA |cuda"
     r" |video |free |disk |physical |virtual )?(?:memory|MEMORY|RAM|VRAM|space|disk space)\b"
     # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
     # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
-    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|access"
+    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|"
+    r"access"
     r"|connect|locate|create|execute|read|stat|bind|be loaded)\b|[Cc]ouldn['\u2019]t (?:find|load|open|locate|import"
     r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
@@ -731,7 +742,8 @@ SOFT_ERROR_RE = re.compile(
     # process was killed"): issues that paste no error line still say what went wrong
     r"|(?P<cpu>\b(?:instead of|rather than) (?:the |my |a )?GPU\b|\bCPU instead\b"
     r"|\bnot (?:using|use|utilizing|detecting|invoke|invoking) (?:the |my |any )?GPU\b"
-    r"|\b(?:install(?:s|ed)?|got|gets|is|was|resulted in|gave|pulled|pulls|downloaded) (?:the |a )?(?:CPU|cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
+    r"|\b(?:install(?:s|ed)?|got|gets|is|was|resulted in|gave|pulled|pulls|downloaded) (?:the |a )?(?:CPU|"
+    r"cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
     r"|\b(?:torch|pytorch|PyTorch|Torch) (?:cpu|CPU) version (?:is |was |got |gets )?installed\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
@@ -741,7 +753,8 @@ SOFT_ERROR_RE = re.compile(
     r" (?:was |is |got |gets |get |being )?killed\b"
     # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
     # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
-    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script|[Ss]ession|[Nn]otebook|[Rr]untime)"
+    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script|"
+    r"[Ss]ession|[Nn]otebook|[Rr]untime)"
     r"(?: just| always| then| still| also)? (?:crashes|crashed|keeps crashing)\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
@@ -749,7 +762,8 @@ SOFT_ERROR_RE = re.compile(
     r"|[\u041e\u043e]\u0448\u0438\u0431\u043a)"
     # an issue's prose about a message it quotes ("it crashes with `...`", "I get an error
     # when calling `...`"); error_shape counts it only when the line quotes something
-    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
+    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|"
+    r"after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
     r"|(?:get|gets|got|getting|throws?|raises?|seeing)(?: (?:an|the|this|a|same|following)){0,2}"
     r" (?:error|exception|crash|segfault)s?)\b)"
 )
@@ -762,7 +776,8 @@ SOFT_ERROR_RE = re.compile(
 #: Searched apart from SOFT_ERROR_RE so that a prose or hang match that does not count
 #: (no quoted message, no word of the stack) still leaves the word to be judged.
 WORD_ERROR_RE = re.compile(
-    r"(?<![-\w./\"'(=\[{<])(?:[Ee]rrors?|ERRORS?|[Ff]atal|FATAL|[Cc]annot|CANNOT|[Ff]ailures?|FAILURES?)(?![-\w/\"'(=]|\.\w)"
+    r"(?<![-\w./\"'(=\[{<])(?:[Ee]rrors?|ERRORS?|[Ff]atal|FATAL|[Cc]annot|CANNOT|[Ff]ailures?|"
+    r"FAILURES?)(?![-\w/\"'(=]|\.\w)"
 )
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
@@ -772,11 +787,13 @@ WORD_ERROR_RE = re.compile(
 HEALTHY_ERROR_WORDS_RE = re.compile(
     # (a count, not "Shard 0 failed to start", "rank 0 failed", "GPU 0 failed with ...")
     r"(?<!hard )(?<!ank )(?<!GPU )(?<!gpu )(?<!vice )(?<!ode )(?<!rker )(?<!cess )(?<!ask )(?<!lica )"
-    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|"
+    r"failures?)\s{0,3}[=:]\s{0,3}0\b"
     r"|^-- |^debconf: "
     # (not a fallback from the GPU to the CPU: "Failed to load libcuda.so, falling back to CPU" is
     # a GPU path that failed and was swallowed, as FLA's "roll back to CPU")
-    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)(?! (?:to )?(?:the )?(?:CPU|cpu)\b)"
+    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)(?! (?:to )?(?:the "
+    r")?(?:CPU|cpu)\b)"
     r"|\b[Ff]alling back to\b(?! (?:the )?(?:CPU|cpu)\b)"
     # a notice that names its own fallback and says the run is fine (XLA's "Can't find ptxas binary
     # in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation. This is OK so
@@ -997,13 +1014,15 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:un(?:available|detected|usable|recogni[sz]ed)|inaccessible)\b"
     r"|\bno (?:\w{1,20} ){0,2}(?:GPUs?|CUDA|NVIDIA|gpus?|graphics?|devices?|drivers?|accelerators?)(?: \w{1,20}){0,2}"
     r" (?:was |were |is |are )?(?:detected|found|available|visible)\b"
-    r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|load(?:ing)?)\b"
+    r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|"
+    r"load(?:ing)?)\b"
     r"|\b(?:stop(?:s|ped)|quits?) (?:working|responding)\b|\bno longer (?:works?|runs?|starts?)\b"
     r"|\bwon't (?:work|run|start|load|build|compile)\b|\b(?:dies|died)\b"
     # a crash in the user's words ("it crashes on startup", "the kernel keeps crashing", "vLLM
     # segfaults when ..."): the statement, not a name or a setting (crash_handler, --no-crash)
     r"|\b(?:it|that|this|which|then|and|but|model|server|kernel|app|process|program|training|script|job|worker|engine)"
-    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps "
+    r"crashing|segfault(?:s|ed))\b"
     # a process that ends without a word, in the user's words ("the python process just exits
     # silently", "training stopped without any output"); not "exits without error" (a success;
     # "without any error message" stays healthy too: HEALTHY_ERROR_WORDS_RE reads "without any error")
@@ -1021,33 +1040,43 @@ COMPLAINT_RE = re.compile(
     # list a framework printed, which holds only the CPU (TensorFlow's
     # tf.config.list_physical_devices repr, tensorflow#38090: "[PhysicalDevice(name=
     # '/physical_device:CPU:0', device_type='CPU')]"; a GPU would follow the CPU before "]")
-    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|there's|but|still)"
-    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
-    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|the process|the program|the script|the job)"
+    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|"
+    r"there's|but|still)"
+    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|"
+    r"detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
+    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|"
+    r"the process|the program|the script|the job)"
     r"(?: still| only| always| just)? (?:runs?|ran|is running|was running) on (?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|\b(?:still|only|always|just) (?:runs?|running|ran|uses?|using|used) (?:on )?(?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|device_type='CPU'\)\]"
     # a build that never ends (Wan2.1#38: "flash_attn is always building"): "still compiling",
     # "the build takes forever", "it never finishes", "no progress"
     r"|\b(?:always|still|forever|endlessly|keeps?) (?:building|compiling)\b"
-    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
+    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|"
+    r"ha(?:s|ve) taken|running for|ran for)"
     r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
     r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
     # a process that vanishes ("there is no traceback, the process just disappears"), and a run
     # whose results are wrong ("the result is wrong", "produces incorrect results")
-    r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| then)?"
+    r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| "
+    r"then)?"
     r" (?:disappears|disappeared|vanishes|vanished)\b(?! (?:after|when|once|if|with)\b)"
-    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|answers?|values)\b"
-    r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|corrupted)\b"
+    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|"
+    r"answers?|values)\b"
+    r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|"
+    r"corrupted)\b"
     # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
     # appears", "I recieved this error:"), whose message the paste lost or the reader cut
-    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
-    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! (?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
+    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|"
+    r"receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
+    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! "
+    r"(?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
     r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
     # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
     # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
     # видит" (colabtools#4425: it does not load / work / start / see)
-    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|start|load)s?\b"
+    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|"
+    r"start|load)s?\b"
     r"|\bcan(?:'t|not| not) (?:run|start|use|load) (?:it |this |the \w{1,20} )?(?:normally|properly|correctly)\b"
     # a program that does not find the GPU, in the user's words (sdnext#409: "does not detect GPU,
     # generates on CPU"): the words of torch.toml's said-torch-cuda-unavailable
@@ -1063,7 +1092,8 @@ COMPLAINT_RE = re.compile(
     r"|returned) (?:only |just |pure |complete )?(?:gibberish|garbage|nonsense)\b"
     r"|\bGPU (?:utili[sz]ation|usage|util) (?:is |stays |stayed |remains |remained |was |shows? )?(?:at |only )?0 ?%"
     r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
-    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
+    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|"
+    r"\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
     r"|\u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f|\u0432\u0438\u0434\u0438\u0442)"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",

@@ -694,7 +694,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
 _INTERRUPT_TYPE = "KeyboardInterrupt"
 #: an exit status that says Ctrl+C stopped the process: an IDE's "exit code 130 (interrupted by
 #: signal 2: SIGINT)", Windows' STATUS_CONTROL_C_EXIT (0xC000013A, -1073741510, 3221225786)
-_CTRL_C_RE = re.compile(r"interrupted by signal 2\b|STATUS_CONTROL_C_EXIT|0x[Cc]000013[Aa]\b|-1073741510\b|\b3221225786\b")
+_CTRL_C_RE = re.compile(r"interrupted by signal 2\b|STATUS_CONTROL_C_EXIT|0x[Cc]000013[Aa]\b|-1073741510\b|"
+                        r"\b3221225786\b")
 
 
 def _interruption(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]) -> Optional[Evidence]:
