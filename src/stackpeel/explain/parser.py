@@ -2236,6 +2236,19 @@ class LogScanner:
                         if joined_shape:
                             self._paragraph_seen = (first, last)
                             line, shape = Line(lineno, joined, key), joined_shape
+                elif glued_first and continuation and shape and where is not None and not rest.endswith(continuation) \
+                        and error_shape(continuation) is None:
+                    # an unexplained error line a terminal cut is reported whole (what a guess from
+                    # its words reads), once for its pieces, where they are no error line of their own
+                    # (two error lines that merely look cut stay two); a cut between two letters joined
+                    # with a space, as a refinement's context reads it (a word-wrapper's dropped space
+                    # leaves the same cut: its words stay whole, a terminal's cut word reads as two)
+                    last = where[1] + 1
+                    while last in self._wraps:
+                        last += 1
+                    self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
+                    space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
+                    line = Line(lineno, rest + space + continuation, key)
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
