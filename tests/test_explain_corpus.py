@@ -341,7 +341,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "fastertransformer-90-cublas-not-initialized-rtx3090-no-sm86": "FasterTransformer's 'CUDA runtime error: CUBLAS_STATUS_NOT_INITIALIZED' from encoder_gemm, read as the cuBLAS symptom: that the build lacked sm_86 is the maintainer's answer; the log only says the 2080 Ti works and the 3090 (8.6) does not (C3)",
     "maskrcnn-benchmark-1-c-undefined-symbol-gcc-4.8": "only '_C...so: undefined symbol: _ZN2at4cuda20getCurrentCUDAStreamEl', read as an extension built for another torch: that gcc 4.8 built it is the maintainer's answer, no compiler version is in the log (E)",
     # harv32b round 2 (scored after the first fix, blind to it)
-    "apex-1051-rtx3080-arch-list-7.5-no-kernel-image": "the issue title repeats torch's 'no kernel image' line first, read as torch's own build; the body's copy beside 'export TORCH_CUDA_ARCH_LIST=\"7.5\"' reads extension-arch-missing (3rd) since round 2's refinement (C2)",
+    "apex-1051-rtx3080-arch-list-7.5-no-kernel-image": "the issue title repeats torch's 'no kernel image' line; since fix33 both copies read extension-arch-missing (the body's copy sits beside 'export TORCH_CUDA_ARCH_LIST=\"7.5\"'), 2nd after the first install's 'nvcc fatal: Unsupported gpu architecture' (nvcc-arch-unsupported weighs more) (C2)",
     "vl-bert-81-apex-no-kernel-image-rebuilt-on-gpu": "only torch's bare 'CUDA error: no kernel image is available for execution on the device': that apex had been built for another GPU is the reporter's fix (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error

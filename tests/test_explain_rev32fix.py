@@ -78,22 +78,15 @@ def test_local_refine_flag_is_read_and_checked(tmp_path):
 # problem. The probe reads /usr/local/nvidia/lib64 only: /usr/local/nvidia/lib is nvidia-docker
 # 1's 32-bit directory. The platform mounted the driver, so the finding offers no package.
 
-from test_gpu_layers import _cuda_facts, evaluate, load_probe  # noqa: E402
+from test_gpu_layers import _cuda_facts, evaluate, fake_driver_mount, load_probe  # noqa: E402
 from stackpeel.checks import cuda as cuda_checks  # noqa: E402
 
 _CANNOT_OPEN = "libcuda.so.1: cannot open shared object file: No such file or directory"
 
 
-def _mount(tmp_path, where):
-    d = tmp_path / where
-    d.mkdir(parents=True)
-    (d / "libcuda.so.1").write_bytes(b"\x7fELF")
-    return str(tmp_path)
-
-
 def test_the_32_bit_driver_directory_is_no_off_path_mount(tmp_path):
     probe = load_probe("cuda_driver")
-    root = _mount(tmp_path, "usr/local/nvidia/lib")
+    root = fake_driver_mount(tmp_path, "usr/local/nvidia/lib")
     assert probe.mounted_off_path(root, {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}) is None
     facts = probe.driver_api_facts(library="libstackpeel-absent.so.1", root=root,
                                    env={"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"})

@@ -229,20 +229,13 @@ def test_the_assertion_alone_reads_as_tritons_compiler_failing():
 # -- 3. GKE mounts the driver in /usr/local/nvidia/lib64, which CUDA 12.8.1-12.9 images no longer put
 #    on LD_LIBRARY_PATH: the check names the directory (probe: cuda_driver.mounted_off_path)
 
-from test_gpu_layers import _cuda_facts, evaluate, load_probe  # noqa: E402
+from test_gpu_layers import _cuda_facts, evaluate, fake_driver_mount, load_probe  # noqa: E402
 from stackpeel.checks import cuda as cuda_checks  # noqa: E402
-
-
-def _gke_root(tmp_path, where="usr/local/nvidia/lib64"):
-    d = tmp_path / where
-    d.mkdir(parents=True)
-    (d / "libcuda.so.1").write_bytes(b"\x7fELF")
-    return str(tmp_path)
 
 
 def test_the_probe_names_a_driver_mount_the_loader_is_not_told_about(tmp_path):
     probe = load_probe("cuda_driver")
-    root = _gke_root(tmp_path)
+    root = fake_driver_mount(tmp_path)
     env = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}   # the CUDA 12.8.1 image's
     assert probe.mounted_off_path(root, env) == "/usr/local/nvidia/lib64"
     facts = probe.driver_api_facts(library="libstackpeel-absent.so.1", root=root, env=env)
@@ -252,7 +245,8 @@ def test_the_probe_names_a_driver_mount_the_loader_is_not_told_about(tmp_path):
 @pytest.mark.parametrize("ld_path", ["/usr/local/nvidia/lib64:/usr/local/cuda/lib64",
                                      "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"])
 def test_a_mount_on_the_path_is_no_hint(tmp_path, ld_path):
-    assert load_probe("cuda_driver").mounted_off_path(_gke_root(tmp_path), {"LD_LIBRARY_PATH": ld_path}) is None
+    root = fake_driver_mount(tmp_path)
+    assert load_probe("cuda_driver").mounted_off_path(root, {"LD_LIBRARY_PATH": ld_path}) is None
 
 
 def test_no_mount_no_hint(tmp_path):

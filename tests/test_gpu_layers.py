@@ -59,6 +59,15 @@ def load_probe(name: str):
     return sys.modules["_stackpeel_probe_" + name]
 
 
+def fake_driver_mount(tmp_path, where: str = "usr/local/nvidia/lib64") -> str:
+    """A root (``tmp_path``) whose ``where`` holds a libcuda.so.1, as a platform mounts the host's
+    driver into a container (GKE, nvidia-docker: /usr/local/nvidia/lib64); returns the root."""
+    d = tmp_path / where
+    d.mkdir(parents=True)
+    (d / "libcuda.so.1").write_bytes(b"\x7fELF")
+    return str(tmp_path)
+
+
 def evaluate(cls, facts, deps=None, dep_status=None, host=HOST):
     return cls().evaluate(answer(cls, facts), Context(host, TARGET, deps or {}, dep_status or {}))
 

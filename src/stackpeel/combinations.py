@@ -459,7 +459,8 @@ _LOG_DISTS = (
 )
 # every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
 _VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"
-_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
+_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|"
+                                                           r":)\s{0,3}|\s{1,40})['\"]?" + _VER +
                                r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
 #: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
 #: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
@@ -498,7 +499,8 @@ _LOG_KEYS = (
 )
 #: a prebuilt wheel of an extension, named as flash-attn's setup.py names the wheels it publishes
 #: (and mamba-ssm and causal-conv1d copy): {name}-{version}+cu{cuda}torch{major.minor}cxx11abi{TRUE|FALSE}
-_WHEEL_RE = re.compile(r"\b(flash_attn|mamba_ssm|causal_conv1d|selective_scan)-(\d{1,4}(?:\.\d{1,4}){1,3}(?:\.post\d{1,3})?)"
+_WHEEL_RE = re.compile(r"\b(flash_attn|mamba_ssm|causal_conv1d|"
+                       r"selective_scan)-(\d{1,4}(?:\.\d{1,4}){1,3}(?:\.post\d{1,3})?)"
                        r"\+cu(\d{2,3})torch(\d{1,2}\.\d{1,2})cxx11abi(TRUE|FALSE)")
 #: facts that are no version of the matcher: (key, regex); the first line wins
 _FACT_RES = (

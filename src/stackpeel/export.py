@@ -173,7 +173,8 @@ def _dockerfile(report: Report, ns: List[Need], pm: str) -> str:
         lines.append(f"RUN {_INSTALL_LINE[pm].format(packages=pkgs)}" if pkgs else f"# {_missing_note(n, pm)}")
     flags = [f for n in ns for f in n.provision.get("docker_run", ())]
     if flags:
-        lines.append("# start containers of this image with (docker run options; Kubernetes: the same in the pod spec):")
+        lines.append("# start containers of this image with (docker run options; Kubernetes: the same in the pod "
+                     "spec):")
         for n in ns:
             for f in n.provision.get("docker_run", ()):
                 lines.append(f"#   {f:<28} {'; '.join(n.comments())}")

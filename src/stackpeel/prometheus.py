@@ -37,7 +37,8 @@ def _fill(registry, reports: Iterable[Tuple[Optional[str], str, Optional[Report]
     node_label = ["node"]
     status = Gauge("stackpeel_check_status", "1 for the status each check ended in",
                    node_label + ["check", "layer", "status"], registry=registry)
-    roots = Gauge("stackpeel_root_cause", "1 per root cause stackpeel named", node_label + ["check", "code", "severity"],
+    roots = Gauge("stackpeel_root_cause", "1 per root cause stackpeel "
+                                          "named", node_label + ["check", "code", "severity"],
                   registry=registry)
     info = Gauge("stackpeel_stack_info", "versions of the diagnosed stack",
                  node_label + ["python", "torch", "triton", "fla", "driver"], registry=registry)

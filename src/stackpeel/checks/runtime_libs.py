@@ -195,7 +195,8 @@ class LoadedLibraries(Check):
                           path=row.get("realpath") or "an unknown file", owner=owner_text(row.get("owner")),
                           version="{}.{}.{} (torch.backends.cudnn.version())".format(*m.groups()[3:]),
                           others=others_text(facts, "libcudnn", [row.get("realpath")]),
-                          fix_detail=("LD_LIBRARY_PATH brings it: drop {} from LD_LIBRARY_PATH.".format(row["via_entry"])
+                          fix_detail=("LD_LIBRARY_PATH brings it: drop {} from "
+                                      "LD_LIBRARY_PATH.".format(row["via_entry"])
                                       if row.get("via") == "LD_LIBRARY_PATH" else
                                       "Reinstall torch's own nvidia-cudnn package (the one it pins)."))
             out.append(ctx.finding("library-version-mismatch", evidence=err, **params))

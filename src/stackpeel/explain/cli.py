@@ -81,9 +81,10 @@ def run(args) -> int:
         return _err(str(exc))
     except OSError as exc:
         return _err(f"cannot read {args.file}: {exc.strerror or exc}")
+    progress = _Progress(stream) if sys.stderr is not None and sys.stderr.isatty() else None
     try:
         with stream if source != "<stdin>" else _nullcontext(stream):
-            parsed = scan_stream(stream)
+            parsed = scan_stream(stream, progress=progress)
     except InputError as exc:
         return _err(f"{source}: {exc}")
     except OSError as exc:
@@ -92,6 +93,9 @@ def run(args) -> int:
         return _err(f"cannot read {source}: {exc}")
     except MemoryError:
         return _err(f"{source}: out of memory while reading")
+    finally:
+        if progress is not None:
+            progress.done()
     if not parsed.has_text:
         return _err(f"{source} is empty: nothing to explain")
     expl = explain(parsed, source=source)
@@ -109,6 +113,51 @@ def run(args) -> int:
     # a closed or full stdout keeps the exit code
     _emit(text, None)
     return expl.exit_code
+
+
+class _Progress:
+    """How far the read of a long log is, on a terminal's standard error: shown once the read
+    has taken PROGRESS_AFTER seconds, rewritten in place at most every PROGRESS_EVERY seconds,
+    and erased when the read ends (the report itself goes to standard output)."""
+
+    PROGRESS_AFTER = 2.0
+    PROGRESS_EVERY = 0.5
+
+    def __init__(self, stream: IO[bytes]):
+        import time
+        self._clock = time.monotonic
+        self._next = self._clock() + self.PROGRESS_AFTER
+        self._shown = False
+        try:
+            st = os.fstat(stream.fileno())
+            import stat
+            self.total = st.st_size if stat.S_ISREG(st.st_mode) and st.st_size else None
+        except (AttributeError, OSError, ValueError):
+            self.total = None
+
+    def __call__(self, n: int) -> None:
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + self.PROGRESS_EVERY
+        done = f"{n / 1e6:,.0f} MB"
+        if self.total:
+            done += f" of {self.total / 1e6:,.0f} MB ({min(100, 100 * n // self.total)} %)"
+        self._write(f"\rstackpeel explain: read {done}")
+        self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            self._write("\r\x1b[K")
+            self._shown = False
+
+    @staticmethod
+    def _write(text: str) -> None:
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 class _nullcontext:

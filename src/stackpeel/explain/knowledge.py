@@ -377,6 +377,10 @@ class KnowledgeBase:
             yield m.start(), m.group()
             m = search(text, m.start() + 1)
 
+    def clue_literals(self, hit: str) -> Tuple[str, ...]:
+        """Every clue literal a :attr:`clue_gate` match of ``hit`` may be part of."""
+        return tuple(lit for _, lit, _ in self._clue_index.get(hit, ()))
+
     def clues_at(self, text: str, pos: int, hit: Optional[str] = None) -> List[str]:
         """The clue literals found by a :attr:`clue_gate` match at ``text[pos]`` (``hit``: the
         text it matched, when the caller has it)."""

@@ -266,7 +266,8 @@ GATE_LITERALS: Tuple[str, ...] = (
 GATE_RE = _literal_alternation(GATE_LITERALS)
 _DIGIT_RE = re.compile(r"\d")
 #: what follows a number that already carries its name: "35(cudaErrorInsufficientDriver)", "2 [ncclSystemError"
-_NAMED_AFTER_RE = re.compile(r"[ \t]{0,2}[(\[][ \t]{0,2}(?:cuda|CUDA_|nccl|CUBLAS_|CUDNN_|NVML_|VK_|SIG[A-Z]|STATUS_|DXGI_|E_[A-Z])")
+_NAMED_AFTER_RE = re.compile(r"[ \t]{0,2}[(\[][ \t]{0,2}(?:cuda|CUDA_|nccl|CUBLAS_|CUDNN_|NVML_|VK_|SIG[A-Z]|STATUS_|"
+                             r"DXGI_|E_[A-Z])")
 #: a hexadecimal form right after a decimal one: "-1073741819 (0xC0000005)": the name goes after it
 _HEX_AFTER_RE = re.compile(r"[ \t]{0,2}\(0[xX][0-9A-Fa-f]{1,8}\)")
 #: a number the program follows with its own text: "NCCL Error 2: unhandled system error",

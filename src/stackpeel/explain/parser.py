@@ -29,7 +29,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import IO, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
+from typing import IO, Callable, Deque, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Set, Tuple
 
 from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
@@ -89,6 +89,23 @@ FACT_LINES = 5000
 #: the facts gate (combinations.FACT_LITERALS, each cut to start at a rare character like the
 #: other gates' literals): run over the first and the last chunk only
 FACT_GATE = _literal_alternation([rare_start(lit, 4) for lit in _combinations.FACT_LITERALS])
+#: a log longer than one read (CHUNK) has its repeated records collapsed: a record (a line that
+#: starts at its stream's margin and the indented lines after it: a traceback, a message with
+#: its continuation) whose text, numbers aside, was read COLLAPSE_AFTER times is counted, not
+#: read again (a fault makes every rank and DataLoader worker print the same traceback with
+#: its own pids: hundreds of megabytes). The first copies are read in full, so the hits kept
+#: (HITS_PER_ENTRY per entry) are the ones a full read keeps; the copies collapsed add to the
+#: counts what one copy adds (:meth:`LogScanner._record_effects`) and are reported
+#: (``ParseResult.repeats``) with their number and the first line numbers.
+COLLAPSE_AFTER = 16
+#: distinct records (numbers aside) remembered per log; a log of a million distinct lines keeps
+#: counting the ones it has met
+MAX_RECORD_KINDS = 100_000
+#: line numbers kept per collapsed record
+REPEAT_LINES = 5
+#: the first line of a record: not blank, not indented, and not indented after a stream's prefix
+#: (``[rank3]:     File ...`` continues the record; ``[rank3]: Traceback`` starts one)
+RECORD_START_RE = re.compile(r"^(?![ \t]|$)(?!(?:\[[^\]\n]{1,60}\]:?|[\w.-]{1,40}:)[ \t]{2,})", re.M)
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]+")
@@ -562,7 +579,8 @@ HARD_ERROR_RE = re.compile(
     r"|\bSIG(?:SEGV|BUS|ABRT|KILL|ILL|FPE)\b|killed by signal|[Ss]ignal:? ?(?:9|11|6|7|4|8)\b"
     # bash's job report ("line 2: 18666 Killed   python ...", "[1]+  Killed   python ...") and zsh's
     # (in a zh_CN locale strsignal(SIGKILL) reads "\u5df2\u6740\u6b7b": "[1]+  \u5df2\u6740\u6b7b   nohup ...")
-    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|\u5df2\u6740\u6b7b)\s"
+    r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|"
+    r"\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
     # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
     # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap"); macOS's libc
@@ -584,7 +602,8 @@ HARD_ERROR_RE = re.compile(
     r"|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bpure virtual method called\b"
     # gdb's backtrace of a process that aborted ("#1  0x00007ffff7a44801 in abort () from
     # /lib/x86_64-linux-gnu/libc.so.6", "#0  __pthread_kill_implementation (...) at ./nptl/pthread_kill.c:44")
-    r"|^#\d{1,3}\s{1,4}(?:0x[0-9a-f]{4,16} in )?(?:abort|raise|__GI_raise|__GI_abort|__pthread_kill\w{0,30}|pthread_kill)"
+    r"|^#\d{1,3}\s{1,4}(?:0x[0-9a-f]{4,16} in )?(?:abort|raise|__GI_raise|__GI_abort|__pthread_kill\w{0,30}|"
+    r"pthread_kill)"
     r" \()"
     # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
     # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
@@ -596,8 +615,10 @@ HARD_ERROR_RE = re.compile(
     # "sh: 1: ./x: Permission denied"), zsh ("zsh: permission denied: ./run.sh", "zsh: command not
     # found: x"). Only the shell's own line: "Permission denied" elsewhere is no failure of a command
     r"|(?P<shell>^-?(?:/[\w./-]{0,60}/)?(?:ba|da|z|k|mk)?sh(?:-\d[\d.]{0,6})?: (?:line \d{1,7}: |\d{1,7}: )?"
-    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad interpreter\b[^\n]{0,80})\s*$"
-    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or directory)\s*$"
+    r"[^\n]{1,300}?: (?:Permission denied|command not found|not found|No such file or directory|bad "
+    r"interpreter\b[^\n]{0,80})\s*$"
+    r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or "
+    r"directory)\s*$"
     r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
     # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
     # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A, nor an IDE's
@@ -607,7 +628,8 @@ HARD_ERROR_RE = re.compile(
     r"|exited with (?:code|status) " + _CTRL_C + r"-?[1-9]"
     # Windows' NTSTATUS in hex (0xC0000005 an access violation, 0xC0000409 a stack buffer overrun),
     # not 0x0
-    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| [Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
+    r"|\b[Ee]xit(?:ed with)?(?: ?[Cc]ode| "
+    r"[Ss]tatus)\s{0,4}[:=]?\s{0,4}0x(?![cC]000013[aA]\b)0{0,7}[1-9A-Fa-f][0-9A-Fa-f]{0,7}\b"
     r"|\bexitcode\s{0,4}:\s{0,4}" + _CTRL_C + r"-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
@@ -631,21 +653,25 @@ HARD_ERROR_RE = re.compile(
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
     # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
     # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
-    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
+    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
+    r"FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
     # apt ("E: ..."), dpkg, pip's resolver, uv, mamba, git, docker/podman, kubectl events and pod
     # states, Slurm (scontrol/sacct states with their exit code, slurmstepd's banner), torch
     # elastic's failure table, Go and Rust panics, C++ std::terminate, CMake, GNU make, cmd.exe
-    r"|(?P<tool>^\[?[EF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,8}\d{1,9} [\w./-]{1,200}:\d{1,6}\]|^\s{0,8}E: |^dpkg: error|^Errors were encountered while processing|No solution found when resolving"
+    r"|(?P<tool>^\[?[EF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,8}\d{1,9} [\w./-]{1,200}:\d{1,6}\]|^\s{0,8}E: |^dpkg: error|"
+    r"^Errors were encountered while processing|No solution found when resolving"
     r"|ResolutionImpossible|\b(?:error|critical)\s{1,8}libmamba\b|^fatal: |Error response from daemon"
     r"|OCI runtime (?:create|exec|start) failed|CrashLoopBackOff|ImagePullBackOff|ErrImagePull"
     r"|\bBack-off restarting|\bFailed[A-Z][a-z]{2,30}\b|Insufficient nvidia\.com/gpu"
     r"|\b(?:OUT_OF_MEMORY|NODE_FAIL|BOOT_FAIL|PREEMPTED|DEADLINE|TIMEOUT|CANCELLED\+?(?: by \d{1,10})?)\s{1,20}"
     r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
-    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|recursively)|\bwhat\(\):"
-    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or external|the name of a cmdlet)"
+    r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|"
+    r"recursively)|\bwhat\(\):"
+    r"|CMake Error|Configuring incomplete|make(?:\[\d{1,3}\])?: \*\*\* (?!\[)|is not recognized as (?:an internal or "
+    r"external|the name of a cmdlet)"
     r"|Error executing job with overrides"
     # a test or a sample's verdict: the CUDA samples' checkResult ("Result = FAIL", deviceQuery,
     # bandwidthTest), unittest's TextTestResult ("FAIL: test_x (module.Case)"); npm's error
@@ -669,11 +695,13 @@ SOFT_ERROR_RE = re.compile(
     r"|[Cc]ould not (?:find|load|open|locate|import|be found|be loaded|initiali[sz]e|start|connect|create|allocate"
     r"|access|determine|resolve|execute|run|read|write|get|bind|launch|compile|build)\b|No matching distribution found"
     # a shortage in words ("not enough memory", "Insufficient GPU memory", "insufficient shared memory")
-    r"|(?<!if )(?<!If )(?<!when )(?<!unless )(?<!avoid )\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) (?:GPU |gpu |device |host |system |shared |CUDA |cuda"
+    r"|(?<!if )(?<!If )(?<!when )(?<!unless )(?<!avoid )\b(?:[Nn]ot enough|NOT ENOUGH|[Ii]nsufficient|INSUFFICIENT) "
+    r"(?:GPU |gpu |device |host |system |shared |CUDA |cuda"
     r" |video |free |disk |physical |virtual )?(?:memory|MEMORY|RAM|VRAM|space|disk space)\b"
     # the same in contracted or split spelling ("Can't load tokenizer for ...", "couldn't find
     # libcudart.so", "Can not open shared object"): ASCII and typographic apostrophes
-    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|access"
+    r"|(?:Can['\u2019]?t|CAN['\u2019]?T|Can not) [a-z]|\bcan(?:['\u2019]t| not) (?:open|find|load|import|allocate|"
+    r"access"
     r"|connect|locate|create|execute|read|stat|bind|be loaded)\b|[Cc]ouldn['\u2019]t (?:find|load|open|locate|import"
     r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
     r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
@@ -714,7 +742,8 @@ SOFT_ERROR_RE = re.compile(
     # process was killed"): issues that paste no error line still say what went wrong
     r"|(?P<cpu>\b(?:instead of|rather than) (?:the |my |a )?GPU\b|\bCPU instead\b"
     r"|\bnot (?:using|use|utilizing|detecting|invoke|invoking) (?:the |my |any )?GPU\b"
-    r"|\b(?:install(?:s|ed)?|got|gets|is|was|resulted in|gave|pulled|pulls|downloaded) (?:the |a )?(?:CPU|cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
+    r"|\b(?:install(?:s|ed)?|got|gets|is|was|resulted in|gave|pulled|pulls|downloaded) (?:the |a )?(?:CPU|"
+    r"cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
     r"|\b(?:torch|pytorch|PyTorch|Torch) (?:cpu|CPU) version (?:is |was |got |gets )?installed\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])CPU\u7248\u672c)"
@@ -724,7 +753,8 @@ SOFT_ERROR_RE = re.compile(
     r" (?:was |is |got |gets |get |being )?killed\b"
     # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
     # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
-    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script|[Ss]ession|[Nn]otebook|[Rr]untime)"
+    r"|\b(?:PC|[Cc]omputer|[Mm]achine|[Ss]ystem|[Ss]erver|[Pp]rocess|[Pp]rogram|app|[Pp]ython|[Tt]raining|job|script|"
+    r"[Ss]ession|[Nn]otebook|[Rr]untime)"
     r"(?: just| always| then| still| also)? (?:crashes|crashed|keeps crashing)\b)"
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
@@ -732,7 +762,8 @@ SOFT_ERROR_RE = re.compile(
     r"|[\u041e\u043e]\u0448\u0438\u0431\u043a)"
     # an issue's prose about a message it quotes ("it crashes with `...`", "I get an error
     # when calling `...`"); error_shape counts it only when the line quotes something
-    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
+    r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|"
+    r"after)|broke|(?:does|did|is)(?:n't| not) work(?:ing)?|stopped working"
     r"|(?:get|gets|got|getting|throws?|raises?|seeing)(?: (?:an|the|this|a|same|following)){0,2}"
     r" (?:error|exception|crash|segfault)s?)\b)"
 )
@@ -745,7 +776,8 @@ SOFT_ERROR_RE = re.compile(
 #: Searched apart from SOFT_ERROR_RE so that a prose or hang match that does not count
 #: (no quoted message, no word of the stack) still leaves the word to be judged.
 WORD_ERROR_RE = re.compile(
-    r"(?<![-\w./\"'(=\[{<])(?:[Ee]rrors?|ERRORS?|[Ff]atal|FATAL|[Cc]annot|CANNOT|[Ff]ailures?|FAILURES?)(?![-\w/\"'(=]|\.\w)"
+    r"(?<![-\w./\"'(=\[{<])(?:[Ee]rrors?|ERRORS?|[Ff]atal|FATAL|[Cc]annot|CANNOT|[Ff]ailures?|"
+    r"FAILURES?)(?![-\w/\"'(=]|\.\w)"
 )
 #: counts and fallback notices that carry an error word on a healthy run: "0 failed",
 #: "failures=0", "not found, using regular one", CMake's "-- ... - not found" status lines and
@@ -755,11 +787,13 @@ WORD_ERROR_RE = re.compile(
 HEALTHY_ERROR_WORDS_RE = re.compile(
     # (a count, not "Shard 0 failed to start", "rank 0 failed", "GPU 0 failed with ...")
     r"(?<!hard )(?<!ank )(?<!GPU )(?<!gpu )(?<!vice )(?<!ode )(?<!rker )(?<!cess )(?<!ask )(?<!lica )"
-    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|failures?)\s{0,3}[=:]\s{0,3}0\b"
+    r"\b0 (?:\w{1,12} )?(?:failed|errors?|failures?)\b(?!\s{1,3}(?:to|with|because|while|at)\b)|\b(?:failed|errors?|"
+    r"failures?)\s{0,3}[=:]\s{0,3}0\b"
     r"|^-- |^debconf: "
     # (not a fallback from the GPU to the CPU: "Failed to load libcuda.so, falling back to CPU" is
     # a GPU path that failed and was swallowed, as FLA's "roll back to CPU")
-    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)(?! (?:to )?(?:the )?(?:CPU|cpu)\b)"
+    r"|not found[,.;]?\s{1,3}(?:using|falling back|fall back|will use|skipping|defaulting|trying)(?! (?:to )?(?:the "
+    r")?(?:CPU|cpu)\b)"
     r"|\b[Ff]alling back to\b(?! (?:the )?(?:CPU|cpu)\b)"
     # a notice that names its own fallback and says the run is fine (XLA's "Can't find ptxas binary
     # in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation. This is OK so
@@ -984,13 +1018,15 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:un(?:available|detected|usable|recogni[sz]ed)|inaccessible)\b"
     r"|\bno (?:\w{1,20} ){0,2}(?:GPUs?|CUDA|NVIDIA|gpus?|graphics?|devices?|drivers?|accelerators?)(?: \w{1,20}){0,2}"
     r" (?:was |were |is |are )?(?:detected|found|available|visible)\b"
-    r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|load(?:ing)?)\b"
+    r"|\b(?:does|did|do|is|was|are|were)(?:n't|n\u2019t| not) (?:work(?:ing)?|run(?:ning)?|start(?:ing)?|"
+    r"load(?:ing)?)\b"
     r"|\b(?:stop(?:s|ped)|quits?) (?:working|responding)\b|\bno longer (?:works?|runs?|starts?)\b"
     r"|\bwon't (?:work|run|start|load|build|compile)\b|\b(?:dies|died)\b"
     # a crash in the user's words ("it crashes on startup", "the kernel keeps crashing", "vLLM
     # segfaults when ..."): the statement, not a name or a setting (crash_handler, --no-crash)
     r"|\b(?:it|that|this|which|then|and|but|model|server|kernel|app|process|program|training|script|job|worker|engine)"
-    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    r"(?: always| still| just| then| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps "
+    r"crashing|segfault(?:s|ed))\b"
     # a process that ends without a word, in the user's words ("the python process just exits
     # silently", "training stopped without any output"); not "exits without error" (a success;
     # "without any error message" stays healthy too: HEALTHY_ERROR_WORDS_RE reads "without any error")
@@ -1008,33 +1044,43 @@ COMPLAINT_RE = re.compile(
     # list a framework printed, which holds only the CPU (TensorFlow's
     # tf.config.list_physical_devices repr, tensorflow#38090: "[PhysicalDevice(name=
     # '/physical_device:CPU:0', device_type='CPU')]"; a GPU would follow the CPU before "]")
-    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|there's|but|still)"
-    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
-    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|the process|the program|the script|the job)"
+    r"|\b(?:shows?|showed|shown|says?|said|reports?|reported|displays?|displayed|gives?|gave|gets?|got|there is|"
+    r"there's|but|still)"
+    r" [*_`]{0,2}no (?:CUDA|GPU) support\b|\b(?:shows?|showed|shown|says?|reports?|reported|displays?|displayed|"
+    r"detects?|detected|only|with|has|and) [*_`]{0,2}0 ?(?:MB |MiB |GB |GiB |B )?VRAM\b"
+    r"|(?<!when )(?<!if )(?<!while )(?<!whether )\b(?:it|inference|training|the model|everything|generation|the app|"
+    r"the process|the program|the script|the job)"
     r"(?: still| only| always| just)? (?:runs?|ran|is running|was running) on (?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|\b(?:still|only|always|just) (?:runs?|running|ran|uses?|using|used) (?:on )?(?:the )?CPU\b(?!\s{0,2}[:=])"
     r"|device_type='CPU'\)\]"
     # a build that never ends (Wan2.1#38: "flash_attn is always building"): "still compiling",
     # "the build takes forever", "it never finishes", "no progress"
     r"|\b(?:always|still|forever|endlessly|keeps?) (?:building|compiling)\b"
-    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|ha(?:s|ve) taken|running for|ran for)"
+    r"|\b(?:build(?:ing|s)?|compil(?:e|es|ing|ation)|install(?:ing|ation)?)\b[^\n]{0,40}?\b(?:takes?|took|taking|"
+    r"ha(?:s|ve) taken|running for|ran for)"
     r" (?:forever|hours|so long|too long|very long|a long time|ages)\b"
     r"|\bnever (?:finish(?:es)?|ends|completes|returns)\b|\bno progress\b"
     # a process that vanishes ("there is no traceback, the process just disappears"), and a run
     # whose results are wrong ("the result is wrong", "produces incorrect results")
-    r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| then)?"
+    r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| "
+    r"then)?"
     r" (?:disappears|disappeared|vanishes|vanished)\b(?! (?:after|when|once|if|with)\b)"
-    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|answers?|values)\b"
-    r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|corrupted)\b"
+    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|"
+    r"answers?|values)\b"
+    r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|"
+    r"corrupted)\b"
     # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
     # appears", "I recieved this error:"), whose message the paste lost or the reader cut
-    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
-    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! (?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
+    r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|"
+    r"receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
+    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! "
+    r"(?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
     r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
     # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
     # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
     # видит" (colabtools#4425: it does not load / work / start / see)
-    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|start|load)s?\b"
+    r"|\b(?:still|just|it|that|this) (?:not|doesn't|does not|didn't|did not|won't|cannot|can't|can not) (?:work|run|"
+    r"start|load)s?\b"
     r"|\bcan(?:'t|not| not) (?:run|start|use|load) (?:it |this |the \w{1,20} )?(?:normally|properly|correctly)\b"
     # a program that does not find the GPU, in the user's words (sdnext#409: "does not detect GPU,
     # generates on CPU"): the words of torch.toml's said-torch-cuda-unavailable
@@ -1050,7 +1096,8 @@ COMPLAINT_RE = re.compile(
     r"|returned) (?:only |just |pure |complete )?(?:gibberish|garbage|nonsense)\b"
     r"|\bGPU (?:utili[sz]ation|usage|util) (?:is |stays |stayed |remains |remained |was |shows? )?(?:at |only )?0 ?%"
     r"|\b(?:process|build|make|script|job|run|step|command|install(?:ation)?) errored\b"
-    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
+    r"|\u043d\u0435 (?:\u0440\u0430\u0431\u043e\u0442\u0430\u0435\u0442|"
+    r"\u0437\u0430\u043f\u0443\u0441\u043a\u0430\u0435\u0442\u0441\u044f"
     r"|\u0437\u0430\u0433\u0440\u0443\u0436\u0430\u0435\u0442\u0441\u044f|\u0432\u0438\u0434\u0438\u0442)"
     r"|[\u5f88\u592a\u53d8]\u6162|\u65e0\u6cd5|\u4e0d\u80fd\u7528|\u68c0\u6d4b\u4e0d\u5230|\u8bc6\u522b\u4e0d\u5230"
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
@@ -1229,6 +1276,20 @@ class Traceback:
 
 
 @dataclass
+class Repeat:
+    """A record repeated (the same text but for its numbers) whose later copies were counted,
+    not read (COLLAPSE_AFTER)."""
+    #: the first line of its first copy collapsed
+    line: Line
+    #: copies in the log, the ones read included
+    count: int = 0
+    #: copies collapsed (counted only)
+    collapsed: int = 0
+    #: first line numbers of the collapsed copies (REPEAT_LINES at most)
+    numbers: List[int] = field(default_factory=list)
+
+
+@dataclass
 class ParseResult:
     hits: List[Hit] = field(default_factory=list)
     hit_counts: Dict[str, int] = field(default_factory=dict)
@@ -1262,6 +1323,8 @@ class ParseResult:
     #: line number -> the line in the log's own language, for the lines read in English
     #: (what the C library, bash, gcc, binutils and make printed translated: :mod:`.translate`)
     translated: Dict[int, str] = field(default_factory=dict)
+    #: the records collapsed in a long log (COLLAPSE_AFTER), most collapsed first
+    repeats: List[Repeat] = field(default_factory=list)
 
     def traceback(self, index: Optional[int]) -> Optional[Traceback]:
         if index is None:
@@ -1295,6 +1358,8 @@ def _scrub_kept(r: ParseResult) -> None:
     r.hits[:] = [replace(h, line=line(h.line), before=tuple(line(b) for b in h.before),
                          after=tuple(line(a) for a in h.after), context=s(h.context), whole=s(h.whole)) for h in r.hits]
     r.other_errors[:] = [line(ln) for ln in r.other_errors]
+    for rep in r.repeats:
+        rep.line = line(rep.line)
     for number, text in r.translated.items():
         r.translated[number] = s(text)
     for tb in r.tracebacks:
@@ -1431,6 +1496,17 @@ class LogScanner:
         #: the latest chunk (the end of its text is gated when the log ends)
         self._fact_lines: List[Tuple[int, str]] = []
         self._last_body: Optional[Tuple[int, str]] = None
+        #: repeated records (COLLAPSE_AFTER): whether the log is longer than one read, the copies
+        #: met per record (numbers aside), what one copy adds to the counts, the ones collapsed
+        self._long = False
+        #: the clue literals that hold their CLUE_LINES lines (their later hits are skipped)
+        self._clues_done: Set[str] = set()
+        self._kinds: Dict[str, int] = {}
+        self._effects: Dict[str, Tuple[Dict[str, int], int, int, int, int]] = {}
+        self._repeats: Dict[str, Repeat] = {}
+        #: the last collapsed copies that hold a traceback: (first line number, first traceback
+        #: index, lines), read again when the log ends for the tracebacks it ends with
+        self._collapsed_tbs: Deque[Tuple[int, int, int, List[str]]] = collections.deque(maxlen=TRACEBACKS_TAIL)
 
     # -- input ---------------------------------------------------------------
     def feed(self, text: str) -> None:
@@ -1453,6 +1529,7 @@ class LogScanner:
             self._carry = text
             return
         self._carry = text[cut + 1:]
+        self._long = True
         self._take(text[:cut])
 
     def _take(self, text: str) -> None:
@@ -1461,7 +1538,121 @@ class LogScanner:
         if _has_json_records(text):
             text = decode_json_records(text)
         text = rejoin_hard_wraps(text)
-        self._lines(scrub_text(text, self._secrets, shapes=False).split("\n"))
+        text = scrub_text(text, self._secrets, shapes=False)
+        if self._long:
+            self._collapsed(text)
+        else:
+            self._lines(text.split("\n"))
+
+    # -- repeated records ----------------------------------------------------
+    def _collapsed(self, text: str) -> None:
+        """Read ``text`` (whole lines of a long log) with its repeated records collapsed
+        (COLLAPSE_AFTER): the runs of records kept are scanned with their own line numbers; a
+        record is collapsed where it and its neighbours were each met COLLAPSE_AFTER times
+        already, and no traceback waits for its exception line."""
+        lines = text.split("\n")
+        keys = _DIGITS_RE.sub("0", text).split("\n")
+        n = len(lines)
+        starts = [0]
+        line_of, last = 0, 0
+        for m in RECORD_START_RE.finditer(text):
+            pos = m.start()
+            line_of += text.count("\n", last, pos)
+            last = pos
+            if line_of:
+                starts.append(line_of)
+        starts.append(n)
+        kinds = self._kinds
+        records: List[Tuple[int, int, str, bool]] = []
+        for a, b in zip(starts, starts[1:]):
+            kind = keys[a] if b == a + 1 else "\n".join(keys[a:b])
+            seen = kinds.get(kind)
+            if seen is None:
+                if len(kinds) < MAX_RECORD_KINDS:
+                    kinds[kind] = 1
+                seen = 0
+            else:
+                kinds[kind] = seen + 1
+            records.append((a, b, kind, seen >= COLLAPSE_AFTER))
+        base = self._lineno
+        kept = 0              # first line (chunk index) of the run not scanned yet
+        for r, (a, b, kind, repeated) in enumerate(records):
+            if not (repeated and 0 < r < len(records) - 1 and records[r - 1][3] and records[r + 1][3]):
+                continue
+            if kept < a:
+                self._lineno = base + kept
+                self._lines(lines[kept:a])
+                kept = a
+            op = self._open.get(split_prefix(lines[a])[0])
+            if op is not None and op.state == "frames" and TB_START not in lines[a]:
+                continue        # its stream's traceback waits for its exception line: the copy is read
+            self._collapse(lines, a, b, kind, base)
+            kept = b
+        if kept < n:
+            self._lineno = base + kept
+            self._lines(lines[kept:])
+        self._lineno = base + n
+
+    def _collapse(self, lines: List[str], a: int, b: int, kind: str, base: int) -> None:
+        """Count the copy ``lines[a:b]`` of a record read COLLAPSE_AFTER times already."""
+        eff = self._effects.get(kind)
+        if eff is None:
+            eff = self._effects[kind] = self._record_effects(lines[a:b])
+        r = self.result
+        for entry, k in eff[0].items():
+            r.hit_counts[entry] = r.hit_counts.get(entry, 0) + k
+        if eff[1]:
+            # (with the lines after it: an exception line may start the next record)
+            self._collapsed_tbs.append((base + a, r.n_tracebacks, b - a, lines[a:b + MESSAGE_LINES + 5]))
+        r.n_tracebacks += eff[1]
+        r.n_other_errors += eff[2]
+        r.n_warnings += eff[3]
+        r.n_suspects += eff[4]
+        self._streams.setdefault(split_prefix(lines[a])[0], None)
+        rep = self._repeats.get(kind)
+        if rep is None:
+            rep = self._repeats[kind] = Repeat(Line(base + a + 1, lines[a]))
+        rep.collapsed += 1
+        if len(rep.numbers) < REPEAT_LINES:
+            rep.numbers.append(base + a + 1)
+        # the lines before the next run's first line are the collapsed copy's last ones
+        self._tail = [Line(base + j + 1, lines[j]) for j in range(max(a, b - CONTEXT_BEFORE), b)]
+
+    def _last_tracebacks(self) -> None:
+        """The tracebacks of the last collapsed copies, each copy read alone with its own line
+        numbers and indexes, among the last ones kept (TRACEBACKS_TAIL): a log ends with its own
+        last tracebacks whether or not their copies were collapsed."""
+        if not self._collapsed_tbs:
+            return
+        after = max((tb.start for tb in (*self.result.tracebacks, *self._tb_tail)), default=0)
+        found: List[Traceback] = []
+        for offset, first, size, lines in self._collapsed_tbs:
+            if offset < after:
+                continue
+            scratch = LogScanner(self.kb, environ={})
+            scratch._lines(lines)
+            for key in list(scratch._open):
+                op = scratch._open.pop(key)
+                op.tb.truncated = op.tb.truncated or op.state == "frames"
+                scratch._finish(op.tb)
+            for tb in (*scratch.result.tracebacks, *scratch._tb_tail):
+                if tb.start > size:
+                    continue
+                found.append(replace(tb, index=first + tb.index, start=tb.start + offset,
+                                     end=tb.end + offset if tb.end else 0,
+                                     exc_line=tb.exc_line + offset if tb.exc_line else 0,
+                                     parent=None, chain=None, frames=list(tb.frames)))
+        if found:
+            tail = sorted([*self._tb_tail, *found], key=lambda tb: tb.start)[-TRACEBACKS_TAIL:]
+            self._tb_tail.clear()
+            self._tb_tail.extend(tail)
+
+    def _record_effects(self, lines: List[str]) -> Tuple[Dict[str, int], int, int, int, int]:
+        """What one copy of a record adds to the counts: the copy read alone."""
+        scratch = LogScanner(self.kb, environ={})
+        scratch._lines(lines)
+        r = scratch.result
+        return dict(r.hit_counts), r.n_tracebacks, r.n_other_errors, r.n_warnings, r.n_suspects
 
     def close(self) -> ParseResult:
         if self._closed:
@@ -1483,6 +1674,10 @@ class LogScanner:
         self._waiting = []
         r = self.result
         r.lines = self._lineno
+        self._last_tracebacks()
+        for kind, rep in self._repeats.items():
+            rep.count = self._kinds.get(kind, rep.collapsed)
+        r.repeats = sorted(self._repeats.values(), key=lambda rep: (-rep.collapsed, rep.line.number))
         self._collect_facts()
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
@@ -1673,11 +1868,14 @@ class LogScanner:
         a clue that ends with a line end (a number that must end its line: ``Unsupported operand
         60`` and its line end is not ``... 601``) is found on a chunk's last line too."""
         found = self.result.clues
+        done = self._clues_done
         line_of, last = 0, 0
         body += "\n"
         for pos, hit in self.kb.clue_hits(body):
             line_of += body.count("\n", last, pos)
             last = pos
+            if done and done.issuperset(self.kb.clue_literals(hit)):
+                continue        # each clue it may be holds its CLUE_LINES lines already
             if _echoed_comment(lines, line_of, wraps):
                 continue
             url = _in_url(body, pos)
@@ -1690,6 +1888,8 @@ class LogScanner:
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
                     seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))
+                    if len(seen) == CLUE_LINES:
+                        done.add(lit)
             if len(found) >= MAX_CLUES:
                 return
 
@@ -2040,6 +2240,19 @@ class LogScanner:
                         if joined_shape:
                             self._paragraph_seen = (first, last)
                             line, shape = Line(lineno, joined, key), joined_shape
+                elif glued_first and continuation and shape and where is not None and not rest.endswith(continuation) \
+                        and error_shape(continuation) is None:
+                    # an unexplained error line a terminal cut is reported whole (what a guess from
+                    # its words reads), once for its pieces, where they are no error line of their own
+                    # (two error lines that merely look cut stay two); a cut between two letters joined
+                    # with a space, as a refinement's context reads it (a word-wrapper's dropped space
+                    # leaves the same cut: its words stay whole, a terminal's cut word reads as two)
+                    last = where[1] + 1
+                    while last in self._wraps:
+                        last += 1
+                    self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
+                    space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
+                    line = Line(lineno, rest + space + continuation, key)
                 self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
@@ -2276,12 +2489,16 @@ def flagged_lines(pattern: Pattern[str], body: str) -> List[int]:
     return flagged
 
 
-def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None) -> ParseResult:
-    """Scan a binary stream (file, stdin.buffer) in bounded memory."""
+def scan_stream(stream: IO[bytes], kb: Optional[KnowledgeBase] = None,
+                progress: Optional[Callable[[int], None]] = None) -> ParseResult:
+    """Scan a binary stream (file, stdin.buffer) in bounded memory. ``progress``, when given,
+    is called with the bytes read so far after each chunk."""
     scanner = LogScanner(kb)
     counter = _Counting(stream)
     for text in iter_decoded(counter):
         scanner.feed(text)
+        if progress is not None:
+            progress(counter.n)
     result = scanner.close()
     result.bytes = counter.n
     result.compressed = counter.compressed

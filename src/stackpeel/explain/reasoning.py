@@ -440,6 +440,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     # which the run may go on) names its cause only where another line shows a failure
     failing_besides = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
         not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
+    copies = _refined_copies(parsed, entries)
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
@@ -454,6 +455,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             # (the sentence as the user wrote it: a line a paste wrapped read whole)
             continue
         codes, context_line = _refined(e, hit.context, clue_lines, kb)
+        if copies and codes == e.codes and e.refine and _own_reading(e, hit.context) is None:
+            m = e.search(hit.line.text)
+            refined = copies.get((e.id, m.group(0))) if m else None
+            if refined is not None:
+                codes, context_line = refined, None
         for code in codes:
             acc = accs.setdefault(code, _Acc(code))
             if e not in acc.entries:
@@ -608,6 +614,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                      f"{len(parsed.tracebacks)} were kept")
     if parsed.compressed:
         notes.append("the input was gzip-compressed")
+    if parsed.repeats:
+        # a long log's repeated records (parser.COLLAPSE_AFTER): counted, not read again
+        shown = "; ".join(f"`{rep.line.text[:100]}` {rep.count} times (counted only at lines "
+                          f"{', '.join(map(str, rep.numbers))}{', ...' if rep.collapsed > len(rep.numbers) else ''})"
+                          for rep in parsed.repeats[:3])
+        notes.append(f"{sum(rep.collapsed for rep in parsed.repeats)} copies of {len(parsed.repeats)} record(s) "
+                     f"that repeat (the same text but for numbers) were counted, not read again: {shown}"
+                     f"{'; ...' if len(parsed.repeats) > 3 else ''}")
     if candidates and candidates[0].basis == PRIOR_BASIS and candidates[0].prior:
         symptom, k, n = candidates[0].prior
         notes.append(f"the log shows only {symptom}; in {k} of {n} earlier threads with it the cause was "
@@ -680,7 +694,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
 _INTERRUPT_TYPE = "KeyboardInterrupt"
 #: an exit status that says Ctrl+C stopped the process: an IDE's "exit code 130 (interrupted by
 #: signal 2: SIGINT)", Windows' STATUS_CONTROL_C_EXIT (0xC000013A, -1073741510, 3221225786)
-_CTRL_C_RE = re.compile(r"interrupted by signal 2\b|STATUS_CONTROL_C_EXIT|0x[Cc]000013[Aa]\b|-1073741510\b|\b3221225786\b")
+_CTRL_C_RE = re.compile(r"interrupted by signal 2\b|STATUS_CONTROL_C_EXIT|0x[Cc]000013[Aa]\b|-1073741510\b|"
+                        r"\b3221225786\b")
 
 
 def _interruption(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]) -> Optional[Evidence]:
@@ -939,6 +954,36 @@ def _gives_cause(e: Entry, text: str) -> bool:
         return False
     found = e.search(text[m.start():])
     return found is not None and found.start() <= len(m.group(0)) + 24
+
+
+def _refined_copies(parsed: ParseResult, entries: Mapping[str, Entry]) -> Dict[Tuple[str, str], Tuple[str, ...]]:
+    """The same failure line printed more than once (an issue's title repeating its body's error
+    line, a summary repeating the log's) is one failure: where the lines around one copy refine
+    it and those around another do not, the copy with that context carries the evidence (apex#1051:
+    the title's copy of torch's 'no kernel image' read alone as torch's build, the body's copy
+    beside ``export TORCH_CUDA_ARCH_LIST="7.5"`` as an extension built without the GPU). By
+    (entry, the text its pattern matched): the one refined reading the copies' own lines give,
+    where they give exactly one (two copies refined differently stay as they are)."""
+    seen: Dict[Tuple[str, str], Set[Tuple[str, ...]]] = {}
+    for hit in parsed.hits:
+        e = entries.get(hit.entry)
+        if e is None or not e.refine:
+            continue
+        codes = _own_reading(e, hit.context)
+        m = e.search(hit.line.text) if codes is not None else None
+        if m is not None:
+            seen.setdefault((e.id, m.group(0)), set()).add(codes)
+    return {key: codes for key, found in seen.items() if len(found) == 1
+            for codes in found if codes != entries[key[0]].codes}
+
+
+def _own_reading(e: Entry, context: str) -> Optional[Tuple[str, ...]]:
+    """The codes the first refinement that matches the lines around a hit gives, None when none
+    does (even one that gives the entry's own codes is a reading)."""
+    for rule in e.refine:
+        if rule.context.search(context):
+            return rule.codes
+    return None
 
 
 def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase

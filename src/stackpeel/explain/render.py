@@ -369,7 +369,8 @@ def render_markdown(expl: Explanation) -> str:
     if details:
         out += ["", "<details><summary>Details: every candidate, exceptions, live checks</summary>"]
     if len(expl.candidates) > 1:
-        out += ["", "### All candidates", "", "| # | code | layer | kind | first evidence | live |", "|---|---|---|---|---|---|"]
+        out += ["", "### All candidates", "", "| # | code | layer | kind | first evidence | "
+                                              "live |", "|---|---|---|---|---|---|"]
         for i, c in enumerate(expl.candidates, 1):
             ev = c.evidence[0] if c.evidence else None
             first = f"line {ev.line}: {_md_escape(_short(ev.text, 100))}" if ev else ""

@@ -154,7 +154,8 @@ def run(argv, timeout=20, env=None, cwd=None, input_text=None, clip_output=True)
         return {"argv": list(argv), "rc": None, "stdout": clip(exc.stdout), "stderr": clip(exc.stderr),
                 "error": "timed out after %ss" % timeout}
     except OSError as exc:
-        return {"argv": list(argv), "rc": None, "stdout": "", "stderr": "", "error": "%s: %s" % (type(exc).__name__, exc)}
+        return {"argv": list(argv), "rc": None, "stdout": "", "stderr": "", "error": "%s: "
+                                                                                     "%s" % (type(exc).__name__, exc)}
 
 
 def run_together(calls):

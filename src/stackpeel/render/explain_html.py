@@ -85,7 +85,8 @@ def _links(c: Candidate) -> str:
 
 def _role(c: Candidate, top: Candidate, chain: Set[str]) -> Tuple[Tuple[str, ...], str]:
     """CSS classes and the words of a box (its second line)."""
-    live = {"confirmed": " \u00b7 confirmed", "ruled-out": " \u00b7 ruled out"}.get(c.live.verdict if c.live else "", "")
+    live = {"confirmed": " \u00b7 "
+                         "confirmed", "ruled-out": " \u00b7 ruled out"}.get(c.live.verdict if c.live else "", "")
     if c is top and c.kind == "root":
         return ("fail", "root"), f"\u2717 ROOT CAUSE \u00b7 {_lines(c)}{live}"
     if c is top:

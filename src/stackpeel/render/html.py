@@ -107,7 +107,8 @@ def _slug(check_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in check_id)
 
 
-def layered_layout(results: Sequence["CheckResult | GraphNode"], layers: Sequence[str]) -> Dict[str, Tuple[float, float]]:
+def layered_layout(results: Sequence["CheckResult | "
+                                     "GraphNode"], layers: Sequence[str]) -> Dict[str, Tuple[float, float]]:
     """Top-left corner of each box (a check, or any node with ``id``, ``layer`` and ``requires``):
     one row per layer (a layer whose boxes require each other gets one row per step, so every edge
     runs downwards), barycentre order within a row."""

@@ -292,15 +292,23 @@ def _run_probe(python: str, probe: str, inp: Mapping[str, Any], timeout: float,
         hygiene.remove_tempdir(tmp)
 
 
-def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, inp: Mapping[str, Any],
-            timeout: float, env: Optional[Mapping[str, str]], probes_dir: Optional[Path],
-            start: float) -> ProbeAnswer:
+def probe_files(tmpdir: Path, inp: Mapping[str, Any]) -> Tuple[Path, Path, Path, Path, Path, Path]:
+    """A probe run's files in its private directory ``tmpdir`` (the input written, the working
+    and temporary directories made): input, answer, stdout, stderr, working directory, tmp.
+    One layout for a spawned child and a zygote's fork."""
     inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
     out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
     workdir, probe_tmp = tmpdir / "cwd", tmpdir / "tmp"
     workdir.mkdir()
     probe_tmp.mkdir()
     inp_path.write_text(json.dumps(inp))
+    return inp_path, out_path, out_file, err_file, workdir, probe_tmp
+
+
+def _run_in(tmpdir: Path, python: str, probe: str, module: str, function: str, inp: Mapping[str, Any],
+            timeout: float, env: Optional[Mapping[str, str]], probes_dir: Optional[Path],
+            start: float) -> ProbeAnswer:
+    inp_path, out_path, out_file, err_file, workdir, probe_tmp = probe_files(tmpdir, inp)
     argv = [python, "-c", BOOTSTRAP, str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function,
             str(inp_path), str(out_path)]
     # the probe's own temporary files (compiler runs, kernel builds) go inside this directory,

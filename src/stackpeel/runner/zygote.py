@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Mapping, Optional, Sequence, Type
 
 from . import hygiene
-from .child import (BOOTSTRAP, LIMITS_PROLOGUE, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_slots,
-                    read_answer)
+from .child import (BOOTSTRAP, LIMITS_PROLOGUE, PROBES_DIR, ProbeAnswer, own_nofile, probe_env, probe_files,
+                    probe_slots, read_answer)
 
 if TYPE_CHECKING:
     from ..checks.base import Check
@@ -475,12 +475,7 @@ class Zygote:
             return None  # the caller's spawn path reports it
         try:
             tmpdir = Path(tmp)
-            inp_path, out_path = tmpdir / "input.json", tmpdir / "answer.json"
-            out_file, err_file = tmpdir / "stdout", tmpdir / "stderr"
-            workdir, probe_tmp = tmpdir / "cwd", tmpdir / "tmp"
-            workdir.mkdir()
-            probe_tmp.mkdir()
-            inp_path.write_text(json.dumps(inp))
+            inp_path, out_path, out_file, err_file, workdir, probe_tmp = probe_files(tmpdir, inp)
             with self.changed:
                 rid = self.next_id
                 self.next_id += 1

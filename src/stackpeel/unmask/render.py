@@ -86,7 +86,8 @@ def _header(report: RunReport) -> List[str]:
     else:
         lines.append(f"stackpeel run: {_command(report)} exited with status {ex.returncode}{dur}")
     for p in report.processes[:4]:
-        how = {"monitoring": "sys.monitoring", "settrace": "settrace fallback (slower)"}.get(p.mode or "", "not monitored")
+        how = {"monitoring": "sys.monitoring", "settrace": "settrace fallback "
+                                                           "(slower)"}.get(p.mode or "", "not monitored")
         extra = "" if p.complete else "; ended without exit handlers, rebuilt from its journal"
         lines.append(f"  monitored: pid {p.pid}, Python {p.python or '?'}, {how}{extra}")
     if len(report.processes) > 4:
@@ -244,7 +245,8 @@ def _body(report: RunReport) -> List[str]:
     ov = report.totals.get("overflow") or {}
     if ov:
         lines.append("")
-        lines.append("Note: the record hit its size caps; some sites were only counted (see --format json: totals.overflow).")
+        lines.append("Note: the record hit its size caps; some sites were only counted (see --format json: "
+                     "totals.overflow).")
     for note in report.notes:
         lines.append(f"Note: {note}")
     return lines
