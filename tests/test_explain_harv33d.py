@@ -141,3 +141,28 @@ def test_libgl_beside_the_list_keeps_its_own_reading():
     text = ("export CUDA_HOME=$CUDA_HOME:/usr/local/cuda\n" + FILLER
             + "ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
     assert _codes(text)[:1] == ["system-library-missing"], _codes(text)
+
+
+# --- round 2 (found after the fixes): MXNet's own kernels without the GPU's architecture.
+# mshadow's MSHADOW_CUDA_POST_KERNEL_CHECK (mshadow/cuda/tensor_gpu-inl.cuh, src/operator/mxnet_op.h):
+# CHECK_EQ(err, cudaSuccess) << "Name: " << #x << " ErrStr:" << cudaGetErrorString(err)
+MX_OLD = ("Check failed: (err) == (cudaSuccess) Name: mxnet_generic_kernel ErrStr:no kernel image is "
+          "available for execution on the device")
+MX_18 = ("Check failed: err == cudaSuccess (209 vs. 0) : mxnet_generic_kernel ErrStr:no kernel image is "
+         "available for execution on the device")
+MX_MAPPLAN = ("mxnet.base.MXNetError: [10:57:16] /work/mxnet/3rdparty/mshadow/mshadow/././././cuda/"
+              "tensor_gpu-inl.cuh:110: Check failed: err == cudaSuccess (48 vs. 0) Name: MapPlanKernel "
+              "ErrStr:no kernel image is available for execution on the device")
+
+test_mxnet_in_every_wrapper, test_mxnet_own_signature = family_tests(
+    {"framework-gpu-arch-unsupported": [MX_OLD, MX_18, MX_MAPPLAN]})
+
+
+@pytest.mark.parametrize("text", [
+    # torch's own wording keeps torch's reading
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    # the same CHECK macro copied into a custom operator outside MXNet (no MXNet word): not MXNet's build
+    'Check failed: err == cudaSuccess (48 vs. 0) Name: MemInit,  ErrStr:no kernel image is available for execution on the device',
+])
+def test_no_kernel_image_without_mxnet_words_is_not_mxnet(text):
+    assert _codes(text)[:1] != ["framework-gpu-arch-unsupported"], _codes(text)
