@@ -321,6 +321,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "FasterLivePortrait-8-container-stale-libnvidia-ml-symlink": "only nvidia-smi's 'couldn't find libnvidia-ml.so' inside the container (nvml-unavailable): that the image's libnvidia-ml.so.1/libcuda.so.1 links point at another driver's libraries is the answer's finding (E)",
     "triton-server-3773-container-21.10-driver-455-cuinit-no-device": "only 'No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100' and 'Driver Version: 455.45.01': that Triton 21.10 (CUDA 11.4) needs driver 470 is the maintainer's support-matrix reading (E)",
     "vllm-23935-gke-l4-unspecified-platform-nvidia-lib64-not-on-ld-path": "only the title 'No platform detected, vLLM is running on UnspecifiedPlatform in Docker with Kubernetes' and a pip list: that GKE mounts libcuda under /usr/local/nvidia/lib64, off the CUDA 12.8 image's LD_LIBRARY_PATH, is the answer's finding (E)",
+    # harv33d-2026-12-06 (docs/dev/harv33d.md): the round-2 blind misses not fixed (E)
+    "opencvsharp-123-nuget-opencv-without-cuda-device-count-0": "only the user's 'Cv2Gpu.GetCudaEnabledDeviceCount(); it always returns 0' (no error text): that the NuGet package's OpenCV dlls are built without CUDA is the reporter's finding after rebuilding them (E)",
+    "opencvsharp-323-nuget-build-use-cuda-no": "only 'Cv2.GetCudaEnabledDeviceCount(); is still 0' and the GPU's name (no error text): that the package's native build says 'Use Cuda: NO' is a commenter's reading of its build information (E)",
     # harv32c-2026-12-06 (docs/dev/harv32c.md): the blind misses not fixed
     "cellbender-161-no-gpu-in-work-computer": "only CellBender's 'AssertionError: Trying to use CUDA, but CUDA is not available.' (torch-cuda-unavailable): that the work computer has no NVIDIA GPU at all is the reporter's finding (E)",
     "mxnet-6798-gpu-memory-held-by-another-program": "the paste ends inside MXNet's 'cudaMalloc failed: out of mem' (cut mid-word), and that another program held the shared DGX-1's GPU memory is the reporter's finding from nvidia-smi (E)",
@@ -348,6 +351,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv33d-2026-12-06: cuDF's 'This cuDF installation is missing the necessary PTX files that are <=50.' (a GPU older than RAPIDS supports), read by its words
+    "cuml-5484-cc-50-gpu-unsupported-missing-ptx": "cuDF's import check 'RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.' on a compute capability 5.0 GPU, read by its words (framework-gpu-arch-unsupported)",
     # harv31d-2026-12-05: the reporter's sentence 'it is giving an error nvcc not found' (nvcc-missing by its words)
     "notebooks-111-runtime-image-nvcc-not-found-detectron2": "the reporter's sentence 'giving an error nvcc not found' after building a docker image, read by the words nvcc and not found",
     # harv32-2026-12-06: French bash's bare 'Processus arrêté' (strsignal(SIGKILL), locales.json reads it as 'Killed') after Wapiti's feature count; a bare 'Killed' reads by words in English too
