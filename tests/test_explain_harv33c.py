@@ -46,13 +46,16 @@ SAGE80_NEW = "AssertionError: SM80 kernel is not available. Make sure your GPU c
 SAGE89 = "AssertionError: SM89 kernel is not available. Make sure you GPUs with compute capability 8.9."
 SAGE90 = "AssertionError: SM90 kernel is not available. Make sure your GPUs have compute capability 9.0."
 # Python's import_from on llm-compressor's imports of compressed-tensors
+# TensorRT 9's builder (under TensorRT-LLM 0.9) on a GPU without FP8
+TRT9 = ("[04/09/2024-16:26:41] [TRT] [E] 9: [standardEngineBuilder.cpp::buildEngine::2266] Error Code 9: "
+        "Internal Error (Networks with FP8 precision require hardware with FP8 support.)")
 CT = "ImportError: cannot import name 'ActivationOrdering' from 'compressed_tensors.quantization'"
 CT_CUT = "ImportError: cannot import name 'freeze_module_quantization' from 'compressed_tensors.quantization"
 CT_PATH = ("ImportError: cannot import name 'TensorProfiler' from 'compressed_tensors.entrypoints.convert.memory' "
            "(/opt/venv/lib/python3.12/site-packages/compressed_tensors/entrypoints/convert/memory.py)")
 
 FAMILIES = {
-    "gpu-arch-lacks-dtype": [QWENVL, QWENVL_LOWER, VLLM_FP8, VLLM_FBGEMM, VLLM_FP4],
+    "gpu-arch-lacks-dtype": [QWENVL, QWENVL_LOWER, VLLM_FP8, VLLM_FBGEMM, VLLM_FP4, TRT9],
     "extension-torch-mismatch": [SAGE80, SAGE80_NEW],
     "extension-arch-missing": [SAGE89, SAGE90],
     "dependency-version-mismatch": [CT, CT_CUT, CT_PATH],
