@@ -17,6 +17,11 @@ Seventeen new training-side logs; explain named ten first before any change. The
 - B/A1, ``cannot import name 'ActivationOrdering' from 'compressed_tensors.quantization`` pasted
   without its closing quote: llm-compressor's pinned companion is older than it needs
   (vllm-project/llm-compressor#696).
+After the blind scores: TensorRT 9's wording of the FP8 refusal ('Networks with FP8 precision
+require hardware with FP8 support', NVIDIA/TensorRT-LLM#1428, named before only by resemblance)
+and the localized-line reader (explain/translate.py), whose table stopped at a shorter key that
+begins two characters before CPython's zh_CN 'DLL load failed while importing exllamav2_ext:
+找不到指定的程序。' (Zuellni/ComfyUI-ExLlama-Nodes#7, named before only by resemblance; B).
 Each message is the program's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their own cause.
 """
@@ -54,9 +59,13 @@ CT_CUT = "ImportError: cannot import name 'freeze_module_quantization' from 'com
 CT_PATH = ("ImportError: cannot import name 'TensorProfiler' from 'compressed_tensors.entrypoints.convert.memory' "
            "(/opt/venv/lib/python3.12/site-packages/compressed_tensors/entrypoints/convert/memory.py)")
 
+# CPython's Windows loader in a zh_CN system (ERROR_PROC_NOT_FOUND, 127): the translation table
+# must not stop at the shorter key ': 找不到' that begins two characters before the message
+EXLLAMA_ZH = "ImportError: DLL load failed while importing exllamav2_ext: 找不到指定的程序。"
+
 FAMILIES = {
     "gpu-arch-lacks-dtype": [QWENVL, QWENVL_LOWER, VLLM_FP8, VLLM_FBGEMM, VLLM_FP4, TRT9],
-    "extension-torch-mismatch": [SAGE80, SAGE80_NEW],
+    "extension-torch-mismatch": [SAGE80, SAGE80_NEW, EXLLAMA_ZH],
     "extension-arch-missing": [SAGE89, SAGE90],
     "dependency-version-mismatch": [CT, CT_CUT, CT_PATH],
 }
@@ -204,3 +213,19 @@ def test_llm_compressor_report_names_dependency_mismatch():
 ])
 def test_compressed_tensors_signature_reads_only_its_module(text):
     assert "compressed-tensors-name-missing" not in _ids(text)
+
+
+
+def test_localized_windows_loader_line_is_translated_inside_a_longer_key():
+    from stackpeel.explain.translate import translate
+    assert translate(EXLLAMA_ZH) == (
+        "ImportError: DLL load failed while importing exllamav2_ext: The specified procedure could not be found.")
+    assert translate("/usr/bin/ld: 找不到 -lcuda") == "/usr/bin/ld: cannot find -lcuda"
+
+
+def test_exllama_nodes_zh_title_names_torch_mismatch_by_signature():
+    # Zuellni/ComfyUI-ExLlama-Nodes#7 (the title, the whole paste)
+    from test_explain_patterns import explain_text
+    expl = explain_text(EXLLAMA_ZH + "\n")
+    assert [c.code for c in expl.candidates][:1] == ["extension-torch-mismatch"]
+    assert expl.candidates[0].basis == "signature"
