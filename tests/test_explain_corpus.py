@@ -324,6 +324,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv33d-2026-12-06 (docs/dev/harv33d.md): the round-2 blind misses not fixed (E)
     "opencvsharp-123-nuget-opencv-without-cuda-device-count-0": "only the user's 'Cv2Gpu.GetCudaEnabledDeviceCount(); it always returns 0' (no error text): that the NuGet package's OpenCV dlls are built without CUDA is the reporter's finding after rebuilding them (E)",
     "opencvsharp-323-nuget-build-use-cuda-no": "only 'Cv2.GetCudaEnabledDeviceCount(); is still 0' and the GPU's name (no error text): that the package's native build says 'Use Cuda: NO' is a commenter's reading of its build information (E)",
+    # harv33c-2026-12-06 (docs/dev/harv33c.md): the blind misses not fixed (round 2)
+    "rhoai-maas-guide-53-fp8-model-on-t4-min-capability-80": "only vLLM's compressed-tensors check 'Quantization scheme is not supported for the current GPU. Min capability: 80. Current capability: 75.' (framework-gpu-arch-unsupported, as for the integer schemes): that the scheme is FP8 is the maintainer's answer, the message does not name it (E)",
     # harv32c-2026-12-06 (docs/dev/harv32c.md): the blind misses not fixed
     "cellbender-161-no-gpu-in-work-computer": "only CellBender's 'AssertionError: Trying to use CUDA, but CUDA is not available.' (torch-cuda-unavailable): that the work computer has no NVIDIA GPU at all is the reporter's finding (E)",
     "mxnet-6798-gpu-memory-held-by-another-program": "the paste ends inside MXNet's 'cudaMalloc failed: out of mem' (cut mid-word), and that another program held the shared DGX-1's GPU memory is the reporter's finding from nvidia-smi (E)",

@@ -58,7 +58,9 @@ def test_no_refine_regex_of_the_built_in_files_is_written_twice():
     inline = Counter(r.context for c in kb.codes.values() for s in c.logs for r in s.refine if not r.name)
     assert [rx for rx, n in inline.items() if n > 1] == []
     named = Counter(r.name for c in kb.codes.values() for s in c.logs for r in s.refine if r.name)
-    assert named["mac-host"] == 3 and len(named) >= 20
+    # mac-host: torch's three CPU-build signatures, and (harv33c) bitsandbytes' three CPU-library
+    # fallback signatures (a Mac had no CUDA build of it, bitsandbytes#485)
+    assert named["mac-host"] == 6 and len(named) >= 20
     # an inline refine never spells a shared context's regex again
     shared = {r.context for c in kb.codes.values() for s in c.logs for r in s.refine if r.name}
     assert not shared & set(inline)

@@ -309,7 +309,15 @@ def translate(line: str) -> str:
 
 
 def _pass(line: str, gate: Pattern[str], table: Dict) -> str:
-    for m in gate.finditer(line):
+    # the gate's matches may overlap: a shorter key (': 找不到', of '%s: 找不到 %s') found at a
+    # position must not hide a key that begins inside it ('找不到指定的程序' two characters on,
+    # in 'DLL load failed while importing exllamav2_ext: 找不到指定的程序。'), so the search
+    # goes on from the next character, not from the end of the match (harv33c)
+    pos = 0
+    while True:
+        m = gate.search(line, pos)
+        if m is None:
+            return line
         for key, (parts, k), english in table[m.group(0)]:
             if not line.startswith(key, m.start()):
                 continue
@@ -317,4 +325,4 @@ def _pass(line: str, gate: Pattern[str], table: Dict) -> str:
             if found is not None:
                 start, end, args = found
                 return line[:start] + _render(english, args) + line[end:]
-    return line
+        pos = m.start() + 1
