@@ -15,6 +15,9 @@ Fourteen new training-side logs; explain named eleven first before any change. T
   be found`` (triton-windows README; woct0rdho/triton-windows#23, the torchinductor temp cache);
   explain guessed a compiler code from the words; now ``triton-cache-stale-arch`` (the line's
   ``could_be`` names the Visual C++ runtime when the log shows that too).
+Round 2 (three more logs, scored blind after round 1's fixes, 2 of 3 first): TF-TRT's own
+``TensorRT mismatch. Compiled against version 5.0.2, but loaded 5.1.2`` (and its older-major
+error) had no signature (A1, tensorflow/tensorrt#85); now ``library-version-mismatch``.
 Each message is the program's own text (from its source or documentation) or a training-side
 thread's paste, run through the wrappers pasted logs put around lines, with near-misses.
 """
@@ -36,9 +39,16 @@ TRITON_LAUNCHER_DLL = ("ImportError: DLL load failed while importing __triton_la
 TRITON_CUDA_UTILS_DLL = "ImportError: DLL load failed while importing cuda_utils: The specified module could not be found."
 TRITON_CUDA_UTILS_DLL_ZH = "ImportError: DLL load failed while importing cuda_utils: 找不到指定的模块。"
 
+# tensorflow/contrib/tensorrt/python/trt_convert.py create_inference_graph (TF 1.7-1.14)
+TFTRT_WARN = "WARNING:tensorflow:TensorRT mismatch. Compiled against version 5.0.2, but loaded 5.1.2. Things may not work"
+TFTRT_ERROR = ("ERROR:tensorflow:TensorRT version mismatch. Tensorflow was compiled against TensorRT 5.1.5 but library "
+               "loaded from environment is TensorRT 4.0.1. Please make sure that correct version of TensorRT is "
+               "available in the system and added to ldconfig or LD_LIBRARY_PATH")
+
 FAMILIES = {
     "tensorrt-python-api-mismatch": [TRT11_FP16, TRT11_INT8, TRT11_CALIB, TRT11_DEVMEM],
     "triton-cache-stale-arch": [TRITON_LAUNCHER_DLL, TRITON_CUDA_UTILS_DLL, TRITON_CUDA_UTILS_DLL_ZH],
+    "library-version-mismatch": [TFTRT_WARN, TFTRT_ERROR],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -123,3 +133,28 @@ def test_triton_dll_near_misses_keep_their_reading():
     # a healthy load of the helper names nothing
     assert "triton-windows-cached-helper-dll-load-failed" not in _ids(
         "LoadLibrary C:\\Users\\me\\.triton\\cache\\abc\\cuda_utils.cp312-win_amd64.pyd")
+
+
+def test_tf_trt_paste_names_the_tensorrt_mismatch():
+    # tensorflow/tensorrt#85 (round 2, the reporter's paste)
+    text = (
+        "TensorFlow version:1.13.1\nTensorRT version: 5.1.2\n"
+        "import tensorflow.contrib.tensorrt as trt\n"
+        "trt_graph = trt.create_inference_graph(input_graph_def=frozen_graph, max_batch_size=1, precision_mode=\"fp16\")\n"
+        "However, then I get the error: \n```\n" + TFTRT_WARN + "\n```\n"
+    )
+    assert _codes(text)[:1] == ["library-version-mismatch"]
+
+
+def test_tf_trt_older_major_raises():
+    text = TFTRT_ERROR + "\nRuntimeError: Incompatible TensorRT library version\n"
+    assert _codes(text)[:1] == ["library-version-mismatch"]
+
+
+def test_tf_trt_near_misses_stay_quiet():
+    # TF-TRT's line when the versions agree, and TensorRT's own cuDNN link warning (its own code)
+    assert not {"tf-trt-compiled-against-other-tensorrt", "tf-trt-loaded-older-tensorrt-major"} & set(_ids(
+        "INFO:tensorflow:Running against TensorRT version 5.1.2"))
+    assert "tf-trt-compiled-against-other-tensorrt" not in _ids(
+        "[TRT] [W] TensorRT was linked against cuDNN 8.9.6 but loaded cuDNN 8.9.2")
+    assert _codes("[TRT] [W] TensorRT was linked against cuDNN 8.9.6 but loaded cuDNN 8.9.2")[:1] != ["library-version-mismatch"]
