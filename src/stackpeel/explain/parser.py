@@ -512,6 +512,17 @@ def read_log_prefix(text: str) -> Tuple[int, str, bool]:
     return m.end(), next(m.group(g) for g in _LEVEL_GROUPS if m.group(g)), True
 
 
+def _record_prefix(text: str) -> Tuple[int, str, bool]:
+    """:func:`read_log_prefix`, and a record prefix on an empty line whose trailing space was
+    stripped with the line's (``2024-05-01 12:00:00,123 - root - ERROR -``): its end is past
+    the text."""
+    if text[-1:] in ("-", ":", "]"):
+        end, level, stamped = read_log_prefix(text + " ")
+        if stamped and end > len(text):
+            return end, level, stamped
+    return read_log_prefix(text)
+
+
 def strip_log_prefix(text: str) -> str:
     """``text`` without one leading logger prefix (level, timestamp, ``[file:line]``)."""
     end = read_log_prefix(text)[0]
@@ -1485,6 +1496,10 @@ class LogScanner:
         self._piece_joins: Dict[int, str] = {}
         self._rejoins = 0
         self._paragraphs = 0
+        #: unexplained error records whose message alone is no error (their level alone says
+        #: error): reported only where the log shows no failure in its own words (:meth:`close`)
+        self._by_level: List[Line] = []
+        self._n_by_level = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
         self._paragraph_seen: Tuple[int, int] = (-1, -1)
         #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
@@ -1685,6 +1700,10 @@ class LogScanner:
         if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
             self._rescan_quiet(r)
         self._quiet = None
+        if self._by_level and not (r.n_other_errors or r.hits or r.n_tracebacks or r.suspects):
+            # no line states a failure in its own words: the records whose level alone says
+            # error are the errors
+            r.other_errors, r.n_other_errors = list(self._by_level), self._n_by_level
         if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
@@ -1704,7 +1723,9 @@ class LogScanner:
                     or INFO_LEVEL_RE.match(raw):
                 continue
             text = undecorate(raw)
-            end, level, stamped = read_log_prefix(text)
+            end, level, stamped = _record_prefix(text)
+            if stamped and not text[end:].strip():
+                continue        # a record that says nothing
             if end and not (stamped and level not in _AS_WRITTEN_LEVELS):
                 # (an error record keeps its prefix: its level is what states the failure)
                 text = text[end:]
@@ -2082,9 +2103,10 @@ class LogScanner:
         if key:
             rest = undecorate(rest)
         level, whole = "", rest
-        end, lvl, stamped = read_log_prefix(rest)
-        if stamped and len(rest) > end:
-            # the message core; the record's level is kept apart (an INFO record is no error)
+        end, lvl, stamped = _record_prefix(rest)
+        if stamped:
+            # the message core; the record's level is kept apart (an INFO record is no error, nor
+            # is an error record that says nothing: a logger's prefix on an empty line)
             level, rest = lvl, rest[end:]
         if not key and self._open:
             for k, op in self._open.items():
@@ -2143,10 +2165,12 @@ class LogScanner:
             in_frames = op is not None and op.state == "frames" and (rest[:1] in (" ", "\t")
                                                                     or rest.startswith('File "'))
             shape = None if entries or in_frames else error_shape(rest)
+            by_level = False
             if shape is None and level and not (entries or in_frames):
                 # an error record whose message alone reads as no error (klog's
                 # ``E1201 ... memcache.go:265] "Unhandled Error" err=...``): its level says it is one
                 shape = error_shape(whole)
+                by_level = shape is not None
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined; so may a line only a user's-
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
@@ -2253,7 +2277,13 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
-                self._other(line, shape)
+                if by_level and error_shape(line.text) is None:
+                    # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
+                    self._n_by_level += 1
+                    if len(self._by_level) < OTHER_ERRORS:
+                        self._by_level.append(line)
+                else:
+                    self._other(line, shape)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
         # the log's lines around the hit, a wrapped line's pieces joined back (a refinement's

@@ -1,0 +1,66 @@
+"""clean34 item 4: paste invariance (bench/explain_invariance.py; docs/dev/clean34.md).
+
+A logger's record prefix on every line of a paste (``2024-05-01 12:00:00,123 - root - ERROR - ``,
+glog's ``E0501 ...] ``, vLLM's ``ERROR 05-01 ...``): a record whose message is empty says
+nothing, and a record whose level alone says error (its message is prose, a table, a banner)
+is an error only where no line of the log states a failure in its own words."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackpeel.explain import explain_text, scan_text
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from explain_invariance import TRANSFORMS  # noqa: E402
+
+PREFIXES = ["record", "record-bracket", "glog", "vllm"]
+
+
+def _body(name: str) -> str:
+    return (ROOT / "tests" / "corpus" / "explain" / name).read_text(encoding="utf-8").split("# ---\n", 1)[1]
+
+
+@pytest.mark.parametrize("prefix", ["2024-05-01 12:00:00,123 - root - ERROR - ", "[2024-05-01 12:00:00] ERROR: ",
+                                    "E0501 12:00:00.123456  4242 worker.cc:88] ",
+                                    "ERROR 05-01 12:00:00 [engine.py:12] "])
+def test_an_error_record_that_says_nothing_is_no_error_line(prefix):
+    # (as pasted, and with the trailing space an editor strips)
+    for empty in (prefix, prefix.rstrip()):
+        r = scan_text(f"{empty}\n{empty}\n")
+        assert r.n_other_errors == 0 and not r.other_errors, r.other_errors
+
+
+def test_an_error_record_alone_is_still_an_error():
+    # klog's record whose message alone reads as no error: its level says it is one, and nothing
+    # else in the log states a failure
+    line = 'E1201 10:11:12.123456    4242 memcache.go:265] "Unhandled Error" err="couldn\'t get resource list"'
+    r = scan_text(line + "\n")
+    assert [ln.text for ln in r.other_errors] == [line[line.index("]") + 2:]]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("name,code", [
+    # graspnet-baseline#89: bash's 'Killed' is the only failure line; the user's prose around it
+    ("graspnet-baseline-89-loading-labels-killed-oom.log", "host-oom-killed"),
+    # homelab-monitor#203: a description ("GPU not detected on fresh install") and no error line
+    ("homelab-monitor-203-gpu-not-detected-compose-env.log", "device-nodes-missing"),
+    # unsloth#1998: unsloth's banner names the GTX 1070 and Triton 3.1.0; no error line
+    ("unsloth-1998-gtx1070-gpu-too-old.log", "triton-gpu-too-old"),
+])
+def test_a_paste_every_line_of_which_a_logger_stamped_error_keeps_its_answer(name, code, prefix):
+    body = _body(name)
+    assert [c.code for c in explain_text(body).candidates][:1] == [code]
+    assert [c.code for c in explain_text(TRANSFORMS[prefix][1](body)).candidates][:1] == [code]
+
+
+def test_the_words_of_a_failure_outrank_a_level():
+    # an ERROR record of prose before bash's 'Killed': the signal is the failure
+    text = ("2024-05-01 12:00:00,123 - root - ERROR - I ran the training script on my dataset\n"
+            "2024-05-01 12:00:00,123 - root - ERROR - Killed\n")
+    r = scan_text(text)
+    assert [ln.text for ln in r.other_errors] == ["Killed"]
