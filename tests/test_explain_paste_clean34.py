@@ -64,3 +64,25 @@ def test_the_words_of_a_failure_outrank_a_level():
             "2024-05-01 12:00:00,123 - root - ERROR - Killed\n")
     r = scan_text(text)
     assert [ln.text for ln in r.other_errors] == ["Killed"]
+
+
+# -- a message a console logger wrapped (a hanging indent), then prefixed line by line
+
+@pytest.mark.parametrize("prefix", ["rank", "kubectl", "journald", "gha"])
+def test_a_wrapped_record_under_a_streams_prefix_is_read_whole(prefix):
+    # bmaltais/kohya_ss (sd-scripts#1597): rich's console log wraps 'Error loading' before the
+    # DLL's path; the path's line alone names torch\lib but not WinError 126, which says the
+    # DLL's own dependencies (the Visual C++ runtime) are what is missing
+    body = _body("sd-scripts-1597-fbgemm-dll-libomp140-msvc.log")
+    assert [c.code for c in explain_text(body).candidates][:1] == ["msvc-runtime-missing"]
+    assert [c.code for c in explain_text(TRANSFORMS[prefix][1](body)).candidates][:1] == ["msvc-runtime-missing"]
+
+
+def test_two_streams_lines_are_no_seam():
+    # rank 0's line and rank 1's next line are two records, however the second one starts
+    first = ("Could not load torch: [WinError 126] The specified module could not be found. Error loading")
+    second = '                   "C:\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'
+    one = scan_text(f"[rank0]: {first}\n[rank0]: {second}\n")
+    assert 1 in {h.line.number for h in one.hits if h.entry == "torch-dll-dependencies"}
+    two = scan_text(f"[rank0]: {first}\n[rank1]: {second}\n")
+    assert 1 not in {h.line.number for h in two.hits if h.entry == "torch-dll-dependencies"}

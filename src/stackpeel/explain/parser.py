@@ -1418,6 +1418,13 @@ def bare(line: str) -> Tuple[str, str]:
     return key, (undecorate(rest) if key else rest)
 
 
+def _stream_of(line: str) -> str:
+    """The stream key of a raw line's prefix, ``"T"`` for a line only a timestamp decorates
+    (GitHub Actions', ``docker logs -t``), ``""`` for a line with neither."""
+    key, rest = bare(line[:MAX_LINE])
+    return key or ("T" if line[:1].isdigit() and len(rest) < len(line) else "")
+
+
 def split_prefix(line: str) -> Tuple[str, str]:
     """(stream key, rest of the line) for a line with a known per-process prefix."""
     if not line or line[0] not in "[(0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_":
@@ -1785,6 +1792,8 @@ class LogScanner:
             if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and len(lines[line_of]) <= SEAM_MAX \
                     and (SEAM_MIN <= len(lines[line_of]) or line_of - 1 in wraps):
                 seams.add(line_of)
+        if n > 1 and (_stream_of(lines[0]) or _stream_of(lines[-1])):
+            seams |= self._prefixed_seams(lines)
         if seams or wraps:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
@@ -1826,6 +1835,20 @@ class LogScanner:
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
         self._lineno = base + n
+
+    @staticmethod
+    def _prefixed_seams(lines: List[str]) -> Set[int]:
+        """The seams of a chunk whose lines carry a stream's prefix (``[rank3]: ``, a pod's, a
+        journal's) or a timestamp (GitHub Actions'): :data:`SEAM_RE` read after it, between two
+        lines of one stream (a message a logger or a console wrapped, then prefixed line by line)."""
+        keyed = [(_stream_of(line), bare(line[:MAX_LINE])[1]) for line in lines]
+        seams: Set[int] = set()
+        for i in range(len(keyed) - 1):
+            (key, text), (nxt_key, nxt) = keyed[i], keyed[i + 1]
+            if key and key == nxt_key and SEAM_MIN <= len(text) <= SEAM_MAX and text[-1:] in SEAM_END \
+                    and SEAM_RE.match("\n" + nxt):
+                seams.add(i)
+        return seams
 
     def _as_printed(self, body: str) -> str:
         """``body`` with what a paste's route put for the printed characters read back
