@@ -421,7 +421,8 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences
     a record of its own (a logger's prefix was read off it): the run starts there. ``sentences``:
     the run starts at ``pieces[i]`` and ends at a line that ends a sentence or opens a quote
     (``.``, ``?``, ``!``, ``:``), before a line of one word or one that starts with a sign (a
-    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what is reported as one error line is the rest of
+    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what
+    is reported as one error line is the rest of
     its own sentence (a message's next sentence may be read for a signature, not the line
     after it)."""
     def indent(text: str) -> int:
@@ -828,7 +829,8 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|^(?:find|du): [^\n]{1,300}: Permission denied\s*$"
 )
 #: notices that libraries print on healthy runs (at start-up, or as a performance hint),
-#: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
+#: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate
+#: factory registration
 #: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
 #: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
 #: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
@@ -2260,8 +2262,8 @@ class LogScanner:
                     self.result.hit_counts[e.id] = n
                     if n <= HITS_PER_ENTRY:
                         # (the lines around it are added when the hit is emitted: _emit)
-                        hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
-                                  tb_ctx)
+                        hit = Hit(e.id, line, before, (),
+                                  tb_index if tb_index is not None else (tb.tb.index if tb else None), tb_ctx)
                         self._waiting.append((hit, [], [0]))
                 if all(e.said and not e.is_root for e in entries):
                     # a user's words for a symptom ("GPU not detected") read only where nothing else
