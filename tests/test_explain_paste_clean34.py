@@ -86,3 +86,24 @@ def test_two_streams_lines_are_no_seam():
     assert 1 in {h.line.number for h in one.hits if h.entry == "torch-dll-dependencies"}
     two = scan_text(f"[rank0]: {first}\n[rank1]: {second}\n")
     assert 1 not in {h.line.number for h in two.hits if h.entry == "torch-dll-dependencies"}
+
+
+# -- a user's sentence cut by a terminal after its first 80 columns, its error word on the piece
+
+def test_an_error_line_on_the_later_piece_of_a_cut_line_is_reported_from_its_start():
+    # rapidsai/cuml#5484: the sentence that names compute capability 5.0 says 'error' only after
+    # the cut; the guess from its words needs the whole of it
+    body = _body("cuml-5484-cc-50-gpu-unsupported-missing-ptx.log")
+    expl = explain_text(TRANSFORMS["wrap80"][1](body))
+    assert [c.code for c in expl.candidates][:1] == ["framework-gpu-arch-unsupported"]
+    texts = [u.text for u in expl.unexplained]
+    assert any(t.startswith("I have a GPU with a compute capability 5.0.") and "the following error" in t
+               for t in texts), texts
+
+
+def test_an_earlier_piece_that_is_an_error_of_its_own_is_not_joined_again():
+    line = "RuntimeError: the worker pool could not start because of error 12 in the allocator, retry later"
+    r = scan_text(line[:80] + "\n" + line[80:] + "\n")
+    # (one line from the first piece: a cut between two letters reads as two words, as fix33 joins it)
+    assert [ln.number for ln in r.other_errors] == [1]
+    assert r.other_errors[0].text.startswith("RuntimeError: ") and r.other_errors[0].text.endswith(", retry later")

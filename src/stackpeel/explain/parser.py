@@ -2302,6 +2302,8 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
+                if shape and where is not None and where[1] - 1 in self._wraps:
+                    line = self._with_earlier_pieces(line, where)
                 if by_level and error_shape(line.text) is None:
                     # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
                     self._n_by_level += 1
@@ -2309,6 +2311,23 @@ class LogScanner:
                         self._by_level.append(line)
                 else:
                     self._other(line, shape)
+
+    def _with_earlier_pieces(self, line: Line, where: Tuple[List[str], int, int]) -> Line:
+        """An unexplained error line that is the later piece of a line a terminal cut, reported
+        from where the cut line starts (what a guess from its words reads: a user's sentence
+        whose error word fell after the cut), where the earlier pieces are no error line of
+        their own; joined as :meth:`_line` joins a cut line's pieces."""
+        lines, i, base = where
+        start = i
+        while start - 1 in self._wraps and start - 1 >= 0 and i - start < CONTEXT_PIECES:
+            start -= 1
+        pieces = [bare(lines[j][:MAX_LINE])[1] for j in range(start, i)]
+        if not pieces or any(error_shape(piece) for piece in pieces):
+            return line
+        text = ""
+        for piece in [*pieces, line.text]:
+            text += (" " if text[-1:].isalnum() and piece[:1].isalnum() else "") + piece
+        return Line(base + start + 1, text, line.stream)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
         # the log's lines around the hit, a wrapped line's pieces joined back (a refinement's
