@@ -7,9 +7,7 @@ from stackpeel.explain import explain_text
 from stackpeel.explain.knowledge import load as load_explain
 from stackpeel.knowledge import load as load_knowledge
 
-
-def codes(text):
-    return [c.code for c in explain_text(text).candidates]
+from test_explain_patterns import codes
 
 
 # -- 2. a signature's own ranked causes come before the code-level ones another signature brings

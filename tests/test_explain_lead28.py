@@ -14,13 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
-
-from test_explain_patterns import WRAPPERS
-
-
-def codes(text: str):
-    return [c.code for c in explain_text(text + "\n").candidates]
+from test_explain_patterns import WRAPPERS, codes
 
 
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))

@@ -73,6 +73,17 @@ def codes_of(text: str):
     return [c.code for c in explain_text(text).candidates]
 
 
+def codes(text: str):
+    """The codes explain names for ``text`` read as a log whose last line ends (a newline is
+    added where ``text`` has none), in its order: the helper the files of single cases use."""
+    return codes_of(text if text.endswith("\n") else text + "\n")
+
+
+def ids(line: str):
+    """The ids of the explain knowledge's signatures that match ``line`` on its own."""
+    return [e.id for e in load().match_line(line)]
+
+
 def family_tests(families, skip=None, wrappers=None):
     """The two tests every family of messages gets, shared by the family files
     (test_explain_families.py, test_explain_patterns_*.py): each message, in every wrapper of

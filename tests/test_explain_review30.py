@@ -9,12 +9,10 @@ import pytest
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_knowledge
 
+from test_explain_patterns import codes
+
 JIT = ("RuntimeError: Unable to JIT load the evoformer_attn op due to it not being compatible due to "
        "hardware/software issue. ")
-
-
-def codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("tail", [

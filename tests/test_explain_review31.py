@@ -18,16 +18,14 @@ import pytest
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_knowledge
 
+from test_explain_patterns import codes
+
 #: explain as a user gets it: the base rates order a symptom's causes, and the log's clues stay first
 USES_PRIORS = True
 
 KB_DIR = Path(__file__).resolve().parent.parent / "src" / "stackpeel" / "knowledge"
 STUB = ("RuntimeError: Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
         "shared libraries: a CPU library and a CUDA library\n")
-
-
-def codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 def test_a_linux_host_running_cuda_mps_is_no_mac():

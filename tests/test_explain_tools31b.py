@@ -8,9 +8,7 @@ import pytest
 
 from stackpeel.explain import explain_text, vocabulary
 
-
-def codes(text):
-    return [c.code for c in explain_text(text if text.endswith("\n") else text + "\n").candidates]
+from test_explain_patterns import codes
 
 
 def top(text):

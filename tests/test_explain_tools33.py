@@ -7,17 +7,8 @@ misses that must stay unread or read otherwise.
 import pytest
 
 from stackpeel.explain import explain_text
-from stackpeel.explain.knowledge import load as load_explain
 
-from test_explain_patterns import family_tests, sourced_roots_test  # noqa: E402
-
-
-def codes(text):
-    return [c.code for c in explain_text(text if text.endswith("\n") else text + "\n").candidates]
-
-
-def ids(line):
-    return [e.id for e in load_explain().match_line(line)]
+from test_explain_patterns import codes, family_tests, ids, sourced_roots_test  # noqa: E402
 
 
 # -- 1. libstdc++'s #error for a translation unit compiled in an older C++ dialect than the

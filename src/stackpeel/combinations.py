@@ -458,7 +458,8 @@ _LOG_DISTS = (
     ("accelerate", r"accelerate"), ("deepspeed", r"deepspeed"),
 )
 # every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
-_VER = r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}(?:\+[A-Za-z0-9.]{1,40})?)"
+_VER = (r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}"
+        r"(?:\+[A-Za-z0-9.]{1,40})?)")
 _DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|"
                                                            r":)\s{0,3}|\s{1,40})['\"]?" + _VER +
                                r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
@@ -536,7 +537,8 @@ _FACT_RES = (
     ("gpu_cc", re.compile(r"(?<![Mm]inimum )(?<![Rr]equired )(?<![Rr]equires )(?<!min )\b[Cc]ompute[ _][Cc]apability"
                           r"\**\s{0,3}[:=]\**\s{0,3}(\d{1,2})\.(\d)\b")),
     # ggml-cuda's device list (llama.cpp, Ollama, whisper.cpp: "  Device 0: NVIDIA GeForce RTX 4090, compute
-    # capability 8.9, VMM: yes") and Ollama's "inference compute" record (types.go: "library=cuda variant=v12 compute=8.6", or compute="5.2")
+    # capability 8.9, VMM: yes") and Ollama's "inference compute" record (types.go: "library=cuda
+    # variant=v12 compute=8.6", or compute="5.2")
     ("gpu_cc", re.compile(r"\bDevice \d{1,2}: [^,\n]{2,80}, compute capability (\d{1,2})\.(\d)\b")),
     ("gpu_cc", re.compile(r"inference compute\"[^\n]{0,200}?\bcompute=\"?(\d{1,2})\.(\d)\b")),
     # torch.cuda.get_device_capability()'s tuple: "capability: (8, 6)", "get_device_capability() (8, 6)"

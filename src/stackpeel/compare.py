@@ -192,7 +192,8 @@ def compare(a: Report, b: Report, a_label: str = "A", b_label: str = "B") -> Com
                 "its verdict differs"
             sa = f"{x.status.value}" + (f" ({', '.join(_codes(x))})" if x.findings else "")
             sb = f"{y.status.value}" + (f" ({', '.join(_codes(y))})" if y.findings else "")
-            diffs.append(Difference("verdict", cid, "", sa, sb, 100 if is_root else 60, side, tuple(below.get(cid, ()))))
+            diffs.append(Difference("verdict", cid, "", sa, sb, 100 if is_root else 60, side,
+                                    tuple(below.get(cid, ()))))
         for key, va, vb in _facts_diff(x.facts, y.facts):
             is_version = bool(_VERSION.search(re.sub(r"\[\d+\]", "", key.rsplit(".", 1)[-1])))
             score = 10 + (25 if is_version and cid not in changed else 0) + (5 if (va is None) != (vb is None) else 0)

@@ -2,7 +2,8 @@
 
 A *problem* is a check that failed, was blocked, or warned. A problem's
 *explainers* are its nearest problem ancestors along ``requires`` (walking through
-checks that passed; a check that only warns is explained by warnings alone). A problem with no explainer is a **root cause**; every other
+checks that passed; a check that only warns is explained by warnings alone). A problem with no
+explainer is a **root cause**; every other
 problem is a **symptom**, listed under each root it traces back to, with the path
 from the root to it. Roots whose findings are blocking come first; roots that only
 degrade (performance, latent risks) are listed apart. Checks that ended in ``error``

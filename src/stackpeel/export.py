@@ -138,7 +138,8 @@ def _system(need: Need, pm: str) -> Optional[str]:
 def _missing_note(need: Need, pm: str) -> str:
     if pm not in need.packages:
         return f"{need.code}: {need.title}: no {pm} package provides it; see 'stackpeel codes {need.code}'"
-    return f"{need.code}: {need.title}: the {pm} package depends on a value not recorded; see 'stackpeel codes {need.code}'"
+    return (f"{need.code}: {need.title}: the {pm} package depends on a value not recorded; "
+            f"see 'stackpeel codes {need.code}'")
 
 
 def _script(report: Report, ns: List[Need], pm: str, fmt: str) -> str:

@@ -213,7 +213,9 @@ class Finding:
 class ProbeFailure:
     """Why a check ended in ``error``: what the child process did instead of answering."""
 
-    reason: str  # "timeout", "signal", "exit", "no-output", "bad-output", "probe-exception", "evaluate-exception", "facts-shape", "spawn"
+    # "timeout", "signal", "exit", "no-output", "bad-output", "probe-exception", "evaluate-exception",
+    # "facts-shape", "spawn"
+    reason: str
     exit_code: Optional[int] = None
     signal: Optional[int] = None
     timed_out: bool = False

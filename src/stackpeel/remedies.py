@@ -65,7 +65,8 @@ def build(code: str, host: Mapping[str, Any], params: Optional[Mapping[str, Any]
     if host.get("conda_prefix") and "conda" in spec.packages:
         pkgs = _fill(spec.packages["conda"], p)
         if pkgs:
-            commands.append(Command("conda", ENV_MANAGERS["conda"].format(conda_prefix=host["conda_prefix"], packages=pkgs),
+            commands.append(Command("conda",
+                                    ENV_MANAGERS["conda"].format(conda_prefix=host["conda_prefix"], packages=pkgs),
                                     packages=tuple(shlex.split(pkgs)), kind="install"))
     if "pip" in spec.packages:
         pkgs = _fill(spec.packages["pip"], p)

@@ -107,7 +107,8 @@ class KnownCombinations(Check):
         n = len(_combinations.load())
         if not findings:
             return ctx.ok(f"none of {n} known-bad combinations matches" +
-                          (f" ({', '.join(left)} left to torch.cuda / triton.import, which measure it live)" if left else ""), **keep)
+                          (f" ({', '.join(left)} left to torch.cuda / triton.import, which measure it live)"
+                           if left else ""), **keep)
         worst = min(SEVERITY_ORDER.index(m.combination.severity) for m in shown)
         summary = "; ".join(dict.fromkeys(m.combination.breaks for m in shown
                                           if SEVERITY_ORDER.index(m.combination.severity) == worst))
@@ -387,8 +388,8 @@ class Environment(Check):
             findings.append(("NVIDIA_VISIBLE_DEVICES", ctx.finding("env-nvidia-visible-devices-none", value=nvd)))
         findings += _switch_findings(lambda **w: ctx.finding("env-switch-set", **w), env,
                                      ("CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "PYTORCH_NO_CUDA_MEMORY_CACHING"))
-        checked = [v for v in ("LD_LIBRARY_PATH", "LD_PRELOAD", "TORCH_CUDA_ARCH_LIST", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
-                               "NVIDIA_VISIBLE_DEVICES") if v in env]
+        checked = [v for v in ("LD_LIBRARY_PATH", "LD_PRELOAD", "TORCH_CUDA_ARCH_LIST", "PYTORCH_CUDA_ALLOC_CONF",
+                               "PYTORCH_ALLOC_CONF", "NVIDIA_VISIBLE_DEVICES") if v in env]
         return _verdict(ctx, findings, checked, {"checked": checked})
 
 

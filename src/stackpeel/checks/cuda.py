@@ -155,8 +155,8 @@ class DriverApi(Check):
                                driver_branch=(facts["kernel_driver_version"] or "").split(".")[0] or None,
                                **observed)
         if code == 34 or facts["stub"]:
-            return ctx.finding("libcuda-stub-loaded", evidence=evidence, stub_dir=os.path.dirname(path) if path else None,
-                               **observed)
+            return ctx.finding("libcuda-stub-loaded", evidence=evidence,
+                               stub_dir=os.path.dirname(path) if path else None, **observed)
         limit = (facts.get("rlimit_as") or {}).get("soft")
         if limit is not None and not (code in (100, 101) and visible is not None) and facts["uvm_node"]:
             # cuInit reserves far more virtual space than a ulimit -v of a few GiB (or tens) allows

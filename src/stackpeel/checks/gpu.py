@@ -248,7 +248,8 @@ class DeviceNodes(Check):
             params["lxc_uvm_major"] = majors.get("nvidia-uvm")
             params["lxc_name"] = facts["hostname"]
         evidence = "\n".join([_node_line(ctl)] + [_node_line(g) for g in gpus] +
-                             [f"/proc/devices: {majors}", f"container: {kind} ({'; '.join(facts['container_signals'] or [])})",
+                             [f"/proc/devices: {majors}",
+                              f"container: {kind} ({'; '.join(facts['container_signals'] or [])})",
                               f"NVIDIA_VISIBLE_DEVICES={nvd!r}"])
         return ctx.finding("device-nodes-missing", sentences, evidence=evidence, container=kind,
                            driver_version=ver or "version unknown", missing=" and ".join(missing), nvd=repr(nvd),
@@ -348,7 +349,8 @@ class Nvml(Check):
             evidence="\n".join([f"/proc/driver/nvidia/version: {kernel}"] +
                                [f"{name}: {v} {path or ''}".rstrip() for name, path, v in wrong]), **params)]
 
-def visible_count(parsed: Mapping[str, Any], n: int, uuids: Sequence[Optional[str]]) -> Tuple[Optional[int], Optional[str]]:
+def visible_count(parsed: Mapping[str, Any], n: int,
+                  uuids: Sequence[Optional[str]]) -> Tuple[Optional[int], Optional[str]]:
     """How many of ``n`` GPUs torch and CUDA will see, and the entry that cut the list short.
 
     Mirrors torch's ``_device_count_nvml``: ordinals are trimmed at the first one >= n; UUID

@@ -327,8 +327,8 @@ class TransformersFastPath(Check):
             name = dist_name.get(package, package)
             code = "transformers-fast-path-unavailable"
             if installed.get(package):
-                text = ctx.sentence(code, "part-import-failed" if reason else "part-imports-now", funcs=funcs, name=name,
-                                    reason=exc_line(reason) if reason else None)
+                text = ctx.sentence(code, "part-import-failed" if reason else "part-imports-now", funcs=funcs,
+                                    name=name, reason=exc_line(reason) if reason else None)
                 if version_tuple(version) >= (5, 17):
                     text += " " + ctx.sentence(code, "part-wrong-log", name=name)
             else:

@@ -286,7 +286,8 @@ def nofile_low(limits: Mapping[str, Any]) -> bool:
 #: print too (a GPU in exclusive-process mode is also "busy or unavailable"; a worker may die of
 #: anything) are read as the limit's doing. Measured with torch 2.11 and Triton 3.6 (sessions 24-33): one
 #: GPU's first tensor fails at 44 (48 in session 24) and works from 45 to 48, a bare first Triton kernel
-#: from 49 on an H100 (session 33; the check's own launch probe from 56); two GPUs fail at 64; 256 leaves room for eight GPUs at that rate. EMFILE itself counts under
+#: from 49 on an H100 (session 33; the check's own launch probe from 56); two GPUs fail at 64; 256
+#: leaves room for eight GPUs at that rate. EMFILE itself counts under
 #: :data:`NOFILE_MIN`, since it names the shortage whatever the limit
 NOFILE_GPU_SUSPECT = 256
 
@@ -589,7 +590,8 @@ class PeerToPeer(Check):
             listing = ", ".join(f"cuda:{i}->cuda:{j}" for i, j in denied)
             iommu = facts.get("iommu_cmdline")
             findings.append(ctx.finding(
-                "nccl-p2p-blocked", ["no-peer-access", "nvlinked" if nvlinked else "pcie"] + (["iommu"] if iommu else []),
+                "nccl-p2p-blocked",
+                ["no-peer-access", "nvlinked" if nvlinked else "pcie"] + (["iommu"] if iommu else []),
                 pairs=listing, iommu=" ".join(iommu or []), evidence=evidence_base, severity=Severity.DEGRADED,
                 gpus=",".join(str(x) for x in sorted({d for pair in denied for d in pair}))))
         rates = [p["gb_per_s"] for p in pairs if p.get("gb_per_s")]

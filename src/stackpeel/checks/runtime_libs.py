@@ -232,7 +232,8 @@ class LoadedLibraries(Check):
             elif rule == "minor":
                 detail = f"Reinstall the pinned package: {python or 'python'} -m pip install '{_dist_for(torch, fam)}'."
             else:
-                detail = f"Reinstall torch's own nvidia-* packages, or use the torch build made for {row.get('version')}."
+                detail = ("Reinstall torch's own nvidia-* packages, or use the torch build made for "
+                          f"{row.get('version')}.")
             params = dict(family=fam, declared=declared, torch_version=tv, path=row.get("realpath"),
                           owner=owner_text(row.get("owner")),
                           version=f"{row.get('version')} ({row.get('version_source') or '?'})",

@@ -328,7 +328,8 @@ class LibcudaDiscovery(Check):
                                                severity=Severity.DEGRADED, override=override, linked=linked,
                                                libcuda_dir=os.path.dirname(linked)), **keep)
             return ctx.verdict("TRITON_LIBCUDA_PATH does not hold libcuda.so.1",
-                               ctx.finding("triton-libcuda-path-wrong", [variant] + (["found-in"] if libcuda_dir else []),
+                               ctx.finding("triton-libcuda-path-wrong",
+                                           [variant] + (["found-in"] if libcuda_dir else []),
                                            override=override, libcuda_dir=libcuda_dir), **keep)
         run = facts["ldconfig_run"] or {}
         if run.get("error") or run.get("rc") not in (0, None):
@@ -661,5 +662,5 @@ class TempDir(Check):
         return ctx.ok(f"{where}: writable, {free} free", **keep)
 
 
-__all__ = ["CCompiler", "CxxCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas", "TempDir",
-           "TritonCache", "header_params"]
+__all__ = ["CCompiler", "CxxCompiler", "ExtensionBuild", "LibcudaDiscovery", "Nvcc", "PythonHeaders", "Ptxas",
+           "TempDir", "TritonCache", "header_params"]

@@ -242,7 +242,8 @@ class TritonKernelLaunch(Check):
                        f"{where} with an empty cache, result exact")
             if ctx.dep_status.get("toolchain.triton_cache") is Status.FAIL:
                 # the launch used a private cache: say that the user's own cannot be used
-                summary += (f" (in a private cache: the configured one, {ctx.dep('toolchain.triton_cache').get('cache_dir')}, "
+                summary += (" (in a private cache: the configured one, "
+                            f"{ctx.dep('toolchain.triton_cache').get('cache_dir')}, "
                             "cannot be used, so kernels launched with it fail; see toolchain.triton_cache)")
             return ctx.ok(summary, cache_used="fresh")
         stage = fresh.get("stage")

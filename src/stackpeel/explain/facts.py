@@ -19,7 +19,8 @@ symptoms it produces (or "Is CUDA available: False" for a state that makes CUDA 
 ``medium`` when only the facts hold and the log fails in the layer the finding breaks (an
 evidenced code of that layer); ``context`` when the log shows no failure there: reported as a
 note, never as a candidate. A partial combination match (a GPU, driver, CUDA or Python key the
-log does not print) counts only when more than half of its condition was observed, and is one step lower; an ``info`` entry is context only and a ``degraded``
+log does not print) counts only when more than half of its condition was observed, and is one
+step lower; an ``info`` entry is context only and a ``degraded``
 one at most medium. Pure: reads only its arguments and the bundled tables.
 """
 
@@ -140,7 +141,8 @@ def evaluate(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple[str, s
     v = facts.versions
     if facts.cuda_available is False and (facts.gpus or v.get("gpu_cc") or v.get("driver") or v.get("cuda_driver")):
         # "Is CUDA available: False" on a machine with a GPU is a failure the log states
-        evidenced = {**evidenced, "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
+        evidenced = {**evidenced,
+                     "torch-cuda-unavailable": evidenced.get("torch-cuda-unavailable", ("symptom", "torch"))}
     out: List[FactFinding] = []
     out.extend(_combination_findings(facts, evidenced, catalogue))
     out.extend(_state_findings(facts, evidenced, catalogue, entries or {}))
@@ -292,7 +294,8 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
     off = str(facts.other.get("xformers_triton_off") or "")
     ccs = [c for c in (_release(x) for x in v.get("gpu_cc") or ()) if c]
     own = any(w in off for w in ("optimizations", "just a warning", "is_triton_available"))
-    if off and ccs and all(c[:2] < (8, 0) for c in ccs) and (own or v.get("xformers") or facts.other.get("xformers_info")):
+    if off and ccs and all(c[:2] < (8, 0) for c in ccs) \
+            and (own or v.get("xformers") or facts.other.get("xformers_info")):
         shown = ", ".join(facts.gpus) or "the GPU"
         add("triton-gpu-too-old", "xformers-triton-below-sm80", ["xformers_triton_off", "gpu_cc"],
             f"{shown} has compute capability {'.'.join(map(str, ccs[0][:2]))}: xFormers 0.0.24 and newer turn their "
@@ -311,7 +314,8 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
                                       else evidenced.get(c, ("guess",))[0] != "guess")))
         if not hit or code not in catalogue or any(f.code == code for f in out):
             continue
-        if any(kind == "root" and c not in generic and c not in hit and c != code for c, (kind, _) in evidenced.items()):
+        if any(kind == "root" and c not in generic and c not in hit and c != code
+               for c, (kind, _) in evidenced.items()):
             continue  # a line states another cause: the facts do not compete with it
         spec = catalogue[code]
         out.append(FactFinding(code=code, basis="facts", rule=f"state:{rule}", confidence="high",

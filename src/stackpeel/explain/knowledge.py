@@ -265,7 +265,8 @@ ERROR_WORDS = (
     "unexpectedly", "exit code", "exit status", "exitcode", "exited with", "signal", "Signal", "SIGSEGV",
     "SIGBUS", "SIGABRT", "SIGKILL", "SIGILL", "SIGFPE", "Aborted", "Illegal instruction", "core dumped",
     "timed out", "imeout", "Watchdog", "eadline exceeded", "ut of memory", "OOM", "oom-kill", "CUDA_ERROR_",
-    "STATUS_", "EH_EXCEPTION_NUMBER", "undefined symbol", "Errno", "errno", "hang", "hung", "stuck", "freez", "frozen", "deadlock",
+    "STATUS_", "EH_EXCEPTION_NUMBER", "undefined symbol", "Errno", "errno", "hang", "hung", "stuck", "freez", "frozen",
+    "deadlock",
     "non-zero exit", "ould not ", "No matching distribution",
     # tools' own failure lines (parser.HARD_ERROR_RE "tool"), issue prose, other languages
     "E: ", "No solution found", "ResolutionImpossible", "libmamba", "BackOff", "ErrImagePull",

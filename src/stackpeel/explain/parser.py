@@ -421,7 +421,8 @@ def soft_wrap_paragraph(pieces: List[str], i: int, head: bool = False, sentences
     a record of its own (a logger's prefix was read off it): the run starts there. ``sentences``:
     the run starts at ``pieces[i]`` and ends at a line that ends a sentence or opens a quote
     (``.``, ``?``, ``!``, ``:``), before a line of one word or one that starts with a sign (a
-    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what is reported as one error line is the rest of
+    separator, a fence), after a frame, and at a table's row (columns aligned with spaces): what
+    is reported as one error line is the rest of
     its own sentence (a message's next sentence may be read for a signature, not the line
     after it)."""
     def indent(text: str) -> int:
@@ -510,6 +511,17 @@ def read_log_prefix(text: str) -> Tuple[int, str, bool]:
     if m.group("stamped") is None:
         return m.end(), "", False
     return m.end(), next(m.group(g) for g in _LEVEL_GROUPS if m.group(g)), True
+
+
+def _record_prefix(text: str) -> Tuple[int, str, bool]:
+    """:func:`read_log_prefix`, and a record prefix on an empty line whose trailing space was
+    stripped with the line's (``2024-05-01 12:00:00,123 - root - ERROR -``): its end is past
+    the text."""
+    if text[-1:] in ("-", ":", "]"):
+        end, level, stamped = read_log_prefix(text + " ")
+        if stamped and end > len(text):
+            return end, level, stamped
+    return read_log_prefix(text)
 
 
 def strip_log_prefix(text: str) -> str:
@@ -817,7 +829,8 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     r"|^(?:find|du): [^\n]{1,300}: Permission denied\s*$"
 )
 #: notices that libraries print on healthy runs (at start-up, or as a performance hint),
-#: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate factory registration
+#: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate
+#: factory registration
 #: (xla/stream_executor/cuda/cuda_{dnn,fft,blas}.cc "Unable to register cuDNN factory: Attempting
 #: to register factory for plugin cuDNN when one has already been registered"), TF-TRT's missing
 #: optional TensorRT (tensorflow/compiler/tf2tensorrt: "TF-TRT Warning: Could not find TensorRT",
@@ -1407,6 +1420,13 @@ def bare(line: str) -> Tuple[str, str]:
     return key, (undecorate(rest) if key else rest)
 
 
+def _stream_of(line: str) -> str:
+    """The stream key of a raw line's prefix, ``"T"`` for a line only a timestamp decorates
+    (GitHub Actions', ``docker logs -t``), ``""`` for a line with neither."""
+    key, rest = bare(line[:MAX_LINE])
+    return key or ("T" if line[:1].isdigit() and len(rest) < len(line) else "")
+
+
 def split_prefix(line: str) -> Tuple[str, str]:
     """(stream key, rest of the line) for a line with a known per-process prefix."""
     if not line or line[0] not in "[(0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_":
@@ -1485,6 +1505,10 @@ class LogScanner:
         self._piece_joins: Dict[int, str] = {}
         self._rejoins = 0
         self._paragraphs = 0
+        #: unexplained error records whose message alone is no error (their level alone says
+        #: error): reported only where the log shows no failure in its own words (:meth:`close`)
+        self._by_level: List[Line] = []
+        self._n_by_level = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
         self._paragraph_seen: Tuple[int, int] = (-1, -1)
         #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
@@ -1685,6 +1709,10 @@ class LogScanner:
         if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
             self._rescan_quiet(r)
         self._quiet = None
+        if self._by_level and not (r.n_other_errors or r.hits or r.n_tracebacks or r.suspects):
+            # no line states a failure in its own words: the records whose level alone says
+            # error are the errors
+            r.other_errors, r.n_other_errors = list(self._by_level), self._n_by_level
         if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
@@ -1704,7 +1732,9 @@ class LogScanner:
                     or INFO_LEVEL_RE.match(raw):
                 continue
             text = undecorate(raw)
-            end, level, stamped = read_log_prefix(text)
+            end, level, stamped = _record_prefix(text)
+            if stamped and not text[end:].strip():
+                continue        # a record that says nothing
             if end and not (stamped and level not in _AS_WRITTEN_LEVELS):
                 # (an error record keeps its prefix: its level is what states the failure)
                 text = text[end:]
@@ -1764,6 +1794,8 @@ class LogScanner:
             if pos and body[pos - 1] in SEAM_END and line_of + 1 < n and len(lines[line_of]) <= SEAM_MAX \
                     and (SEAM_MIN <= len(lines[line_of]) or line_of - 1 in wraps):
                 seams.add(line_of)
+        if n > 1 and (_stream_of(lines[0]) or _stream_of(lines[-1])):
+            seams |= self._prefixed_seams(lines)
         if seams or wraps:
             flagged = sorted(set(flagged) | seams | wraps)
         self._seams = seams
@@ -1805,6 +1837,20 @@ class LogScanner:
         self._tail = ([*self._tail, *(Line(base + j + 1, lines[j]) for j in range(max(0, n - CONTEXT_BEFORE), n))]
                       )[-CONTEXT_BEFORE:]
         self._lineno = base + n
+
+    @staticmethod
+    def _prefixed_seams(lines: List[str]) -> Set[int]:
+        """The seams of a chunk whose lines carry a stream's prefix (``[rank3]: ``, a pod's, a
+        journal's) or a timestamp (GitHub Actions'): :data:`SEAM_RE` read after it, between two
+        lines of one stream (a message a logger or a console wrapped, then prefixed line by line)."""
+        keyed = [(_stream_of(line), bare(line[:MAX_LINE])[1]) for line in lines]
+        seams: Set[int] = set()
+        for i in range(len(keyed) - 1):
+            (key, text), (nxt_key, nxt) = keyed[i], keyed[i + 1]
+            if key and key == nxt_key and SEAM_MIN <= len(text) <= SEAM_MAX and text[-1:] in SEAM_END \
+                    and SEAM_RE.match("\n" + nxt):
+                seams.add(i)
+        return seams
 
     def _as_printed(self, body: str) -> str:
         """``body`` with what a paste's route put for the printed characters read back
@@ -2082,9 +2128,10 @@ class LogScanner:
         if key:
             rest = undecorate(rest)
         level, whole = "", rest
-        end, lvl, stamped = read_log_prefix(rest)
-        if stamped and len(rest) > end:
-            # the message core; the record's level is kept apart (an INFO record is no error)
+        end, lvl, stamped = _record_prefix(rest)
+        if stamped:
+            # the message core; the record's level is kept apart (an INFO record is no error, nor
+            # is an error record that says nothing: a logger's prefix on an empty line)
             level, rest = lvl, rest[end:]
         if not key and self._open:
             for k, op in self._open.items():
@@ -2143,10 +2190,12 @@ class LogScanner:
             in_frames = op is not None and op.state == "frames" and (rest[:1] in (" ", "\t")
                                                                     or rest.startswith('File "'))
             shape = None if entries or in_frames else error_shape(rest)
+            by_level = False
             if shape is None and level and not (entries or in_frames):
                 # an error record whose message alone reads as no error (klog's
                 # ``E1201 ... memcache.go:265] "Unhandled Error" err=...``): its level says it is one
                 shape = error_shape(whole)
+                by_level = shape is not None
             # a line only a catch-all matched (a bare "CUDA error: ...") may be the first half of
             # a message a specific signature names once joined; so may a line only a user's-
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
@@ -2213,8 +2262,8 @@ class LogScanner:
                     self.result.hit_counts[e.id] = n
                     if n <= HITS_PER_ENTRY:
                         # (the lines around it are added when the hit is emitted: _emit)
-                        hit = Hit(e.id, line, before, (), tb_index if tb_index is not None else (tb.tb.index if tb else None),
-                                  tb_ctx)
+                        hit = Hit(e.id, line, before, (),
+                                  tb_index if tb_index is not None else (tb.tb.index if tb else None), tb_ctx)
                         self._waiting.append((hit, [], [0]))
                 if all(e.said and not e.is_root for e in entries):
                     # a user's words for a symptom ("GPU not detected") read only where nothing else
@@ -2253,7 +2302,32 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
-                self._other(line, shape)
+                if shape and where is not None and where[1] - 1 in self._wraps:
+                    line = self._with_earlier_pieces(line, where)
+                if by_level and error_shape(line.text) is None:
+                    # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
+                    self._n_by_level += 1
+                    if len(self._by_level) < OTHER_ERRORS:
+                        self._by_level.append(line)
+                else:
+                    self._other(line, shape)
+
+    def _with_earlier_pieces(self, line: Line, where: Tuple[List[str], int, int]) -> Line:
+        """An unexplained error line that is the later piece of a line a terminal cut, reported
+        from where the cut line starts (what a guess from its words reads: a user's sentence
+        whose error word fell after the cut), where the earlier pieces are no error line of
+        their own; joined as :meth:`_line` joins a cut line's pieces."""
+        lines, i, base = where
+        start = i
+        while start - 1 in self._wraps and start - 1 >= 0 and i - start < CONTEXT_PIECES:
+            start -= 1
+        pieces = [bare(lines[j][:MAX_LINE])[1] for j in range(start, i)]
+        if not pieces or any(error_shape(piece) for piece in pieces):
+            return line
+        text = ""
+        for piece in [*pieces, line.text]:
+            text += (" " if text[-1:].isalnum() and piece[:1].isalnum() else "") + piece
+        return Line(base + start + 1, text, line.stream)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
         # the log's lines around the hit, a wrapped line's pieces joined back (a refinement's

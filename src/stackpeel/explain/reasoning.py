@@ -509,7 +509,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     # "explains" a deeper root it is itself a could_be of (keep the graph acyclic-ish)
     for a in list(explains):
         for b in list(explains[a]):
-            if a in explains.get(b, []) and layer_rank(_layer(accs[b], catalogue)) < layer_rank(_layer(accs[a], catalogue)):
+            if a in explains.get(b, []) \
+                    and layer_rank(_layer(accs[b], catalogue)) < layer_rank(_layer(accs[a], catalogue)):
                 explains[a].remove(b)
                 explained_by[b].remove(a)
 
@@ -651,7 +652,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         notes.append(f"no line names the cause: {top.code} is inferred from {seen_as} and the log's "
                      f"context ({why}); run on the affected machine without --no-live (or `stackpeel check`) "
                      "to confirm it")
-    elif candidates and candidates[0].kind == "symptom" and any(r.startswith("combination:") for r in candidates[0].facts):
+    elif candidates and candidates[0].kind == "symptom" \
+            and any(r.startswith("combination:") for r in candidates[0].facts):
         top = candidates[0]
         ids = ", ".join(r.split(":", 1)[1] for r in top.facts if r.startswith("combination:"))
         notes.append(f"the versions the log prints match a known-bad combination that produces {top.code} ({ids}): "
@@ -667,13 +669,15 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     if interrupted is not None:
         frames = exceptions[-1].frames if exceptions else ()
         if frames:
-            notes.append(f"the interrupted run was in {frames[-1]} when it stopped: if it hung, that is where it waited")
+            notes.append(f"the interrupted run was in {frames[-1]} when it stopped: if it hung, "
+                         "that is where it waited")
     notes.extend(fact_notes)
     fingerprint = None
     guessed = all(c.basis in GUESS_BASES for c in candidates)
     if guessed and (parsed.other_errors or exceptions) and interrupted is None:
         fingerprint = error_fingerprint([e.text for e in unexplained] +
-                                        [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}" for x in exceptions])
+                                        [f"{x.type}: {x.message.splitlines()[0] if x.message else ''}"
+                                         for x in exceptions])
         if not candidates:
             notes.append(f"no knowledge-base entry explains these {'lines' if parsed.suspect_only else 'errors'}; "
                          f"fingerprint {fingerprint} identifies them (the same failure elsewhere gets the same "
@@ -735,7 +739,8 @@ def _as_written(candidates: Sequence[Candidate], unexplained: Tuple[Evidence, ..
 
 
 def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequence[ExceptionInfo],
-                 kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> Tuple[List[Any], List[str], Optional[List[Candidate]]]:
+                 kb: KnowledgeBase, catalogue: Mapping[str, Any]
+                 ) -> Tuple[List[Any], List[str], Optional[List[Candidate]]]:
     """Known-bad combinations and state facts of the log's facts (:mod:`.facts`): a finding of
     high or medium confidence names its code as a candidate (basis "combination" or "facts"),
     or, when a line already states that code, supports it; one of context confidence is only

@@ -60,8 +60,8 @@ def _wrap(text: str, indent: str, width: int = WIDTH, first: Optional[str] = Non
     """Prose wrapped at ``width``; a word is broken only when it alone is wider than a line.
     ``max_lines`` cuts the rest with "..." (the JSON keeps the whole text)."""
     first = indent if first is None else first
-    out = textwrap.wrap(text.replace("\r", " ").replace("\n", " "), width, initial_indent=first, subsequent_indent=indent,
-                        break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
+    out = textwrap.wrap(text.replace("\r", " ").replace("\n", " "), width, initial_indent=first,
+                        subsequent_indent=indent, break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
     if max_lines and len(out) > max_lines:
         out = out[:max_lines]
         out[-1] = out[-1][: width - 3].rstrip() + "..."
@@ -316,7 +316,8 @@ def _md_escape(text: str) -> str:
 def render_markdown(expl: Explanation) -> str:
     out: List[str] = [f"## stackpeel explain: `{_md_escape(expl.source)}`", "", f"{_size(expl)}.", ""]
     if not expl.candidates:
-        out.append(f"**Interrupted** (line {expl.interrupted.line}: `{_md_escape(expl.interrupted.text)}`): the run was "
+        out.append(f"**Interrupted** (line {expl.interrupted.line}: `{_md_escape(expl.interrupted.text)}`): "
+                   "the run was "
                    "stopped by the user and no error precedes it; an interruption is no failure, no cause is guessed."
                    if expl.interrupted is not None else
                    f"**Possible failure** (fingerprint `{expl.fingerprint}`): no error line, but some lines say "

@@ -175,7 +175,8 @@ MAX_ARG = 1000
 #: a web page copied from a browser; the knowledge base's signatures quote and space as the
 #: programs do (bench/explain_invariance.py "smart-quotes", "nbsp"). The parser reads a log's
 #: lines through it (parser.as_printed) and the catalogues' translations are read the same way, since
-#: glibc's and MSVC's own translations hold such quotes (uk "\u043e\u0431\u2019\u0454\u043a\u0442\u0456\u0432", zh_CN \u201c...\u201d)
+#: glibc's and MSVC's own translations hold such quotes (uk "\u043e\u0431\u2019\u0454\u043a\u0442\u0456\u0432",
+#: zh_CN \u201c...\u201d)
 PASTED_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
                               "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
                               "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2007": " ", "\u2009": " ",

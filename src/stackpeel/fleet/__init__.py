@@ -29,7 +29,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..compare import compare
 from ..model import Report
 
-__all__ = ["NodeOutcome", "outcome_of_run", "FleetReport", "NodeGroup", "OddNode", "merge", "profile", "FLEET_SCHEMA_VERSION"]
+__all__ = ["NodeOutcome", "outcome_of_run", "FleetReport", "NodeGroup", "OddNode", "merge", "profile",
+           "FLEET_SCHEMA_VERSION"]
 
 FLEET_SCHEMA_VERSION = 1
 

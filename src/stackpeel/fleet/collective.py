@@ -62,7 +62,8 @@ class CollectiveReport:
         from ..model import Finding
 
         ranks = tuple((r["node"], r["state"], r.get("facts"), r.get("detail", "")) for r in d.get("ranks", []))
-        findings = tuple(NodeFinding(f["node"], Finding.from_dict(f), bool(f.get("root"))) for f in d.get("findings", []))
+        findings = tuple(NodeFinding(f["node"], Finding.from_dict(f), bool(f.get("root")))
+                         for f in d.get("findings", []))
         return cls(d.get("backend", "gloo"), d.get("master", ""), int(d.get("world", len(ranks))), ranks, findings,
                    float(d.get("duration_s", 0.0)))
 

@@ -186,8 +186,9 @@ def _outcome(a: TaskAnswer, duration_s: float) -> NodeOutcome:
         return NodeOutcome(a.node, "slurm", TIMEOUT, None, "its task started but sent no report before the timeout",
                            duration_s)
     if a.error:
-        return NodeOutcome(a.node, "slurm", FAILED, None, f"exit status {a.rc}, its report did not decode "
-                                                          f"({a.error}); stderr: {a.stderr.strip()}"[-2000:], duration_s)
+        return NodeOutcome(a.node, "slurm", FAILED, None,
+                           f"exit status {a.rc}, its report did not decode "
+                           f"({a.error}); stderr: {a.stderr.strip()}"[-2000:], duration_s)
     return outcome_of_run(a.node, "slurm", a.rc, a.stdout, a.stderr, duration_s)
 
 

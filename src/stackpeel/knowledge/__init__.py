@@ -273,7 +273,8 @@ class KnowledgeBase:
 # ----------------------------------------------------------------------------- loading
 
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
-              "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "confirmed_by", "standalone", "named_only", "links",
+              "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "confirmed_by",
+              "standalone", "named_only", "links",
               "clues", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}

@@ -461,8 +461,8 @@ def nccl(inp):
     facts["expected"] = world * (world + 1) / 2.0
     workdir = tempfile.mkdtemp(prefix="stackpeel-allreduce-")
     init = "file://" + os.path.join(workdir, "store")
-    base = {"backend": backend, "world_size": world, "init_method": init, "elements": int(opts.get("elements", 1 << 22)),
-            "timeout_s": max(5.0, timeout - 5)}
+    base = {"backend": backend, "world_size": world, "init_method": init,
+            "elements": int(opts.get("elements", 1 << 22)), "timeout_s": max(5.0, timeout - 5)}
     start = time.monotonic()
     procs, logs, results = [], [], []
     for rank in range(world):

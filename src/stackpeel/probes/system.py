@@ -110,7 +110,8 @@ def platform_facts(inp):
         "distro_version": osr.get("VERSION_ID"),
         "arch": platform.machine(),
         "kernel": platform.release(),
-        "libc": libc or ("musl" if os.path.exists("/lib/ld-musl-x86_64.so.1") or os.path.exists("/lib/ld-musl-aarch64.so.1") else None),
+        "libc": libc or ("musl" if os.path.exists("/lib/ld-musl-x86_64.so.1")
+                         or os.path.exists("/lib/ld-musl-aarch64.so.1") else None),
         "libc_version": libc_version or None,
         "container": kind,
         "container_signals": signals,
@@ -128,7 +129,8 @@ def platform_facts(inp):
 
 def file_size_limit(inp):
     """RLIMIT_FSIZE (``ulimit -f``) of this process, in bytes, inherited from the job that runs
-    stackpeel (stackpeel raises its own, and gives every probe the user's back): None where unlimited, or where the platform has no
+    stackpeel (stackpeel raises its own, and gives every probe the user's back): None where
+    unlimited, or where the platform has no
     such limit (no ``resource`` module)."""
     try:
         import resource

@@ -141,11 +141,13 @@ def _graph(expl: Explanation, catalogue) -> Tuple[str, List[str]]:
 
 def _candidate_section(c: Candidate, top: Candidate, present: Set[str]) -> str:
     classes, state = _role(c, top, set(top.explains))
+    basis = (SIMILAR if c.basis == "similar" else PRIOR if c.basis == "prior"
+             else CONFIDENCE.get(c.confidence, c.confidence))
     parts = [f'<section class="check{" root-cause" if c is top else ""}" id="{_sec(c.code)}" '
              f'aria-labelledby="h-{_sec(c.code)}">',
              f'<h3 id="h-{_sec(c.code)}"><span class="badge {classes[0]}">{_e(state.split(SEP)[0])}</span> '
              f"{_e(c.title)} <code>{_e(c.code)}</code></h3>",
-             f'<p class="meta">layer {_e(c.layer)}; {_e(SIMILAR if c.basis == "similar" else PRIOR if c.basis == "prior" else CONFIDENCE.get(c.confidence, c.confidence))}</p>',
+             f'<p class="meta">layer {_e(c.layer)}; {_e(basis)}</p>',
              _evidence(c), f"<p>{_e(c.explanation)}</p>" if c.explanation else ""]
     if c.explains:
         parts.append("<p>Explains: " + ", ".join(_code_link(x, present) for x in c.explains) + "</p>")

@@ -62,19 +62,22 @@ svg{display:block;width:100%;max-width:var(--w,100%);height:auto}
 .edge.maybe,.node.maybe rect{stroke-dasharray:5 4}
 table{border-collapse:collapse;width:100%;margin:.4em 0}th,td{border:1px solid var(--line);padding:4px 6px;
 text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f6f8fa}
-ol.evidence{margin:.3em 0;padding-left:0;list-style:none}ol.evidence li{font-family:ui-monospace,monospace;font-size:.85em;
+ol.evidence{margin:.3em 0;padding-left:0;list-style:none}
+ol.evidence li{font-family:ui-monospace,monospace;font-size:.85em;
 background:#f6f8fa;padding:4px 8px;margin:2px 0;overflow-wrap:anywhere}
 .layer{font-size:11px;fill:var(--muted);text-transform:uppercase;letter-spacing:.06em}
 .legend{font-size:.85em;color:var(--muted)}.legend span{margin-right:1em}
 section.check{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:8px 0}
 section.check:target,section.check.selected{outline:3px solid #0969da}
-.badge{display:inline-block;font-size:.8em;font-weight:700;padding:0 6px;border-radius:10px;border:1px solid;white-space:nowrap}
+.badge{display:inline-block;font-size:.8em;font-weight:700;padding:0 6px;border-radius:10px;border:1px solid;
+white-space:nowrap}
 .badge.pass{color:var(--pass)}.badge.warn{color:var(--warn)}.badge.fail{color:var(--fail)}
 .badge.error{color:var(--error)}.badge.skip,.badge.blocked{color:var(--skip)}
 pre{background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-word;font-size:.85em}
 code{font-size:.9em}.fix pre{border-left:4px solid var(--pass)}details summary{cursor:pointer;color:var(--muted)}
 ul.roots li{margin:.3em 0}
-@media (max-width:600px){body{font-size:14px}header,main{padding:8px}.graph svg{min-width:min(760px,var(--w,760px));max-width:none}}
+@media (max-width:600px){body{font-size:14px}header,main{padding:8px}
+.graph svg{min-width:min(760px,var(--w,760px));max-width:none}}
 @media print{.graph{display:none}details{display:block}details>*{display:block}section.check{break-inside:avoid}}
 """
 
@@ -402,9 +405,11 @@ def render_fleet_html(fleet) -> str:
             ar = facts.get("allreduce") or {}
             binds = gloo.get("value") if gloo.get("source") == "GLOO_SOCKET_IFNAME" else \
                 f"hostname -> {gloo.get('address') or gloo.get('error') or '?'}"
-            body.append(f"<tr><td>{i}</td><td>{_e(node)}</td><td>{_e(route.get('interface') or route.get('error') or state)}"
+            body.append(f"<tr><td>{i}</td><td>{_e(node)}</td>"
+                        f"<td>{_e(route.get('interface') or route.get('error') or state)}"
                         f" ({_e(route.get('source', '-'))})</td><td>{_e(binds or '-')}</td>"
-                        f"<td>{'ok' if ar.get('ok') else _e((ar.get('error') or state).splitlines()[0][:200])}</td></tr>")
+                        f"<td>{'ok' if ar.get('ok') else _e((ar.get('error') or state).splitlines()[0][:200])}"
+                        "</td></tr>")
         body.append("</tbody></table>")
     body.append("<h2>Every node</h2>")
     for o in fleet.nodes:
@@ -413,5 +418,6 @@ def render_fleet_html(fleet) -> str:
         roots = ", ".join(c for rc in o.report.diagnosis.blocking for c in rc.codes) or "no blocking problem"
         body.append(f'<section class="check" id="node-{_slug(o.node)}"><details><summary><strong>{_e(o.node)}'
                     f"</strong>: {_e(roots)}</summary>"
-                    f'<div class="graph">{_svg(o.report, LAYERS, prefix=_slug(o.node) + "-node-")}</div></details></section>')
+                    f'<div class="graph">{_svg(o.report, LAYERS, prefix=_slug(o.node) + "-node-")}</div>'
+                    '</details></section>')
     return page("fleet", verdict, bad, meta, body, script=False)

@@ -43,7 +43,8 @@ for _var, _which in %r:
         except Exception:
             pass
 """ % (LIMIT_VARS,)
-BOOTSTRAP = LIMITS_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process that started us ends
+BOOTSTRAP = LIMITS_PROLOGUE + r"""try:  # die with stackpeel (Linux): the kernel sends SIGKILL when the process
+    # that started us ends
     import ctypes
     ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)
     os.kill(int(os.environ.get("STACKPEEL_PARENT_PID") or 0) or os.getppid(), 0)
@@ -74,7 +75,8 @@ except BaseException as e:
 try:
     data = json.dumps(res, default=repr)
 except Exception as e:
-    data = json.dumps({"ok": False, "type": type(e).__name__, "message": "facts not serialisable: %s" % e, "traceback": ""})
+    data = json.dumps({"ok": False, "type": type(e).__name__, "message": "facts not serialisable: %s" % e,
+                       "traceback": ""})
 try:
     try:
         f = open(out_path + ".tmp", "w")

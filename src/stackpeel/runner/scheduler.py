@@ -320,7 +320,8 @@ def run_checks(classes: Sequence[Type[Check]], python: str, host: Mapping[str, A
     """Run ``classes`` (already validated, in dependency order); results come back in that order.
 
     A probe starts as soon as the checks it reads (``probe_needs``) are done and its gate
-    passed or answered cleanly (:func:`_gate_promising`), so slow probes of different layers overlap; its ``evaluate`` waits for every check in
+    passed or answered cleanly (:func:`_gate_promising`), so slow probes of different layers
+    overlap; its ``evaluate`` waits for every check in
     ``requires``, because the verdict may depend on them. Probes that import torch anyway
     (``preload``) are forked from one interpreter that imported it once, and start first.
 

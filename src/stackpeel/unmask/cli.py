@@ -109,8 +109,8 @@ def _report(args, argv, result) -> None:
     target = {"argv0": t.argv0, "path": t.path, "kind": t.kind, "interpreter": t.interpreter}
     import os
 
-    report = build_report(result.records, command=scrub_argv(argv, secret_values(os.environ)), target=target, returncode=result.returncode,
-                          duration=result.duration, crash_dumps=result.crash_dumps,
+    report = build_report(result.records, command=scrub_argv(argv, secret_values(os.environ)), target=target,
+                          returncode=result.returncode, duration=result.duration, crash_dumps=result.crash_dumps,
                           main_pid=result.main_pid, show_all=args.show_all, notes=notes)
     from ..render.text import terminal_width
 
