@@ -183,3 +183,38 @@ def test_mps_out_of_memory_stays_gpu_out_of_memory():
             "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations "
             "(may cause system failure).\n")
     assert _codes(text)[:1] == ["gpu-out-of-memory"]
+
+
+# --- round 2: torch.Generator on a back end the installed torch has no generator for
+# (torch/csrc/Generator.cpp THPGenerator_pynew, torch <= 2.0 for PrivateUse1, <= 1.13 for MPS)
+
+GEN_DML = "RuntimeError: Device type PRIVATEUSEONE is not supported for torch.Generator() api."
+GEN_MPS = "RuntimeError: Device type MPS is not supported for torch.Generator() api."
+
+test_generator_in_every_wrapper, test_generator_own_signature = family_tests(
+    {"directml-op-unsupported": [GEN_DML], "apple-mps-op-unsupported": [GEN_MPS]})
+
+
+def test_directml_374_report_names_directml_op_unsupported():
+    # microsoft/DirectML#374 (the reporter's minimal script and traceback)
+    text = (
+        "    device = torch_directml.device()\n"
+        "    generator = torch.Generator(device)\n"
+        "Traceback (most recent call last):\n"
+        '  File "path\\to\\rng_error.py", line 7, in main\n'
+        "    generator = torch.Generator(device)\n"
+        + GEN_DML + "\n"
+        "- PyTorch: 1.13.1\n- torch-directml: 0.1.13.1.dev230119\n"
+    )
+    assert _codes(text)[:1] == ["directml-op-unsupported"]
+
+
+@pytest.mark.parametrize("text", [
+    # diffusers' test comment and a README's advice name the words without a failure of torch's
+    "# device type MPS is not supported for torch.Generator() api.",
+    "Device type CUDA is not supported for Generator API.",
+])
+def test_generator_near_misses_stay_quiet(text):
+    ids = _ids(text)
+    assert "generator-unsupported-on-privateuseone" not in ids
+    assert "generator-unsupported-on-mps" not in ids
