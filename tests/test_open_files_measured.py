@@ -10,7 +10,14 @@ message now says so. Replayed on session 30's recorded H200 report at `ulimit -n
 gpu33: session 33 measured the points between (49-51) on two H100s (driver 580.159.04, torch 2.11.0+cu130,
 Triton 3.6.0; docs/validation/2026-12-06-h200-session33): the bare first kernel fails at 48 and already
 works at 49, 50 and 51, in both calls, while the check's launch probe fails up to 55 and works at 56. The
-message said "works at 52", the first point measured then; it now quotes 49, and the probe's own 56."""
+message said "works at 52", the first point measured then; it now quotes 49, and the probe's own 56.
+
+gpu34: session 34 measured every point 44-56 on an H200 at last (the same driver, torch and Triton;
+docs/validation/2026-12-07-h200-session34, call H): the same thresholds as the H100's, point for point
+(bare first tensor fails at 44, works at 45; bare first Triton kernel fails at 48, works at 49; the check's
+torch.cuda passes from 46, its launch from 56). The message said "works at 45 on an H100, at 48 on an H200"
+(48 was session 30's first H200 point above 44, not its threshold) and quoted the kernel's figure for the
+H100 only; it now gives the figures once, for both cards."""
 
 from __future__ import annotations
 
@@ -29,8 +36,10 @@ def test_the_gpu_message_quotes_the_thresholds_measured_since_session_30():
     for cid in ("torch.cuda", "triton.kernel_launch"):
         (finding,) = [f for f in by_id[cid].findings if f.code == "open-files-limit-low"]
         assert "under an open-files limit of 44 descriptors per process (hard limit 44)" in finding.message
-        assert "fails at 44 and works at 45 on an H100, at 48 on an H200" in finding.message, finding.message
-        assert "fails at 48 and works at 49 on the H100" in finding.message, finding.message
-        assert "its Triton launch needs 56 there" in finding.message
+        assert "on an H100 and an H200 alike" in finding.message, finding.message
+        assert "a bare first tensor fails at 44 and works at 45;" in finding.message, finding.message
+        assert "empty cache fails at 48 and works at 49;" in finding.message, finding.message
+        assert "its Triton launch needs 56" in finding.message
+        assert "at 48 on an H200" not in finding.message  # session 30's first point above 44, not the threshold
         assert "works at 52" not in finding.message  # session 32's first point measured, not the threshold
         assert "works at 64" not in finding.message  # session 24's figure, not seen since

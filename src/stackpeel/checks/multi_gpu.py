@@ -285,9 +285,9 @@ def nofile_low(limits: Mapping[str, Any]) -> bool:
 #: below this soft limit, errors that a shortage of descriptors explains but that other causes
 #: print too (a GPU in exclusive-process mode is also "busy or unavailable"; a worker may die of
 #: anything) are read as the limit's doing. Measured with torch 2.11 and Triton 3.6 (sessions 24-33): one
-#: GPU's first tensor fails at 44 (48 in session 24) and works from 45 to 48, a bare first Triton kernel
-#: from 49 on an H100 (session 33; the check's own launch probe from 56); two GPUs fail at 64; 256
-#: leaves room for eight GPUs at that rate. EMFILE itself counts under
+#: GPU's first tensor fails at 44 (48 in session 24) and works from 45, a bare first Triton kernel
+#: from 49, on an H100 and an H200 alike (sessions 33-34; the check's own launch probe from 56); two
+#: GPUs fail at 64; 256 leaves room for eight GPUs at that rate. EMFILE itself counts under
 #: :data:`NOFILE_MIN`, since it names the shortage whatever the limit
 NOFILE_GPU_SUSPECT = 256
 
