@@ -344,6 +344,9 @@ NVCC_FOR_CC = {"8.0": "11.0", "8.6": "11.1", "8.7": "11.4", "8.9": "11.8", "9.0"
 COMPILE_PYTHON_FROM = {(3, 11): (2, 1), (3, 12): (2, 4), (3, 13): (2, 6), (3, 14): (2, 9)}
 #: generic codes a C++/CUDA extension build that fails shows
 BUILD_GENERIC = ("extension-build-failed", "kernel-extension-not-built")
+#: generic codes of a failing NCCL communicator (and the signature whose family-0 line a peer of
+#: another release produces)
+NCCL_GENERIC = ("nccl-error", "nccl-allreduce-failed", "collective-hang", "entry:nccl-no-socket-interface")
 #: generic codes of a failing torch.compile / Triton kernel
 COMPILE_GENERIC = ("torch-compile-failed", "triton-compiler-bug")
 
@@ -439,6 +442,19 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     "insufficient' then means it found no usable libcuda.so.1 (the driver's libcuda package "
                     "missing, or a stub or another driver's libcuda first on the loader path).",
                     ("entry:driver-insufficient-for-runtime=driver-too-old-for-torch",)))
+    # two different NCCL releases among the log's ranks ("NCCL version 2.18.1" on one node, "2.19.3" on
+    # another): NCCL refuses a communicator whose peers differ (src/init.cc initTransportsRank: "Mismatched
+    # NCCL version detected"), and before that check the bootstrap exchanges raw structs whose layout
+    # changes between releases (src/bootstrap.cc), so a peer reads a zeroed address and fails with
+    # "ncclSocketInit: connecting to address with family 0" / "unhandled system error" (nccl#1267):
+    # the differing releases, not the interface, are then the cause
+    if facts.other.get("nccl_versions"):
+        out.append(("collective-mismatch-across-ranks", "nccl-versions-differ-between-ranks", ["nccl_versions"],
+                    f"The log's ranks print different NCCL releases ({facts.other['nccl_versions']}): NCCL needs "
+                    "the same release on every rank (src/init.cc initTransportsRank refuses peers of another "
+                    "version, and the bootstrap before it exchanges structs whose layout differs between "
+                    "releases, so a peer can read a zeroed address: 'connecting to address with family 0', "
+                    "'unhandled system error').", NCCL_GENERIC))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \
