@@ -85,3 +85,94 @@ def test_differing_nccl_releases_alone_stay_quiet():
     # two releases and no failure: a note at most, never a candidate
     log = "NCCL INFO NCCL version 2.18.1+cuda12.1\nNCCL INFO NCCL version 2.19.3+cuda12.2\ntraining done\n"
     assert codes(log) == []
+
+
+# -- 2. nvcc's refused architecture read with the nvcc release beside it (nvcc fatal's "Unsupported gpu
+#    architecture 'compute_NN'" / "Value 'sm_NN' is not defined for option 'gpu-architecture'"; which
+#    CUDA added and dropped each architecture: CUDA Toolkit release notes, CMake's
+#    Modules/Internal/CMakeCUDAArchitecturesAll.cmake), and a Kepler GPU under a driver branch that
+#    dropped it (NVIDIA's legacy GPU list)
+
+NVCC_VALUE = "nvcc fatal   : Value 'sm_{a}' is not defined for option 'gpu-architecture'"
+NVCC_UNSUPPORTED = "nvcc fatal   : Unsupported gpu architecture 'compute_{a}'"
+RELEASES = {
+    "nvcc --version": "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release {r}, V{r}.17",
+    "build command": "/usr/local/cuda-{r}/bin/nvcc -gencode arch=compute_{a},code=sm_{a} -c kernel.cu -o kernel.o",
+    "cmake": '-- Found CUDA: /usr/local/cuda (found suitable version "{r}", minimum required is "7.0")',
+    "image": "Step 1/9 : FROM nvidia/cuda:{r}-devel-ubuntu16.04",
+}
+
+
+def _nvcc_log(release_form, r, a, line):
+    return (RELEASES[release_form].format(r=r, a=a) + "\n" + line.format(a=a) + "\nmake: *** [kernel.o] Error 1\n")
+
+
+@pytest.mark.parametrize("form", sorted(RELEASES))
+@pytest.mark.parametrize("r,a,line", [
+    ("7.5", "61", NVCC_VALUE),         # nvidia-docker#237's case: a CUDA 7.5 image and a GTX 1070
+    ("8.0", "70", NVCC_UNSUPPORTED),   # Volta before CUDA 9
+    ("11.0", "86", NVCC_UNSUPPORTED),  # Ampere GA10x before CUDA 11.1
+])
+@pytest.mark.parametrize("wrap", ["plain", "python-logging", "markdown-quote", "word-wrapped-80"])
+def test_nvcc_older_than_the_refused_arch(form, r, a, line, wrap):
+    assert codes(wrapped(wrap, _nvcc_log(form, r, a, line)))[:1] == ["nvcc-arch-unsupported"]
+
+
+@pytest.mark.parametrize("form", sorted(RELEASES))
+@pytest.mark.parametrize("r,a,line", [
+    ("12.1", "35", NVCC_UNSUPPORTED),  # Kepler after CUDA 12.0
+    ("13.0", "61", NVCC_VALUE),        # Pascal after CUDA 13.0
+    ("13.0", "101", NVCC_UNSUPPORTED),  # sm_101, renamed sm_110 in 13.0
+])
+def test_nvcc_newer_than_the_refused_arch(form, r, a, line):
+    assert codes(_nvcc_log(form, r, a, line))[:1] == ["nvcc-arch-dropped"]
+
+
+def test_nvcc_refused_arch_quoted_in_prose_with_the_release():
+    log = ("I'm building inside the nvidia/cuda image, `nvcc --version` says Cuda compilation tools, release 7.5, "
+           "V7.5.17 and the build stops with \"nvcc fatal : Value 'sm_61' is not defined for option "
+           "'gpu-architecture'\"\n")
+    assert codes(log)[:1] == ["nvcc-arch-unsupported"]
+
+
+@pytest.mark.parametrize("log", [
+    # no release in the log: the architecture alone keeps the existing reading (CUDA 13 dropped sm_61)
+    NVCC_VALUE.format(a="61") + "\n",
+    # a release that knows the architecture and has not dropped it: no fact, the line's own reading
+    _nvcc_log("nvcc --version", "10.2", "61", NVCC_VALUE),
+])
+def test_nvcc_refused_arch_without_a_deciding_release(log):
+    assert codes(log)[:1] == ["nvcc-arch-dropped"]
+
+
+def test_nvcc_release_alone_stays_quiet():
+    assert codes("Cuda compilation tools, release 7.5, V7.5.17\n/usr/local/cuda-7.5/bin/nvcc -c k.cu\n") == []
+
+
+K80_BASE = ("$ lspci | grep -i nvidia\n00:04.0 3D controller: NVIDIA Corporation GK210GL [Tesla K80] (rev a1)\n"
+            "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+            "that the latest NVIDIA driver is installed and running.\n")
+
+
+@pytest.mark.parametrize("driver", [
+    "Setting up nvidia-driver-535 (535.183.01-0ubuntu0.22.04.1) ...",
+    "Unpacking nvidia-headless-550-server (550.90.07-0ubuntu1) ...",
+    "Verifying archive integrity... OK\nUncompressing NVIDIA Accelerated Graphics Driver for Linux-x86_64 "
+    "550.90.07.... ./NVIDIA-Linux-x86_64-550.90.07.run",
+    "Installing : cuda-drivers-545-545.23.08-1.x86_64",
+])
+def test_kepler_under_a_driver_branch_that_dropped_it(driver):
+    cands = explain_text(driver + "\n" + K80_BASE).candidates
+    assert [c.code for c in cands][:1] == ["proprietary-kernel-module-unsupported-gpu"], [c.code for c in cands]
+
+
+@pytest.mark.parametrize("log", [
+    # the 470 branch still drives Kepler, and a K80 with no driver named is no driver at all
+    "Setting up nvidia-driver-470 (470.256.02-0ubuntu0.22.04.1) ...\n" + K80_BASE,
+    K80_BASE,
+    # a Turing GPU under the same branch is driven: the symptom keeps its own causes
+    K80_BASE.replace("GK210GL [Tesla K80]", "TU104GL [Tesla T4]") + "nvidia-driver-535 installed\n",
+])
+def test_driver_branch_near_misses(log):
+    facts = explain_text(log).fact_findings
+    assert not any(f.code == "proprietary-kernel-module-unsupported-gpu" for f in facts)

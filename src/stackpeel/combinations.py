@@ -516,6 +516,19 @@ _FACT_RES = (
     ("rocm", re.compile(r"ROCM used to build PyTorch:\s*(\d+\.\d+)")),
     ("nvcc", re.compile(r"Cuda compilation tools, release (\d+\.\d+)")),
     ("nvcc", re.compile(r"The CUDA compiler identification is NVIDIA (\d+\.\d+)")),
+    # the toolkit's own directory in the nvcc command a build prints ("/usr/local/cuda-11.0/bin/nvcc -gencode
+    # ..."), CMake's FindCUDA ("-- Found CUDA: /usr/local/cuda (found version \"7.5\")")
+    ("nvcc", re.compile(r"/cuda-(\d{1,2}\.\d)/bin/nvcc\b")),
+    ("nvcc", re.compile(r"Found CUDA: \S{1,200} \(found (?:suitable )?(?:exact )?version \"(\d{1,2}\.\d)")),
+    # the driver branch a package or installer names ("nvidia-driver-535", "nvidia-headless-550-server",
+    # "NVIDIA-Linux-x86_64-535.104.05.run", "cuda-drivers-545"): what is installed even where nvidia-smi fails
+    ("driver_branch", re.compile(r"\bnvidia-(?:driver|headless|utils|dkms|kernel-common|compute-utils)-(\d{3})\b")),
+    ("driver_branch", re.compile(r"\bNVIDIA-Linux-(?:x86_64|aarch64)-(\d{3})\.\d")),
+    ("driver_branch", re.compile(r"\bcuda-drivers-(\d{3})\b")),
+    # the architecture nvcc refused ("nvcc fatal : Unsupported gpu architecture 'compute_35'", "nvcc fatal
+    # : Value 'sm_61' is not defined for option 'gpu-architecture'")
+    ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
+    ("nvcc_rejected_arch", re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
     # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
@@ -568,7 +581,7 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
+    "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
 )
 
 
@@ -641,7 +654,8 @@ class LogFacts:
     torch_cpu: Optional[bool] = None
     #: other facts: nvcc (the toolkit's release), image_cuda (a FROM nvidia/cuda:X image),
     #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
-    #: (xFormers' notice that its Triton kernels are off), nccl_versions (two or more different
+    #: (xFormers' notice that its Triton kernels are off), nvcc_rejected_arch (the architecture nvcc
+    #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
     #: NCCL releases the log's ranks print, "2.18.1, 2.19.3")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
