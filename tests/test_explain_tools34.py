@@ -176,3 +176,54 @@ def test_kepler_under_a_driver_branch_that_dropped_it(driver):
 def test_driver_branch_near_misses(log):
     facts = explain_text(log).fact_findings
     assert not any(f.code == "proprietary-kernel-module-unsupported-gpu" for f in facts)
+
+
+# -- 3. vLLM's compressed-tensors scheme check (compressed_tensors.py get_scheme -> _check_scheme_supported)
+#    names no scheme; an FP8 checkpoint's name in the log (llm-compressor's -FP8 / -FP8-Dynamic /
+#    -W8A8-FP8, which vLLM logs as the model it loads) makes it the GPU's missing FP8
+
+CT_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/quantization/compressed_tensors/'
+    'compressed_tensors.py", line 263, in get_scheme\n'
+    "    self._check_scheme_supported(scheme.get_min_capability())\n"
+    "RuntimeError: Quantization scheme is not supported for the current GPU. Min capability: 80. Current "
+    "capability: 75.\n")
+FP8_MODELS = [
+    "INFO 05-01 12:00:00 llm_engine.py:161] Initializing an LLM engine (v0.5.3) with config: "
+    "model='neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8', speculative_config=None, tokenizer='neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8'",
+    "$ vllm serve RedHatAI/Mistral-Small-24B-Instruct-2501-FP8-dynamic --max-model-len 8192",
+    "INFO 05-01 12:00:00 [config.py:1604] Using model Qwen2.5-7B-Instruct-W8A8-FP8",
+    "model_path: /models/granite-3.1-8b-instruct_FP8",
+]
+
+
+@pytest.mark.parametrize("model", FP8_MODELS)
+@pytest.mark.parametrize("wrap", ["plain", "vllm-worker", "docker-compose", "markdown-quote"])
+def test_compressed_tensors_min_capability_with_an_fp8_checkpoint(model, wrap):
+    cands = explain_text(wrapped(wrap, model + "\n" + CT_TRACE)).candidates
+    assert [c.code for c in cands][:1] == ["gpu-arch-lacks-dtype"], [c.code for c in cands]
+
+
+@pytest.mark.parametrize("model", [
+    "$ vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16",
+    "$ vllm serve RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8",
+    "",  # no model named: the message alone
+    # fp8 as a setting, not the checkpoint's name
+    "$ vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8",
+])
+def test_compressed_tensors_min_capability_without_an_fp8_checkpoint(model):
+    assert codes(model + "\n" + CT_TRACE)[:1] == ["framework-gpu-arch-unsupported"]
+
+
+def test_compressed_tensors_signature_reads_the_message():
+    assert ids("RuntimeError: Quantization scheme is not supported for the current GPU. Min capability: 80. "
+               "Current capability: 75.") == ["compressed-tensors-scheme-min-capability"]
+    # vLLM's method check keeps its own signature and its local FP8 refine
+    line = ("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: "
+            "89. Current capability: 86.")
+    assert ids(line) == ["llm-quantization-min-capability"] and codes(line)[:1] == ["gpu-arch-lacks-dtype"]
+
+
+def test_fp8_checkpoint_name_alone_stays_quiet():
+    assert codes(FP8_MODELS[1] + "\nINFO:     Application startup complete.\n") == []
