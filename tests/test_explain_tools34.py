@@ -227,3 +227,56 @@ def test_compressed_tensors_signature_reads_the_message():
 
 def test_fp8_checkpoint_name_alone_stays_quiet():
     assert codes(FP8_MODELS[1] + "\nINFO:     Application startup complete.\n") == []
+
+
+# -- 4. JAX's "Unable to load cuSPARSE. Is it installed?" (jax_plugins/cuda(12)/__init__.py
+#    _version_check) with a CUDA toolkit's library directory on LD_LIBRARY_PATH, which the loader
+#    searches before the wheels' RUNPATH (an older libnvJitLink.so.12 for pip's libcusparse.so.12:
+#    jax-ml/jax#28929); and the CUDA_HOME list read only for the libraries a CUDA_HOME lookup finds
+
+JAX_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.11/site-packages/jax_plugins/xla_cuda12/__init__.py", line 196, in '
+    "_version_check\n    version = get_version()\n"
+    "RuntimeError: Unable to load {name}. Is it installed?\n")
+LD_PATHS = [
+    "export LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:$LD_LIBRARY_PATH",
+    "LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib:/usr/local/nvidia/lib64",
+    "ENV LD_LIBRARY_PATH /usr/local/cuda-12.2/targets/x86_64-linux/lib:${LD_LIBRARY_PATH}",
+    "os.environ['LD_LIBRARY_PATH'] = '/opt/cuda-12.0/lib64'",
+]
+
+
+@pytest.mark.parametrize("ld", LD_PATHS)
+@pytest.mark.parametrize("name", ["cuSPARSE", "cuBLAS", "cuFFT"])
+@pytest.mark.parametrize("wrap", ["plain", "python-logging", "markdown-quote", "prose-quotes"])
+def test_jax_unable_to_load_with_a_cuda_toolkit_on_ld_library_path(ld, name, wrap):
+    log = wrapped(wrap, ld + "\n" + FILLER_LINES + JAX_TRACE.format(name=name))
+    assert codes(log)[:1] == ["cuda-library-shadowed"], codes(log)
+
+
+FILLER_LINES = "$ python -c 'import jax; print(jax.devices())'\nloading\n"
+
+
+@pytest.mark.parametrize("ld", [
+    "",  # nothing on the loader path: the wheel is missing or broken
+    "export LD_LIBRARY_PATH=/home/u/lib:$LD_LIBRARY_PATH",  # no CUDA toolkit directory
+    "export CUDA_PATH=/usr/local/cuda-12.1/lib64",  # another variable
+])
+def test_jax_unable_to_load_without_a_toolkit_on_the_loader_path(ld):
+    assert codes(ld + "\n" + FILLER_LINES + JAX_TRACE.format(name="cuSPARSE"))[:1] == ["library-missing"]
+
+
+CUDA_HOME_LIST = "export CUDA_HOME=$CUDA_HOME:/usr/local/cuda-11.8\n"
+
+
+@pytest.mark.parametrize("lib", ["libnvvm.so", "libcudadevrt.so"])
+def test_cuda_home_list_still_reads_a_library_cuda_home_locates(lib):
+    log = CUDA_HOME_LIST + FILLER_LINES + f"OSError: {lib}: cannot open shared object file: No such file or directory\n"
+    assert codes(log)[:1] == ["env-path-unusable"]
+
+
+@pytest.mark.parametrize("lib", ["libsndfile.so.1", "libGLU.so.1", "libtcmalloc.so.4"])
+def test_cuda_home_list_does_not_steer_an_unrelated_missing_library(lib):
+    log = CUDA_HOME_LIST + FILLER_LINES + f"OSError: {lib}: cannot open shared object file: No such file or directory\n"
+    assert codes(log)[:1] == ["system-library-missing"], codes(log)
