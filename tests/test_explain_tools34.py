@@ -280,3 +280,56 @@ def test_cuda_home_list_still_reads_a_library_cuda_home_locates(lib):
 def test_cuda_home_list_does_not_steer_an_unrelated_missing_library(lib):
     log = CUDA_HOME_LIST + FILLER_LINES + f"OSError: {lib}: cannot open shared object file: No such file or directory\n"
     assert codes(log)[:1] == ["system-library-missing"], codes(log)
+
+
+# -- 5. a bare ENOSYS ("OSError: [Errno 38] Function not implemented", strerror(38)): a symptom of its
+#    own (syscall-not-implemented), read as filesystem-locks-unavailable where a lock frame
+#    (fcntl.flock / fcntl.lockf, a filelock frame) is in its traceback (Lustre's ll_file_noflock)
+
+LOCK_FRAMES = [
+    ('  File "/home/u/.local/lib/python3.10/site-packages/filelock/_unix.py", line 39, in _acquire\n'
+     "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"),
+    ('  File "/scratch/u/proj/utils/lock.py", line 12, in __enter__\n'
+     "    fcntl.lockf(self.fh, fcntl.LOCK_EX)\n"),
+    ('  File "C:/x/site-packages/filelock/_api.py", line 332, in acquire\n    self._acquire()\n'),
+]
+ENOSYS_LINES = ["OSError: [Errno 38] Function not implemented",
+                "OSError(38, 'Function not implemented')"]
+
+
+@pytest.mark.parametrize("frame", LOCK_FRAMES)
+@pytest.mark.parametrize("line", ENOSYS_LINES)
+@pytest.mark.parametrize("wrap", ["plain", "torchrun-rank", "python-logging", "markdown-quote"])
+def test_enosys_under_a_lock_frame_is_a_file_system_without_locks(frame, line, wrap):
+    log = wrapped(wrap, "Traceback (most recent call last):\n" + frame + line)
+    cands = explain_text(log).candidates
+    assert [c.code for c in cands][:1] == ["filesystem-locks-unavailable"], [c.code for c in cands]
+    assert cands[0].confidence == "stated"
+
+
+def test_enosys_quoted_in_prose_under_a_lock_frame():
+    log = ("On the cluster's Lustre scratch the download dies:\n> " + LOCK_FRAMES[0].replace("\n", "\n> ")
+           + "\nwith `OSError: [Errno 38] Function not implemented`\n")
+    assert codes(log)[:1] == ["filesystem-locks-unavailable"]
+
+
+@pytest.mark.parametrize("frame", [
+    "",
+    # multiprocessing's semaphore in a sandbox without /dev/shm: another ENOSYS, not a lock
+    ('  File "/var/lang/lib/python3.9/multiprocessing/synchronize.py", line 57, in __init__\n'
+     "    sl = self._semlock = _multiprocessing.SemLock(\n"),
+])
+def test_enosys_elsewhere_is_the_symptom_not_a_lock(frame):
+    cands = explain_text("Traceback (most recent call last):\n" + frame + ENOSYS_LINES[0] + "\n").candidates
+    assert [c.code for c in cands][:1] == ["syscall-not-implemented"]
+    assert cands[0].kind == "symptom" and "filesystem-locks-unavailable" in cands[0].could_be
+
+
+@pytest.mark.parametrize("line", [
+    # other errnos and texts that only look alike
+    "OSError: [Errno 37] No locks available",  # ENOLCK: its own reading, kept
+    "NotImplementedError: Function not implemented for this backend",
+    "[Errno 380] Function not implemented yet",
+])
+def test_enosys_near_misses(line):
+    assert "enosys-function-not-implemented" not in ids(line)
