@@ -333,3 +333,44 @@ def test_enosys_elsewhere_is_the_symptom_not_a_lock(frame):
 ])
 def test_enosys_near_misses(line):
     assert "enosys-function-not-implemented" not in ids(line)
+
+
+# -- 5b. "Failed to open model file" (waifu2x-caffe's MessageFailedOpenModelFileError in its 13
+#    catalogues, bin/lang/*.json; common/cNet.cpp returns it when the open of a model file fails and
+#    when the .protobin it writes beside the prototxt cannot be created; other loaders print the same
+#    words on a failed open of the model path): model-file-unopenable
+
+from test_explain_patterns import family_tests, sourced_roots_test  # noqa: E402
+
+OPEN_MODEL = [
+    "Failed to open model file",
+    "Failed to open model file: /home/u/models/ggml-model-q4_0.bin (errno=2)",
+    "モデルファイルが開けませんでした",
+    "모델 파일을 열지 못했습니다.",
+    "Не удалось открыть файл профиля",
+    "Modeldatei konnte nicht geöffnet werden",
+    "Impossible d'ouvrir le fichier de modèle",
+    "No se pudo abrir el archivo de modelo.",
+    "Falha ao abrir o arquivo de modelo",
+    "Errore nell'apertura del file del modello",
+    "模型文件无法打开",
+    "開啟模組檔案失敗",
+    "Nelze otevřít soubor s modelem",
+    "Model dosya açılamıyor.",
+]
+
+test_open_model_in_every_wrapper, test_open_model_own_signature = family_tests({"model-file-unopenable": OPEN_MODEL})
+test_open_model_sourced = sourced_roots_test(["model-file-unopenable"])
+
+
+@pytest.mark.parametrize("line", [
+    "Failed to open model file box",             # a storage box's name, no model path
+    "Failed to parse model file",                # read but not parsed: model-file-corrupt
+    "Successfully opened model file /models/x.bin",
+])
+def test_open_model_near_misses(line):
+    assert "failed-to-open-model-file" not in ids(line)
+
+
+def test_parse_failure_keeps_the_corrupt_file_reading():
+    assert codes("Failed to parse model file\n")[:1] == ["model-file-corrupt"]
