@@ -162,8 +162,9 @@ K80_BASE = ("$ lspci | grep -i nvidia\n00:04.0 3D controller: NVIDIA Corporation
     "Installing : cuda-drivers-545-545.23.08-1.x86_64",
 ])
 def test_kepler_under_a_driver_branch_that_dropped_it(driver):
-    cands = explain_text(driver + "\n" + K80_BASE).candidates
-    assert [c.code for c in cands][:1] == ["proprietary-kernel-module-unsupported-gpu"], [c.code for c in cands]
+    r = explain_text(driver + "\n" + K80_BASE)
+    assert [c.code for c in r.candidates][:1] == ["proprietary-kernel-module-unsupported-gpu"], r.candidates
+    assert [f.rule for f in r.fact_findings] == ["state:driver-branch-dropped-gpu"]
 
 
 @pytest.mark.parametrize("log", [
