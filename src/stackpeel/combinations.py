@@ -517,6 +517,19 @@ _FACT_RES = (
     ("rocm", re.compile(r"ROCM used to build PyTorch:\s*(\d+\.\d+)")),
     ("nvcc", re.compile(r"Cuda compilation tools, release (\d+\.\d+)")),
     ("nvcc", re.compile(r"The CUDA compiler identification is NVIDIA (\d+\.\d+)")),
+    # the toolkit's own directory in the nvcc command a build prints ("/usr/local/cuda-11.0/bin/nvcc -gencode
+    # ..."), CMake's FindCUDA ("-- Found CUDA: /usr/local/cuda (found version \"7.5\")")
+    ("nvcc", re.compile(r"/cuda-(\d{1,2}\.\d)/bin/nvcc\b")),
+    ("nvcc", re.compile(r"Found CUDA: \S{1,200} \(found (?:suitable )?(?:exact )?version \"(\d{1,2}\.\d)")),
+    # the driver branch a package or installer names ("nvidia-driver-535", "nvidia-headless-550-server",
+    # "NVIDIA-Linux-x86_64-535.104.05.run", "cuda-drivers-545"): what is installed even where nvidia-smi fails
+    ("driver_branch", re.compile(r"\bnvidia-(?:driver|headless|utils|dkms|kernel-common|compute-utils)-(\d{3})\b")),
+    ("driver_branch", re.compile(r"\bNVIDIA-Linux-(?:x86_64|aarch64)-(\d{3})\.\d")),
+    ("driver_branch", re.compile(r"\bcuda-drivers-(\d{3})\b")),
+    # the architecture nvcc refused ("nvcc fatal : Unsupported gpu architecture 'compute_35'", "nvcc fatal
+    # : Value 'sm_61' is not defined for option 'gpu-architecture'")
+    ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
+    ("nvcc_rejected_arch", re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
     # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
@@ -546,6 +559,13 @@ _FACT_RES = (
     # a capability in parentheses after the GPU or its capability: "RTX 3090 (sm_86)", "12.0 (`sm_120`)"
     ("gpu_cc", re.compile(r"(?:GPU|[Cc]apability|GeForce|RTX|Tesla)\b[^()\n]{0,60}\(`?sm_(\d{2,3})`?\)")),
 )
+#: the NCCL release a process loaded, as NCCL prints it at its first communicator (src/init.cc
+#: showVersion: "NCCL version 2.18.1+cuda12.1", INFO under NCCL_DEBUG=INFO, VERSION under
+#: NCCL_DEBUG=VERSION/WARN) and as torch's c10d appends it to every NCCL error
+#: (torch/csrc/distributed/c10d/NCCLUtils ncclGetErrorWithVersion: "..., NCCL version 2.14.3"); not
+#: the "compiled with NCCL version" of NCCL's own too-old check (src/dev_runtime.cc). Every distinct
+#: value is kept: two of them are ranks running different NCCL releases
+_NCCL_VERSION_RE = re.compile(r"(?<!compiled with )\bNCCL version (\d{1,2}\.\d{1,3}\.\d{1,3})\b")
 #: words of the setting a log was made in (the context facts); each found anywhere in a line
 CONTEXT_WORDS = (
     ("wsl", re.compile(r"microsoft-standard-WSL|\bWSL ?2?\b|/usr/lib/wsl/")),
@@ -563,7 +583,7 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
+    "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
 )
 
 
@@ -636,7 +656,9 @@ class LogFacts:
     torch_cpu: Optional[bool] = None
     #: other facts: nvcc (the toolkit's release), image_cuda (a FROM nvidia/cuda:X image),
     #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
-    #: (xFormers' notice that its Triton kernels are off)
+    #: (xFormers' notice that its Triton kernels are off), nvcc_rejected_arch (the architecture nvcc
+    #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
+    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()
@@ -685,6 +707,7 @@ class FactCollector:
         self._facts: Dict[str, str] = {}
         self._context: Dict[str, None] = {}
         self._wheels: List[Tuple[str, str, str, str]] = []
+        self._nccl: Dict[str, None] = {}
 
     def _put(self, key: str, value: str, prio: int, number: int, text: str) -> None:
         if key not in self._best or (prio, number) < self._best[key][0]:
@@ -721,6 +744,13 @@ class FactCollector:
             elif key not in self._facts:
                 self._facts[key] = m.group(1).strip()
                 where.setdefault(key, (number, text.strip()[:300]))
+        if "NCCL version" in text:
+            for m in _NCCL_VERSION_RE.finditer(text):
+                if m.group(1) not in self._nccl:
+                    self._nccl[m.group(1)] = None
+                    where.setdefault("nccl_versions", (number, text.strip()[:300]))
+                    if len(self._nccl) == 2:  # the line of the second release is the one that shows it
+                        where["nccl_versions"] = (number, text.strip()[:300])
         for m in _WHEEL_RE.finditer(text):
             wheel = (m.group(1).replace("_", "-"), m.group(2), _cuda_of_label("+cu" + m.group(3)) or "", m.group(4))
             if wheel not in self._wheels:
@@ -753,6 +783,10 @@ class FactCollector:
                                   else where.get("cuda_build", (0, "")))
         elif versions.get("cuda"):
             torch_cpu = False
+        if len(self._nccl) > 1:
+            facts["nccl_versions"] = ", ".join(self._nccl)
+        else:
+            where.pop("nccl_versions", None)
         avail = facts.pop("cuda_available", None)
         arch = facts.pop("arch_list", "")
         facts.pop("cuda_build", None)

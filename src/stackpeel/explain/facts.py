@@ -342,12 +342,29 @@ def _state_findings(facts: _combinations.LogFacts, evidenced: Mapping[str, Tuple
 #: sm_103 and sm_121 in 12.9, sm_110 in 13.0)
 NVCC_FOR_CC = {"8.0": "11.0", "8.6": "11.1", "8.7": "11.4", "8.9": "11.8", "9.0": "11.8", "10.0": "12.8",
                "10.3": "12.9", "11.0": "13.0", "12.0": "12.8", "12.1": "12.9"}
+#: the first CUDA release whose nvcc accepts an architecture, and the first that refuses it (CUDA Toolkit
+#: release notes; CMake Modules/Internal/CMakeCUDAArchitecturesAll.cmake: 60-62 from 8.0, 70/72 from 9.0,
+#: 75 from 10.0, 80 11.0, 86 11.1, 87 11.4, 89/90 11.8, 100/101/120 12.8, 103/121 12.9; 20/21 removed in
+#: 9.0, 30 in 11.0, 35/37 in 12.0; CUDA 13.0 removed sm_50 to sm_72 and renamed sm_101 to sm_110)
+NVCC_ARCH_ADDED = {60: (8, 0), 61: (8, 0), 62: (8, 0), 70: (9, 0), 72: (9, 0), 75: (10, 0), 80: (11, 0),
+                   86: (11, 1), 87: (11, 4), 89: (11, 8), 90: (11, 8), 100: (12, 8), 101: (12, 8), 120: (12, 8),
+                   103: (12, 9), 121: (12, 9), 110: (13, 0)}
+NVCC_ARCH_DROPPED = {20: (9, 0), 21: (9, 0), 30: (11, 0), 32: (11, 0), 35: (12, 0), 37: (12, 0),
+                     50: (13, 0), 52: (13, 0), 53: (13, 0), 60: (13, 0), 61: (13, 0), 62: (13, 0), 70: (13, 0),
+                     72: (13, 0), 101: (13, 0)}
+#: the last NVIDIA driver branch that drives a GPU architecture (NVIDIA's legacy GPU list: Fermi 390.xx,
+#: Kepler 470.xx; the 580 release notes: the last branch for Maxwell, Pascal and Volta); keyed by
+#: (major,) or (major, minor)
+LAST_DRIVER_BRANCH_FOR_CC = {(2,): 390, (3,): 470, (5,): 580, (6,): 580, (7, 0): 580, (7, 2): 580}
 #: the first torch release whose torch.compile (Dynamo) runs on a Python minor; older ones raise
 #: "Python 3.x+ not yet supported for torch.compile" / "Dynamo is not supported on Python 3.x+"
 #: (torch/_dynamo/eval_frame.py check_if_dynamo_supported)
 COMPILE_PYTHON_FROM = {(3, 11): (2, 1), (3, 12): (2, 4), (3, 13): (2, 6), (3, 14): (2, 9)}
 #: generic codes a C++/CUDA extension build that fails shows
 BUILD_GENERIC = ("extension-build-failed", "kernel-extension-not-built")
+#: generic codes of a failing NCCL communicator (and the signature whose family-0 line a peer of
+#: another release produces)
+NCCL_GENERIC = ("nccl-error", "nccl-allreduce-failed", "collective-hang", "entry:nccl-no-socket-interface")
 #: generic codes of a failing torch.compile / Triton kernel
 COMPILE_GENERIC = ("torch-compile-failed", "triton-compiler-bug")
 
@@ -443,6 +460,59 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     "insufficient' then means it found no usable libcuda.so.1 (the driver's libcuda package "
                     "missing, or a stub or another driver's libcuda first on the loader path).",
                     ("entry:driver-insufficient-for-runtime=driver-too-old-for-torch",)))
+    # the architecture nvcc refused, read with the nvcc release the log names (nvcc --version's "release
+    # X.Y", the /usr/local/cuda-X.Y/bin/nvcc of the build command, CMake's "Found CUDA ... version", an
+    # nvidia/cuda:X.Y image): the architecture alone does not say which way the gap goes (CUDA 13
+    # dropped sm_50..sm_72, which CUDA 7.5 did not know yet either)
+    arch = str(facts.other.get("nvcc_rejected_arch") or "")
+    rel = nvcc or _release(facts.other.get("image_cuda"))
+    shown = facts.other.get("nvcc") or facts.other.get("image_cuda")
+    keys = ["nvcc_rejected_arch", "nvcc" if facts.other.get("nvcc") else "image_cuda"]
+    if arch.isdigit() and rel and len(rel) >= 2:
+        added, dropped = NVCC_ARCH_ADDED.get(int(arch)), NVCC_ARCH_DROPPED.get(int(arch))
+        if added and tuple(rel[:2]) < added:
+            out.append(("nvcc-arch-unsupported", "nvcc-older-than-rejected-arch", keys,
+                        f"nvcc refused sm_{arch} and the log's nvcc is CUDA {shown}: nvcc knows sm_{arch} only from "
+                        f"CUDA {'.'.join(map(str, added))} (CUDA Toolkit release notes; CMake's "
+                        "CMakeCUDAArchitecturesAll.cmake), so the toolkit is too old for this architecture, not "
+                        "too new.", ("entry:nvcc-dropped-arch", "entry:nvcc-unsupported-arch=nvcc-arch-dropped")))
+        elif dropped and tuple(rel[:2]) >= dropped:
+            out.append(("nvcc-arch-dropped", "nvcc-newer-than-rejected-arch", keys,
+                        f"nvcc refused sm_{arch} and the log's nvcc is CUDA {shown}: CUDA "
+                        f"{'.'.join(map(str, dropped))} dropped sm_{arch} (CUDA Toolkit release notes; CMake's "
+                        "CMakeCUDAArchitecturesAll.cmake), so the build's architecture list is too old for this "
+                        "toolkit, not the toolkit too old.", ("entry:nvcc-unsupported-arch",)))
+    # a GPU whose architecture the installed driver branch no longer drives: NVIDIA's legacy GPU list
+    # (nvidia.com/drivers/unix/legacy-gpu) leaves Fermi (2.x) to 390.xx and Kepler (3.x) to 470.xx, and
+    # the 580 branch is the last for Maxwell, Pascal and Volta (5.x-7.0); a newer branch's kernel module
+    # ignores the GPU ("NVRM: ... is supported through the NVIDIA 470.xx Legacy drivers"), so nvidia-smi
+    # and CUDA find no driver. A log with the GPU and no driver branch says nothing (a VM without any
+    # driver prints the same lines)
+    branch = _release(facts.other.get("driver_branch")) or _release(v.get("driver"))
+    if ccs and branch:
+        last = [LAST_DRIVER_BRANCH_FOR_CC.get(c[:2]) or LAST_DRIVER_BRANCH_FOR_CC.get(c[:1]) for c in ccs]
+        if all(last) and all(branch[0] > b for b in last):  # type: ignore[operator]
+            shown = ", ".join(facts.gpus) or "the GPU"
+            cc = ".".join(map(str, ccs[0][:2]))
+            out.append(("proprietary-kernel-module-unsupported-gpu", "driver-branch-dropped-gpu",
+                        ["gpu_cc", "driver_branch" if facts.other.get("driver_branch") else "driver"],
+                        f"{shown} (compute capability {cc}) with driver branch {branch[0]}: NVIDIA's last branch for "
+                        f"this GPU is {max(last)}.xx (NVIDIA's legacy GPU list), so the installed driver's kernel "
+                        "module ignores it ('is supported through the NVIDIA ... Legacy drivers') and nvidia-smi "
+                        "and CUDA find no driver.", ("no-nvidia-driver", "cuda-devices-unavailable")))
+    # two different NCCL releases among the log's ranks ("NCCL version 2.18.1" on one node, "2.19.3" on
+    # another): NCCL refuses a communicator whose peers differ (src/init.cc initTransportsRank: "Mismatched
+    # NCCL version detected"), and before that check the bootstrap exchanges raw structs whose layout
+    # changes between releases (src/bootstrap.cc), so a peer reads a zeroed address and fails with
+    # "ncclSocketInit: connecting to address with family 0" / "unhandled system error" (nccl#1267):
+    # the differing releases, not the interface, are then the cause
+    if facts.other.get("nccl_versions"):
+        out.append(("collective-mismatch-across-ranks", "nccl-versions-differ-between-ranks", ["nccl_versions"],
+                    f"The log's ranks print different NCCL releases ({facts.other['nccl_versions']}): NCCL needs "
+                    "the same release on every rank (src/init.cc initTransportsRank refuses peers of another "
+                    "version, and the bootstrap before it exchanges structs whose layout differs between "
+                    "releases, so a peer can read a zeroed address: 'connecting to address with family 0', "
+                    "'unhandled system error').", NCCL_GENERIC))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \

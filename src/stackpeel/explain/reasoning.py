@@ -470,7 +470,10 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                     near.add(code)
             else:
                 far.setdefault(code, []).append(context_line)
-            acc.root = acc.root or e.is_root
+            # a refinement that moved a symptom's line to a root cause (a bare ENOSYS under a file-lock
+            # frame: filesystem-locks-unavailable) states that root
+            acc.root = acc.root or e.is_root or (code not in e.codes and code in catalogue
+                                                 and catalogue[code].kind == "root")
             acc.stated_besides_warnings = acc.stated_besides_warnings or id(hit) not in hinted
             acc.weight = max(acc.weight, e.weight)
             for c in e.could_be:
