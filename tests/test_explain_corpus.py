@@ -342,6 +342,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "nccl-1141-deepspeed-two-nodes-eno1-not-the-route-br0": "NCCL_SOCKET_IFNAME=eno1 and 'remote process exited': that eno1 exists but is not the interface that carries the nodes' traffic (br0 does) is the reporter's finding; nccl-socket-ifname-wrong is its indistinguishable sibling (D)",
     "nccl-1267-ncclsocketinit-family-0-nccl-differs-between-nodes": "NCCL's 'connecting to address with family 0' alone, also what a NCCL_SOCKET_IFNAME naming no interface prints (nccl#1837); that the nodes ran different NCCL releases is the reporter's pip freeze (E)",
     "nccl-tests-219-internal-error-socket-ifname-differs-per-host": "nccl-tests' 'internal error' line only (nccl-socket-ifname-wrong second); that each host names its interface differently is the reporter's setup (E)",
+    # harv34b-2026-12-07 (docs/dev/harv34b.md): the blind misses not fixed
+    "exllama-65-apt-nvcc-115-too-old-for-torch-cu118": "a title 'Ninja: Build stopped: subcommand failed' beside nvcc's 'release 11.5' and a torch nightly from the cu118 index: that Ubuntu's nvcc 11.5 is older than torch's CUDA 11.8 needs both versions compared, which no rule does (C3)",
+    "gaussianpretrain-4-conda-cudatoolkit-113-installs-pytorch-cpu": "the user's sentence 'it shows that I installed `pytorch_cpu` rather than `pytorch_cuda`' after a conda command with cudatoolkit=11.3: no conda line is pasted (A3)",
+    "nix-stable-diffusion-14-nvidia-overlay-not-applied-cpu-torch": "the title 'Torch is not able to use GPU' only (torch-cuda-unavailable first, torch-cpu-only-build second): that the flake never applied its CUDA overlay is the thread's finding (E)",
+    "nixpkgs-189372-source-pytorch-without-cudasupport": "'torch.cuda.is_available()' False for python310Packages.pytorch and True for pytorch-bin (by prior; torch-cpu-only-build third): that nixpkgs builds torch without CUDA unless cudaSupport is set is a maintainer's answer (E)",
     # harv32b-2026-12-06 (docs/dev/harv32b.md): the blind misses not fixed
     "fastertransformer-90-cublas-not-initialized-rtx3090-no-sm86": "FasterTransformer's 'CUDA runtime error: CUBLAS_STATUS_NOT_INITIALIZED' from encoder_gemm, read as the cuBLAS symptom: that the build lacked sm_86 is the maintainer's answer; the log only says the 2080 Ti works and the 3090 (8.6) does not (C3)",
     "maskrcnn-benchmark-1-c-undefined-symbol-gcc-4.8": "only '_C...so: undefined symbol: _ZN2at4cuda20getCurrentCUDAStreamEl', read as an extension built for another torch: that gcc 4.8 built it is the maintainer's answer, no compiler version is in the log (E)",
@@ -353,6 +358,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv34b-2026-12-07: GenRe-ShapeHD's build script's own 'cuda available but nvcc not found. Please add nvcc to $PATH', read by its words (nvcc-missing)
+    "genre-shapehd-34-cuda-available-but-nvcc-not-found-sudo": "GenRe-ShapeHD's build script's 'cuda available but nvcc not found. Please add nvcc to $PATH' under sudo, read by the words nvcc and not found",
     # harv33d-2026-12-06: cuDF's 'This cuDF installation is missing the necessary PTX files that are <=50.' (a GPU older than RAPIDS supports), read by its words
     "cuml-5484-cc-50-gpu-unsupported-missing-ptx": "cuDF's import check 'RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.' on a compute capability 5.0 GPU, read by its words (framework-gpu-arch-unsupported)",
     # harv31d-2026-12-05: the reporter's sentence 'it is giving an error nvcc not found' (nvcc-missing by its words)

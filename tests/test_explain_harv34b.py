@@ -54,6 +54,9 @@ IJIT = "undefined symbol: iJIT_NotifyEvent"
 # libmamba's problems tree (problems_graph.cpp TreeExplainer)
 MAMBA_TREE = "   └─ pytorch 2.0.1 would require __cuda >=11.8 , which is missing on the system."
 MAMBA_TREE_STAR = "└─ __cuda =* *, which is missing on the system;"
+# CMake's FindCUDA module (find_package(CUDA REQUIRED) with no nvcc where it looks)
+FINDCUDA = "Specify CUDA_TOOLKIT_ROOT_DIR"
+FINDCUDA_QUIET = "CUDA_TOOLKIT_ROOT_DIR not found or specified"
 # CPython 2 (Python/import.c) and 3.3-3.5 (importlib)
 PY2_NO_TORCH = "ImportError: No module named torch"
 PY35_NO_TORCH = "ImportError: No module named 'torch'"
@@ -63,6 +66,7 @@ FAMILIES = {
     "torch-import-failed": [IJIT],
     "conda-cuda-virtual-package-unsatisfied": [MAMBA_TREE, MAMBA_TREE_STAR],
     "torch-not-installed": [PY2_NO_TORCH, PY35_NO_TORCH],
+    "nvcc-missing": [FINDCUDA, FINDCUDA_QUIET],
 }
 
 
@@ -184,6 +188,26 @@ def test_manga_210_lower_case_cpu_build_in_chinese(wrapper):
 ])
 def test_lower_case_cpu_in_other_words_stays_quiet(text):
     assert "torch-cpu-only-build" not in _codes(text)[:1]
+
+
+def test_cutorch_352_findcuda_names_nvcc_missing():
+    # torch/cutorch#352 (the reporter's paste): FindCUDA's message on its own line
+    text = (
+        "-- Found Torch7 in /Users/Voyga/misc/torch/install\n"
+        "CMake Error at /usr/local/Cellar/cmake/3.4.3/share/cmake/Modules/FindCUDA.cmake:617 (message):\n"
+        "  Specify CUDA_TOOLKIT_ROOT_DIR\n"
+        "Call Stack (most recent call first):\n"
+        "  CMakeLists.txt:7 (FIND_PACKAGE)\n\n"
+        "-- Configuring incomplete, errors occurred!\n"
+        "Error: Build error: Failed building.\n"
+    )
+    assert _codes(text)[:1] == ["nvcc-missing"]
+    assert "findcuda-toolkit-root-not-found" in _ids("  Specify CUDA_TOOLKIT_ROOT_DIR")
+
+
+def test_findcuda_near_miss():
+    # a configure that names the variable it was given is no failure
+    assert "findcuda-toolkit-root-not-found" not in _ids("-- CUDA_TOOLKIT_ROOT_DIR set to /usr/local/cuda-12.4")
 
 
 def test_docker_manifest_threads_name_the_tag():
