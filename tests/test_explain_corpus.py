@@ -348,6 +348,9 @@ KNOWN_MISSES: Dict[str, str] = {
     "nccl-tests-219-internal-error-socket-ifname-differs-per-host": "nccl-tests' 'internal error' line only (nccl-socket-ifname-wrong second); that each host names its interface differently is the reporter's setup (E)",
     # harv34-2026-12-07 (docs/dev/harv34.md): the blind miss not fixed
     "mmdeploy-2177-rtx40-tensorrt-too-old-failed-to-create-engine": "mmdeploy's 'AssertionError: Failed to create TensorRT engine' only (explain: unknown): that the RTX 40 GPU needs TensorRT 8.5+ is the reporter's setup, neither the GPU nor the TensorRT release is in the log (E)",
+    # harv34b-2026-12-07 (docs/dev/harv34b.md): the blind misses not fixed
+    "exllama-65-apt-nvcc-115-too-old-for-torch-cu118": "a title 'Ninja: Build stopped: subcommand failed' beside nvcc's 'release 11.5' and a torch nightly from the cu118 index: that Ubuntu's nvcc 11.5 is older than torch's CUDA 11.8 needs both versions compared, which no rule does (C3)",
+    "gaussianpretrain-4-conda-cudatoolkit-113-installs-pytorch-cpu": "the user's sentence 'it shows that I installed `pytorch_cpu` rather than `pytorch_cuda`' after a conda command with cudatoolkit=11.3: no conda line is pasted (A3)",
     # harv32b-2026-12-06 (docs/dev/harv32b.md): the blind misses not fixed
     "fastertransformer-90-cublas-not-initialized-rtx3090-no-sm86": "FasterTransformer's 'CUDA runtime error: CUBLAS_STATUS_NOT_INITIALIZED' from encoder_gemm, read as the cuBLAS symptom: that the build lacked sm_86 is the maintainer's answer; the log only says the 2080 Ti works and the 3090 (8.6) does not (C3)",
     "maskrcnn-benchmark-1-c-undefined-symbol-gcc-4.8": "only '_C...so: undefined symbol: _ZN2at4cuda20getCurrentCUDAStreamEl', read as an extension built for another torch: that gcc 4.8 built it is the maintainer's answer, no compiler version is in the log (E)",
@@ -359,6 +362,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv34b-2026-12-07: GenRe-ShapeHD's build script's own 'cuda available but nvcc not found. Please add nvcc to $PATH', read by its words (nvcc-missing)
+    "genre-shapehd-34-cuda-available-but-nvcc-not-found-sudo": "GenRe-ShapeHD's build script's 'cuda available but nvcc not found. Please add nvcc to $PATH' under sudo, read by the words nvcc and not found",
     # harv33d-2026-12-06: cuDF's 'This cuDF installation is missing the necessary PTX files that are <=50.' (a GPU older than RAPIDS supports), read by its words
     "cuml-5484-cc-50-gpu-unsupported-missing-ptx": "cuDF's import check 'RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.' on a compute capability 5.0 GPU, read by its words (framework-gpu-arch-unsupported)",
     # harv31d-2026-12-05: the reporter's sentence 'it is giving an error nvcc not found' (nvcc-missing by its words)

@@ -325,7 +325,10 @@ ERROR_WORDS = (
 FOREIGN_WORDS = ("\u9519\u8bef", "\u62a5\u9519", "\u5931\u8d25", "\u5931\u6557", "\u30a8\u30e9\u30fc",
                  "\uc624\ub958", "\u0448\u0438\u0431\u043a",
                  # bash's "Killed" in a zh_CN locale (strsignal(SIGKILL)): parser.HARD_ERROR_RE "killed"
-                 "\u5df2\u6740\u6b7b")
+                 "\u5df2\u6740\u6b7b",
+                 # "cpu\u7248\u672c" (the CPU build, lower case as pip's "+cpu" spells it); the upper-case
+                 # spelling is in ERROR_WORDS: parser.SOFT_ERROR_RE "cpu"
+                 "cpu\u7248\u672c")
 
 
 @dataclass(frozen=True)
