@@ -51,9 +51,13 @@ VERSION = 1
 #: split of cuda-init-failed's five threads between nvidia-uvm-missing and
 #: nvidia-uvm-broken-after-suspend guesses the other one whenever a thread is left out); 4 and 0.6,
 #: 5 and 0.5 or 0.6 net +4 (8 gained, 4 lost, as before the five); 3 and 0.5 net -1; with a sixth
-#: (89 logs) 4 and 0.6 net +3 against 0 at half (bench/results/build_priors-loo-2026-12-04-symptom20-order.txt)
-MIN_THREADS = 4
-MIN_SHARE = 0.6
+#: (89 logs) 4 and 0.6 net +3 against 0 at half (bench/results/build_priors-loo-2026-12-04-symptom20-order.txt).
+#: Re-chosen in session 34 (111 logs with a symptom first): two CPU-only-torch threads took
+#: torch-cuda-unavailable's leading cause to 10 of 17, under 0.6, and no prior fired at all; the
+#: grid then gave 4 and 0.6 net -1 (3 fire, 0 gained, 1 lost), 4 and 0.5 net -1, 5 and 0.3 or
+#: 0.4 net +3 (8 gained, 5 lost), 6 and over net +1 (bench/results/build_priors-loo-2026-12-06-session34.txt)
+MIN_THREADS = 5
+MIN_SHARE = 0.4
 #: the same for the ``order`` table (:func:`order_guess`), asked only when the symptom's prior names
 #: nothing. Chosen the same way (``scripts/build_priors.py --loo --order``): from 4 to 12 threads
 #: and half the threads or more it gains one first place (NCCL's unhandled system error shown by a
