@@ -529,7 +529,8 @@ _FACT_RES = (
     # the architecture nvcc refused ("nvcc fatal : Unsupported gpu architecture 'compute_35'", "nvcc fatal
     # : Value 'sm_61' is not defined for option 'gpu-architecture'")
     ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
-    ("nvcc_rejected_arch", re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
+    ("nvcc_rejected_arch",
+     re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
     # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
@@ -583,7 +584,8 @@ FACT_LITERALS = (
     "torch", "triton", "fla", "flash", "transformers", "causal", "mamba", "xformers", "bitsandbytes", "numpy",
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
-    "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-", "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
+    "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-",
+    "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
 )
 
 

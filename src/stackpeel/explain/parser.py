@@ -762,7 +762,8 @@ SOFT_ERROR_RE = re.compile(
     r"cpu)(?:-only)? (?:version|build) of (?:torch|pytorch|PyTorch|Torch)\b"
     r"|\b(?:torch|pytorch|PyTorch|Torch) (?:cpu|CPU) version (?:is |was |got |gets )?installed\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
-    r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b|(?<![A-Za-z])(?:CPU|cpu)\u7248\u672c)"
+    r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b"
+    r"|(?<![A-Za-z])(?:CPU|cpu)\u7248\u672c)"
     r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
     # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
     r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s?"
