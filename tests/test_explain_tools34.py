@@ -8,17 +8,8 @@ import pytest
 
 from stackpeel.combinations import facts_from_text
 from stackpeel.explain import explain_text
-from stackpeel.explain.knowledge import load as load_explain
 
-from test_explain_patterns import WRAPPERS  # noqa: E402
-
-
-def codes(text):
-    return [c.code for c in explain_text(text if text.endswith("\n") else text + "\n").candidates]
-
-
-def ids(line):
-    return [e.id for e in load_explain().match_line(line)]
+from test_explain_patterns import WRAPPERS, codes, ids  # noqa: E402
 
 
 def wrapped(wrap, text):
