@@ -2334,7 +2334,9 @@ class LogScanner:
         while start - 1 in self._wraps and start - 1 >= 0 and i - start < CONTEXT_PIECES:
             start -= 1
         pieces = [bare(lines[j][:MAX_LINE])[1] for j in range(start, i)]
-        if not pieces or any(error_shape(piece) for piece in pieces):
+        if not pieces or any(error_shape(piece) or _PROGRESS_RE.search(piece) for piece in pieces):
+            # (a progress bar as wide as the terminal is no line the error continues: the
+            # shell's "Killed" after a bar the kill cut short stays its own line)
             return line
         text = ""
         for piece in [*pieces, line.text]:
