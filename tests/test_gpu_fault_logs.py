@@ -107,6 +107,14 @@ def test_a_shared_output_offers_the_injected_cause_among_three(path):
     # torch's out-of-memory error naming another process (gpu-memory-held-by-another-process): the GPU is full
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.81 "
      "GiB of which 3.98 GiB is free. Process 4242 has 135.82 GiB memory in use.", "gpu-out-of-memory"),
+    # the same on an H100 of 80 GB (session 35's fault suite, gpu-memory-held-by-another-process)
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 79.18 "
+     "GiB of which 3.40 GiB is free. Process 11100 has 75.26 GiB memory in use. Including non-PyTorch memory, this "
+     "process has 518.00 MiB memory in use.", "gpu-out-of-memory"),
+    # a DataLoader worker's shm allocation under docker's 64 MiB /dev/shm, as torch words it with errno 0 (its third
+    # worker in session 35's H100 run of dataloader-docker-shm; the others said 'Resource temporarily unavailable (11)')
+    ("RuntimeError: unable to allocate shared memory(shm) for file </torch_8872_2652403122_1>: Success (0)",
+     "dataloader-shm-too-small"),
     # Triton's default cache under a read-only HOME (triton/runtime/cache.py makes the folder first)
     ("OSError: [Errno 30] Read-only file system: '/home/user/.triton'", "triton-cache-unusable"),
     # the worker's own words under a low open-files limit (measured on CPU, open-files-limit scenario)

@@ -43,3 +43,24 @@ def test_the_gpu_message_quotes_the_thresholds_measured_since_session_30():
         assert "at 48 on an H200" not in finding.message  # session 30's first point above 44, not the threshold
         assert "works at 52" not in finding.message  # session 32's first point measured, not the threshold
         assert "works at 64" not in finding.message  # session 24's figure, not seen since
+
+
+#: gpu35: the words as the device gave them (session 35, an H100; docs/validation/2026-12-08-h200-session35):
+#: a whole check under `ulimit -n` 46, with gpu34's message, recorded as it ran and replayed here
+H100_46 = (Path(__file__).resolve().parent.parent / "docs" / "validation" / "2026-12-08-h200-session35" / "reports"
+           / "words-n46.json.gz")
+
+
+def test_the_device_gave_the_gpu_words_at_46_and_the_limit_is_the_launchs_root():
+    import gzip
+
+    recorded = Report.from_dict(json.loads(gzip.decompress(H100_46.read_bytes())))
+    for report in (recorded, rediagnose(recorded)):
+        by_id = {r.id: r for r in report.results}
+        assert by_id["torch.cuda"].status.value == "pass"  # the check's torch.cuda passes from 46
+        (root,) = [b for b in report.diagnosis.blocking if b.check_id == "multi_gpu.open_files"]
+        assert [s.check_id for s in root.symptoms] == ["triton.kernel_launch"]  # its launch needs 56
+        (finding,) = [f for f in by_id["triton.kernel_launch"].findings if f.code == "open-files-limit-low"]
+        assert "under an open-files limit of 46 descriptors per process (hard limit 46)" in finding.message
+        assert "on an H100 and an H200 alike: a bare first tensor fails at 44 and works at 45;" in finding.message
+        assert "its Triton launch needs 56" in finding.message
