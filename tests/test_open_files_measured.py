@@ -45,9 +45,9 @@ def test_the_gpu_message_quotes_the_thresholds_measured_since_session_30():
         assert "works at 64" not in finding.message  # session 24's figure, not seen since
 
 
-#: gpu35: the words as the device gave them (session 35, an H100; docs/validation/2026-12-08-h200-session35):
+#: gpu35: the words as the device gave them (session 35, an H100; docs/validation/2026-12-06-h100-session35):
 #: a whole check under `ulimit -n` 46, with gpu34's message, recorded as it ran and replayed here
-H100_46 = (Path(__file__).resolve().parent.parent / "docs" / "validation" / "2026-12-08-h200-session35" / "reports"
+H100_46 = (Path(__file__).resolve().parent.parent / "docs" / "validation" / "2026-12-06-h100-session35" / "reports"
            / "words-n46.json.gz")
 
 
