@@ -64,3 +64,25 @@ def test_the_device_gave_the_gpu_words_at_46_and_the_limit_is_the_launchs_root()
         assert "under an open-files limit of 46 descriptors per process (hard limit 46)" in finding.message
         assert "on an H100 and an H200 alike: a bare first tensor fails at 44 and works at 45;" in finding.message
         assert "its Triton launch needs 56" in finding.message
+
+
+def test_the_limit_that_broke_the_launch_is_marked_as_blocking_in_the_text_report():
+    """gpu35's reading of the device's text report: the limit stood under "BLOCKING ROOT CAUSES" marked
+    `!` (its own check only warns: the limit is low, nothing of its own failed), beside a `✗` root. A root
+    under that heading is marked as failing; its own check's status stays in the check list."""
+    import gzip
+
+    from stackpeel.render import render
+
+    recorded = Report.from_dict(json.loads(gzip.decompress(H100_46.read_bytes())))
+    for verbose in (False, True):
+        text = render(recorded, "text", width=80, ascii_only=True, verbose=verbose)
+        head = text.split("DEGRADED")[0]
+        assert "BLOCKING ROOT CAUSES" in head
+        (line,) = [ln for ln in head.splitlines() if "] open-files-limit-low:" in ln]
+        assert line.lstrip().startswith("[FAIL] "), line
+        if verbose:
+            (full,) = [ln for ln in text.splitlines() if "2. Open-files limit too low" in ln]
+            assert full.lstrip().startswith("[FAIL] 2."), full
+    by_id = {r.id: r for r in recorded.results}
+    assert by_id["multi_gpu.open_files"].status.value == "warn"  # the check itself still only warns

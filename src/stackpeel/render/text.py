@@ -137,6 +137,16 @@ def _observed(report: Report, root: RootCause) -> str:
     return r.summary if r else ""
 
 
+def _root_mark(report: Report, root: RootCause) -> Status:
+    """A blocking root is marked as failing even where its own check only warned (a low limit
+    that made another check fail); any other root by its check's own status."""
+    r = report.result(root.check_id)
+    blocking = root.severity is Severity.BLOCKING
+    if r is None:
+        return Status.FAIL if blocking else Status.WARN
+    return Status.FAIL if blocking and r.status is not Status.ERROR else r.status
+
+
 def _title(report: Report, root: RootCause) -> str:
     findings = root_findings(report, root)
     r = report.result(root.check_id)
@@ -163,8 +173,7 @@ def _summary(out: _Out, report: Report) -> None:
             if shown >= _SUMMARY_MAX:
                 break
             shown += 1
-            r = report.result(root.check_id)
-            mark = r.status if r else status
+            mark = _root_mark(report, root)
             if mode == "observed":
                 out.item(mark, f"{root_label(report, root)}: {_observed(report, root)}", " ", max_lines=2)
                 continue
@@ -315,7 +324,7 @@ def _root_full(out: _Out, report: Report, n: int, root: RootCause) -> None:
     """-v: a root with its whole message, evidence, fix and the full chain below it."""
     r = report.result(root.check_id)
     findings = root_findings(report, root)
-    out.item(r.status, f"{n}. {_title(report, root)} [{root_label(report, root)}] ({r.id})", " ")
+    out.item(_root_mark(report, root), f"{n}. {_title(report, root)} [{root_label(report, root)}] ({r.id})", " ")
     for f in findings:
         out.wrap(f.message, "     ")
         if f.evidence:
