@@ -376,6 +376,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv35-2026-12-08: the issue title only, transformers' preface 'FlashAttention2 has been toggled on, but it cannot be used' without the reason after it (flash-attn-not-installed by its words)
+    "comfyui-florence2-8-flashattention2-toggled-installed-in-system-python": "the issue title 'Error: FlashAttention2 has been toggled on, but it cannot be used [Windows 11]' (transformers' preface without its reason: the package missing, too old, or no CUDA device), read by its words",
     # harv34b-2026-12-07: GenRe-ShapeHD's build script's own 'cuda available but nvcc not found. Please add nvcc to $PATH', read by its words (nvcc-missing)
     "genre-shapehd-34-cuda-available-but-nvcc-not-found-sudo": "GenRe-ShapeHD's build script's 'cuda available but nvcc not found. Please add nvcc to $PATH' under sudo, read by the words nvcc and not found",
     # harv33d-2026-12-06: cuDF's 'This cuDF installation is missing the necessary PTX files that are <=50.' (a GPU older than RAPIDS supports), read by its words
