@@ -6,6 +6,7 @@ that must stay unread or read otherwise.
 """
 import pytest
 
+from stackpeel.combinations import facts_from_text
 from stackpeel.explain import explain_text
 
 from test_explain_patterns import WRAPPERS, assert_sourced_root, codes, ids  # noqa: E402
@@ -107,3 +108,84 @@ def test_pjrt_code_is_sourced():
 ])
 def test_pjrt_near_misses_stay_unread(text):
     assert "torch-xla-unknown-pjrt-device" not in ids(text)
+
+
+# -- 2a. mmdeploy's bare TensorRT build failure (mmdeploy/backend/tensorrt/utils.py from_onnx:
+#    assert engine is not None, 'Failed to create TensorRT engine'): a symptom whose causes are ranked
+
+MMDEPLOY_TRT = """  File "/usr/local/lib/python3.8/dist-packages/mmdeploy/backend/tensorrt/utils.py", line 248, in from_onnx
+    assert engine is not None, 'Failed to create TensorRT engine'
+AssertionError: Failed to create TensorRT engine
+"""
+
+
+@pytest.mark.parametrize("wrap", list(WRAPPERS))
+def test_mmdeploy_trt_failure_line_alone(wrap):
+    expl = explain_text("step 1/10\n" + WRAPPERS[wrap]("AssertionError: Failed to create TensorRT engine")
+                        + "\nexiting\n")
+    cands = expl.candidates
+    assert [c.code for c in cands][:1] == ["tensorrt-engine-build-failed"]
+    assert cands[0].kind == "symptom"
+    assert "tensorrt-gpu-arch-unsupported" in cands[0].could_be
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+def test_mmdeploy_trt_failure_with_its_frames(wrap):
+    assert codes(wrapped(wrap, MMDEPLOY_TRT))[:1] == ["tensorrt-engine-build-failed"]
+
+
+def test_trt_build_failure_after_tensorrts_own_reason_keeps_the_reason():
+    # TensorRT's logger said why first: the GPU is newer than the release
+    text = ("[TRT] [E] 1: [caskUtils.cpp::trtSmToCask::147] Error Code 1: Internal Error (Unsupported SM: 0x809)\n"
+            + MMDEPLOY_TRT)
+    assert codes(text)[:1] == ["tensorrt-gpu-arch-unsupported"]
+
+
+@pytest.mark.parametrize("text", [
+    # mmdeploy's pipeline lines around a conversion that worked
+    "06/12 09:50:01 - mmengine - INFO - Start pipeline mmdeploy.apis.utils.utils.to_backend in main process",
+    "06/12 09:54:07 - mmengine - INFO - Finish pipeline mmdeploy.apis.utils.utils.to_backend",
+    "failed to create tensorrt engine",   # lower case: no program prints it so
+])
+def test_trt_near_misses(text):
+    assert "mmdeploy-failed-to-create-trt-engine" not in ids(text)
+
+
+# -- 2b. an nvcc of torch's CUDA major but an older minor, beside a failed extension build
+#    (turboderp/exllama#65: Ubuntu's nvcc 11.5 against a torch from the cu118 index)
+
+NVCC_115 = "Cuda compilation tools, release 11.5, V11.5.119"
+EXT_FAILED = "ninja: build stopped: subcommand failed.\nRuntimeError: Error compiling objects for extension"
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+@pytest.mark.parametrize("torch_line", [
+    "pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu118",
+    "pip3 install torch torchvision --index-url https://download.pytorch.org/whl/cu118",
+    "torch 2.0.1+cu118",
+    "torch.version.cuda = 11.8",
+])
+def test_nvcc_minor_older_than_torch_cuda_names_the_mismatch(torch_line, wrap):
+    text = NVCC_115 + "\n" + torch_line + "\n" + EXT_FAILED + "\n"
+    assert codes(wrapped(wrap, text))[:1] == ["nvcc-torch-cuda-mismatch"]
+
+
+@pytest.mark.parametrize("nvcc,torch_line", [
+    ("11.8", "torch 2.0.1+cu118"),                                                    # the same release
+    ("12.4", "torch 2.3.0+cu121"),                                                    # a newer minor is fine
+    ("11.5", "torch 2.0.1+cpu"),                                                      # a CPU torch
+    ("11.5", "pip install torch --index-url https://download.pytorch.org/whl/cpu"),  # no CUDA index
+])
+def test_nvcc_release_near_misses_keep_the_build_failure(nvcc, torch_line):
+    text = f"Cuda compilation tools, release {nvcc}, V{nvcc}.1\n{torch_line}\n{EXT_FAILED}\n"
+    assert "nvcc-torch-cuda-mismatch" not in codes(text)[:1]
+
+
+def test_nvcc_and_index_without_a_failure_stay_quiet():
+    text = NVCC_115 + "\npip install torch --index-url https://download.pytorch.org/whl/cu118\nSuccessfully installed torch\n"
+    assert codes(text) == []
+
+
+def test_torch_index_cuda_fact():
+    f = facts_from_text("pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu118\n")
+    assert f.other.get("torch_index_cuda") == "118"

@@ -531,6 +531,9 @@ _FACT_RES = (
     ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
     ("nvcc_rejected_arch",
      re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
+    # the PyTorch wheel index a pip command names ("--index-url https://download.pytorch.org/whl/nightly/cu118"):
+    # the CUDA of the torch it installs, where the log prints no torch version (tools35, turboderp/exllama#65)
+    ("torch_index_cuda", re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{3})\b")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
     # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
@@ -660,7 +663,8 @@ class LogFacts:
     #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
     #: (xFormers' notice that its Triton kernels are off), nvcc_rejected_arch (the architecture nvcc
     #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
-    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3")
+    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3"), torch_index_cuda (the CUDA of a PyTorch wheel
+    #: index a pip command names, "118")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()
