@@ -189,3 +189,43 @@ def test_nvcc_and_index_without_a_failure_stay_quiet():
 def test_torch_index_cuda_fact():
     f = facts_from_text("pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu118\n")
     assert f.other.get("torch_index_cuda") == "118"
+
+
+# -- 3a. a command that prints a variable, its value on the next line: the clue line is read as
+#    VAR=value (parser._clue_text), so a refine's context reads it as an assignment (tools34's
+#    JAX loader refine: jax_plugins/cuda __init__.py _version_check's "Unable to load cuSPARSE. Is it
+#    installed?" with a CUDA toolkit's library directory on LD_LIBRARY_PATH, jax-ml/jax#28929)
+
+JAX_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.11/site-packages/jax_plugins/xla_cuda12/__init__.py", line 196, in '
+    "_version_check\n    version = get_version()\n"
+    "RuntimeError: Unable to load cuSPARSE. Is it installed?\n")
+
+
+@pytest.mark.parametrize("wrap", ["plain", "kubectl-prefix", "markdown-quote", "docker-compose", "journald"])
+@pytest.mark.parametrize("echo,value", [
+    ("$ echo $LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64:/usr/local/nvidia/lib64"),
+    ("(jax) user@gpu01:~$ echo ${LD_LIBRARY_PATH}", "/usr/local/cuda/lib64:"),
+    ('echo "$LD_LIBRARY_PATH"', "/opt/cuda-12.0/targets/x86_64-linux/lib"),
+    ("$ printenv LD_LIBRARY_PATH", "/usr/local/cuda-11.8/lib64"),
+])
+def test_echoed_ld_library_path_value_on_the_next_line(echo, value, wrap):
+    log = wrapped(wrap, echo + "\n" + value + "\n$ python -c 'import jax'\n" + JAX_TRACE)
+    assert codes(log)[:1] == ["cuda-library-shadowed"], codes(log)
+
+
+@pytest.mark.parametrize("echo,value", [
+    ("$ echo $LD_LIBRARY_PATH", ""),                                   # unset: an empty line
+    ("$ echo $LD_LIBRARY_PATH", "/home/u/lib:/opt/lib"),               # no CUDA toolkit directory
+    ("$ echo $LD_LIBRARY_PATH", "$ export CUDA=/usr/local/cuda/lib64"),  # the next command, not a value
+    ("$ echo $PATH", "/usr/local/cuda-12.1/bin:/usr/bin"),             # another variable
+])
+def test_echoed_variable_near_misses_keep_the_loader_reading(echo, value):
+    log = echo + "\n" + value + "\n$ python -c 'import jax'\n" + JAX_TRACE
+    assert codes(log)[:1] == ["library-missing"], codes(log)
+
+
+def test_echoed_ld_library_path_in_a_crlf_paste():
+    log = ("$ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.1/lib64\n" + JAX_TRACE).replace("\n", "\r\n")
+    assert codes(log)[:1] == ["cuda-library-shadowed"]
