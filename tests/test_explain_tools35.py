@@ -229,3 +229,39 @@ def test_echoed_variable_near_misses_keep_the_loader_reading(echo, value):
 def test_echoed_ld_library_path_in_a_crlf_paste():
     log = ("$ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.1/lib64\n" + JAX_TRACE).replace("\n", "\r\n")
     assert codes(log)[:1] == ["cuda-library-shadowed"]
+
+
+# -- 3b. a driver branch named only in a sentence, for the version rule that needs it (tools34's
+#    driver-branch-dropped-gpu: NVIDIA's legacy GPU list leaves Kepler to 470.xx)
+
+K80_BASE = ("$ lspci | grep -i nvidia\n00:04.0 3D controller: NVIDIA Corporation GK210GL [Tesla K80] (rev a1)\n"
+            "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+            "that the latest NVIDIA driver is installed and running.\n")
+
+
+@pytest.mark.parametrize("wrap", ["plain", "markdown-quote", "prose-quotes", "docker-compose"])
+@pytest.mark.parametrize("said", [
+    "I installed the 535 driver from the graphics-drivers PPA.",
+    "Ubuntu 22.04 with NVIDIA driver 550 (installed through Software & Updates)",
+    "After upgrading to driver version 545.29 the GPU is gone.",
+    "the 535.xx NVIDIA drivers are installed",
+])
+def test_kepler_under_a_branch_named_in_prose(said, wrap):
+    r = explain_text(wrapped(wrap, said + "\n" + K80_BASE))
+    assert [c.code for c in r.candidates][:1] == ["proprietary-kernel-module-unsupported-gpu"], r.candidates
+    assert [f.rule for f in r.fact_findings] == ["state:driver-branch-dropped-gpu"]
+
+
+@pytest.mark.parametrize("said", [
+    "I installed the 470 driver.",                          # Kepler's own legacy branch
+    "My other box has a GTX 470 driver-less setup.",        # a GeForce model, no branch
+    "The driver 12.2 runtime is installed",                 # a CUDA release, no branch
+    "Setting up nvidia-driver-470 (470.256.02-0ubuntu0.22.04.1) ...\nI also tried driver 535 before.",
+])
+def test_prose_branch_near_misses(said):
+    facts = explain_text(said + "\n" + K80_BASE).fact_findings
+    assert not any(f.code == "proprietary-kernel-module-unsupported-gpu" for f in facts)
+
+
+def test_prose_branch_alone_stays_quiet():
+    assert codes("I installed the 535 driver yesterday.\n") == []

@@ -503,14 +503,15 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
     # ignores the GPU ("NVRM: ... is supported through the NVIDIA 470.xx Legacy drivers"), so nvidia-smi
     # and CUDA find no driver. A log with the GPU and no driver branch says nothing (a VM without any
     # driver prints the same lines)
-    branch = _release(facts.other.get("driver_branch")) or _release(v.get("driver"))
+    said = "driver_branch" if facts.other.get("driver_branch") else "driver_branch_said"
+    branch = _release(facts.other.get(said)) or _release(v.get("driver"))
     if ccs and branch:
         last = [LAST_DRIVER_BRANCH_FOR_CC.get(c[:2]) or LAST_DRIVER_BRANCH_FOR_CC.get(c[:1]) for c in ccs]
         if all(last) and all(branch[0] > b for b in last):  # type: ignore[operator]
             shown = ", ".join(facts.gpus) or "the GPU"
             cc = ".".join(map(str, ccs[0][:2]))
             out.append(("proprietary-kernel-module-unsupported-gpu", "driver-branch-dropped-gpu",
-                        ["gpu_cc", "driver_branch" if facts.other.get("driver_branch") else "driver"],
+                        ["gpu_cc", said if facts.other.get(said) else "driver"],
                         f"{shown} (compute capability {cc}) with driver branch {branch[0]}: NVIDIA's last branch for "
                         f"this GPU is {max(last)}.xx (NVIDIA's legacy GPU list), so the installed driver's kernel "
                         "module ignores it ('is supported through the NVIDIA ... Legacy drivers') and nvidia-smi "
