@@ -529,11 +529,11 @@ _FACT_RES = (
     # the branch named only in a sentence ("I installed driver 535", "driver version 550", "the 470 driver",
     # "the 535.xx NVIDIA drivers"): read after the package and installer names, which outrank it (tools35);
     # a GeForce model before "driver" (GTX 470, GT 520) is a GPU, not a branch
-    ("driver_branch_said", re.compile(r"\b[Dd]rivers?\s{1,3}(?:version\s{1,3}|branch\s{1,3}|v)?([345]\d\d)(?:\.(?:xx|\d{1,3}))*\b"
-                                      r"(?![.\d])")),
+    ("driver_branch_said", re.compile(r"\b[Dd]rivers?\s{1,3}(?:version\s{1,3}|branch\s{1,3}|v)?([345]\d\d)"
+                                      r"(?:\.(?:xx|\d{1,3}))*\b(?![.\d])")),
     ("driver_branch_said", re.compile(r"(?<!GTX )(?<!GT )(?<!RTX )(?<!GeForce )(?<!Quadro )(?<![\w.-])([345]\d\d)"
-                                      r"(?:\.xx)?\s{1,3}(?:series\s{1,3})?(?:(?:NVIDIA|Nvidia|nvidia|proprietary)\s{1,3})?"
-                                      r"[Dd]rivers?\b")),
+                                      r"(?:\.xx)?\s{1,3}(?:series\s{1,3})?"
+                                      r"(?:(?:NVIDIA|Nvidia|nvidia|proprietary)\s{1,3})?[Dd]rivers?\b")),
     # the architecture nvcc refused ("nvcc fatal : Unsupported gpu architecture 'compute_35'", "nvcc fatal
     # : Value 'sm_61' is not defined for option 'gpu-architecture'")
     ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
@@ -671,8 +671,9 @@ class LogFacts:
     #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
     #: (xFormers' notice that its Triton kernels are off), nvcc_rejected_arch (the architecture nvcc
     #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
-    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3"), driver_branch_said (a branch a sentence names, "the 535 driver"), torch_index_cuda (the CUDA of a PyTorch wheel
-    #: index a pip command names, "118")
+    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3"), driver_branch_said (a branch a sentence
+    #: names, "the 535 driver"), torch_index_cuda (the CUDA of a PyTorch wheel index a pip command
+    #: names, "118")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()

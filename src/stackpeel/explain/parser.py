@@ -907,7 +907,8 @@ URL_SHAPED_CLUE_RE = re.compile(r"[./\\]")
 #: ``echo "${CUDA_HOME}"``, ``printenv LD_LIBRARY_PATH``): a clue on it is recorded as ``VAR=value``
 #: with the value of the line after it, so that a refine's context reads the value as it reads an
 #: assignment (tools34 left ``echo $LD_LIBRARY_PATH`` with the CUDA path on the next line unread)
-ECHO_VAR_RE = re.compile(r"(?:^|[\s$#>])(?:echo\s{1,4}[\"']?\$\{?([A-Za-z_]\w{1,60})\}?[\"']?|printenv\s{1,4}([A-Za-z_]\w{1,60}))\s*$")
+ECHO_VAR_RE = re.compile(r"(?:^|[\s$#>])(?:echo\s{1,4}[\"']?\$\{?([A-Za-z_]\w{1,60})\}?[\"']?"
+                         r"|printenv\s{1,4}([A-Za-z_]\w{1,60}))\s*$")
 #: the value line such a command prints: one word (a path list, an index list), no prompt
 ECHO_VALUE_RE = re.compile(r"^\s*([^\s$#>][^\s]{0,1000})\s*$")
 _URL_START_RE = re.compile(r"(?:https?|ftp)://|www\.")
