@@ -526,11 +526,22 @@ _FACT_RES = (
     ("driver_branch", re.compile(r"\bnvidia-(?:driver|headless|utils|dkms|kernel-common|compute-utils)-(\d{3})\b")),
     ("driver_branch", re.compile(r"\bNVIDIA-Linux-(?:x86_64|aarch64)-(\d{3})\.\d")),
     ("driver_branch", re.compile(r"\bcuda-drivers-(\d{3})\b")),
+    # the branch named only in a sentence ("I installed driver 535", "driver version 550", "the 470 driver",
+    # "the 535.xx NVIDIA drivers"): read after the package and installer names, which outrank it (tools35);
+    # a GeForce model before "driver" (GTX 470, GT 520) is a GPU, not a branch
+    ("driver_branch_said", re.compile(r"\b[Dd]rivers?\s{1,3}(?:version\s{1,3}|branch\s{1,3}|v)?([345]\d\d)"
+                                      r"(?:\.(?:xx|\d{1,3}))*\b(?![.\d])")),
+    ("driver_branch_said", re.compile(r"(?<!GTX )(?<!GT )(?<!RTX )(?<!GeForce )(?<!Quadro )(?<![\w.-])([345]\d\d)"
+                                      r"(?:\.xx)?\s{1,3}(?:series\s{1,3})?"
+                                      r"(?:(?:NVIDIA|Nvidia|nvidia|proprietary)\s{1,3})?[Dd]rivers?\b")),
     # the architecture nvcc refused ("nvcc fatal : Unsupported gpu architecture 'compute_35'", "nvcc fatal
     # : Value 'sm_61' is not defined for option 'gpu-architecture'")
     ("nvcc_rejected_arch", re.compile(r"Unsupported gpu architecture .(?:compute|sm)_(\d{2,3})[af]?(?![\d.;,])")),
     ("nvcc_rejected_arch",
      re.compile(r"Value .(?:compute|sm)_(\d{2,3})[af]?. is not defined for option .gpu-architecture")),
+    # the PyTorch wheel index a pip command names ("--index-url https://download.pytorch.org/whl/nightly/cu118"):
+    # the CUDA of the torch it installs, where the log prints no torch version (tools35, turboderp/exllama#65)
+    ("torch_index_cuda", re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{3})\b")),
     ("image_cuda", re.compile(r"\bFROM\s+(?:--platform=\S{1,40}\s+)?(?:\S{1,80}/)?nvidia/cuda:(\d+\.\d+)")),
     ("os", re.compile(r"^OS:\s*(\S[^\n]{0,80}?)\s*$")),
     # `python -m xformers.info`'s own keys (xformers/info.py print_info): the log shows xFormers
@@ -585,7 +596,7 @@ FACT_LITERALS = (
     "tilelang", "vllm", "tensorrt", "torchao", "sm_", "capabilit", "Capabilit", "WSL", "wsl/", "colab", "Colab",
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
     "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-",
-    "python=", "python ", "cxx11abi", "satisfied", "Triton is not available",
+    "python=", "python ", "cxx11abi", "satisfied", "Triton is not available", "river",
 )
 
 
@@ -660,7 +671,9 @@ class LogFacts:
     #: os, rocm, xformers_info (a key `python -m xformers.info` prints), xformers_triton_off
     #: (xFormers' notice that its Triton kernels are off), nvcc_rejected_arch (the architecture nvcc
     #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
-    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3")
+    #: NCCL releases the log's ranks print, "2.18.1, 2.19.3"), driver_branch_said (a branch a sentence
+    #: names, "the 535 driver"), torch_index_cuda (the CUDA of a PyTorch wheel index a pip command
+    #: names, "118")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()

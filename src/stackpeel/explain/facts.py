@@ -397,6 +397,10 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
     v = facts.versions
     out: List[Tuple[str, str, List[str], str, Tuple[str, ...]]] = []
     nvcc, cuda = _release(facts.other.get("nvcc")), _release(v.get("cuda"))
+    # no torch version printed: the CUDA of the PyTorch index a pip command installed torch from
+    index = facts.other.get("torch_index_cuda") or ""
+    torch_cuda = v.get("cuda") or (f"{index[:-1]}.{index[-1]}" if index else None)
+    cuda = cuda or _release(torch_cuda)
     ccs = [c for c in (_release(x) for x in v.get("gpu_cc") or ()) if c]
     # nvcc's major differs from the CUDA major torch was built with: torch.utils.cpp_extension
     # (_check_cuda_version) refuses to build ("The detected CUDA version (X) mismatches ...")
@@ -406,6 +410,17 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     "torch.utils.cpp_extension builds an extension only with an nvcc of the same CUDA major "
                     "(_check_cuda_version raises 'The detected CUDA version ... mismatches the version that was "
                     "used to compile PyTorch').", BUILD_GENERIC))
+    # nvcc of the same major but an older minor than torch's CUDA: cpp_extension only warns ("minor
+    # version mismatch ... Most likely this shouldn't be a problem"), but torch's headers and the CUDA
+    # wheels' headers it includes use what the newer minor added, so the build fails in the compiler
+    # (turboderp/exllama#65: nvcc 11.5 against a cu118 torch; CUDA 11.8 installed, it built)
+    elif nvcc and cuda and not facts.torch_cpu and nvcc[0] == cuda[0] and nvcc[:2] < cuda[:2]:
+        keys = ["nvcc", "cuda" if v.get("cuda") else "torch_index_cuda"]
+        out.append(("nvcc-torch-cuda-mismatch", "nvcc-older-than-torch-cuda", keys,
+                    f"nvcc is CUDA {facts.other['nvcc']}, older than the CUDA {torch_cuda} torch was built with: "
+                    "torch.utils.cpp_extension only warns about a minor-version mismatch, but the headers of torch "
+                    "and of the CUDA libraries it includes expect the newer release, so the extension fails to "
+                    "compile.", BUILD_GENERIC))
     # nvcc older than the GPU's architecture: it rejects -gencode arch=compute_XY for it
     elif nvcc and ccs:
         need = [(".".join(map(str, c[:2])), NVCC_FOR_CC[".".join(map(str, c[:2]))]) for c in ccs
@@ -488,14 +503,15 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
     # ignores the GPU ("NVRM: ... is supported through the NVIDIA 470.xx Legacy drivers"), so nvidia-smi
     # and CUDA find no driver. A log with the GPU and no driver branch says nothing (a VM without any
     # driver prints the same lines)
-    branch = _release(facts.other.get("driver_branch")) or _release(v.get("driver"))
+    said = "driver_branch" if facts.other.get("driver_branch") else "driver_branch_said"
+    branch = _release(facts.other.get(said)) or _release(v.get("driver"))
     if ccs and branch:
         last = [LAST_DRIVER_BRANCH_FOR_CC.get(c[:2]) or LAST_DRIVER_BRANCH_FOR_CC.get(c[:1]) for c in ccs]
         if all(last) and all(branch[0] > b for b in last):  # type: ignore[operator]
             shown = ", ".join(facts.gpus) or "the GPU"
             cc = ".".join(map(str, ccs[0][:2]))
             out.append(("proprietary-kernel-module-unsupported-gpu", "driver-branch-dropped-gpu",
-                        ["gpu_cc", "driver_branch" if facts.other.get("driver_branch") else "driver"],
+                        ["gpu_cc", said if facts.other.get(said) else "driver"],
                         f"{shown} (compute capability {cc}) with driver branch {branch[0]}: NVIDIA's last branch for "
                         f"this GPU is {max(last)}.xx (NVIDIA's legacy GPU list), so the installed driver's kernel "
                         "module ignores it ('is supported through the NVIDIA ... Legacy drivers') and nvidia-smi "

@@ -903,6 +903,14 @@ _STARTUP_NOTICE_WORDS = tuple(needles_of(STARTUP_NOTICE_RE.pattern))
 
 #: a clue literal shaped like a host name or a path: it names the place even inside a link
 URL_SHAPED_CLUE_RE = re.compile(r"[./\\]")
+#: a shell command that prints one variable's value on the next line (``$ echo $LD_LIBRARY_PATH``,
+#: ``echo "${CUDA_HOME}"``, ``printenv LD_LIBRARY_PATH``): a clue on it is recorded as ``VAR=value``
+#: with the value of the line after it, so that a refine's context reads the value as it reads an
+#: assignment (tools34 left ``echo $LD_LIBRARY_PATH`` with the CUDA path on the next line unread)
+ECHO_VAR_RE = re.compile(r"(?:^|[\s$#>])(?:echo\s{1,4}[\"']?\$\{?([A-Za-z_]\w{1,60})\}?[\"']?"
+                         r"|printenv\s{1,4}([A-Za-z_]\w{1,60}))\s*$")
+#: the value line such a command prints: one word (a path list, an index list), no prompt
+ECHO_VALUE_RE = re.compile(r"^\s*([^\s$#>][^\s]{0,1000})\s*$")
 _URL_START_RE = re.compile(r"(?:https?|ftp)://|www\.")
 
 
@@ -1416,6 +1424,19 @@ def _quoted_parts(text: str) -> List[str]:
     if trimmed != text.rstrip():
         parts.append(trimmed)
     return parts
+
+
+def _clue_text(lines: List[str], i: int) -> str:
+    """The text a clue line is recorded with: the line, or for a command that prints a variable
+    (:data:`ECHO_VAR_RE`) followed by a one-word line, ``echo $VAR => VAR=value``."""
+    text = scrub_shapes(lines[i][:MAX_LINE])[:300].strip()
+    if ("echo" in text or "printenv" in text) and i + 1 < len(lines):
+        m = ECHO_VAR_RE.search(bare(text)[1])
+        if m:
+            v = ECHO_VALUE_RE.match(bare(lines[i + 1][:MAX_LINE])[1])
+            if v:
+                return f"{text} => {m.group(1) or m.group(2)}={scrub_shapes(v.group(1))[:300]}"
+    return text
 
 
 def bare(line: str) -> Tuple[str, str]:
@@ -1938,7 +1959,7 @@ class LogScanner:
                     continue
                 seen = found.setdefault(lit, [])
                 if len(seen) < CLUE_LINES and (not seen or seen[-1][0] != base + line_of + 1):
-                    seen.append((base + line_of + 1, scrub_shapes(lines[line_of][:MAX_LINE])[:300].strip()))
+                    seen.append((base + line_of + 1, _clue_text(lines, line_of)))
                     if len(seen) == CLUE_LINES:
                         done.add(lit)
             if len(found) >= MAX_CLUES:
