@@ -2273,7 +2273,18 @@ class LogScanner:
                     break
         # a comment of the library's source that a traceback echoes (``168  # ... error ...``)
         # is neither an error line nor a signature's message
-        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
+        if self._gate(rest) is None and self._seam_piece(rest, continuation, glued_first, where) \
+                and self._gate(f"{rest.rstrip()} {continuation}") is not None and not self._open.get(key):
+            # the words of a failure a word wrapper broke apart ("...so:undefined" / "symbol: _ZN3c10..."):
+            # neither piece is an error line, the whole is (clean35)
+            joined = f"{rest.rstrip()} {continuation}"
+            shape = error_shape(joined)
+            if shape and not (where is not None and self._paragraph_seen[0] <= where[2] + where[1]
+                              <= self._paragraph_seen[1]):
+                self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
+                self._other(self._with_earlier_pieces(Line(lineno, joined, key), where)
+                            if where[1] - 1 in self._pieces else Line(lineno, joined, key), shape)
+        elif self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
                 and not ECHOED_STRING_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
@@ -2397,7 +2408,17 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
-                if shape and where is not None and where[1] - 1 in self._wraps:
+                elif self._seam_piece(rest, continuation, glued_first, where) and (
+                        shape or (not entries and error_shape(f"{rest.rstrip()} {continuation}"))):
+                    # an unexplained error line a word wrapper broke (clean35: a mail client, an
+                    # editor or the issue form re-wrapped it at a space; the next line, lower-case and
+                    # no error line of its own, is its rest): reported whole, once for both pieces,
+                    # as a terminal's cut is above; also where only the whole is an error line (the
+                    # words of the failure broken apart: "install the" / "cpu version of torch")
+                    self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
+                    line = Line(lineno, f"{rest.rstrip()} {continuation}", key)
+                    shape = shape or error_shape(line.text)
+                if shape and where is not None and (where[1] - 1 in self._wraps or where[1] - 1 in self._pieces):
                     line = self._with_earlier_pieces(line, where)
                 if by_level and error_shape(line.text) is None:
                     # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
@@ -2407,6 +2428,17 @@ class LogScanner:
                 else:
                     self._other(line, shape)
 
+    def _seam_piece(self, rest: str, continuation: Optional[str], glued_first: bool,
+                    where: Optional[Tuple[List[str], int, int]]) -> bool:
+        """Whether line ``where`` (``rest``) goes on in ``continuation``, the next line, as a word
+        wrapper broke it (a seam that is a line's piece: :attr:`_pieces`), and that piece is no
+        error line nor a signature's line of its own."""
+        if not continuation or glued_first or where is None or where[1] not in self._pieces \
+                or not (continuation[:1].isalnum() or continuation[:1] == "(") or _PROGRESS_RE.search(rest) \
+                or rest.endswith(continuation) or error_shape(continuation) is not None:
+            return False            # (a fence, a quote mark, a progress bar: no wrapped sentence)
+        return self._entry_gate(continuation) is None or not self.kb.match_line(continuation)
+
     def _with_earlier_pieces(self, line: Line, where: Tuple[List[str], int, int]) -> Line:
         """An unexplained error line that is the later piece of a line a terminal cut, reported
         from where the cut line starts (what a guess from its words reads: a user's sentence
@@ -2414,7 +2446,9 @@ class LogScanner:
         their own; joined as :meth:`_line` joins a cut line's pieces."""
         lines, i, base = where
         start = i
-        while start - 1 in self._wraps and start - 1 >= 0 and i - start < CONTEXT_PIECES:
+        # (a word wrapper's pieces too, joined with the space it broke at: clean35)
+        while (start - 1 in self._wraps or start - 1 in self._pieces) and start - 1 >= 0 \
+                and i - start < CONTEXT_PIECES:
             start -= 1
         pieces = [bare(lines[j][:MAX_LINE])[1] for j in range(start, i)]
         if not pieces or any(error_shape(piece) or _PROGRESS_RE.search(piece) for piece in pieces):
@@ -2422,8 +2456,10 @@ class LogScanner:
             # shell's "Killed" after a bar the kill cut short stays its own line)
             return line
         text = ""
-        for piece in [*pieces, line.text]:
-            text += (" " if text[-1:].isalnum() and piece[:1].isalnum() else "") + piece
+        for j, piece in enumerate([*pieces, line.text]):
+            seam = j and start + j - 1 in self._pieces and start + j - 1 not in self._wraps
+            text += (" " if seam or (text[-1:].isalnum() and piece[:1].isalnum()) else "") + \
+                (piece.strip() if seam else piece)
         return Line(base + start + 1, text, line.stream)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
