@@ -86,7 +86,6 @@ ERROR_SHAPES = [
     "It throws exceptions",
     "model loading is broken",
     "the output is invalid",
-    "It says permission denied",
     "I got a segfault",
     "The training process was directly killed by the system",
     "Process killed",
@@ -123,6 +122,9 @@ HEALTHY_NEAR_MISSES = [
     "fixes crashes on exit",
     "Crash reporting disabled",
     "if something went wrong, check the logs",
+    # (test_explain_apps25: a sentence about the words, no shell's failure)
+    "run chmod +x train.sh to fix the Permission denied",
+    "Permission denied checks are skipped",
 ]
 
 

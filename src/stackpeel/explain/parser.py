@@ -1062,7 +1062,7 @@ SUSPECT_RE = re.compile(
     r"|timeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
     # a signal; bash's "Killed", not a count ("Killed 0 stale workers") nor prose ("is not killed")
     r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
-    r"|\bsegfault(?:s|ed)?\b(?![-\w/\"'(=]|\.\w)|\b(?:permission|access) (?:is )?denied\b"
+    r"|\bsegfault(?:s|ed)?\b(?![-\w/\"'(=]|\.\w)"
     # pip's legacy install step (pip/_internal/utils/subprocess.py spinner: "Running setup.py
     # install for torch: finished with status 'error'"), whose quoted word the guard above skips
     r"|finished with status 'error'"
