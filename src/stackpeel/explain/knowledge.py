@@ -323,7 +323,7 @@ ERROR_WORDS = (
     # status, Go's lower-case strerror texts, a refusal, European words for an error
     # (SOFT_ERROR_RE "exited", "errno", "foreign"); "exception: ..." (HARD "lowered"); a segfault
     # and a named program's crash in words (SUSPECT_RE, COMPLAINT_RE)
-    "[FAIL", "... FAIL", "Aborting", "Aborted!", "overflowed its stack", "bad_alloc", "panicked", "anic",
+    "[FAIL", "... FAIL", "Aborting", "Aborted!", "overflowed its stack", "bad_alloc", "panicked",
     "ncaught", "NCAUGHT", "nhandled", "NHANDLED", "xception:", "went wrong", "tatus code", "STATUS ", "HTTP ",
     "rror 4", "rror 5", "ERROR 4", "ERROR 5", "esponse code", "no such file", "ermission denied",
     "not permitted", "input/output error", "no space left", "read-only file", "too many open", "reset by peer",
