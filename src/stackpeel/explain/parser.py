@@ -1165,15 +1165,9 @@ COMPLAINT_RE = re.compile(
     r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exceptions?|bug|traceback)\b(?! "
     r"(?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
     r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
-    # "an exception was thrown", "the tests are failing", "keeps failing", and a crash of any
-    # program the user names ("ComfyUI crashes when ...", "Blender crashed"), not the noun ("the
-    # crashes are gone", "fixes crashes") nor a fix's note ("fixed a crash")
-    r"|\b(?:errors?|exceptions?) (?:is|was|were|are|gets?|got) (?:thrown|raised)\b"
+    # "the tests are failing", "keeps failing" (a crash of a program the user names:
+    # CRASH_SUBJECT_RE; not "an exception was raised": "no CUDA exception was raised during setup")
     r"|\b(?:is|are|was|were|keeps?|kept|started|starts) failing\b"
-    r"|\b(?!(?:the|no|of|these|those|any|many|some|rare|random|frequent|occasional|fix|fixes|fixed|avoid|prevent"
-    r"|prevents|for|and|or|with|without|to|in|on|from|about|all|more|fewer|less|cause|causes|caused|multiple|several"
-    r"|reduce|reduces|reduced|if|when|whether|not|never)\b)[A-Za-z][\w.-]{1,40}(?: always| still| just| then"
-    r"| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
     # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
     # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
     # видит" (colabtools#4425: it does not load / work / start / see)
@@ -1201,6 +1195,17 @@ COMPLAINT_RE = re.compile(
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
 )
+#: a crash of any program the user names ("ComfyUI crashes when ...", "Blender crashed"), not the
+#: noun ("the crashes are gone", "fixes crashes") nor a fix's note ("fixed a crash"); apart from
+#: COMPLAINT_RE and searched only in a line that holds "crash" or "segfault" (a search at every
+#: word's start costs a third more on every line otherwise)
+CRASH_SUBJECT_RE = re.compile(
+    r"\b(?!(?:the|no|of|these|those|any|many|some|rare|random|frequent|occasional|fix|fixes|fixed|avoid|prevent"
+    r"|prevents|for|and|or|with|without|to|in|on|from|about|all|more|fewer|less|cause|causes|caused|multiple|several"
+    r"|reduce|reduces|reduced|if|when|whether|not|never)\b)[A-Za-z][\w.-]{1,40}(?: always| still| just| then"
+    r"| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b",
+    re.I,
+)
 #: a notice that says what a program uses instead ("No CUDA runtime is found, using CUDA_HOME=...",
 #: "CPU/No GPU detected (using precise math)"): a program talking, no user's complaint
 COMPLAINT_NOTICE_RE = re.compile(r"[,(;:]\s{0,3}(?:using|will use|falling back|fall back|defaulting|switching)\b", re.I)
@@ -1210,8 +1215,10 @@ def complaint(text: str) -> bool:
     """True when ``text`` says in a user's words that something does not work (:data:`COMPLAINT_RE`),
     not in a program's leveled record (a WARNING's "lazy loading is not enabled") nor in a notice
     of what it uses instead."""
-    return COMPLAINT_RE.search(text) is not None and not WARN_LEVEL_RE.match(text) \
-        and not COMPLAINT_NOTICE_RE.search(text)
+    low = text.lower()
+    return (COMPLAINT_RE.search(text) is not None
+            or (("crash" in low or "segfault" in low) and CRASH_SUBJECT_RE.search(text) is not None)) \
+        and not WARN_LEVEL_RE.match(text) and not COMPLAINT_NOTICE_RE.search(text)
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
 #: a command's help line ("  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
@@ -2283,7 +2290,8 @@ class LogScanner:
                               <= self._paragraph_seen[1]):
                 self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
                 self._other(self._with_earlier_pieces(Line(lineno, joined, key), where)
-                            if where[1] - 1 in self._pieces else Line(lineno, joined, key), shape)
+                            if where[1] - 1 in self._pieces and shape in self._SENTENCE_SHAPES
+                            else Line(lineno, joined, key), shape)
         elif self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
                 and not ECHOED_STRING_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
@@ -2418,7 +2426,10 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
                     line = Line(lineno, f"{rest.rstrip()} {continuation}", key)
                     shape = shape or error_shape(line.text)
-                if shape and where is not None and (where[1] - 1 in self._wraps or where[1] - 1 in self._pieces):
+                if shape and where is not None and (where[1] - 1 in self._wraps or (
+                        where[1] - 1 in self._pieces and shape in self._SENTENCE_SHAPES)):
+                    # (a word wrapper's earlier pieces only for a sentence's words: a program's own
+                    # line, "x86_64-linux-gnu-gcc: error: ...", starts its message after any line)
                     line = self._with_earlier_pieces(line, where)
                 if by_level and error_shape(line.text) is None:
                     # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
@@ -2427,6 +2438,10 @@ class LogScanner:
                         self._by_level.append(line)
                 else:
                     self._other(line, shape)
+
+    #: the shapes of a user's sentence (error_shape), whose start a word wrapper may have put on
+    #: the lines before
+    _SENTENCE_SHAPES = frozenset(("word", "prose", "cpu", "slain", "foreign"))
 
     def _seam_piece(self, rest: str, continuation: Optional[str], glued_first: bool,
                     where: Optional[Tuple[List[str], int, int]]) -> bool:
