@@ -1203,7 +1203,8 @@ CRASH_SUBJECT_RE = re.compile(
     r"\b(?!(?:the|no|of|these|those|any|many|some|rare|random|frequent|occasional|fix|fixes|fixed|avoid|prevent"
     r"|prevents|for|and|or|with|without|to|in|on|from|about|all|more|fewer|less|cause|causes|caused|multiple|several"
     r"|reduce|reduces|reduced|if|when|whether|not|never)\b)[A-Za-z][\w.-]{1,40}(?: always| still| just| then"
-    r"| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b",
+    r"| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    r"(?!:?\s{0,3}\d)",     # (not a count: "Tests Crashed: 0", "Total Crashed 0 of 12")
     re.I,
 )
 #: a notice that says what a program uses instead ("No CUDA runtime is found, using CUDA_HOME=...",
@@ -2416,8 +2417,8 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
-                elif self._seam_piece(rest, continuation, glued_first, where) and (
-                        shape or (not entries and error_shape(f"{rest.rstrip()} {continuation}"))):
+                elif not shape and not entries and self._seam_piece(rest, continuation, glued_first, where) \
+                        and not _error_words(rest) and error_shape(f"{rest.rstrip()} {continuation}"):
                     # an unexplained error line a word wrapper broke (clean35: a mail client, an
                     # editor or the issue form re-wrapped it at a space; the next line, lower-case and
                     # no error line of its own, is its rest): reported whole, once for both pieces,
