@@ -317,6 +317,29 @@ ERROR_WORDS = (
     "is not connected", "Remote I/O", "cross-device", "temporarily unavailable", "Exec format", "device or address",
     "ot enough", "OT ENOUGH", "nsufficient ", "NSUFFICIENT ", "Undefined symbols", "abort (", "raise (",
     "pthread_kill", "marked dead", "Undefined symbol",
+    # clean35 (issue 8: no error line answered silently): the lower- and mixed-case level tags
+    # (parser.HARD_ERROR_RE "level"), unittest's verdict, Click's "Aborted!", Rust's stack overflow,
+    # std::bad_alloc ("tool", "oom"); a panic, an uncaught exception, a web UI's toast, an HTTP
+    # status, Go's lower-case strerror texts, a refusal, European words for an error
+    # (SOFT_ERROR_RE "exited", "errno", "foreign"); "exception: ..." (HARD "lowered"); a segfault
+    # and a named program's crash in words (SUSPECT_RE, COMPLAINT_RE)
+    "[FAIL", "... FAIL", "Aborting", "Aborted!", "overflowed its stack", "bad_alloc", "panicked",
+    "ncaught", "NCAUGHT", "nhandled", "NHANDLED", "xception:", "went wrong", "tatus code", "STATUS ", "HTTP ",
+    "rror 4", "rror 5", "ERROR 4", "ERROR 5", "esponse code", "no such file", "ermission denied",
+    "not permitted", "input/output error", "no space left", "read-only file", "too many open", "reset by peer",
+    "invalid argument", "exec format", "resource busy", "ccess denied", "ccess is denied", "ccess Denied",
+    "denied: ", "Fehler", "ehlgeschlagen", "rreur", "chec", "Errore", "rrore", "Erro:", "segfault", "Segfault",
+    "rashes", "rashed", "failing", "thrown", "raised", "StopAsyncIteration",
+    # an issue's words (COMPLAINT_RE): "I can't install", "can't start", "aborts", "here is the
+    # traceback", "exception when", "is broken"
+    "I can", "I could", "we can", "nable to", "an't start", "annot run", "annot start", "aborts", "aborted",
+    "traceback", "xception when", "xception while", "xception during", "broken",
+    # a server's access log of a 5xx answer (parser.HARD_ERROR_RE "tool")
+    'HTTP/1.1" 5', 'HTTP/1.0" 5', 'HTTP/2" 5', 'HTTP/2.0" 5',
+    # systemd's unit status, Open MPI's signal report, Lua's traceback, GStreamer, a failing step
+    # (parser.HARD_ERROR_RE "exit", "tool"; SOFT_ERROR_RE "failed")
+    ", status=", "Failing at address", "stack traceback:", "No such element", "ailing to", "Cuda error",
+    "THCudaCheck",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate
@@ -328,7 +351,9 @@ FOREIGN_WORDS = ("\u9519\u8bef", "\u62a5\u9519", "\u5931\u8d25", "\u5931\u6557",
                  "\u5df2\u6740\u6b7b",
                  # "cpu\u7248\u672c" (the CPU build, lower case as pip's "+cpu" spells it); the upper-case
                  # spelling is in ERROR_WORDS: parser.SOFT_ERROR_RE "cpu"
-                 "cpu\u7248\u672c")
+                 "cpu\u7248\u672c",
+                 # Polish "B\u0142\u0105d", French "\u00e9chec", Spanish "fall\u00f3" (parser.SOFT_ERROR_RE "foreign")
+                 "B\u0142\u0105d", "\u00e9chec", "\u00c9chec", "fall\u00f3")
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,8 @@ def _is_exception_type(name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     if not last or not last[0].isupper():
         return False
-    if last in ("KeyboardInterrupt", "StopIteration", "Exception"):
+    if last in ("KeyboardInterrupt", "StopIteration", "StopAsyncIteration", "Exception", "ExceptionGroup",
+                "BaseExceptionGroup"):
         return True
     if last in _EXC_SUFFIXES:
         return False
@@ -578,14 +579,16 @@ _CTRL_C = r"(?!-1073741510\b|3221225786\b|130 \(interrupted by signal 2\b)"
 HARD_ERROR_RE = re.compile(
     # (not a metric a trainer prints: "mean absolute error: 1.9604 |", "top-1 error: 23.1%")
     r"(?P<label>(?:^|[\s`'\"(\[|>*])(?:fatal error|error|Error|ERROR|fatal|FATAL)(?:\[\w{1,40}\])?:"
-    r"(?!\s{0,3}-?\d{1,9}(?:\.\d{1,12}(?:e-?\d{1,3})?%?|%)(?:\s|,|;|\||$)))"
+    r"(?!\s{0,3}-?\d{1,9}(?:\.\d{1,12}(?:e-?\d{1,3})?%?|%)(?:\s|,|;|\||$))"
+    # (nor a string literal in code that prints one: 'print("error:", e)', 'log("Error:" + msg)')
+    r"(?![\"'][ \t]{0,2}[,)+%]))"
     # MSVC and its tools put a code between the word and the colon: "error C2065:",
     # "fatal error C1083:", "error LNK2019:", "NMAKE : fatal error U1077:"
     r"|(?P<msvc>\b(?:fatal error|error) [A-Z]{1,4}\d{3,5}\s?:)"
     # a Python exception line the user retyped in lower case, name and all ("valueerror: bfloat16 is
     # only supported on gpus with compute capability of at least 8.0"): the folded reading of the
     # knowledge base then names it as written in the program
-    r"|(?P<lowered>^\s{0,8}(?:[a-z]{2,30}\.){0,4}[a-z]{2,40}(?:error|exception): (?!-?[\d.])\S)"
+    r"|(?P<lowered>^\s{0,8}(?:[a-z]{2,30}\.){0,4}(?:[a-z]{2,40}error|[a-z]{0,40}exception): (?!-?[\d.])\S)"
     r"|(?P<build>ptxas fatal|nvcc fatal|cannot find -l|undefined reference to|Failed building wheel"
     # Apple's ld64 ("Undefined symbols for architecture arm64:", "ld: symbol(s) not found for ...")
     r"|Undefined symbols for architecture \w"
@@ -649,11 +652,16 @@ HARD_ERROR_RE = re.compile(
     r"|\bexitcode\s{0,4}:\s{0,4}" + _CTRL_C + r"-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
+    # systemd's record of a unit's main process (src/core/service.c: "Main process exited,
+    # code=exited, status=1/FAILURE", "code=killed, status=9/KILL", "code=dumped, status=11/SEGV")
+    r"|\bcode=(?:exited|killed|dumped), status=(?!0/)\d{1,3}/[A-Z]{2,20}"
     # a Windows status a bare number was read as (.numbers: "Command returned -1073741819
     # [STATUS_ACCESS_VIOLATION]", "returned 0xC00000FD [STATUS_STACK_OVERFLOW]", MSVC's C++ exception
     # "returned 0xE06D7363 [EH_EXCEPTION_NUMBER: ...]"); not STATUS_CONTROL_C_EXIT (Ctrl+C)
     r"|[0-9A-Fa-f] \[(?:STATUS_(?!CONTROL_C_EXIT\b)[A-Z_]{3,40}|EH_EXCEPTION_NUMBER)[\]:])"
-    r"|(?P<cuda>CUDA error|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]|CUDNN_STATUS_[A-Z]"
+    # (and "Cuda error 10 in file 'cuda_common.cu'", torch 0.x's "THCudaCheck FAIL file=... error=35")
+    r"|(?P<cuda>CUDA error|Cuda error|THCudaCheck FAIL|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]"
+    r"|CUDNN_STATUS_[A-Z]"
     # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
     # failed call was; the text before it names the cause
     r"|^\s{0,8}current device: -?\d{1,3}, in function \w{1,100} at )"
@@ -669,7 +677,10 @@ HARD_ERROR_RE = re.compile(
     # "%(asctime)s - %(name)s - ERROR - ...", loguru's "| ERROR    |", "[ERROR]", and such a
     # record quoted in a sentence: 'it reported "ERROR - No OpenCL kernel for Device ..."')
     # logrus (docker, containerd, the NVIDIA container toolkit): "ERRO[0001] ...", "level=error msg=..."
-    r"|(?P<level>^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
+    # the lower- and mixed-case tags of other loggers and runners (Node's and Rust's "[error] ...",
+    # "[Fatal]", a test runner's or an init system's "[FAIL] ...", "[FAILED] ..."), before text
+    r"|(?P<level>\[(?:error|Error|fatal|Fatal|ERR|FAIL|FAILED)\][ \t:]"
+    r"|^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
     r"FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
@@ -696,7 +707,22 @@ HARD_ERROR_RE = re.compile(
     # .NET's and MSVC's debugger's words ("Unhandled exception. System.DllNotFoundException: ...",
     # "Unhandled exception at 0x00007FF8... in python.exe: ...")
     r"|^\s{0,8}Result = FAIL\b|^FAIL: \w{1,200} \(|^npm (?:ERR!|error) |The Compose file '[^'\n]{1,300}' is invalid\b"
-    r"|^\s{0,8}Unhandled [Ee]xception(?:\. |: | at 0x))"
+    r"|^\s{0,8}Unhandled [Ee]xception(?:\. |: | at 0x)"
+    # unittest's verbose verdict (unittest/runner.py TextTestResult: "test_x (mod.Case) ... FAIL",
+    # "... ERROR"); Click's Abort (click/exceptions.py, core.py main: "Aborted!") and a program's
+    # "Aborting!" alone on its line; Rust's stack overflow (library/std/src/sys/pal/unix/
+    # stack_overflow.rs: "thread 'main' has overflowed its stack"); C++'s std::bad_alloc
+    # (libstdc++'s what(): "std::bad_alloc") named anywhere
+    r"|^[^\n]{1,300}? \.\.\. (?:FAIL|ERROR)\s*$|^\s{0,8}Abort(?:ed|ing)(?:!|\.{1,3})\s*$"
+    r"|\bhas overflowed its stack\b|\bstd::bad_alloc\b"
+    # Open MPI's report of a process's fatal signal (opal/util/stacktrace.c: "[host:123] Failing at
+    # address: (nil)"), Lua's traceback header (lua.c msghandler: "stack traceback:"), GStreamer's
+    # missing element (gst-launch: "No such element or plugin 'dtls'")
+    r"|\bFailing at address: |^\s{0,8}stack traceback:\s*$|\bNo such element or plugin\b"
+    # a server's access log that answered a request with a 5xx status (uvicorn's, gunicorn's and
+    # werkzeug's common log format, at INFO: '"POST /generate HTTP/1.1" 500 Internal Server Error'):
+    # the request failed inside the server, whatever the record's level; a 4xx is the client's
+    r"|\"[A-Z]{3,7} [^\"\n]{1,500} HTTP/\d(?:\.\d)?\" 5\d\d\b)"
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b"
@@ -704,7 +730,7 @@ SOFT_ERROR_RE = re.compile(
     # backend", "Fail to load model"): only before a verb of a step, and not a guess ("it would
     # fail to build") nor a denial ("does not fail to load")
     r"|(?<!would )(?<!could )(?<!might )(?<!will )(?<!may )(?<!not )(?<!n't )(?<!ever )"
-    r"\b(?:[Ff]ail|FAIL) to (?:initiali[sz]e|load|open|find|create|allocate|start|connect|import|launch|read"
+    r"\b(?:[Ff]ail|FAIL|[Ff]ailing) to (?:initiali[sz]e|load|open|find|create|allocate|start|connect|import|launch|read"
     r"|bind|build|compile|get|set|map|register|parse|call|execute|init)\b)"
     r"|(?P<missing>No such file or directory|No such device|\bnot found\b|[Cc]annot (?:open|find|load|import|"
     r"allocate|access|connect|locate|create|execute|read|stat|bind|be loaded)|Cannot [a-z]|[Uu]nable to\b"
@@ -729,7 +755,15 @@ SOFT_ERROR_RE = re.compile(
     # a launcher's report on what it runs: text-generation-inference's launcher/src/main.rs
     # (tracing::error! "Shard {rank} failed to start", "Shard {rank} crashed", "Webserver Crashed"),
     # any program's "<Name> Crashed" / "*** WEBSERVER CRASHED"
-    r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b(?!:?\s{0,3}0\b))"
+    r"|\b[Ss]hard \d{1,4} (?:failed|crashed|terminated)\b|(?<=\w )(?:Crashed|CRASHED)\b(?!:?\s{0,3}0\b)"
+    # a panic in other words than Go's and Rust's own lines ("the worker panicked", the kernel's
+    # "Kernel panic - not syncing"), an exception no handler caught ("uncaught exception: ...",
+    # V8's and Node's "Uncaught TypeError", "caught exception: bad_alloc"), a web UI's toast
+    # ("Something went wrong", Gradio's and many front ends' generic failure), and an HTTP
+    # failure status a client printed ("status code 500", "Error 503", "returned status 404")
+    r"|\bpanicked\b|\b[Kk]ernel panic\b|\b(?:[Uu]ncaught|[Uu]nhandled|UNCAUGHT|UNHANDLED) (?:[Ee]xception|EXCEPTION|"
+    r"[Ee]rror|[A-Z]\w{1,40}Error)\b|\b[Cc]aught (?:an )?exception:|(?<!if )(?<!If )\b[Ss]omething went wrong\b"
+    r"|\b(?:[Ss]tatus(?: code)?|STATUS|HTTP(?: [Ee]rror)?|[Ee]rror|ERROR|[Rr]esponse code):? [45]\d\d\b(?![.,]\d))"
     # a failed status in absl's words (absl/status/status.cc StatusCodeToString), as XLA, JAX,
     # TensorFlow and gRPC print one before its message ("INVALID_ARGUMENT: Unknown ptxas version",
     # "INTERNAL: ..."); soft, since JAX logs its back-end probes at INFO ("NOT_FOUND: Could not
@@ -749,8 +783,17 @@ SOFT_ERROR_RE = re.compile(
     r"|Network is unreachable|No route to host|Address already in use|Disk quota exceeded|Stale file handle"
     r"|Function not implemented|Argument list too long|Structure needs cleaning|Value too large for defined data type"
     r"|Protocol error|Software caused connection abort|Transport endpoint is not connected|Remote I/O error"
-    r"|Invalid cross-device link|Resource temporarily unavailable|Exec format error|No such device or address)"
-    r"[.)'\"]?\s*$)"
+    r"|Invalid cross-device link|Resource temporarily unavailable|Exec format error|No such device or address"
+    # Go's syscall.Errno texts, lower case (syscall/zerrors_linux_amd64.go errors: "open x.yaml: no
+    # such file or directory", "dial unix /var/run/docker.sock: connect: permission denied")
+    r"|no such file or directory|permission denied|operation not permitted|input/output error|no space left on "
+    r"device|read-only file system|too many open files|connection reset by peer|invalid argument|exec format error"
+    r"|device or resource busy)"
+    r"[.)'\"]?\s*$"
+    # a refusal in other programs' words (Windows' ERROR_ACCESS_DENIED as FormatMessage words it:
+    # "Access is denied."; MySQL's "Access denied for user 'root'@'localhost'", S3's
+    # "Access Denied", a registry's "denied: requested access to the resource is denied")
+    r"|\b[Aa]ccess (?:is )?[Dd]enied\b|^denied: \S)"
     r"|(?P<hang>\b(?:hangs?|hanging|hung|stuck|stall(?:s|ed|ing)|freez(?:es|ing)|frozen|deadlock(?:s|ed)?)\b)"
     # a run that works, but on the CPU, in users' words: the GPU not used, the CPU build of
     # torch named ("it uses the CPU instead", "installed the cpu version of torch", "Torch
@@ -764,9 +807,11 @@ SOFT_ERROR_RE = re.compile(
     r"|\b(?:torch|Torch|pytorch|PyTorch) (?:changed|switched|reverted) to (?:the )?(?:cpu|CPU)\b"
     r"|\b(?:torch|Torch|pytorch|PyTorch) without (?:the )?CUDA (?:version|support)\b"
     r"|(?<![A-Za-z])(?:CPU|cpu)\u7248\u672c)"
-    r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being) killed\b"
+    r"|(?P<slain>\b(?:process|it|job|program|training|script) (?:was|is|will be|got|gets|get|being)"
+    r"(?: directly| immediately| just| suddenly| automatically| forcibly| forcefully| always)? killed\b"
     # Ray's, Kubernetes' and Jupyter's nouns for what died ("Actor killed after ...", "the pod got killed")
-    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet)s?"
+    # (and "Process killed", "job killed abnormally")
+    r"|\b(?:[Ww]orker|[Aa]ctor|[Tt]ask|[Pp]od|[Cc]ontainer|[Kk]ernel|[Nn]ode|[Rr]aylet|[Pp]rocess|[Jj]ob)s?"
     r" (?:was |is |got |gets |get |being )?killed\b"
     # a machine or a program that crashed, in the user's words ("it exhausts the RAM and the PC
     # crashes"; a bare "it crashes" is a sentence about a message it does not quote: "prose")
@@ -776,7 +821,11 @@ SOFT_ERROR_RE = re.compile(
     # "error" / "reported an error" / "failed" in the languages users write issues in: Chinese,
     # Japanese, Korean, Russian (the message itself is often pasted in English around it)
     r"|(?P<foreign>\u9519\u8bef|\u62a5\u9519|\u5931\u8d25|\u5931\u6557|\u30a8\u30e9\u30fc|\uc624\ub958"
-    r"|[\u041e\u043e]\u0448\u0438\u0431\u043a)"
+    r"|[\u041e\u043e]\u0448\u0438\u0431\u043a"
+    # and German, French, Italian, Portuguese, Polish, Spanish: "Fehler", "fehlgeschlagen",
+    # "Erreur", "\u00e9chec", "Errore", "Erro:", "B\u0142\u0105d", "fall\u00f3"
+    r"|\bFehler\b|\bfehlgeschlagen\b|\b[Ee]rreur\b|(?<!\w)[\u00c9\u00e9]chec\b|\b[Ee]rrore\b|\bErro:"
+    r"|\bB\u0142\u0105d\b|\bfall\u00f3\b)"
     # an issue's prose about a message it quotes ("it crashes with `...`", "I get an error
     # when calling `...`"); error_shape counts it only when the line quotes something
     r"|(?P<prose>\b(?:crash(?:es|ed)|segfaults|(?:seems?|started) to (?:break|crash|fail)|breaks (?:when|with|on|"
@@ -817,8 +866,16 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # long as you don't see a warning below ...")
     r"|\b[Ww]ill (?:fall ?back|back) to\b|\bThis is OK so long as\b"
     r"|\bif (?:not found|it fails)|\bno errors?\b"
+    # a setting or a note about errors, not one ("ignore errors", "--ignore-errors", "errors: []",
+    # "error_count=0", "error count: 0", "Not found: 0", "# if this fails, try again")
+    r"|\b[Ii]gnor(?:e|es|ed|ing)[ _-](?:all |any )?(?:errors?|failures?)\b"
+    r"|\b(?:[Ee]rrors?|[Ff]ailures?)[ _][Cc]ount\s{0,3}[=:]\s{0,3}0\b|\b[Nn]ot [Ff]ound\s{0,3}[=:]\s{0,3}0\b"
+    r"|\b(?:[Ee]rrors?|[Ff]ailures?)\s{0,3}[=:]\s{0,3}(?:\[\]|\{\}|None\b|null\b|none\b)"
+    r"|\bif (?:this|that|it|\w{1,20}) (?:fails|failed|errors)\b"
     # a metric named error, with its value: "val error rate 0.0312", "error = 0.12", "top-1 error: 23.1"
-    r"|\b[Ee]rrors?\s{0,3}(?:rate\s{0,3})?[=:]?\s{0,3}\.?\d[\d.]{0,11}%?(?:\s|,|$)|\b[Nn]o (?:errors?|failures?)\b"
+    # (not an HTTP status: "Error 500", "error 404")
+    r"|\b[Ee]rrors?\s{0,3}(?:rate\s{0,3})?[=:]?\s{0,3}(?![45]\d\d(?:\s|$))\.?\d[\d.]{0,11}%?(?:\s|,|$)"
+    r"|\b[Nn]o (?:errors?|failures?)\b"
     r"|\bwithout (?:any )?errors?\b|\b(?:errors?|failures?) (?:were |was )?(?:found|detected|reported)?:? ?(?:none|0)\b"
     # "no error(s)" in Chinese and Japanese
     r"|\u6ca1\u6709\u9519\u8bef|\u65e0\u9519\u8bef|\u30a8\u30e9\u30fc\u306a\u3057"
@@ -993,7 +1050,8 @@ def error_shape(text: str) -> Optional[str]:
     if m is not None and not (m.lastgroup == "hang" and not HANG_CONTEXT_RE.search(text)) \
             and not (m.lastgroup == "prose" and not (_QUOTE_MARKS & set(text) or text.rstrip().endswith(":"))):
         return m.lastgroup
-    if WORD_ERROR_RE.search(text) and (m is not None or not HEALTHY_ERROR_WORDS_RE.search(text)):
+    if WORD_ERROR_RE.search(text) and (m is not None or not HEALTHY_ERROR_WORDS_RE.search(text)) \
+            and not OPTION_HELP_RE.match(text):
         return "word"
     return None
 
@@ -1012,6 +1070,7 @@ SUSPECT_RE = re.compile(
     r"|timeout(?!\s{0,3}(?:[=:(]|is |of |set|after \d|\d)))(?![-\w/\"'(=]|\.\w)"
     # a signal; bash's "Killed", not a count ("Killed 0 stale workers") nor prose ("is not killed")
     r"|\bsignal \d{1,2}\b|\bSIG[A-Z]{3,6}\b|(?-i:\bKilled\b)(?!\s{1,3}\d)|core dumped|segmentation fault"
+    r"|\bsegfault(?:s|ed)?\b(?![-\w/\"'(=]|\.\w)"
     # pip's legacy install step (pip/_internal/utils/subprocess.py spinner: "Running setup.py
     # install for torch: finished with status 'error'"), whose quoted word the guard above skips
     r"|finished with status 'error'"
@@ -1091,17 +1150,32 @@ COMPLAINT_RE = re.compile(
     r"|\b(?:process|program|job|container|pod|worker|training|script|it|server|kernel)(?: just| simply| silently| "
     r"then)?"
     r" (?:disappears|disappeared|vanishes|vanished)\b(?! (?:after|when|once|if|with)\b)"
-    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted) (?:results?|outputs?|"
-    r"answers?|values)\b"
+    r"|(?<!avoid )(?<!prevent )(?<!fix )(?<!fixes )\b(?:wrong|incorrect|garbage|corrupted|invalid) (?:results?|"
+    r"outputs?|answers?|values)\b"
     r"|\b(?:results?|outputs?|answers?) (?:is|are|was|were|looks?|seems?) (?:all )?(?:wrong|incorrect|garbage|"
-    r"corrupted)\b"
+    r"corrupted|invalid)\b"
+    # an issue's words for a step it cannot take ("I can't install flash-attn", "we cannot run the
+    # model", "can't start"), a program that aborts, a traceback it points at but lost ("here is the
+    # traceback"), an exception named by its moment ("exception when loading"), a thing "broken"
+    r"|\b(?:I|we)(?: still| just| now)? (?:can't|can\u2019t|cannot|can not|couldn't|could not|am unable to"
+    r"|was unable to|'m unable to) \w"
+    r"|\b(?:can't|can\u2019t|cannot|can not|couldn't|could not|unable to) (?:start|run|launch|install|build|compile"
+    r"|generate|train)\b"
+    r"|\b(?:it|program|process|training|job|script|app|build|run|compilation|installation|server|kernel)"
+    r"(?: always| just| then| also| immediately)? abort(?:s|ed)\b"
+    r"|\b(?:here is|here's|see|below is|attached is|attached|following is)(?: the| a| my| full| complete){0,2}"
+    r" traceback\b|(?<![\w.])exceptions? (?:when|while|during|on|at|after) \w"
+    r"|\b(?:is|are|was|were|seems?|got|gets|looks?)(?: completely| totally| still)? broken\b(?! pipe)"
     # a failure the user points at ("I get the following error:", "it shows the error:", "this bug
     # appears", "I recieved this error:"), whose message the paste lost or the reader cut
     r"|\b(?:I|i|we|it|It|We)(?: always| still| now| then| also)? (?:get|got|getting|am getting|see|saw|am seeing|"
     r"receive[ds]?|recieved|meet|met|hit|encounter(?:ed)?|shows?|showed|raises?|raised|throws?|threw)"
-    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exception|bug|traceback)\b(?! "
+    r"(?: (?:an|the|this|a|same|following|below|these|such|that)){0,2} (?:error|errors|exceptions?|bug|traceback)\b(?! "
     r"(?:rates?|bars?|metrics?|margins?|terms?|functions?|handling)\b)(?!\s{0,2}(?:is|was) (?:gone|fixed|solved))"
     r"|\b(?:error|bug|exception) (?:appears|appeared|occurs|occurred|shows up|showed up|pops up)\b"
+    # "the tests are failing", "keeps failing" (a crash of a program the user names:
+    # CRASH_SUBJECT_RE; not "an exception was raised": "no CUDA exception was raised during setup")
+    r"|\b(?:is|are|was|were|keeps?|kept|started|starts) failing\b"
     # "still not work" (etarkangaroo#4), "I can't run it normally" (lincir#22), "the make process
     # errored" (flexflow#263), Russian "не загружается" / "не работает" / "не запускается" / "не
     # видит" (colabtools#4425: it does not load / work / start / see)
@@ -1129,6 +1203,18 @@ COMPLAINT_RE = re.compile(
     r"|\u6ca1\u6709\u68c0\u6d4b\u5230|\u627e\u4e0d\u5230|\u7528\u4e0d\u4e86",
     re.I,
 )
+#: a crash of any program the user names ("ComfyUI crashes when ...", "Blender crashed"), not the
+#: noun ("the crashes are gone", "fixes crashes") nor a fix's note ("fixed a crash"); apart from
+#: COMPLAINT_RE and searched only in a line that holds "crash" or "segfault" (a search at every
+#: word's start costs a third more on every line otherwise)
+CRASH_SUBJECT_RE = re.compile(
+    r"\b(?!(?:the|no|of|these|those|any|many|some|rare|random|frequent|occasional|fix|fixes|fixed|avoid|prevent"
+    r"|prevents|for|and|or|with|without|to|in|on|from|about|all|more|fewer|less|cause|causes|caused|multiple|several"
+    r"|reduce|reduces|reduced|if|when|whether|not|never)\b)[A-Za-z][\w.-]{1,40}(?: always| still| just| then"
+    r"| also| sometimes| randomly| immediately| instantly)? (?:crash(?:es|ed)|keeps crashing|segfault(?:s|ed))\b"
+    r"(?!:?\s{0,3}\d)",     # (not a count: "Tests Crashed: 0", "Total Crashed 0 of 12")
+    re.I,
+)
 #: a notice that says what a program uses instead ("No CUDA runtime is found, using CUDA_HOME=...",
 #: "CPU/No GPU detected (using precise math)"): a program talking, no user's complaint
 COMPLAINT_NOTICE_RE = re.compile(r"[,(;:]\s{0,3}(?:using|will use|falling back|fall back|defaulting|switching)\b", re.I)
@@ -1138,15 +1224,20 @@ def complaint(text: str) -> bool:
     """True when ``text`` says in a user's words that something does not work (:data:`COMPLAINT_RE`),
     not in a program's leveled record (a WARNING's "lazy loading is not enabled") nor in a notice
     of what it uses instead."""
-    return COMPLAINT_RE.search(text) is not None and not WARN_LEVEL_RE.match(text) \
-        and not COMPLAINT_NOTICE_RE.search(text)
+    low = text.lower()
+    return (COMPLAINT_RE.search(text) is not None
+            or (("crash" in low or "segfault" in low) and CRASH_SUBJECT_RE.search(text) is not None)) \
+        and not WARN_LEVEL_RE.match(text) and not COMPLAINT_NOTICE_RE.search(text)
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
+#: a command's help line ("  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
+#: the first error or failed test", "  --on-error ACTION   what to do on error"): an option described
+OPTION_HELP_RE = re.compile(
+    r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S")
 SUSPECT_GOES_ON_RE = re.compile(
-    # (and a command's help: "  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
-    # the first error or failed test")
-    r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S"
-    r"|\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
+    # (and a command's help: OPTION_HELP_RE)
+    OPTION_HELP_RE.pattern
+    + r"|\b(?:is|are|was|were|will be|has been|have been) (?:now )?disabled\b|[Tt]o silence this warning"
     r"|\bwill not be used\b|\bwill be ignored\b|\bretrying\b|\bwill retry\b|\bwill (?:proceed|continue)\b"
     # a performance notice (onnxruntime's "Memcpy nodes are added ... It might have negative impact
     # on performance (including unable to run CUDA graph)")
@@ -2211,7 +2302,19 @@ class LogScanner:
                     break
         # a comment of the library's source that a traceback echoes (``168  # ... error ...``)
         # is neither an error line nor a signature's message
-        if self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
+        if self._gate(rest) is None and self._seam_piece(rest, continuation, glued_first, where) \
+                and self._gate(f"{rest.rstrip()} {continuation}") is not None and not self._open.get(key):
+            # the words of a failure a word wrapper broke apart ("...so:undefined" / "symbol: _ZN3c10..."):
+            # neither piece is an error line, the whole is (clean35)
+            joined = f"{rest.rstrip()} {continuation}"
+            shape = error_shape(joined)
+            if shape and not (where is not None and self._paragraph_seen[0] <= where[2] + where[1]
+                              <= self._paragraph_seen[1]):
+                self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
+                self._other(self._with_earlier_pieces(Line(lineno, joined, key), where)
+                            if where[1] - 1 in self._pieces and shape in self._SENTENCE_SHAPES
+                            else Line(lineno, joined, key), shape)
+        elif self._gate(rest) is not None and not ECHOED_COMMENT_RE.match(rest) \
                 and not ECHOED_STRING_RE.match(rest):
             # most flagged lines carry only a structural word ("Error", "Traceback"):
             # one more search rules out every entry at once
@@ -2335,7 +2438,20 @@ class LogScanner:
                     self._paragraph_seen = (where[2] + where[1] + 1, where[2] + last)
                     space = " " if rest[-1:].isalnum() and continuation[:1].isalnum() else ""
                     line = Line(lineno, rest + space + continuation, key)
-                if shape and where is not None and where[1] - 1 in self._wraps:
+                elif not shape and not entries and self._seam_piece(rest, continuation, glued_first, where) \
+                        and not _error_words(rest) and error_shape(f"{rest.rstrip()} {continuation}"):
+                    # an unexplained error line a word wrapper broke (clean35: a mail client, an
+                    # editor or the issue form re-wrapped it at a space; the next line, lower-case and
+                    # no error line of its own, is its rest): reported whole, once for both pieces,
+                    # as a terminal's cut is above; also where only the whole is an error line (the
+                    # words of the failure broken apart: "install the" / "cpu version of torch")
+                    self._paragraph_seen = (where[2] + where[1] + 1, where[2] + where[1] + 1)
+                    line = Line(lineno, f"{rest.rstrip()} {continuation}", key)
+                    shape = shape or error_shape(line.text)
+                if shape and where is not None and (where[1] - 1 in self._wraps or (
+                        where[1] - 1 in self._pieces and shape in self._SENTENCE_SHAPES)):
+                    # (a word wrapper's earlier pieces only for a sentence's words: a program's own
+                    # line, "x86_64-linux-gnu-gcc: error: ...", starts its message after any line)
                     line = self._with_earlier_pieces(line, where)
                 if by_level and error_shape(line.text) is None:
                     # (a paste whose every line a logger stamped ERROR: prose, a table, a banner)
@@ -2345,6 +2461,21 @@ class LogScanner:
                 else:
                     self._other(line, shape)
 
+    #: the shapes of a user's sentence (error_shape), whose start a word wrapper may have put on
+    #: the lines before
+    _SENTENCE_SHAPES = frozenset(("word", "prose", "cpu", "slain", "foreign"))
+
+    def _seam_piece(self, rest: str, continuation: Optional[str], glued_first: bool,
+                    where: Optional[Tuple[List[str], int, int]]) -> bool:
+        """Whether line ``where`` (``rest``) goes on in ``continuation``, the next line, as a word
+        wrapper broke it (a seam that is a line's piece: :attr:`_pieces`), and that piece is no
+        error line nor a signature's line of its own."""
+        if not continuation or glued_first or where is None or where[1] not in self._pieces \
+                or not (continuation[:1].isalnum() or continuation[:1] == "(") or _PROGRESS_RE.search(rest) \
+                or rest.endswith(continuation) or error_shape(continuation) is not None:
+            return False            # (a fence, a quote mark, a progress bar: no wrapped sentence)
+        return self._entry_gate(continuation) is None or not self.kb.match_line(continuation)
+
     def _with_earlier_pieces(self, line: Line, where: Tuple[List[str], int, int]) -> Line:
         """An unexplained error line that is the later piece of a line a terminal cut, reported
         from where the cut line starts (what a guess from its words reads: a user's sentence
@@ -2352,7 +2483,9 @@ class LogScanner:
         their own; joined as :meth:`_line` joins a cut line's pieces."""
         lines, i, base = where
         start = i
-        while start - 1 in self._wraps and start - 1 >= 0 and i - start < CONTEXT_PIECES:
+        # (a word wrapper's pieces too, joined with the space it broke at: clean35)
+        while (start - 1 in self._wraps or start - 1 in self._pieces) and start - 1 >= 0 \
+                and i - start < CONTEXT_PIECES:
             start -= 1
         pieces = [bare(lines[j][:MAX_LINE])[1] for j in range(start, i)]
         if not pieces or any(error_shape(piece) or _PROGRESS_RE.search(piece) for piece in pieces):
@@ -2360,8 +2493,10 @@ class LogScanner:
             # shell's "Killed" after a bar the kill cut short stays its own line)
             return line
         text = ""
-        for piece in [*pieces, line.text]:
-            text += (" " if text[-1:].isalnum() and piece[:1].isalnum() else "") + piece
+        for j, piece in enumerate([*pieces, line.text]):
+            seam = j and start + j - 1 in self._pieces and start + j - 1 not in self._wraps
+            text += (" " if seam or (text[-1:].isalnum() and piece[:1].isalnum()) else "") + \
+                (piece.strip() if seam else piece)
         return Line(base + start + 1, text, line.stream)
 
     def _emit(self, hit: Hit, after: List[Line]) -> None:
