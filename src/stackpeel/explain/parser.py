@@ -1228,12 +1228,12 @@ def complaint(text: str) -> bool:
     return (COMPLAINT_RE.search(text) is not None
             or (("crash" in low or "segfault" in low) and CRASH_SUBJECT_RE.search(text) is not None)) \
         and not WARN_LEVEL_RE.match(text) and not COMPLAINT_NOTICE_RE.search(text)
-#: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
-#: ... P2P test failed. To silence this warning, ..."): no failure of the run
 #: a command's help line ("  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
 #: the first error or failed test", "  --on-error ACTION   what to do on error"): an option described
 OPTION_HELP_RE = re.compile(
     r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S")
+#: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
+#: ... P2P test failed. To silence this warning, ..."): no failure of the run
 SUSPECT_GOES_ON_RE = re.compile(
     # (and a command's help: OPTION_HELP_RE)
     OPTION_HELP_RE.pattern
