@@ -1,0 +1,83 @@
+"""tools35b: the first wave's leftover wordings (harv35, harv35b, harv35c).
+
+Every message is written as the program prints it (its raise site is named beside it); each runs
+through wrappers of test_explain_patterns.WRAPPERS (prefixed, quoted, wrapped), with near misses
+that must stay unread or read otherwise.
+"""
+import pytest
+
+from test_explain_patterns import WRAPPERS, codes, ids  # noqa: E402
+
+
+def wrapped(wrap, text):
+    return "\n".join(WRAPPERS[wrap](line) for line in text.splitlines()) + "\n"
+
+
+SOME_WRAPPERS = ["plain", "torchrun-rank", "python-logging", "docker-compose", "markdown-quote",
+                 "prose-quotes", "prose-backticks", "word-wrapped-80", "journald"]
+
+# -- 1a. Magnum's windowless EGL context (Habitat-sim): no EGL device for the CUDA device
+#    (mosra/magnum src/Magnum/Platform/WindowlessEglApplication.cpp, tryCreateContext)
+
+MAGNUM_LINES = [
+    # before magnum b4b93e06
+    "Platform::WindowlessEglApplication::tryCreateContext(): unable to find EGL device for CUDA device 0",
+    "Platform::WindowlessEglApplication::tryCreateContext(): unable to find CUDA device 1 among 2 EGL devices in total",
+    "Platform::WindowlessEglApplication::tryCreateContext(): no EGL devices found, likely a driver issue; "
+    "enable --magnum-gpu-validation to see additional info",
+    "Platform::WindowlessEglApplication::tryCreateContext(): cannot get default EGL display: EGL_BAD_PARAMETER",
+    "Platform::WindowlessEglApplication::tryCreateContext(): cannot initialize EGL: EGL_NOT_INITIALIZED",
+    "Platform::WindowlessEglContext: requested EGL device 3 but found only 1",
+]
+
+HABITAT_TAIL = ("WindowlessContext: Unable to create windowless context\n")
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+@pytest.mark.parametrize("line", MAGNUM_LINES)
+def test_magnum_egl_lines_name_the_missing_nvidia_egl(line, wrap):
+    text = "I0501 12:00:00.000 simulator.py:221] Loaded navmesh\n" + line + "\n" + HABITAT_TAIL
+    assert codes(wrapped(wrap, text))[:1] == ["egl-device-display-unavailable"]
+
+
+def test_magnum_egl_ids():
+    assert ids(MAGNUM_LINES[0]) == ["magnum-egl-no-cuda-device"]
+    assert ids(MAGNUM_LINES[3]) == ["magnum-egl-no-display"]
+
+
+@pytest.mark.parametrize("line", [
+    # the verbose log of a context that worked, and the core-context fallback warning
+    "Platform::WindowlessEglApplication: found 2 EGL devices, choosing EGL device 0 for CUDA device 0",
+    "Platform::WindowlessEglContext: cannot create core context, falling back to compatibility context: "
+    "EGL_BAD_MATCH",
+    "Renderer: NVIDIA A100-SXM4-40GB/PCIe/SSE2 by NVIDIA Corporation",
+])
+def test_magnum_lines_of_a_working_context_are_not_read(line):
+    assert ids(line) == []
+    assert "egl-device-display-unavailable" not in codes(line + "\nstep 10: reward 0.3\n")
+
+
+# -- 1b. SAPIEN's renderer with no Vulkan driver answering (mani-skill/ManiSkill#34,
+#    haosulab/SAPIEN#172; SAPIEN's render.rst: the ICD file in /usr/share/vulkan/icd.d)
+
+SAPIEN_TRACE = """Traceback (most recent call last):
+  File "/home/u/miniconda3/lib/python3.10/site-packages/sapien/example/hello_world.py", line 19, in main
+    renderer = sapien.SapienRenderer()  # Create a renderer
+RuntimeError: createInstance: No Vulkan extensions found for window surface creation (hint: set VK_ICD_FILENAMES to `locate icd.json`).
+"""
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+def test_sapien_no_surface_extensions_names_the_vulkan_driver(wrap):
+    assert codes(wrapped(wrap, SAPIEN_TRACE))[:1] == ["vulkan-driver-libs-missing"]
+
+
+def test_sapien_surface_line_is_its_own_signature():
+    assert ids(SAPIEN_TRACE.splitlines()[-1]) == ["sapien-no-surface-extensions"]
+
+
+def test_a_surface_extension_listing_is_not_read():
+    # vulkaninfo's listing of the same extensions on a working host
+    line = "\tVK_KHR_surface                         : extension revision 25"
+    assert ids(line) == []
+    assert "vulkan-driver-libs-missing" not in codes(line + "\n")
