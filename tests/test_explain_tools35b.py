@@ -81,3 +81,60 @@ def test_a_surface_extension_listing_is_not_read():
     line = "\tVK_KHR_surface                         : extension revision 25"
     assert ids(line) == []
     assert "vulkan-driver-libs-missing" not in codes(line + "\n")
+
+
+# -- 2. Start-up warnings after which the program goes on: lora-scripts' torch check
+#    (Akegarasu/lora-scripts mikazuki/utils/devices.py check_torch_gpu: log.warning, then it logs
+#    the backend and GPUs) and ComfyUI-nunchaku's wheel check (__init__.py: logger.warning, then
+#    it imports every node). Alone they are the report; beside a failure another signature reads
+#    they give way (fallback = true)
+
+LORA_WARNING = ("11:21:04-887737 WARNING  Torch version is lower than 2.3.0, which may not be able to "
+                "train FLUX model properly. Please re-run the installation script (install.ps1 or "
+                "install.bash) to upgrade Torch.")
+NUNCHAKU_WARNING = ("2025-06-01 10:00:00,000 - WARNING - ComfyUI-nunchaku 0.3.4 is not compatible with "
+                    "nunchaku 0.3.1. Please update nunchaku to a supported version in ['v0.3.2'].")
+WARNINGS = {"torch-too-old-for-package": LORA_WARNING, "dependency-version-mismatch": NUNCHAKU_WARNING}
+
+# unrelated failures that a signature reads: the warning must not be named over them
+OOM = """Traceback (most recent call last):
+  File "train_network.py", line 1012, in train
+    loss.backward()
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 11.99 GiB of which 0 bytes is free.
+"""
+TORCH_DLL = """Traceback (most recent call last):
+  File "main.py", line 3, in <module>
+    import torch
+OSError: [WinError 126] The specified module could not be found. Error loading "C:\\ComfyUI\\python_embeded\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.
+"""
+FAILURES = {"gpu-out-of-memory": OOM, "msvc-runtime-missing": TORCH_DLL}
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+@pytest.mark.parametrize("code", sorted(WARNINGS))
+def test_start_up_warning_alone_is_the_answer(code, wrap):
+    assert codes(wrapped(wrap, WARNINGS[code]))[:1] == [code]
+
+
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+@pytest.mark.parametrize("code", sorted(WARNINGS))
+@pytest.mark.parametrize("after", [True, False])
+def test_start_up_warning_gives_way_to_an_unrelated_failure(code, failure, after):
+    text = (WARNINGS[code] + "\n" + FAILURES[failure]) if after else (FAILURES[failure] + WARNINGS[code] + "\n")
+    named = codes(text)
+    assert named[:1] == [failure]
+    assert code not in named
+
+
+def test_start_up_warning_ids():
+    assert ids(LORA_WARNING) == ["lora-scripts-torch-flux-warning"]
+    assert ids(NUNCHAKU_WARNING) == ["comfyui-nunchaku-wheel-version-check"]
+
+
+@pytest.mark.parametrize("line", [
+    "11:21:04-890000 INFO     Torch 2.4.1+cu124",
+    "2025-06-01 10:00:00,000 - INFO - ComfyUI-nunchaku version: 1.0.1",
+    "2025-06-01 10:00:00,000 - INFO - Nunchaku version: 1.0.1",
+])
+def test_start_up_banners_are_not_read(line):
+    assert ids(line) == []
