@@ -138,3 +138,45 @@ def test_start_up_warning_ids():
 ])
 def test_start_up_banners_are_not_read(line):
     assert ids(line) == []
+
+
+# -- 3a. ffmpeg's 'Cannot load libcuda.so.1' (FFmpeg/nv-codec-headers dynlink_loader.h LOAD_LIBRARY,
+#    then libavutil/hwcontext_cuda.c 'Could not dynamically load CUDA'), read with the container
+#    context the loader's own 'libcuda.so.1: cannot open shared object file' reads
+
+FFMPEG_NO_LIBCUDA = """[AVHWDeviceContext @ 0x55d0c8a1e0c0] Cannot load libcuda.so.1
+[AVHWDeviceContext @ 0x55d0c8a1e0c0] Could not dynamically load CUDA
+Device creation failed: -1.
+Failed to set value 'cuda' for option 'hwaccel_device': Operation not permitted
+Error parsing global options: Operation not permitted
+"""
+IMAGE_RUN = " jrottenberg/ffmpeg:4.4-nvidia -hwaccel cuda -i in.mp4 out.mp4"
+
+
+@pytest.mark.parametrize("wrap", SOME_WRAPPERS)
+@pytest.mark.parametrize("run, code", [
+    ("", "libcuda-missing"),
+    ("$ docker run --rm -v $PWD:/data" + IMAGE_RUN, "device-nodes-missing"),
+    ("$ docker run --rm --device /dev/nvidia0 --device /dev/nvidiactl" + IMAGE_RUN, "container-toolkit-missing"),
+    # the GPU given through the toolkit: the container context decides nothing
+    ("$ docker run --rm --gpus all" + IMAGE_RUN, "libcuda-missing"),
+])
+def test_ffmpeg_libcuda_line_reads_the_container_context(run, code, wrap):
+    text = (run + "\n" if run else "") + FFMPEG_NO_LIBCUDA
+    assert codes(wrapped(wrap, text))[:1] == [code]
+
+
+def test_ffmpeg_cannot_load_libcuda_alone():
+    line = "[AVHWDeviceContext @ 0x5581] Cannot load libcuda.so.1"
+    assert "ffmpeg-taichi-warp-libcuda-not-loaded" in ids(line)
+    assert codes(line)[:1] == ["libcuda-missing"]
+
+
+@pytest.mark.parametrize("line", [
+    # the optional symbols the loader only logs at debug level, and other libraries' lines
+    "[AVHWDeviceContext @ 0x5581] Cannot load optional cuCtxGetDevice",
+    "[h264_nvenc @ 0x5581] Cannot load libnvidia-encode.so.1",
+])
+def test_other_cannot_load_lines_are_not_libcuda(line):
+    assert "ffmpeg-taichi-warp-libcuda-not-loaded" not in ids(line)
+    assert "libcuda-missing" not in codes(line)[:1]
