@@ -371,6 +371,10 @@ KNOWN_MISSES: Dict[str, str] = {
     # harv32b round 2 (scored after the first fix, blind to it)
     "apex-1051-rtx3080-arch-list-7.5-no-kernel-image": "the issue title repeats torch's 'no kernel image' line; since fix33 both copies read extension-arch-missing (the body's copy sits beside 'export TORCH_CUDA_ARCH_LIST=\"7.5\"'), 2nd after the first install's 'nvcc fatal: Unsupported gpu architecture' (nvcc-arch-unsupported weighs more) (C2)",
     "vl-bert-81-apex-no-kernel-image-rebuilt-on-gpu": "only torch's bare 'CUDA error: no kernel image is available for execution on the device': that apex had been built for another GPU is the reporter's fix (E)",
+    # harv35d-2026-12-08 (blind misses left unfixed, docs/dev/harv35d.md)
+    "tensorflow-25692-tf-nightly-missing-header-long-path": "the issue title only, 'pip install tf-nightly-2.0-preview on Windows 10: missing file TensorSyclConvertToDeviceExpression.h': that the install path passed 260 characters is the maintainer's answer, nothing in the log says so (E)",
+    "stomanager1-50-torch-after-pyqt5-c10-dll": "the title 'torch error importing c10.dll' and the reporter's sentence about loading c10.dll on Windows (no loader line; an earlier import of PyQt5 that loads its older Visual C++ runtime is the reporter's finding): named first only by resemblance to other threads, no signature reads the prose, so match_codes names nothing (A3)",
+    "torchstudio-20-missing-msvcp140-dll": "the reporter's own sentence 'complaints about several missing MSVCP140.dlls' (the loader's dialogs were screenshots): no program's line, and a rule for this phrasing would be written from the log it is scored on (A3)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
