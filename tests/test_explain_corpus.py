@@ -550,3 +550,22 @@ def test_corpus_match_codes_agrees(path):
     else:
         cited = "\n".join(ev.text for ev in expl.root.evidence)
         assert meta["expected"] in codes or meta["expected"] in match_codes(cited), codes
+
+
+def test_no_log_is_listed_twice_among_the_known_misses_or_the_guessed():
+    """A dict literal keeps the last of two equal keys without a word: a merge of two branches that
+    each rewrote a log's note left both (session 35, mmdeploy-2177), and a third edit would then
+    change a note nobody reads. Each log is listed once."""
+    import ast
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    seen = {}
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id in ("KNOWN_MISSES", "GUESSED") \
+                and isinstance(node.value, ast.Dict):
+            keys = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+            seen[target.id] = keys
+            assert len(keys) == len(set(keys)), sorted({k for k in keys if keys.count(k) > 1})
+    assert set(seen) == {"KNOWN_MISSES", "GUESSED"} and all(seen.values())
