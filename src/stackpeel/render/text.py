@@ -155,21 +155,20 @@ def _title(report: Report, root: RootCause) -> str:
 
 def _summary(out: _Out, report: Report) -> None:
     d = report.diagnosis
-    entries = [(root, Status.FAIL if root.severity is Severity.BLOCKING else Status.WARN)
-               for root in all_roots(report)]
-    n_entries = len(entries) + len(d.errors)
+    roots = all_roots(report)
+    n_entries = len(roots) + len(d.errors)
     # few entries: code and title, then the observed fact on up to two lines; more: the code and
     # the observed fact on up to two lines (the title is in -v and JSON); many: code and title
     mode = "full" if n_entries <= 2 else ("observed" if n_entries <= _SUMMARY_DETAILED else "title")
     shown = 0
     for label, group in ((f"{len(d.blocking)} BLOCKING ROOT CAUSE{'S' if len(d.blocking) != 1 else ''}",
-                          [e for e in entries if e[0].severity is Severity.BLOCKING]),
+                          [r for r in roots if r.severity is Severity.BLOCKING]),
                          ("DEGRADED: works, but slower or at risk",
-                          [e for e in entries if e[0].severity is not Severity.BLOCKING])):
+                          [r for r in roots if r.severity is not Severity.BLOCKING])):
         if not group:
             continue
         out.heading(label)
-        for root, status in group:
+        for root in group:
             if shown >= _SUMMARY_MAX:
                 break
             shown += 1
@@ -189,9 +188,8 @@ def _summary(out: _Out, report: Report) -> None:
             shown += 1
             r = report.result(cid)
             out.item(Status.ERROR, f"{cid}: {r.summary if r else ''}", " ", max_lines=1 if mode == "title" else 2)
-    total = len(entries) + len(d.errors)
-    if total > shown:
-        out.line(f" ... and {total - shown} more (-v lists every one)")
+    if n_entries > shown:
+        out.line(f" ... and {n_entries - shown} more (-v lists every one)")
 
 
 def _fix_block(out: _Out, report: Report, verbose: bool) -> None:
