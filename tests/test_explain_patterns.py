@@ -68,6 +68,11 @@ WRAPPERS = {
 }
 
 
+def wrapped(wrap: str, text: str) -> str:
+    """``text`` with each of its lines passed through ``WRAPPERS[wrap]`` (a whole log, wrapped line by line)."""
+    return "\n".join(WRAPPERS[wrap](line) for line in text.splitlines()) + "\n"
+
+
 def codes_of(text: str):
     """The codes explain names for ``text``, in its order (the helper every pattern file uses)."""
     return [c.code for c in explain_text(text).candidates]

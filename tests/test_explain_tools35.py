@@ -9,11 +9,7 @@ import pytest
 from stackpeel.combinations import facts_from_text
 from stackpeel.explain import explain_text
 
-from test_explain_patterns import WRAPPERS, assert_sourced_root, codes, ids  # noqa: E402
-
-
-def wrapped(wrap, text):
-    return "\n".join(WRAPPERS[wrap](line) for line in text.splitlines()) + "\n"
+from test_explain_patterns import WRAPPERS, assert_sourced_root, codes, ids, wrapped  # noqa: E402
 
 
 SOME_WRAPPERS = ["plain", "torchrun-rank", "python-logging", "docker-compose", "markdown-quote",

@@ -6,11 +6,7 @@ that must stay unread or read otherwise.
 """
 import pytest
 
-from test_explain_patterns import WRAPPERS, codes, ids  # noqa: E402
-
-
-def wrapped(wrap, text):
-    return "\n".join(WRAPPERS[wrap](line) for line in text.splitlines()) + "\n"
+from test_explain_patterns import codes, ids, wrapped  # noqa: E402
 
 
 SOME_WRAPPERS = ["plain", "torchrun-rank", "python-logging", "docker-compose", "markdown-quote",
