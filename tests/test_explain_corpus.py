@@ -381,6 +381,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "nvpipe-48-undefined-reference-cuvidreconfiguredecoder": "the title only, a link error 'undefined reference to cuvidReconfigureDecoder, cuvidGetDecodeStatus': that the driver's libnvcuvid predates Video Codec SDK 8.2 is the maintainer's answer; the same link error comes from a stub or SDK mismatch (E)",
     "pytorch-10577-torch-save-write-input-output-error-disk-full": "torch 1.0's 'write(): fd 29 failed with Input/output error' from torch.save: EIO, not ENOSPC; a full disk is the commenter's finding, and EIO also means a failing disk or a network file system (E)",
     "vpf-473-cuda-error-system-driver-mismatch-docker": "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH in a container with driver 520.56.06 is read as driver-library-mismatch; that VPF's build needs driver 525 or newer is the maintainer's fact, not in the log (D/E)",
+    "transformers-13472-permission-denied-root-cache": "only '[Errno 13] Permission denied: '/.cache'' after a from_pretrained snippet: named first by resemblance to other threads (a HOME of / in a container), no signature reads it, so match_codes names nothing; '/.cache' alone is every library's cache root (torch hub, pip, matplotlib), so no rule was written (A2/C)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
