@@ -380,6 +380,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "llamafactory-2256-require-version-transformers-4.36.2": "the traceback ends inside transformers/utils/versions.py under LLaMA-Factory's `require_version(\"transformers>=4.36.2\", ...)` call; the ImportError line naming the installed transformers is cut from the excerpt, and no rule reads a bare require_version call site (B, truncated paste)",
     "peft-1991-linear4bit-not-supported-old-peft-transformers": "the issue title 'Linear4bit not supported error when running QDoRA_finetuning.ipynb cookbook' only; that peft and transformers were too old for the cookbook is the reporter's closing comment (E)",
     "codellama-25-colab-finetune-childfailederror-host-ram": "torchrun's bare 'ChildFailedError:' title with no exit code or signal (host-oom-killed third, after launcher-worker-failed); that the Colab host RAM ran out is the commenters' observation and the maintainer's answer (E)",
+    # harv36a round 2 (scored after round 1's rules, blind to any rule for it)
+    "openchat-52-flash-attn-1-installed-code-needs-flash-attn-2": "openchat's 'NameError: name 'flash_attn_varlen_func' is not defined' reads the same when flash-attn is not installed at all (the import is guarded), so explain guesses flash-attn-not-installed from the words; that flash-attn<2 was installed is the reporter's pip command beside it (C3)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
