@@ -211,6 +211,9 @@ class Check:
     #: ``inp["prework"]`` (absent when it failed: the probe then does that work itself), so a
     #: probe that waits for the torch import only does, after it, what needs torch
     prework: ClassVar[Optional[str]] = None
+    #: the run's critical path among the ``preload`` probes (the one with the most work after
+    #: the import): when the preload ends, its fork is made before the others' (runner/zygote.py)
+    start_first: ClassVar[bool] = False
     #: a resource the probe uses that serves one client at a time, or serves several each
     #: slower (``"nvidia-driver"``: cuInit, nvmlInit and nvidia-smi each initialise the driver's
     #: view of every GPU, and run together they wait on each other). Probes naming the same

@@ -221,6 +221,7 @@ class TritonKernelLaunch(Check):
     preload = ("torch", "triton")  # its launch phases fork from the interpreter that imported torch (runner/zygote.py)
     probe_needs = ("toolchain.triton_cache", "triton.build")  # the cache dir and whether Triton can build
     prework = "launch_prework"  # builds Triton's cuda_utils into the empty cache while torch imports
+    start_first = True  # its fork's own work (CUDA context, compile, launch: 0.9-1.3 s on an H100) ends the run
     timeout = 240.0
     probe_options = {"budget_s": 220, "fresh_timeout_s": 150, "user_timeout_s": 120}
 

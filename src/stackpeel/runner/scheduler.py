@@ -78,7 +78,8 @@ def _probe(cls: Type[Check], python: str, done: Mapping[str, Any], env: Optional
     if scratch is not None:
         inp["scratch"] = scratch
     if zygote is not None:
-        answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir)
+        answer = zygote.for_probe(cls).run_probe(cls.probe, inp, timeout, probes_dir=cls.probes_dir,
+                                                 first=cls.start_first)
         if answer is not None:
             return answer
     return run_probe(python, cls.probe, inp, timeout, env=env, probes_dir=cls.probes_dir)

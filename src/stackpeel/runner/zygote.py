@@ -359,6 +359,9 @@ class Zygote:
         self.next_id = 0
         #: when set, each probe waits for one of these before it starts (and its time starts)
         self.slots: Optional[Slots] = None
+        #: probes asked with ``first=True`` that have not sent their request yet: when the
+        #: preload ends, the others send theirs after them (see :meth:`run_probe`)
+        self.firsts = 0
         rfd, wfd = os.pipe()
         hygiene.ensure_scratch()  # a read-only or full /tmp is the target's problem, not stackpeel's (tmp24)
         self.err = tempfile.TemporaryFile()
@@ -450,14 +453,41 @@ class Zygote:
 
     # -- one probe ------------------------------------------------------------------------------
     def run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
-                  probes_dir: Optional[Path] = None) -> Optional[ProbeAnswer]:
+                  probes_dir: Optional[Path] = None, first: bool = False) -> Optional[ProbeAnswer]:
         """Run ``probe`` in a fork; None when the zygote cannot serve it (the caller spawns).
-        With :attr:`slots`, the probe first waits for a slot; its time starts when it has one."""
+        With :attr:`slots`, the probe first waits for a slot; its time starts when it has one.
+        ``first``: the probe is the run's critical path (``Check.start_first``): probes waiting
+        for the preload with it send their requests after its own, so that its fork is the first
+        one the zygote makes when the import ends (and the first to initialise CUDA)."""
         with probe_slots(), (self.slots.take() if self.slots is not None else contextlib.nullcontext()):
-            return self._run_probe(probe, inp, timeout, probes_dir)
+            if not first:
+                return self._run_probe(probe, inp, timeout, probes_dir)
+            with self.changed:
+                self.firsts += 1
+            sent = [False]
+            try:
+                return self._run_probe(probe, inp, timeout, probes_dir, sent)
+            finally:
+                if not sent[0]:  # it returned before its request went out
+                    self._first_sent()
+
+    def _first_sent(self) -> None:
+        with self.changed:
+            self.firsts -= 1
+            self.changed.notify_all()
+
+    def _after_firsts(self) -> None:
+        """Wait (at most :data:`FIRST_WAIT_S`) until the probes asked with ``first`` have sent their requests."""
+        end = time.monotonic() + FIRST_WAIT_S
+        with self.changed:
+            while self.firsts > 0 and not self.dead:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                self.changed.wait(left)
 
     def _run_probe(self, probe: str, inp: Mapping[str, Any], timeout: float,
-                   probes_dir: Optional[Path]) -> Optional[ProbeAnswer]:
+                   probes_dir: Optional[Path], sent: Optional[list] = None) -> Optional[ProbeAnswer]:
         start = time.monotonic()
         if self.preload and not self.ready.is_set():
             # the preload is part of the probe's time, all of it: had the probe imported torch
@@ -483,12 +513,18 @@ class Zygote:
                    "tmp": str(probe_tmp),
                    "argv": [str(PROBES_DIR), str(probes_dir or PROBES_DIR), module, function, str(inp_path),
                             str(out_path)]}
+            if sent is None:
+                self._after_firsts()
             try:
                 with self.lock:
                     self.proc.stdin.write((json.dumps(req) + "\n").encode())
                     self.proc.stdin.flush()
             except (OSError, ValueError):
                 return None
+            finally:
+                if sent is not None:
+                    sent[0] = True
+                    self._first_sent()
             deadline = start + timeout
             timed_out = False
             with self.changed:
@@ -525,6 +561,10 @@ class Zygote:
         finally:
             hygiene.remove_tempdir(tmp)
 
+
+#: the longest a probe waits for a ``first`` probe's request to go out before it sends its own
+#: (that probe is a few milliseconds from sending it: this only bounds a surprise)
+FIRST_WAIT_S = 0.5
 
 #: niceness increment of the interpreter the torch-free probes fork from, on a machine with
 #: at most FEW_CORES cores: there they must not take CPU from the one import the whole run
