@@ -375,6 +375,16 @@ KNOWN_MISSES: Dict[str, str] = {
     "tensorflow-25692-tf-nightly-missing-header-long-path": "the issue title only, 'pip install tf-nightly-2.0-preview on Windows 10: missing file TensorSyclConvertToDeviceExpression.h': that the install path passed 260 characters is the maintainer's answer, nothing in the log says so (E)",
     "stomanager1-50-torch-after-pyqt5-c10-dll": "the title 'torch error importing c10.dll' and the reporter's sentence about loading c10.dll on Windows (no loader line; an earlier import of PyQt5 that loads its older Visual C++ runtime is the reporter's finding): named first only by resemblance to other threads, no signature reads the prose, so match_codes names nothing (A3)",
     "torchstudio-20-missing-msvcp140-dll": "the reporter's own sentence 'complaints about several missing MSVCP140.dlls' (the loader's dialogs were screenshots): no program's line, and a rule for this phrasing would be written from the log it is scored on (A3)",
+    # tools36: validation logs the alias map (ALIASES.toml) moved to training, scored as they were
+    # (blind to them); not tuned here
+    "ao-2901-torchao-rc-aborted-torch-nightly": "moved from validation with pytorch/ao (alias pytorch-labs/ao, tools36); ranked libstdcxx-too-old first, not torchao-torch-mismatch",
+    "ao-2919-torchao-import-aborted-torch-abi": "moved from validation with pytorch/ao (alias pytorch-labs/ao, tools36); ranked native-crash-in-gpu-library first, not torchao-torch-mismatch",
+    "sd-webui-amdgpu-469-backend-directml-flag-renamed": "moved from validation with lshqqytiger/stable-diffusion-webui-amdgpu (tools36); no-nvidia-driver is third after torch-cuda-unavailable",
+    "sd-webui-amdgpu-480-amd-gpu-no-backend-flag": "moved from validation with lshqqytiger/stable-diffusion-webui-amdgpu (tools36); no-nvidia-driver is third after torch-cuda-unavailable",
+    "whisper-cpp-1502-illegal-memory-access-cc61": "moved from validation with ggml-org/whisper.cpp (alias ggerganov/whisper.cpp, tools36); broken-package-release not ranked",
+    "whisper-cpp-3449-no-gpu-found-built-without-cuda": "moved from validation with ggml-org/whisper.cpp (tools36); framework-cpu-only-build not ranked first",
+    "whisper-cpp-876-nvcc-11-5-arch-native": "moved from validation with ggml-org/whisper.cpp (tools36); nvcc-arch-unsupported third, by a guess from words",
+    "whisper-cpp-pr1554-cuda12-binary-driver-too-old": "moved from validation with ggml-org/whisper.cpp (tools36); silent, driver-too-old-for-build not read",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
