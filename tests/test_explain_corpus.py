@@ -468,11 +468,15 @@ def test_corpus_is_big_enough_and_real():
     assert len(LOGS) >= 40
     per_thread: Dict[str, int] = {}
     known = set(all_codes()) | set(load().referenced_codes())  # the catalogue test checks the rest
+    proposed = set(corpus_split.load_split().get("codes", {}).get("proposed", []))
     for path in LOGS:
         meta, body = read_corpus(path)
         assert corpus_split.source_thread(meta.get("source", ""), meta.get("repository", "")), path.name
         assert meta.get("established"), path.name
-        assert meta.get("expected") in known, path.name
+        # a validation log the alias map moved to training (tools36) may expect a code the
+        # validation collection proposed (SPLIT.toml [codes].proposed); it is a listed miss
+        assert meta.get("expected") in known or (path.stem in KNOWN_MISSES and meta.get("expected") in proposed), \
+            path.name
         if meta.get("cause"):
             assert meta["cause"] in known, path.name
         assert body.strip(), path.name
