@@ -8,7 +8,13 @@ The split is by repository and fixed by a rule nobody tunes (issue 8, item 7):
     and none of the seed files (the 50 logs the knowledge base was first written
     from) comes from it.
 
-Every other repository is TRAINING. Patterns may be written from training logs only;
+Every other repository is TRAINING. A renamed repository (``ALIASES.toml``: canonical name and
+its former names, each with its evidence) is one project: its alias group is VALIDATION only when
+every name in the group is validation by the rule above; a group with any training name is
+TRAINING whole (tools36: moving unseen validation logs to training is blind-safe, the reverse
+would put logs rules were written from into validation). ``--side`` answers for the group.
+
+Patterns may be written from training logs only;
 validation logs measure how explain does on failures nobody tuned it for.
 
 ``tests/corpus/explain/SPLIT.toml`` records the rule, the seed files, the validation
@@ -39,9 +45,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus" / "explain"
 SPLIT_FILE = CORPUS / "SPLIT.toml"
+ALIASES_FILE = "ALIASES.toml"
 HASH_PREFIXES = "0123"
 RULE = ('validation iff hashlib.sha256(repo.lower().encode()).hexdigest()[0] in "0123" '
-        "and no seed file comes from the repository; every other repository is training")
+        "and no seed file comes from the repository, for every name of its alias group (ALIASES.toml); "
+        "every other repository is training")
 
 # Headers every log carries; validation logs also carry `issue` and `category`.
 REQUIRED = ("source", "repository", "established", "expected")
@@ -131,9 +139,28 @@ def hash_prefix(repo: str) -> str:
     return hashlib.sha256(repo.lower().encode()).hexdigest()[0]
 
 
-def in_validation(repo: str, seed_repos: Sequence[str]) -> bool:
+def load_aliases(corpus: Path = CORPUS) -> Dict[str, List[str]]:
+    """Each name (lower case) of a group in ``ALIASES.toml`` -> every name of its group."""
+    path = corpus / ALIASES_FILE
+    if not path.exists():
+        return {}
+    groups: Dict[str, List[str]] = {}
+    for g in load_split(path).get("group", []):
+        names = [g["canonical"], *g.get("aliases", [])]
+        for n in names:
+            if n.lower() in groups:
+                raise ValueError(f"{path.name}: {n} is in two alias groups")
+            groups[n.lower()] = names
+    return groups
+
+
+def in_validation(repo: str, seed_repos: Sequence[str],
+                  aliases: Optional[Dict[str, List[str]]] = None) -> bool:
+    """Validation iff every name of the repository's alias group is validation by the hash
+    and none is a seed repository (a lone name is its own group)."""
     seeds = {r.lower() for r in seed_repos}
-    return hash_prefix(repo) in HASH_PREFIXES and repo.lower() not in seeds
+    names = (aliases or {}).get(repo.lower(), [repo])
+    return all(hash_prefix(n) in HASH_PREFIXES and n.lower() not in seeds for n in names)
 
 
 @dataclass
@@ -179,8 +206,9 @@ def compute_split(corpus: Path = CORPUS, seed_files: Optional[Sequence[str]] = N
     by_name = {h.name: h for h in headers}
     seed_repos = sorted({by_name[f].repository for f in seed_files if f in by_name}, key=str.lower)
     split = Split(list(seed_files), seed_repos)
+    aliases = load_aliases(corpus)
     for h in headers:
-        (split.validation if in_validation(h.repository, seed_repos) else split.training).append(h)
+        (split.validation if in_validation(h.repository, seed_repos, aliases) else split.training).append(h)
     return split
 
 
@@ -272,8 +300,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     split_file = args.corpus / "SPLIT.toml"
     recorded = load_split(split_file)
     if args.side:
-        print("validation" if in_validation(args.side, compute_split(args.corpus, recorded["seed"]["files"]).seed_repos)
-              else "training")
+        seeds = compute_split(args.corpus, recorded["seed"]["files"]).seed_repos
+        print("validation" if in_validation(args.side, seeds, load_aliases(args.corpus)) else "training")
         return 0
     split = compute_split(args.corpus, recorded["seed"]["files"])
     if args.training_files:

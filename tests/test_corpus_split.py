@@ -201,3 +201,52 @@ def test_source_thread_refuses_mismatched_pairs(source, repository):
 def test_page_keys_split_by_the_same_hash_rule():
     key = "forums.developer.nvidia.com/t-242308"
     assert corpus_split.in_validation(key, []) == (corpus_split.hash_prefix(key) in "0123")
+
+
+def test_alias_groups_take_one_side_and_straddlers_go_to_training(tmp_path):
+    # tools36: a renamed repository is one project; its group is validation only when every
+    # name in it is, so rules written under one name never meet its logs under another.
+    aliases = corpus_split.load_aliases()
+    assert aliases, "ALIASES.toml is read"
+    seen = set()
+    for names in aliases.values():
+        key = tuple(n.lower() for n in names)
+        if key in seen:
+            continue
+        seen.add(key)
+        sides = {corpus_split.in_validation(n, SPLIT.seed_repos, aliases) for n in names}
+        assert len(sides) == 1, names
+        by_hash = {corpus_split.hash_prefix(n) in "0123" for n in names}
+        assert sides == ({True} if by_hash == {True} else {False}), names
+    # ggml-org/whisper.cpp hashes validation, its former name ggerganov/whisper.cpp training:
+    assert corpus_split.hash_prefix("ggml-org/whisper.cpp") in "0123"
+    assert corpus_split.hash_prefix("ggerganov/whisper.cpp") not in "0123"
+    assert not corpus_split.in_validation("ggml-org/whisper.cpp", [], aliases)
+    # a name in no group keeps its own hash
+    assert corpus_split.in_validation("NVIDIA/mig-parted", [], aliases)
+    # every log of a group is on one side
+    for part, logs in (("training", SPLIT.training), ("validation", SPLIT.validation)):
+        for h in logs:
+            for other in aliases.get(h.repository.lower(), []):
+                assert not any(o.repository.lower() == other.lower()
+                               for o in (SPLIT.validation if part == "training" else SPLIT.training))
+    # a name in two groups is refused
+    bad = tmp_path / "ALIASES.toml"
+    bad.write_text('[[group]]\ncanonical = "a/b"\naliases = ["c/d"]\nevidence = "x"\n'
+                   '[[group]]\ncanonical = "e/f"\naliases = ["C/D"]\nevidence = "x"\n')
+    with pytest.raises(ValueError):
+        corpus_split.load_aliases(tmp_path)
+
+
+def test_alias_groups_carry_evidence():
+    groups = corpus_split.load_split(corpus_split.CORPUS / corpus_split.ALIASES_FILE)["group"]
+    for g in groups:
+        assert g.get("evidence", "").strip(), g
+        assert set(g) <= {"canonical", "aliases", "evidence"}, g
+
+
+def test_side_answers_for_the_alias_group(capsys):
+    assert corpus_split.main(["--side", "ggerganov/whisper.cpp"]) == 0
+    assert capsys.readouterr().out.strip() == "training"
+    assert corpus_split.main(["--side", "ggml-org/whisper.cpp"]) == 0
+    assert capsys.readouterr().out.strip() == "training"

@@ -394,6 +394,16 @@ KNOWN_MISSES: Dict[str, str] = {
     "libgpuarray-289-no-binary-for-gpu-missing-ptxjitcompiler": "the issue title only, 'CUDA_ERROR_NO_BINARY_FOR_GPU' (read as the GPU missing from a build's architectures, its usual cause): that the driver's libnvidia-ptxjitcompiler.so was missing is the reporter's finding from the JIT's own log, which is not pasted (E)",
     "openmm-2760-compute-node-without-cuda-libcuda-libnvrtc": "the reporter's sentence that 'libcuda.so.1' and 'libnvrtc.so.10.1' can not be loaded on the compute node (libcuda-not-in-ldconfig first by words, libcuda-missing second): no loader line; that the compute node lacks the CUDA installation of the login node is the reporter's later finding (A3, D)",
     "openmm-3656-openmm-plugin-dir-base-env-no-cuda-platform": "OpenMM's 'There is no registered Platform called \"CUDA\"' and conda's PackagesNotFoundError for cudatoolkit==11.0 (package-no-matching-wheel by that line): that OPENMM_PLUGIN_DIR named the base environment's plugins is the reporter's later finding; the variable is not in the log (E)",
+    # tools36: validation logs the alias map (ALIASES.toml) moved to training, scored as they were
+    # (blind to them); not tuned here
+    "ao-2901-torchao-rc-aborted-torch-nightly": "moved from validation with pytorch/ao (alias pytorch-labs/ao, tools36); ranked libstdcxx-too-old first, not torchao-torch-mismatch",
+    "ao-2919-torchao-import-aborted-torch-abi": "moved from validation with pytorch/ao (alias pytorch-labs/ao, tools36); ranked native-crash-in-gpu-library first, not torchao-torch-mismatch",
+    "sd-webui-amdgpu-469-backend-directml-flag-renamed": "moved from validation with lshqqytiger/stable-diffusion-webui-amdgpu (tools36); no-nvidia-driver is third after torch-cuda-unavailable",
+    "sd-webui-amdgpu-480-amd-gpu-no-backend-flag": "moved from validation with lshqqytiger/stable-diffusion-webui-amdgpu (tools36); no-nvidia-driver is third after torch-cuda-unavailable",
+    "whisper-cpp-1502-illegal-memory-access-cc61": "moved from validation with ggml-org/whisper.cpp (alias ggerganov/whisper.cpp, tools36); broken-package-release not ranked",
+    "whisper-cpp-3449-no-gpu-found-built-without-cuda": "moved from validation with ggml-org/whisper.cpp (tools36); framework-cpu-only-build not ranked first",
+    "whisper-cpp-876-nvcc-11-5-arch-native": "moved from validation with ggml-org/whisper.cpp (tools36); nvcc-arch-unsupported third, by a guess from words",
+    "whisper-cpp-pr1554-cuda12-binary-driver-too-old": "moved from validation with ggml-org/whisper.cpp (tools36); silent, driver-too-old-for-build not read",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -477,11 +487,15 @@ def test_corpus_is_big_enough_and_real():
     assert len(LOGS) >= 40
     per_thread: Dict[str, int] = {}
     known = set(all_codes()) | set(load().referenced_codes())  # the catalogue test checks the rest
+    proposed = set(corpus_split.load_split().get("codes", {}).get("proposed", []))
     for path in LOGS:
         meta, body = read_corpus(path)
         assert corpus_split.source_thread(meta.get("source", ""), meta.get("repository", "")), path.name
         assert meta.get("established"), path.name
-        assert meta.get("expected") in known, path.name
+        # a validation log the alias map moved to training (tools36) may expect a code the
+        # validation collection proposed (SPLIT.toml [codes].proposed); it is a listed miss
+        assert meta.get("expected") in known or (path.stem in KNOWN_MISSES and meta.get("expected") in proposed), \
+            path.name
         if meta.get("cause"):
             assert meta["cause"] in known, path.name
         assert body.strip(), path.name
