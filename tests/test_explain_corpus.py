@@ -404,11 +404,19 @@ KNOWN_MISSES: Dict[str, str] = {
     "whisper-cpp-3449-no-gpu-found-built-without-cuda": "moved from validation with ggml-org/whisper.cpp (tools36); framework-cpu-only-build not ranked first",
     "whisper-cpp-876-nvcc-11-5-arch-native": "moved from validation with ggml-org/whisper.cpp (tools36); nvcc-arch-unsupported third, by a guess from words",
     "whisper-cpp-pr1554-cuda12-binary-driver-too-old": "moved from validation with ggml-org/whisper.cpp (tools36); silent, driver-too-old-for-build not read",
+    # session 36 lead: oobabooga/textgen is text-generation-webui renamed (ALIASES.toml); its 9 logs moved to training, scored as they were
+    "textgen-100-cpu-installer-first": "moved from validation with oobabooga/textgen (alias oobabooga/text-generation-webui, session 36 lead); unknown, torch-cpu-only-build not ranked",
+    "textgen-2820-exllama-silent-torch-cuda-mismatch": "moved from validation with oobabooga/textgen (session 36 lead); unknown, nvcc-torch-cuda-mismatch not ranked",
+    "textgen-3754-cuda-gptq-wheel-on-rocm-libcudart": "moved from validation with oobabooga/textgen (session 36 lead); library-missing first, cuda-extension-on-rocm not ranked",
+    "textgen-4238-flash-attn-wheel-torch-mismatch": "moved from validation with oobabooga/textgen (session 36 lead); unknown, extension-torch-mismatch not ranked",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # session 36 lead: moved from validation with oobabooga/textgen (ALIASES.toml), right first by the words of bitsandbytes' setup lines
+    "textgen-398-wsl-8bit-bitsandbytes-no-cudart": "moved from validation with oobabooga/textgen (session 36 lead): bitsandbytes-cuda-setup-failed first by a guess from words",
+    "textgen-659-windows-loads-linux-bitsandbytes-cpu-so": "moved from validation with oobabooga/textgen (session 36 lead): bitsandbytes-cuda-setup-failed first by a guess from words",
     # harv35-2026-12-08: the issue title only, transformers' preface 'FlashAttention2 has been toggled on, but it cannot be used' without the reason after it (flash-attn-not-installed by its words)
     "comfyui-florence2-8-flashattention2-toggled-installed-in-system-python": "the issue title 'Error: FlashAttention2 has been toggled on, but it cannot be used [Windows 11]' (transformers' preface without its reason: the package missing, too old, or no CUDA device), read by its words",
     # harv34b-2026-12-07: GenRe-ShapeHD's build script's own 'cuda available but nvcc not found. Please add nvcc to $PATH', read by its words (nvcc-missing)
