@@ -409,6 +409,8 @@ KNOWN_MISSES: Dict[str, str] = {
     "textgen-2820-exllama-silent-torch-cuda-mismatch": "moved from validation with oobabooga/textgen (session 36 lead); unknown, nvcc-torch-cuda-mismatch not ranked",
     "textgen-3754-cuda-gptq-wheel-on-rocm-libcudart": "moved from validation with oobabooga/textgen (session 36 lead); library-missing first, cuda-extension-on-rocm not ranked",
     "textgen-4238-flash-attn-wheel-torch-mismatch": "moved from validation with oobabooga/textgen (session 36 lead); unknown, extension-torch-mismatch not ranked",
+    # harv36e-2026-12-09 (docs/dev/harv36e.md): the blind miss not fixed
+    "zed-ros2-wrapper-25-cuda-11.1-nppicom-library-notfound-findcuda": "CMake's 'CUDA_nppicom_LIBRARY (ADVANCED)' set to NOTFOUND under CUDA 11.1 (read by words as unrelated guesses): that a FindCUDA older than CUDA 11, which removed libnppicom, asks for it is the reporter's and a commenter's finding; no code names 'a FindCUDA (CMake's or a project's bundled copy) older than the toolkit' exactly, and which CMake release first knew CUDA 11's NPP split was not verified from CMake's source, so no rule was written",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
