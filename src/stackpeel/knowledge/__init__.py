@@ -424,8 +424,9 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
         for r in lraw.get("refine", ()):
             if not isinstance(r, dict) or not isinstance(r.get("local", False), bool) \
                     or not isinstance(r.get("far_unless", ""), str) or (r.get("local") and r.get("far_unless")):
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true | far_unless = regex]}} "
-                                     "or {context_name = NAME, code = code[, local = true | far_unless = regex]}")
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true "
+                                     "| far_unless = regex]} or {context_name = NAME, code = code[, local = true "
+                                     "| far_unless = regex]}")
             far_unless = r.get("far_unless", "")
             if far_unless and regexes:
                 try:
@@ -440,8 +441,9 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                 refine.append(Refine((contexts or {})[name], r["code"], r.get("local", False), name, far_unless))
                 continue
             if not {"context", "code"} <= set(r) <= {"context", "code", "local", "far_unless"}:
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true | far_unless = regex]}} "
-                                     "or {context_name = NAME, code = code[, local = true | far_unless = regex]}")
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true "
+                                     "| far_unless = regex]} or {context_name = NAME, code = code[, local = true "
+                                     "| far_unless = regex]}")
             try:
                 if regexes:
                     re.compile(r["context"])
