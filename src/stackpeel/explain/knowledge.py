@@ -181,6 +181,8 @@ class Refine:
     codes: Tuple[str, ...]
     #: read only on the lines around the hit, never on the log's clue lines
     local: bool = False
+    #: also read on every line the scan kept, in a log none of whose kept lines matches this
+    far_unless: Optional[Pattern[str]] = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,8 @@ class Entry:
     def codes_for(self, context: str) -> Tuple[str, ...]:
         """The codes this entry stands for, given the text around the matching line."""
         for rule in self.refine:
+            if rule.far_unless is not None and rule.far_unless.search(context):
+                continue  # the rule holds only where nothing the log kept matches far_unless
             if rule.context.search(context):
                 return rule.codes
         return self.codes
@@ -376,6 +380,10 @@ class KnowledgeBase:
     version: int = 1
     #: finding code -> literal clues that make it likelier when a log shows only its symptoms
     clues: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+    #: (host sign name, platform, its regex): what tells the OS a log ran on (``[host.NAME]``)
+    hosts: Tuple[Tuple[str, str, Pattern[str]], ...] = ()
+    #: finding code -> the operating systems it can happen on (``platforms``; absent: any)
+    platforms: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
 
     @functools.cached_property
     def clue_gate(self) -> Pattern[str]:
@@ -708,7 +716,8 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fix=fix_text(code),
             links=code.links,
             could_be=sig.could_be,
-            refine=tuple(Refine(_compile(r.context, where), (r.code,), r.local) for r in sig.refine),
+            refine=tuple(Refine(_compile(r.context, where), (r.code,), r.local,
+                                _compile(r.far_unless, where) if r.far_unless else None) for r in sig.refine),
             order=i,
             fallback=sig.fallback,
             said=sig.said,
@@ -716,7 +725,10 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}
-    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues, confirms=confirms)
+    hosts = tuple((h.name, h.platform, _compile(h.pattern, f"{h.file} [host.{h.name}]")) for h in kb.hosts.values())
+    platforms = {c.code: c.platforms for c in kb.codes.values() if c.platforms}
+    return KnowledgeBase(entries=tuple(entries), checks=dict(checks or {}), clues=clues, confirms=confirms,
+                         hosts=hosts, platforms=platforms)
 
 
 def _live_checks() -> Dict[str, str]:

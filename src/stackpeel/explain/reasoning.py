@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from ..codes import all_codes
 from ..combinations import LogFacts, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
+from . import host as _host
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import WARN_LEVEL_RE, Hit, ParseResult, error_shape, split_prefix, suspect_shape
 
@@ -441,6 +442,12 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     failing_besides = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
         not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     copies = _refined_copies(parsed, entries)
+    # what a refine with ``far_unless`` reads besides the line's neighbours: every line the scan kept
+    kept_lines: List[Tuple[int, str]] = [(ln.number, ln.text) for ln in parsed.other_errors]
+    kept_lines += [(tb.exc_line or tb.start, f"{tb.files_text}\n{tb.exc_type or ''}: {tb.message}")
+                   for tb in parsed.tracebacks]
+    kept_lines += [(h.line.number, h.context or h.line.text) for h in parsed.hits]
+    kept_lines += clue_lines
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
@@ -454,7 +461,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                 and not _gives_cause(e, hit.whole or hit.line.text):
             # (the sentence as the user wrote it: a line a paste wrapped read whole)
             continue
-        codes, context_line = _refined(e, hit.context, clue_lines, kb)
+        codes, context_line = _refined(e, hit.context, clue_lines, kb, kept_lines)
         if copies and codes == e.codes and e.refine and _own_reading(e, hit.context) is None:
             m = e.search(hit.line.text)
             refined = copies.get((e.id, m.group(0))) if m else None
@@ -494,6 +501,19 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     _infer(accs, parsed, kb, catalogue)
     exceptions, n_exc = _exceptions(parsed, kb)
     findings, fact_notes, early_guesses = _apply_facts(accs, parsed, exceptions, kb, catalogue)
+    # the OS the log plainly comes from rules out guesses and base rates of causes that cannot
+    # happen there (/dev/shm on native Windows); a cause a line states is never dropped (tools36b)
+    host = _host.platform_of(parsed, kb)
+    platform = host[0] if host else None
+    dropped: List[str] = []
+
+    def possible(guesses: Optional[List[Candidate]]) -> Optional[List[Candidate]]:
+        if guesses is None or platform is None:
+            return guesses
+        dropped.extend(c.code for c in guesses if _host.ruled_out(c.code, platform, kb) and c.code not in dropped)
+        return [c for c in guesses if not _host.ruled_out(c.code, platform, kb)]
+
+    early_guesses = possible(early_guesses)
 
     present = set(accs)
     explains: Dict[str, List[str]] = {c: [] for c in accs}
@@ -591,7 +611,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
             own_causes=len(own),
         ))
 
-    candidates = _apply_prior(candidates, kb, catalogue)
+    candidates = _apply_prior(candidates, kb, catalogue, platform, dropped)
     cited = {ev.line for c in candidates for ev in c.evidence}
     unexplained = tuple(Evidence(ln.number, ln.text.strip(), "", ln.stream) for ln in parsed.other_errors[:10]
                         if ln.number not in cited)
@@ -600,12 +620,13 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         # a run the user stopped (Ctrl+C) is no failure: no cause is guessed from its lines
         candidates, unexplained = [], ()
     elif not candidates:
-        candidates = early_guesses if early_guesses is not None else _guesses(parsed, exceptions, kb, catalogue)
+        candidates = early_guesses if early_guesses is not None else possible(
+            _guesses(parsed, exceptions, kb, catalogue)) or []
         if parsed.suspect_only:
             # lines that only may show a failure guess no cause from their words: they are listed
             candidates = [c for c in candidates if c.basis != "vocabulary"]
         elif not candidates:
-            candidates = _similar_guesses(parsed, exceptions, kb, catalogue)
+            candidates = possible(_similar_guesses(parsed, exceptions, kb, catalogue)) or []
     elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
         candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
@@ -674,6 +695,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         if frames:
             notes.append(f"the interrupted run was in {frames[-1]} when it stopped: if it hung, "
                          "that is where it waited")
+    if dropped and host is not None:
+        notes.append(f"the log comes from {platform} ({', '.join(host[1])}): {', '.join(dropped)} cannot happen "
+                     "there: no guess or base rate names it, and no symptom lists it as a possible cause")
     notes.extend(fact_notes)
     fingerprint = None
     guessed = all(c.basis in GUESS_BASES for c in candidates)
@@ -795,19 +819,31 @@ def _apply_facts(accs: Dict[str, _Acc], parsed: ParseResult, exceptions: Sequenc
     return findings, notes, guesses
 
 
-def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapping[str, Any]) -> List[Candidate]:
+def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapping[str, Any],
+                 platform: Optional[str] = None, dropped: Optional[List[str]] = None) -> List[Candidate]:
     """Base rates (:mod:`.priors`). Each symptom a signature named has its ``could_be`` ordered by
     how often the earlier threads in whose explanation it was a candidate established each cause,
     two threads at least (causes the log's clues point to stay first; ties keep the knowledge
     base's order). And for a log whose first candidate is a symptom nothing in the log narrows (no
     line names a cause, no clue points at one), when that symptom's prior is supported enough (or,
     where it names nothing, the ``order`` table: :func:`.priors.order_guess`), its cause comes first
-    as a low-confidence guess with basis "prior", its evidence the symptom's lines."""
+    as a low-confidence guess with basis "prior", its evidence the symptom's lines. On a log that
+    plainly comes from ``platform`` (:mod:`.host`), a cause that cannot happen there leaves every
+    symptom's ``could_be`` and is never the base rate's guess (its code added to ``dropped``)."""
     from . import priors
+
+    def out_of_place(code: str) -> bool:
+        return _host.ruled_out(code, platform, kb)
 
     out = []
     for c in candidates:
         counts = priors.order_counts(c.code) if c.kind == "symptom" and c.basis == "signature" else {}
+        if platform is not None and c.kind == "symptom" and any(map(out_of_place, c.could_be)):
+            if dropped is not None:
+                dropped.extend(x for x in c.could_be if out_of_place(x) and x not in dropped)
+            kept = tuple(x for x in c.could_be if not out_of_place(x))
+            c = replace(c, could_be=kept, own_causes=sum(1 for x in c.could_be[:c.own_causes] if x in kept),
+                        could_be_clues=tuple(w for w in c.could_be_clues if w[0] in kept))
         if counts and c.could_be:
             clued = {code for code, _ in c.could_be_clues}
             # a cause one earlier thread established is no base rate: it keeps its place
@@ -828,6 +864,11 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
     if guess is None:
         wider = priors.order_guess(top.code, could_be)
         guess, of = (wider[:2], wider[2]) if wider else (None, 0)
+    if guess is not None and out_of_place(guess[0]):
+        # the base rate's cause cannot happen on the log's OS: no other cause takes its place
+        if dropped is not None and guess[0] not in dropped:
+            dropped.append(guess[0])
+        guess = None
     if guess is None or guess[0] not in catalogue:
         return out
     code, k = guess
@@ -994,8 +1035,8 @@ def _own_reading(e: Entry, context: str) -> Optional[Tuple[str, ...]]:
     return None
 
 
-def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase
-             ) -> Tuple[Tuple[str, ...], Optional[Evidence]]:
+def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: KnowledgeBase,
+             kept: Sequence[Tuple[int, str]] = ()) -> Tuple[Tuple[str, ...], Optional[Evidence]]:
     """The codes a hit stands for: a refinement reads the lines around the hit; one whose code has
     clues (the code of a place the log runs in: a Jetson, WSL, a container; or a fact that names
     the narrower cause of a generic line: a kernel update, Secure Boot) also reads the lines of
@@ -1004,10 +1045,23 @@ def _refined(e: Entry, context: str, clue_lines: Sequence[Tuple[int, str]], kb: 
     entry puts a narrower rule first (a container started with bare `--device` flags, read from
     its `docker run` line, before the prebuilt program's neighbours). A ``local`` rule reads only
     the lines around the hit (a setting a log may print anywhere). The second value is the clue
-    line that decided (as evidence), None when the line's own context did."""
-    if not clue_lines:
+    line that decided (as evidence), None when the line's own context did. A rule with
+    ``far_unless`` applies only in a log none of whose kept lines (``kept``) matches that regex,
+    and there it reads every kept line too (a far line that decides is evidence, as a clue line)."""
+    if not clue_lines and not any(r.far_unless is not None for r in e.refine):
         return e.codes_for(context), None
     for rule in e.refine:
+        if rule.far_unless is not None:
+            if any(rule.far_unless.search(text) for _, text in kept):
+                continue
+            if rule.context.search(context):
+                return rule.codes, None
+            for line, text in kept:
+                m = rule.context.search(text)
+                if m:
+                    return rule.codes, Evidence(line, f"{text.strip()[:200]} [clue: {m.group(0)[:60]}]",
+                                                f"clue:{m.group(0)[:60]}")
+            continue
         if rule.context.search(context):
             return rule.codes, None
         if rule.local or rule.codes == e.codes or not any(kb.clues.get(c) for c in rule.codes):

@@ -52,12 +52,16 @@ class Refine:
     evidences ``code`` instead of its own. ``local``: read only around the line, never on the
     log's clue lines far from it (a setting any log may print anywhere). ``name``: the shared
     ``[context.NAME]`` the regex comes from (``refine = [{context_name = NAME, code = ...}]``),
-    "" for a regex written inline."""
+    "" for a regex written inline. ``far_unless`` (a regex): the rule also reads every line the
+    scan kept anywhere in the log (tracebacks, error lines, the lines around hits) when none of
+    them matches it (a bare ``CUDA_ERROR_NO_BINARY_FOR_GPU`` in a log that names CuPy far from the
+    line, and no torch anywhere); a code chosen so is inferred, as one a clue line chose."""
 
     context: str
     code: str
     local: bool = False
     name: str = ""
+    far_unless: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,10 @@ class CodeEntry:
     #: literal text that, found anywhere in a log, makes this cause likelier when the log
     #: shows only a symptom it can produce (``explain`` ranks with them), e.g. "docker"
     clues: Tuple[str, ...] = ()
+    #: the operating systems (:data:`PLATFORMS`) on which this cause can happen at all; empty: any.
+    #: explain never lets a guess or a base rate name it first for a log that plainly comes from
+    #: another one (a `[host.NAME]` table's signs, :func:`parse_hosts`): /dev/shm on native Windows
+    platforms: Tuple[str, ...] = ()
     source: str = ""
     deprecated: str = ""
     #: other names of this code: names proposed for the same cause before it had an entry
@@ -229,6 +237,8 @@ class KnowledgeBase:
     files: Tuple[str, ...] = ()
     #: alias -> the code it names (``aliases = [...]`` of each entry)
     aliases: Mapping[str, str] = field(default_factory=dict)
+    #: host sign name -> :class:`HostSign` (``[host.NAME]`` tables)
+    hosts: Mapping[str, "HostSign"] = field(default_factory=dict)
 
     def canonical(self, code: str) -> str:
         """The code an alias names; any other string unchanged."""
@@ -275,7 +285,7 @@ class KnowledgeBase:
 _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messages", "consequence", "fix",
               "packages", "commands", "remedy", "needed_by", "provision", "causes", "caused_by", "confirmed_by",
               "standalone", "named_only", "links",
-              "clues", "source",
+              "clues", "platforms", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning"}
@@ -283,6 +293,11 @@ _EXC_KEYS = {"type", "message"}
 #: the top-level table of shared refine contexts (``[context.NAME]``); no code may take this name
 CONTEXT_TABLE = "context"
 _CONTEXT_KEYS = {"pattern", "means"}
+#: the top-level table of host signs (``[host.NAME]``): what in a log tells the OS it ran on
+HOST_TABLE = "host"
+_HOST_KEYS = {"platform", "pattern", "means"}
+#: the operating systems a code's ``platforms`` and a host sign's ``platform`` may name
+PLATFORMS = ("linux", "windows", "macos")
 _CODE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -407,25 +422,34 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                 raise KnowledgeError(f"{lwhere}: bad regex {p!r}: {exc}") from None
         refine = []
         for r in lraw.get("refine", ()):
-            if not isinstance(r, dict) or not isinstance(r.get("local", False), bool):
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}} "
-                                     "or {context_name = NAME, code = code[, local = true]}")
-            if {"context_name", "code"} <= set(r) <= {"context_name", "code", "local"}:
+            if not isinstance(r, dict) or not isinstance(r.get("local", False), bool) \
+                    or not isinstance(r.get("far_unless", ""), str) or (r.get("local") and r.get("far_unless")):
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true "
+                                     "| far_unless = regex]} or {context_name = NAME, code = code[, local = true "
+                                     "| far_unless = regex]}")
+            far_unless = r.get("far_unless", "")
+            if far_unless and regexes:
+                try:
+                    re.compile(far_unless)
+                except re.error as exc:
+                    raise KnowledgeError(f"{lwhere}: bad refine far_unless regex {far_unless!r}: {exc}") from None
+            if {"context_name", "code"} <= set(r) <= {"context_name", "code", "local", "far_unless"}:
                 name = r["context_name"]
                 if not isinstance(name, str) or name not in (contexts or {}):
                     raise KnowledgeError(f"{lwhere}: refine names unknown context {name!r} "
                                          f"(declare it as [{CONTEXT_TABLE}.{name}])")
-                refine.append(Refine((contexts or {})[name], r["code"], r.get("local", False), name))
+                refine.append(Refine((contexts or {})[name], r["code"], r.get("local", False), name, far_unless))
                 continue
-            if not {"context", "code"} <= set(r) <= {"context", "code", "local"}:
-                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true]}} "
-                                     "or {context_name = NAME, code = code[, local = true]}")
+            if not {"context", "code"} <= set(r) <= {"context", "code", "local", "far_unless"}:
+                raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true "
+                                     "| far_unless = regex]} or {context_name = NAME, code = code[, local = true "
+                                     "| far_unless = regex]}")
             try:
                 if regexes:
                     re.compile(r["context"])
             except re.error as exc:
                 raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
-            refine.append(Refine(r["context"], r["code"], r.get("local", False)))
+            refine.append(Refine(r["context"], r["code"], r.get("local", False), far_unless=far_unless))
         could_be = lraw.get("could_be")
         logs.append(LogSignature(
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
@@ -459,10 +483,20 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
         standalone=_flag(raw, "standalone", where),
         named_only=_flag(raw, "named_only", where),
         links=_strs(raw.get("links", []), where, "links"), clues=_clues(raw.get("clues", []), where),
+        platforms=_platforms(raw.get("platforms", []), where),
         source=_str(raw, "source", where),
         deprecated=_str(raw, "deprecated", where), aliases=_aliases(raw.get("aliases", []), where),
         logs=tuple(logs), exceptions=tuple(exceptions), file=file,
     )
+
+
+def _platforms(value: Any, where: str) -> Tuple[str, ...]:
+    platforms = _strs(value, where, "platforms")
+    if len(set(platforms)) != len(platforms) or not set(platforms) <= set(PLATFORMS) \
+            or len(platforms) == len(PLATFORMS):
+        raise KnowledgeError(f"{where}: platforms is a list of some of {list(PLATFORMS)}, each once, "
+                             "not all of them (leave it out for a cause of any OS)")
+    return platforms
 
 
 def _aliases(value: Any, where: str) -> Tuple[str, ...]:
@@ -516,16 +550,59 @@ def parse_contexts(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted:
     return regexes, files
 
 
+@dataclass(frozen=True)
+class HostSign:
+    """What in a log tells the operating system it ran on (``[host.NAME]``): a regex searched on
+    the lines explain keeps (tracebacks, error lines, the lines around hits, clue lines)."""
+
+    name: str
+    platform: str
+    pattern: str
+    means: str
+    file: str = ""
+
+
+def parse_hosts(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0) -> Dict[str, HostSign]:
+    """The host signs of ``documents``: each file's ``[host.NAME]`` tables (``platform``: one of
+    :data:`PLATFORMS`; ``pattern``: the regex; ``means``: what its match says, for people)."""
+    out: Dict[str, HostSign] = {}
+    for i, (file, data) in enumerate(documents):
+        table = data.get(HOST_TABLE, {})
+        if not isinstance(table, dict):
+            raise KnowledgeError(f"{file} [{HOST_TABLE}]: must be a table of [{HOST_TABLE}.NAME] tables")
+        for name, raw in table.items():
+            where = f"{file} [{HOST_TABLE}.{name}]"
+            if not _CODE_RE.match(name):
+                raise KnowledgeError(f"{where}: a host sign's name is lower-case words joined by '-'")
+            if name in out:
+                raise KnowledgeError(f"{where}: declared twice (also in {out[name].file})")
+            if not isinstance(raw, dict) or set(raw) != _HOST_KEYS:
+                raise KnowledgeError(f"{where}: a host sign is {{platform, pattern, means}}, nothing else")
+            platform = _str(raw, "platform", where, required=True)
+            if platform not in PLATFORMS:
+                raise KnowledgeError(f"{where}: platform must be one of {list(PLATFORMS)}")
+            pattern = _str(raw, "pattern", where, required=True)
+            _str(raw, "means", where, required=True)
+            if i >= accepted:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise KnowledgeError(f"{where}: bad regex {pattern!r}: {exc}") from None
+            out[name] = HostSign(name, platform, pattern, raw["means"], file)
+    return out
+
+
 def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0) -> KnowledgeBase:
     """A knowledge base from ``(file name, parsed TOML)`` pairs; validates references.
     ``accepted``: how many leading documents this parser accepted before, unchanged (their
     regexes are not compiled again; everything else is validated as always)."""
     codes: Dict[str, CodeEntry] = {}
     contexts, context_files = parse_contexts(documents, accepted)
+    hosts = parse_hosts(documents, accepted)
     order = 0
     for i, (file, data) in enumerate(documents):
         for code, raw in data.items():
-            if code == CONTEXT_TABLE:
+            if code in (CONTEXT_TABLE, HOST_TABLE):
                 continue
             if code in codes:
                 raise KnowledgeError(f"{file} [{code}]: declared twice (also in {codes[code].file})")
@@ -568,7 +645,7 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0)
     out = {}
     for c in ordered:
         out[c.code] = c if not causes[c.code] else _replace(c, causes=tuple(causes[c.code]))
-    return KnowledgeBase(codes=out, files=tuple(f for f, _ in documents), aliases=aliases)
+    return KnowledgeBase(codes=out, files=tuple(f for f, _ in documents), aliases=aliases, hosts=hosts)
 
 
 def _replace(entry: CodeEntry, **changes: Any) -> CodeEntry:
