@@ -424,6 +424,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # session 36: collected blind (holdout-2026-12-09, val36c) while axolotl-ai-cloud/axolotl was validation by the hash; tools36's alias group (OpenAccess-AI-Collective/axolotl) put it on the training side before it was scored
+    "axolotl-3142-flash-attn-undefined-symbol": "a flash-attn 'undefined symbol' import error under axolotl, extension-torch-mismatch first by a guess from the words 'flash-attn' and 'undefined symbol' (scored once, as it came)",
     # session 36 lead: moved from validation with oobabooga/textgen (ALIASES.toml), right first by the words of bitsandbytes' setup lines
     "textgen-398-wsl-8bit-bitsandbytes-no-cudart": "moved from validation with oobabooga/textgen (session 36 lead): bitsandbytes-cuda-setup-failed first by a guess from words",
     "textgen-659-windows-loads-linux-bitsandbytes-cpu-so": "moved from validation with oobabooga/textgen (session 36 lead): bitsandbytes-cuda-setup-failed first by a guess from words",
