@@ -7,6 +7,9 @@ logs are never read: the split (scripts/corpus_split.py) decides, by repository.
 
     python scripts/build_exemplars.py            # rewrite the file
     python scripts/build_exemplars.py --check    # exit 1 if the file is not current
+
+A log whose header says ``# exemplar: no, <why>`` is left out (its lines show only what many causes
+print, and its thread found the cause elsewhere).
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ def content() -> str:
         expected = [alias.get(c, c) for c in h.expected]
         if not expected or expected[0] not in codes or not h.meta.get("source"):
             continue  # a proposed code (no entry yet) teaches nothing a user can act on
+        if h.meta.get("exemplar", "").lower().startswith("no"):
+            # `# exemplar: no, <why>`: the log's lines hold only a line that many causes print (a bare
+            # EIO) and its thread found the cause elsewhere: resembling it would name that cause for
+            # every such line (session 36: pytorch-10577's 'Input/output error' read as disk-full)
+            continue
         rows.append((expected[0], h.meta["source"], similar.material(scan_text(corpus_split.read_body(h.path)))))
     data = similar.build(rows)
     rows_text = ",\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in data.pop("exemplars"))

@@ -902,6 +902,8 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
 STARTUP_NOTICE_RE = re.compile(
     r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin"
     r"|TF-TRT Warning: Could not find TensorRT"
+    # torchvision/io/_video_opt.py: its optional video ops are absent from the pip wheels, said on import
+    r"|video reader based on ffmpeg c\+\+ ops not available"
     r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
     # TensorFlow 2.9+ (tensorflow/core/util/port.cc): a note on numerics, printed on every start
     r"|oneDNN custom operations are on\. You may see slightly different numerical results"
