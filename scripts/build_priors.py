@@ -61,7 +61,8 @@ def collect() -> Tuple[List[Row], List[Seen]]:
         cause = alias.get(h.meta.get("cause", ""), h.meta.get("cause", ""))
         for c in expl.candidates:
             if c.kind == "symptom" and c.basis == "signature":
-                seen.append((c.code, source, [cause] if cause else expected, list(c.could_be)))
+                seen.append((c.code, source, [cause] if cause else expected, list(c.could_be),
+                             sorted({ev.entry for ev in c.evidence})))
         if expl.candidates and priors.applies(expl.candidates[0]):
             first = expl.candidates[0]
             entries = sorted({ev.entry for ev in first.evidence})

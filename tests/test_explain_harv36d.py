@@ -24,6 +24,8 @@ the wrappers pasted logs put around lines, with near-misses that must keep their
 
 from __future__ import annotations
 
+import pytest
+
 from stackpeel.explain.knowledge import load
 from test_explain_patterns import codes_of as _codes, family_tests
 
@@ -56,7 +58,7 @@ NVML_GONE = ('time="2024-11-13T22:25:51Z" level=info msg="Not collecting GPU met
 FAMILIES = {
     "nvprof-unsupported-gpu": [NVPROF, NVPROF_OLD],
     "cuda-debugger-backend-missing": [CUDA_GDB],
-    "dcgm-profiling-unsupported-gpu": [DCP_ARCH, DCP_NOT_SUPPORTED, DCP_MODULE, DCP_MODULE_NEW, DCGMI_PROFILE, DMON_33],
+    "dcgm-profiling-unsupported-gpu": [DCP_ARCH, DCP_NOT_SUPPORTED, DCGMI_PROFILE, DMON_33],
     "dcgm-profiling-module-failed": [PROF_LIB, HOSTENGINE_37],
     "nvml-unavailable": [NVML_GONE],
 }
@@ -165,3 +167,26 @@ def test_nvml_gone_near_misses_stay_quiet():
     assert "dcgm-nvml-not-loaded" not in _ids("NVML doesn't support this GPU")
     assert "dcgm-nvml-not-loaded" not in _ids(
         "Cannot perform the requested operation because the GPU is in use")
+
+
+# dcgm-exporter's start-up notice is said on every GPU without profiling counters and the exporter goes
+# on: alone it names nothing (as test_explain_patterns_harve's healthy notices); beside a failure it does
+@pytest.mark.parametrize("line", [DCP_MODULE, DCP_MODULE_NEW])
+def test_exporter_dcp_notice_alone_names_nothing(line):
+    assert _codes(line + "\n") == []
+
+
+@pytest.mark.parametrize("line", [DCP_MODULE, DCP_MODULE_NEW])
+def test_exporter_dcp_notice_beside_a_failure_names_the_missing_dcp(line):
+    text = line + "\nError: failed to collect DCGM_FI_PROF_GR_ENGINE_ACTIVE from the exporter\n"
+    assert _codes(text)[:1] == ["dcgm-profiling-unsupported-gpu"]
+
+
+def test_exporter_skipping_a_dcp_field_is_its_own_evidence():
+    # dcgm-exporter's counters parser: a DCGM_FI_PROF_* line of the CSV dropped for want of DCP
+    line = ('time="2023-05-08T11:34:59Z" level=warning msg="Skipping line 34 (\'DCGM_FI_PROF_GR_ENGINE_ACTIVE\'): '
+            'DCP metrics not enabled"')
+    assert _codes(line + "\n")[:1] == ["dcgm-profiling-unsupported-gpu"]
+    # a field below 1000 is never skipped for DCP; another reason for skipping is no DCP evidence
+    assert "dcgm-exporter-dcp-field-skipped" not in _ids(
+        "level=warning msg=\"Skipping line 12 ('DCGM_FI_DEV_GPU_UTIL'): metric not enabled\"")

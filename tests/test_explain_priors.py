@@ -184,6 +184,10 @@ def test_the_order_table_comes_from_training_threads_only():
             for u in urls:
                 assert u in training, u
                 assert _repository_of(split, u) not in validation_repos, u
+    lines = json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["order_lines"]
+    for symptom, row in lines.items():
+        for entry, urls in row.items():
+            assert urls == sorted(set(urls)) and set(urls) <= training, (symptom, entry)
 
 
 def test_every_symptom_orders_its_causes_by_the_threads_that_showed_it():
@@ -217,6 +221,34 @@ def test_the_order_table_counts_each_thread_once_and_only_the_symptoms_causes():
     # the same thread counts once; a cause outside the symptom's causes is not counted
     assert table == {"s": {"b": ["u1"], "s": ["u3"]}}
     assert priors.order_counts("s", table) == {"b": 1, "s": 1}
+
+
+def test_a_line_with_causes_of_its_own_is_ordered_by_the_threads_that_showed_it():
+    catalogue = {"s": type("C", (), {"caused_by": ("a", "b")})(), "a": None, "b": None}
+    seen = [("s", f"u{i}", ["b"], ["a", "b"], ["line-x"]) for i in range(3)]
+    seen += [("s", "v1", ["a"], ["a", "b"], ["line-y"]), ("s", "v2", ["a"], ["a", "b"], ["line-z"])]
+    built = priors.build([], catalogue, seen)
+    assert built["order_lines"] == {"s": {"line-x": ["u0", "u1", "u2"], "line-y": ["v1"], "line-z": ["v2"]}}
+    table, lines = built["order"], built["order_lines"]
+    assert priors.order_counts("s", table) == {"a": 2, "b": 3}
+    assert priors.order_counts("s", table, entries=["line-x"], lines=lines) == {"b": 3}
+    # fewer threads than ORDER_LINE_MIN_THREADS showed the line: every thread of the symptom counts
+    assert priors.ORDER_LINE_MIN_THREADS == 3
+    assert priors.order_counts("s", table, entries=["line-y", "line-z"], lines=lines) == {"a": 2, "b": 3}
+    with similar.leaving_out("u0"):
+        assert priors.order_counts("s", table, entries=["line-x"], lines=lines) == {"a": 2, "b": 2}
+
+
+def test_no_cuda_gpus_offers_the_device_nodes_before_a_missing_driver():
+    # torch's "No CUDA GPUs are available" means libcuda answered with no device: the line declares
+    # its causes (torch.toml), device nodes before the driver; threads whose symptom was another line
+    # (a web UI's "Torch is not able to use GPU" on an AMD card) do not reorder them
+    symptom = next(c for c in explain_text("RuntimeError: No CUDA GPUs are available\n").candidates
+                   if c.code == "torch-cuda-unavailable")
+    order = list(symptom.could_be)
+    assert order.index("device-nodes-missing") < order.index("no-nvidia-driver"), order
+    named = priors.order_counts("torch-cuda-unavailable", entries=["torch-cuda-unavailable-no-gpus"])
+    assert named.get("no-nvidia-driver", 0) <= 1 and named["cuda-visible-devices-hides-gpus"] >= 2
 
 
 def test_a_clue_still_ranks_its_cause_before_the_order():

@@ -66,6 +66,14 @@ MIN_SHARE = 0.4
 ORDER_MIN_THREADS = 8
 ORDER_MIN_SHARE = 0.5
 
+#: threads that showed a symptom's line (one that declares causes of its own) before the causes
+#: they established alone order that line's ``could_be`` (:func:`order_counts`); fewer, and every
+#: thread with the symptom counts. torch's "No CUDA GPUs are available" (10 threads) keeps its
+#: device nodes ahead of a missing driver that two threads of a web UI's own GPU check on AMD
+#: cards established. Training top-3 (1,921 logs): with no lower bound 1 gained, 3 lost (two of those
+#: AMD threads, a thread of nccl-tests whose line two threads showed); with 3, 1 gained, none lost
+ORDER_LINE_MIN_THREADS = 3
+
 #: priors switched off (the builder explains the training logs without them)
 _OFF: "contextvars.ContextVar[bool]" = contextvars.ContextVar("stackpeel_priors_off", default=False)
 
@@ -163,9 +171,14 @@ def of(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Optional[Prior
     return Prior(symptom, len(threads), causes, lines)
 
 
-def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None,
+                 entries: Any = None, lines: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
     """The causes of ``symptom`` established by the training threads in whose explanation it was a
-    candidate, (code, threads), without the threads left out; empty when none or off."""
+    candidate, (code, threads), without the threads left out; empty when none or off. With
+    ``entries`` (the signatures that named the symptom on this log), only the threads in which one
+    of them did (the ``order_lines`` table), where :data:`ORDER_LINE_MIN_THREADS` did: what a line
+    that declares causes of its own can come from is counted over the threads that showed that
+    line, not over every line of the symptom."""
     if _OFF.get():
         return {}
     from .similar import left_out
@@ -173,7 +186,14 @@ def order_counts(symptom: str, data: Optional[Mapping[str, Any]] = None) -> Dict
     data = load_order() if data is None else data
     row = (data or {}).get(symptom) or {}
     gone = left_out()
-    return {code: k for code, urls in row.items() for k in [len([u for u in urls if u not in gone])] if k}
+    keep = None
+    if entries is not None:
+        by_line = ((load_order_lines() if lines is None else lines) or {}).get(symptom) or {}
+        keep = {u for e in entries for u in by_line.get(e, ()) if u not in gone}
+        if len(keep) < ORDER_LINE_MIN_THREADS:
+            keep = None  # too few threads showed the line: every line of the symptom counts
+    return {code: k for code, urls in row.items()
+            for k in [len([u for u in urls if u not in gone and (keep is None or u in keep)])] if k}
 
 
 def order_guess(symptom: str, could_be: Any, min_threads: int = ORDER_MIN_THREADS,
@@ -211,13 +231,19 @@ def closure(code: str, catalogue: Mapping[str, Any]) -> List[str]:
 
 
 def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogue: Mapping[str, Any],
-          seen: Optional[List[Tuple[str, str, List[str], List[str]]]] = None) -> Dict[str, Any]:
+          seen: Optional[List[Tuple[str, str, List[str], List[str], List[str]]]] = None) -> Dict[str, Any]:
     """The priors file's content from (symptom first, thread URL, established codes, the symptom's
     ``could_be`` in that log, the signatures that showed it) of training logs, and the ``order``
     table from ``seen``: (a symptom that was a candidate, thread URL, established codes, its
-    ``could_be`` in that log) of training logs."""
+    ``could_be`` in that log, the signatures that named it there) of training logs, with the
+    ``order_lines`` table (for each symptom, the threads each signature named it in)."""
     order: Dict[str, Dict[str, List[str]]] = {}
-    for symptom, source, established, could_be in seen or ():
+    order_lines: Dict[str, Dict[str, List[str]]] = {}
+    for symptom, source, established, could_be, *named in seen or ():
+        for e in (named[0] if named else ()):
+            urls = order_lines.setdefault(symptom, {}).setdefault(e, [])
+            if source not in urls:
+                urls.append(source)
         allowed = [symptom, *closure(symptom, catalogue), *could_be]
         hit = next((c for c in established if c in allowed), None)
         if hit is None:
@@ -248,7 +274,9 @@ def build(rows: List[Tuple[str, str, List[str], List[str], List[str]]], catalogu
                      "scripts/build_priors.py, never from a validation log",
             "priors": {s: {"n": r["n"], "causes": r["causes"], "other": r["other"], "lines": r["lines"]}
                        for s, r in sorted(out.items())},
-            "order": {s: {c: sorted(u) for c, u in sorted(row.items())} for s, row in sorted(order.items())}}
+            "order": {s: {c: sorted(u) for c, u in sorted(row.items())} for s, row in sorted(order.items())},
+            "order_lines": {s: {e: sorted(u) for e, u in sorted(row.items())}
+                            for s, row in sorted(order_lines.items())}}
 
 
 @functools.lru_cache(maxsize=1)
@@ -272,3 +300,9 @@ def load_order() -> Optional[Dict[str, Any]]:
     """The ``order`` table (every symptom candidate), or None when the file is missing."""
     data = _file()
     return (data.get("order") or {}) if data else None
+
+
+def load_order_lines() -> Optional[Dict[str, Any]]:
+    """The ``order_lines`` table (for each symptom, the threads each signature named it in), or None."""
+    data = _file()
+    return (data.get("order_lines") or {}) if data else None

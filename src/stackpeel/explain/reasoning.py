@@ -837,7 +837,9 @@ def _apply_prior(candidates: List[Candidate], kb: KnowledgeBase, catalogue: Mapp
 
     out = []
     for c in candidates:
-        counts = priors.order_counts(c.code) if c.kind == "symptom" and c.basis == "signature" else {}
+        # a line that declares causes of its own is ordered by the threads that showed that line
+        named = sorted({e.entry for e in c.evidence}) if c.own_causes else None
+        counts = priors.order_counts(c.code, entries=named) if c.kind == "symptom" and c.basis == "signature" else {}
         if platform is not None and c.kind == "symptom" and any(map(out_of_place, c.could_be)):
             if dropped is not None:
                 dropped.extend(x for x in c.could_be if out_of_place(x) and x not in dropped)
