@@ -159,3 +159,101 @@ def test_the_built_in_requires_name_known_facts_only():
     assert {"whisper-fp16-on-cpu", "ctranslate2-float16-converted-to-float32"} <= {
         s.id for c in kb.codes.values() for s in c.logs if s.requires is not None}
     assert all(set(r.facts) <= set(REQUIRE_FACTS) for r in reqs)
+
+
+# -- item 3: a package that runs only on Linux or macOS, used on native Windows
+
+UVLOOP_PIP = r"""Collecting uvloop==0.19.0
+  Using cached uvloop-0.19.0.tar.gz (2.3 MB)
+  Installing build dependencies ... done
+  Getting requirements to build wheel ... error
+  error: subprocess-exited-with-error
+
+  × Getting requirements to build wheel did not run successfully.
+  │ exit code: 1
+  ╰─> [17 lines of output]
+      Traceback (most recent call last):
+        File "C:\Users\me\venv\lib\site-packages\pip\_vendor\pyproject_hooks\_in_process\_in_process.py", line 353, in <module>
+          main()
+        File "C:\Users\me\AppData\Local\Temp\pip-build-env-4k7r52au\overlay\Lib\site-packages\setuptools\build_meta.py", line 317, in run_setup
+          exec(code, locals())
+        File "<string>", line 8, in <module>
+      RuntimeError: uvloop does not support Windows at the moment
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+error: subprocess-exited-with-error
+"""
+
+VLLM_ASSERT_WINDOWS = r"""(venv) PS C:\Users\me\vllm> pip install -e .
+      Traceback (most recent call last):
+        File "<string>", line 24, in <module>
+      AssertionError: vLLM only supports Linux platform (including WSL).
+      [end of output]
+  error: subprocess-exited-with-error
+"""
+
+VLLM_ASSERT_MAC = """(venv) me@MacBook-Pro ~ % pip install vllm
+      Traceback (most recent call last):
+        File "<string>", line 24, in <module>
+      AssertionError: vLLM only supports Linux platform (including WSL).
+  error: subprocess-exited-with-error
+"""
+
+VLLM_WARNING = r"""WARNING:setup.py:vLLM only supports Linux platform (including WSL) and MacOS.Building on win32, so vLLM may not be able to run correctly
+Successfully installed vllm-0.8.4
+(venv) PS C:\work> python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-0.5B
+Traceback (most recent call last):
+  File "C:\work\venv\Lib\site-packages\vllm\platforms\__init__.py", line 10, in <module>
+RuntimeError: Failed to infer device type
+"""
+
+FCNTL = r"""Traceback (most recent call last):
+  File "C:\Users\me\proj\venv\Scripts\gunicorn.exe\__main__.py", line 4, in <module>
+  File "C:\Users\me\proj\venv\Lib\site-packages\gunicorn\app\wsgiapp.py", line 9, in <module>
+    from gunicorn.app.base import Application
+  File "C:\Users\me\proj\venv\Lib\site-packages\gunicorn\util.py", line 8, in <module>
+    import fcntl
+ModuleNotFoundError: No module named 'fcntl'
+"""
+
+SIGALRM = r"""  File "D:\ml\train.py", line 40, in main
+    signal.signal(signal.SIGALRM, handler)
+AttributeError: module 'signal' has no attribute 'SIGALRM'
+"""
+
+OS_FORK = r"""  File "C:\ml\launch.py", line 12, in spawn
+    pid = os.fork()
+AttributeError: module 'os' has no attribute 'fork'
+"""
+
+
+@pytest.mark.parametrize("text", [UVLOOP_PIP, VLLM_ASSERT_WINDOWS, VLLM_WARNING, FCNTL, SIGALRM, OS_FORK],
+                         ids=["uvloop", "vllm-assert", "vllm-warning", "fcntl", "sigalrm", "os-fork"])
+def test_a_posix_only_package_on_native_windows_is_named(text):
+    codes = _codes(text)
+    assert codes[:1] == ["package-not-on-native-windows"], codes
+
+
+def test_vllm_old_assertion_on_a_mac_does_not_say_windows():
+    assert "package-not-on-native-windows" not in _codes(VLLM_ASSERT_MAC)
+
+
+def test_vllm_build_warning_alone_is_silent():
+    """The warning of a build that goes on names its cause only beside a failure."""
+    text = ("WARNING:setup.py:vLLM only supports Linux platform (including WSL) and MacOS.Building on win32, so vLLM "
+            "may not be able to run correctly\nSuccessfully installed vllm-0.8.4\n")
+    assert "package-not-on-native-windows" not in _codes(text)
+
+
+@pytest.mark.parametrize("line", [
+    "ModuleNotFoundError: No module named 'fcntl_utils'",
+    "ModuleNotFoundError: No module named 'pwdlib'",
+    "AttributeError: module 'os' has no attribute 'sched_getaffinity'",   # absent on macOS too
+    "AttributeError: module 'signal' has no attribute 'SIGINT_HANDLER'",
+    "uvloop does support Linux and macOS",
+    "vLLM supports Linux platform (including WSL) and MacOS",
+    "RuntimeError: uvloop requires Python 3.8 or greater",
+])
+def test_near_misses_of_the_windows_wordings(line):
+    assert "package-not-on-native-windows" not in _codes(f"Traceback (most recent call last):\n  File \"x.py\", line 1\n{line}\n")
