@@ -442,7 +442,6 @@ def _sweep_descendants(deadline_s: float) -> int:
     """SIGKILL every live descendant of this process (and the group of each that leads one),
     reading the process table again after each round, until none is alive or ``deadline_s``
     has passed. Returns the number of rounds that found something to kill."""
-
     me = os.getpid()
     end = time.monotonic() + deadline_s
     rounds = 0
@@ -457,11 +456,11 @@ def _sweep_descendants(deadline_s: float) -> int:
             try:
                 if os.getpgid(p) == p:  # a group leader: its members forked since the reading too
                     os.killpg(p, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+            except OSError:  # gone, or not ours
                 pass
             try:
                 os.kill(p, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+            except OSError:
                 pass
         time.sleep(pause)  # a killed process leaves /proc's live states once the kernel has ended it
         pause = min(pause * 2, 0.05)
