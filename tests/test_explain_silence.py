@@ -90,10 +90,6 @@ SILENT = "No error in this log. No known problem found."
 #: ('.../t/unable-to-start-cuda-container-with-recent-update-...'), which URL_RE now leaves out, so those
 #: cuts show no failure; the cuts that keep nvidia-container-cli's line are read (driver-too-old-for-build)
 CUT_LIMITS: Dict[str, str] = {
-    # harv35b (docs/dev/harv35b.md): the reporter calls openai-whisper's CPU-fallback warning an error
-    # ('im getting the error:  UserWarning: FP16 is not supported on CPU; using FP32 instead'); the
-    # warning is routine on CPU-only hosts, so no rule reads it, and explain answers 'No error'
-    "decipher-8-whisper-fp16-not-supported-on-cpu-rtx3060.log": "a user's 'error' that is whisper's CPU-fallback UserWarning: no rule reads the warning (it is normal on a CPU-only host), so explain finds no error",
 }
 
 

@@ -16,7 +16,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Tuple
 
 from .. import knowledge as _knowledge
 from ..knowledge import KnowledgeError
@@ -186,6 +186,25 @@ class Refine:
 
 
 @dataclass(frozen=True)
+class Requires:
+    """A fact the log must show for an entry to count (knowledge ``requires``): ``context``
+    matches the lines around the hit or a kept line, or the log states one of ``facts``."""
+
+    context: Pattern[str]
+    facts: Tuple[str, ...] = ()
+
+    def holds(self, context: str, kept: str, facts: Any) -> bool:
+        if self.context.search(context) or (kept and self.context.search(kept)):
+            return True
+        if not facts:
+            return False
+        versions = getattr(facts, "versions", None) or {}
+        other = getattr(facts, "other", None) or {}
+        return any(bool(getattr(facts, "gpus", ())) if f == "gpus" else (f in versions or f in other)
+                   for f in self.facts)
+
+
+@dataclass(frozen=True)
 class Entry:
     id: str
     patterns: Tuple[Pattern[str], ...]
@@ -207,6 +226,8 @@ class Entry:
     said: bool = False
     #: a program's warning: counts only in a log that shows a failure on another line
     warning: bool = False
+    #: a fact the log must also show for the entry to count (None: none)
+    requires: Optional[Requires] = None
 
     @property
     def is_root(self) -> bool:
@@ -722,6 +743,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fallback=sig.fallback,
             said=sig.said,
             warning=sig.warning,
+            requires=Requires(_compile(sig.requires.context, where), sig.requires.facts) if sig.requires else None,
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}

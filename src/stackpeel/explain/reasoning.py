@@ -403,6 +403,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     kb = kb or load()
     catalogue = all_codes() if catalogue is None else catalogue
     entries = {e.id: e for e in kb.entries}
+    # a signature that ``requires`` a fact the log does not show (whisper's 'FP16 is not supported
+    # on CPU' where nothing says a GPU was expected) is as if it had not matched
+    parsed = _requirements_met(parsed, entries)
 
     accs: Dict[str, _Acc] = {}
     # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched; a user's
@@ -1005,6 +1008,21 @@ def _gives_cause(e: Entry, text: str) -> bool:
         return False
     found = e.search(text[m.start():])
     return found is not None and found.start() <= len(m.group(0)) + 24
+
+
+def _requirements_met(parsed: ParseResult, entries: Mapping[str, Entry]) -> ParseResult:
+    """``parsed`` without the hits of entries whose ``requires`` fact the log does not show: not
+    on the lines around the hit, not on a line the scan kept (host.kept_text), not among the
+    facts it states. Unchanged (the same object) when no hit is dropped."""
+    gated = [h for h in parsed.hits if getattr(entries.get(h.entry), "requires", None) is not None]
+    if not gated:
+        return parsed
+    kept = _host.kept_text(parsed)
+    dropped = {id(h) for h in gated
+               if not entries[h.entry].requires.holds(f"{h.line.text}\n{h.context}", kept, parsed.facts)}
+    if not dropped:
+        return parsed
+    return replace(parsed, hits=[h for h in parsed.hits if id(h) not in dropped])
 
 
 def _refined_copies(parsed: ParseResult, entries: Mapping[str, Entry]) -> Dict[Tuple[str, str], Tuple[str, ...]]:

@@ -64,6 +64,29 @@ class Refine:
     far_unless: str = ""
 
 
+#: facts of a log (``combinations.LogFacts``) a signature's ``requires`` may name: each says the
+#: machine has, or the user expects, an NVIDIA GPU: ``gpus`` (a GPU name the log prints),
+#: ``driver``/``cuda_driver`` (the nvidia-smi header), ``gpu_cc`` (a GPU's compute capability),
+#: ``nvcc``/``image_cuda``/``torch_index_cuda`` (a CUDA toolkit, a CUDA image, a CUDA wheel index),
+#: ``driver_branch`` (a driver package). Not ``cuda``: a CUDA torch prints it on any host
+REQUIRE_FACTS = ("gpus", "driver", "cuda_driver", "gpu_cc", "nvcc", "image_cuda", "torch_index_cuda",
+                 "driver_branch")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A fact of the log without which a signature says nothing (``requires``): ``context`` (a
+    regex) matches the lines around the hit or a line the scan kept (tracebacks, error and
+    warning lines, the lines around hits, clue lines, the lines facts were read from), or the
+    log states one of ``facts`` (:data:`REQUIRE_FACTS`). A warning that is routine on a CPU-only
+    host (whisper's 'FP16 is not supported on CPU') names a cause only where the log shows that
+    a GPU was expected. ``name``: the shared ``[context.NAME]`` the regex comes from."""
+
+    context: str
+    name: str = ""
+    facts: Tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class LogSignature:
     """Text in a log that evidences a code (for ``explain``)."""
@@ -90,6 +113,8 @@ class LogSignature:
     #: a program's warning that names a cause only where the log shows a failure on another
     #: line; in a run that goes on (no traceback, no error line, no other signature) it is silent
     warning: bool = False
+    #: a fact the log must also show for this signature to count (None: none needed)
+    requires: Optional[Requirement] = None
 
 
 @dataclass(frozen=True)
@@ -288,7 +313,9 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
               "clues", "platforms", "source",
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
-_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning"}
+_LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning",
+             "requires"}
+_REQUIRES_FORM = "requires is {context = regex[, facts = [...]]} or {context_name = NAME[, facts = [...]]}"
 _EXC_KEYS = {"type", "message"}
 #: the top-level table of shared refine contexts (``[context.NAME]``); no code may take this name
 CONTEXT_TABLE = "context"
@@ -451,12 +478,13 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                 raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
             refine.append(Refine(r["context"], r["code"], r.get("local", False), far_unless=far_unless))
         could_be = lraw.get("could_be")
+        requires = _requirement(lraw.get("requires"), lwhere, regexes, contexts) if "requires" in lraw else None
         logs.append(LogSignature(
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
             fallback=_flag(lraw, "fallback", lwhere), said=_flag(lraw, "said", lwhere),
-            warning=_flag(lraw, "warning", lwhere),
+            warning=_flag(lraw, "warning", lwhere), requires=requires,
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
@@ -517,6 +545,34 @@ def _file_order(path: Path) -> Tuple[int, str]:
 def default_files() -> List[Path]:
     """The bundled ``knowledge/*.toml`` files, lower layers first, ``explain_only.toml`` last."""
     return sorted((p for p in KB_DIR.glob("*.toml") if p.name not in DATA_FILES), key=_file_order)
+
+
+def _requirement(raw: Any, where: str, regexes: bool, contexts: Optional[Mapping[str, str]]) -> Requirement:
+    """A signature's ``requires`` table, validated (:class:`Requirement`)."""
+    if not isinstance(raw, dict) or not raw or set(raw) - {"context", "context_name", "facts"} \
+            or ("context" in raw) == ("context_name" in raw):
+        raise KnowledgeError(f"{where}: {_REQUIRES_FORM}")
+    facts = raw.get("facts", [])
+    if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts) or len(set(facts)) != len(facts):
+        raise KnowledgeError(f"{where}: requires facts is a list of distinct names of {REQUIRE_FACTS}")
+    unknown = [f for f in facts if f not in REQUIRE_FACTS]
+    if unknown:
+        raise KnowledgeError(f"{where}: requires names unknown fact(s) {unknown} (known: {REQUIRE_FACTS})")
+    if "context_name" in raw:
+        name = raw["context_name"]
+        if not isinstance(name, str) or name not in (contexts or {}):
+            raise KnowledgeError(f"{where}: requires names unknown context {name!r} "
+                                 f"(declare it as [{CONTEXT_TABLE}.{name}])")
+        return Requirement((contexts or {})[name], name, tuple(facts))
+    pattern = raw["context"]
+    if not isinstance(pattern, str) or not pattern:
+        raise KnowledgeError(f"{where}: {_REQUIRES_FORM}")
+    if regexes:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise KnowledgeError(f"{where}: bad requires regex {pattern!r}: {exc}") from None
+    return Requirement(pattern, facts=tuple(facts))
 
 
 def parse_contexts(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0
@@ -609,10 +665,11 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0)
             codes[code] = parse_code(code, raw, file, order, regexes=i >= accepted, contexts=contexts)
             order += 1
     used = {r.name for c in codes.values() for s in c.logs for r in s.refine}
+    used |= {s.requires.name for c in codes.values() for s in c.logs if s.requires is not None}
     for name in contexts:
         if name not in used:
             raise KnowledgeError(f"{context_files[name]} [{CONTEXT_TABLE}.{name}]: no refine names it "
-                                 "(a shared context is for regexes refines would otherwise repeat)")
+                                 "(nor a requires; a shared context is for regexes refines would otherwise repeat)")
     sig_ids: Dict[str, str] = {}
     aliases: Dict[str, str] = {}
     for c in codes.values():

@@ -23,6 +23,7 @@ import stat as stat_mod
 import subprocess
 import tempfile
 import threading
+import time
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..probes import _common  # the owner stamp (standard library only; written once for both)
@@ -348,23 +349,31 @@ def run_captured(argv: Sequence[str], timeout: float, env=None, cwd: Optional[st
     return rc, out, err
 
 
-def _children_map() -> Dict[int, List[int]]:
+def _proc_table() -> Tuple[Dict[int, List[int]], Dict[int, str]]:
+    """(parent pid -> child pids, pid -> state letter) of every process /proc lists now."""
     kids: Dict[int, List[int]] = {}
+    states: Dict[int, str] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
-        return kids
+        return kids, states
     for name in names:
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 stat = f.read().decode("ascii", "replace")
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            fields = stat[stat.rindex(")") + 2:].split()
+            state, ppid = fields[0], int(fields[1])
         except (OSError, ValueError, IndexError):
             continue
         kids.setdefault(ppid, []).append(int(name))
-    return kids
+        states[int(name)] = state
+    return kids, states
+
+
+def _children_map() -> Dict[int, List[int]]:
+    return _proc_table()[0]
 
 
 def descendants(pid: int, kids: Optional[Dict[int, List[int]]] = None) -> List[int]:
@@ -391,12 +400,24 @@ def _kill_tree(pid: int, kids: Optional[Dict[int, List[int]]] = None) -> None:
             pass
 
 
+#: how long the final sweep goes on killing a tree that is still forking (a process in
+#: uninterruptible sleep dies only when its I/O ends; stackpeel does not wait for it longer)
+SWEEP_DEADLINE_S = 5.0
+
+
 def terminate_all(final: bool = True) -> None:
     """Kill every registered child with its descendants and remove every registered directory.
 
     Safe to call from a signal handler in the main thread: the lock is re-entrant, and when
     another thread holds it (a spawn that does not return), the kill goes ahead without it
-    after a moment rather than leaving stackpeel hanging in its own signal handler."""
+    after a moment rather than leaving stackpeel hanging in its own signal handler.
+
+    When ``final``, the kill is repeated until no live (non-zombie) process is left under
+    stackpeel, or :data:`SWEEP_DEADLINE_S` has passed: one reading of the process table misses
+    what is forked after it (a target another thread was starting when the signal came, a shell
+    between its fork and our kill), and such a child in a session of its own is in no group we
+    kill. Every SIGKILLed process forks no more, and what it had forked is re-parented to
+    stackpeel (a subreaper), so the next reading finds it."""
     global _closing
     locked = _LOCK.acquire(timeout=1.0)
     try:
@@ -406,18 +427,43 @@ def terminate_all(final: bool = True) -> None:
         for pid in _snapshot(_LIVE):
             _kill_tree(pid, kids)
         if final:
-            # orphans stackpeel adopted as a subreaper, and children of its own not registered
-            for p in descendants(os.getpid(), kids):
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            # orphans stackpeel adopted as a subreaper, and children of its own not registered,
+            # until none is left alive
+            _sweep_descendants(SWEEP_DEADLINE_S)
         for path in _snapshot(_DIRS):
             shutil.rmtree(path, ignore_errors=True)
             _DIRS.discard(path)
     finally:
         if locked:
             _LOCK.release()
+
+
+def _sweep_descendants(deadline_s: float) -> int:
+    """SIGKILL every live descendant of this process (and the group of each that leads one),
+    reading the process table again after each round, until none is alive or ``deadline_s``
+    has passed. Returns the number of rounds that found something to kill."""
+    me = os.getpid()
+    end = time.monotonic() + deadline_s
+    rounds = 0
+    pause = 0.001
+    while True:
+        kids, states = _proc_table()
+        alive = [p for p in descendants(me, kids) if states.get(p) not in ("Z", "X", None)]
+        if not alive or time.monotonic() > end:
+            return rounds
+        rounds += 1
+        for p in alive:
+            try:
+                if os.getpgid(p) == p:  # a group leader: its members forked since the reading too
+                    os.killpg(p, signal.SIGKILL)
+            except OSError:  # gone, or not ours
+                pass
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(pause)  # a killed process leaves /proc's live states once the kernel has ended it
+        pause = min(pause * 2, 0.05)
 
 
 def _snapshot(items) -> List:
