@@ -12,7 +12,9 @@ symptom itself (nothing deeper), with the thread URLs; any other code counts as 
 A second table, ``order``, counts for each symptom the causes established by every training
 thread in whose explanation it is a candidate (first or not, clues or not), the causes outside
 its ``caused_by`` closure and ``could_be`` left out: what orders the ``could_be`` of every symptom
-(:func:`order_counts`), not what names a cause.
+(:func:`order_counts`), not what names a cause.  A third, ``order_lines``, records for each symptom the threads
+each signature named it in: a line that declares causes of its own is ordered by the threads
+that showed that line, when :data:`ORDER_LINE_MIN_THREADS` did.
 
 When a symptom comes first and its prior is supported enough (:data:`MIN_THREADS`,
 :data:`MIN_SHARE`, the cause outnumbers the symptom itself, is among the ``could_be`` of the

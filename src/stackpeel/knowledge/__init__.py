@@ -456,26 +456,18 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
                                      "| far_unless = regex]}")
             far_unless = r.get("far_unless", "")
             if far_unless and regexes:
-                try:
-                    re.compile(far_unless)
-                except re.error as exc:
-                    raise KnowledgeError(f"{lwhere}: bad refine far_unless regex {far_unless!r}: {exc}") from None
+                _compiles(far_unless, f"{lwhere}: bad refine far_unless regex")
             if {"context_name", "code"} <= set(r) <= {"context_name", "code", "local", "far_unless"}:
                 name = r["context_name"]
-                if not isinstance(name, str) or name not in (contexts or {}):
-                    raise KnowledgeError(f"{lwhere}: refine names unknown context {name!r} "
-                                         f"(declare it as [{CONTEXT_TABLE}.{name}])")
-                refine.append(Refine((contexts or {})[name], r["code"], r.get("local", False), name, far_unless))
+                refine.append(Refine(_named_context(name, contexts, f"{lwhere}: refine"), r["code"],
+                                     r.get("local", False), name, far_unless))
                 continue
             if not {"context", "code"} <= set(r) <= {"context", "code", "local", "far_unless"}:
                 raise KnowledgeError(f"{lwhere}: refine entries are {{context = regex, code = code[, local = true "
                                      "| far_unless = regex]} or {context_name = NAME, code = code[, local = true "
                                      "| far_unless = regex]}")
-            try:
-                if regexes:
-                    re.compile(r["context"])
-            except re.error as exc:
-                raise KnowledgeError(f"{lwhere}: bad refine regex {r['context']!r}: {exc}") from None
+            if regexes:
+                _compiles(r["context"], f"{lwhere}: bad refine regex")
             refine.append(Refine(r["context"], r["code"], r.get("local", False), far_unless=far_unless))
         could_be = lraw.get("could_be")
         requires = _requirement(lraw.get("requires"), lwhere, regexes, contexts) if "requires" in lraw else None
@@ -560,19 +552,29 @@ def _requirement(raw: Any, where: str, regexes: bool, contexts: Optional[Mapping
         raise KnowledgeError(f"{where}: requires names unknown fact(s) {unknown} (known: {REQUIRE_FACTS})")
     if "context_name" in raw:
         name = raw["context_name"]
-        if not isinstance(name, str) or name not in (contexts or {}):
-            raise KnowledgeError(f"{where}: requires names unknown context {name!r} "
-                                 f"(declare it as [{CONTEXT_TABLE}.{name}])")
-        return Requirement((contexts or {})[name], name, tuple(facts))
+        return Requirement(_named_context(name, contexts, f"{where}: requires"), name, tuple(facts))
     pattern = raw["context"]
     if not isinstance(pattern, str) or not pattern:
         raise KnowledgeError(f"{where}: {_REQUIRES_FORM}")
     if regexes:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise KnowledgeError(f"{where}: bad requires regex {pattern!r}: {exc}") from None
+        _compiles(pattern, f"{where}: bad requires regex")
     return Requirement(pattern, facts=tuple(facts))
+
+
+def _named_context(name: Any, contexts: Optional[Mapping[str, str]], what: str) -> str:
+    """The regex of the shared context ``name`` (``[context.NAME]``) that a refine or a
+    ``requires`` names; ``what`` says which, for the error."""
+    if not isinstance(name, str) or name not in (contexts or {}):
+        raise KnowledgeError(f"{what} names unknown context {name!r} (declare it as [{CONTEXT_TABLE}.{name}])")
+    return (contexts or {})[name]
+
+
+def _compiles(pattern: str, what: str) -> None:
+    """Raise KnowledgeError (``what``, the pattern, the reason) unless ``pattern`` compiles."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise KnowledgeError(f"{what} {pattern!r}: {exc}") from None
 
 
 def parse_contexts(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0
