@@ -526,6 +526,11 @@ GUESSED = {
     "PyTorch-BigGraph-33-bus-error-docker-share-memory": "a bare 'Bus error (core dumped)' after the workers start",
     # harv29c-2026-12-05 (harv29c): blog retellings in Chinese prose that name the parts
     "gitcode-7b5eba-forge-xformers-torch-checkpoint-ignored-ops-import": "a blog's Chinese list of symptoms: xFormers' version warning and a torch.utils.checkpoint name it cannot import, read from the words",
+    # harv38a-2026-12-11 (docs/dev/harv38a.md): Void's kernel hook quoted as "DKMS module ... failed to
+    # build" (not the 'Building DKMS module: ... FAILED!' form its signature reads) and a make.log's
+    # bare 'make: *** [Makefile:80: modules] Error 2'; named from the words DKMS / kernel-headers
+    "void-packages-61087-nvidia580-dkms-fails-linux-7.1": "Void's 'DKMS module 'nvidia-580.142' failed to build, please check /var/lib/dkms' beside 'Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!' (quoted module name): read from the DKMS words",
+    "void-packages-53759-nvidia470-dkms-fails-kernel-6.12": "a DKMS make.log's 'make[2]: *** [/usr/src/kernel-headers-6.12.7_1/Makefile:1937: /var/lib/dkms/nvidia/470.239.06/build] Chyba 2' and 'DKMS fails to build': read from the DKMS words",
 }
 TOP1_FLOOR = 0.89  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES); 468/523 (89.5%) with kbgrow4's 37 image/audio/speech logs (7 more KNOWN_MISSES); 560 logs with kbgrow6's 37 fine-tuning logs (2 more); 592 with recall2's 32 cuda/torch/config logs (3 more); 620 logs with recall4's 60 kernels/runtime-libs logs (3 more); 781 with recall7's 27 cuda/config/multi_gpu/triton logs (2 more)
 
