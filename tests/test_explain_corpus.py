@@ -439,6 +439,11 @@ KNOWN_MISSES: Dict[str, str] = {
     "graphormer-7-fork-errno-12-cannot-allocate-memory-needs-128gb-ram": "'OSError: [Errno 12] Cannot allocate memory' from os.fork(): cuda-initialized-before-fork first by a guess from the word 'fork'; ENOMEM from fork is host RAM (overcommit refusing a copy of a large process), a reading not written here because the same errno comes from mmap and vm.max_map_count limits (A1)",
     "sent2vec-98-bad-alloc-loading-model-on-8gb-ram-server": "C++'s 'terminate called after throwing an instance of std::bad_alloc' while loading a 16 GB model on an 8 GB server (the user's sentence): native-crash-in-gpu-library first by a guess; bad_alloc also comes from corrupt sizes and library bugs, so no signature reads it as host RAM (A1/A3)",
     "kubeflow-1261-keras-training-on-gke-killed-node-low-on-memory": "the title's quoted \"Killed\" and TensorFlow start-up lines; the shell's own 'Killed' line and Kubernetes' 'The node was low on resource: memory' are not in the paste (E)",
+    # harv38a-2026-12-11 (docs/dev/harv38a.md): the blind misses not fixed
+    "clearlinux-2410-gcc-kernel-differs-nvidia-dkms-gui-gone": "the title and prose only paraphrase the driver's compiler version check ('The GCC used for the compiling the kernel, 11.1.1, is different from the current GCC version 11.2.1', 'the dkms build command would not work'); the check's own lines (nvidia-kbuild-cc-version-check) are not pasted, and a rule on this wording would be fitted to one thread (A3)",
+    "void-packages-13128-nvidia340-dkms-failed-cc-mismatch": "the Void hook's line is quoted only as '... FAILED!' and the compiler check only paraphrased ('The error message advises to set IGNORE_CC_MISMATCH to 1'); the driver's own lines are not pasted (A3)",
+    "gpu-operator-15-driver-pod-compile-fails-nouveau-loaded": "the driver container's install log stops at 'Relinking NVIDIA driver ker'; that nouveau held the GPU (the reporter's fix) is in no line of the paste (E)",
+    "ollama-11593-rtx6000-blackwell-cuda-init-failure-3-uvm-hmm": "ollama's 'cuda driver library init failure: 3' (cuInit returned CUDA_ERROR_NOT_INITIALIZED); the cause, nvidia_uvm's HMM support (uvm_disable_hmm=1 fixed it), is named nowhere in the paste, so nvidia-uvm-hmm-init-failure has no signature (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
@@ -521,6 +526,11 @@ GUESSED = {
     "PyTorch-BigGraph-33-bus-error-docker-share-memory": "a bare 'Bus error (core dumped)' after the workers start",
     # harv29c-2026-12-05 (harv29c): blog retellings in Chinese prose that name the parts
     "gitcode-7b5eba-forge-xformers-torch-checkpoint-ignored-ops-import": "a blog's Chinese list of symptoms: xFormers' version warning and a torch.utils.checkpoint name it cannot import, read from the words",
+    # harv38a-2026-12-11 (docs/dev/harv38a.md): Void's kernel hook quoted as "DKMS module ... failed to
+    # build" (not the 'Building DKMS module: ... FAILED!' form its signature reads) and a make.log's
+    # bare 'make: *** [Makefile:80: modules] Error 2'; named from the words DKMS / kernel-headers
+    "void-packages-61087-nvidia580-dkms-fails-linux-7.1": "Void's 'DKMS module 'nvidia-580.142' failed to build, please check /var/lib/dkms' beside 'Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!' (quoted module name): read from the DKMS words",
+    "void-packages-53759-nvidia470-dkms-fails-kernel-6.12": "a DKMS make.log's 'make[2]: *** [/usr/src/kernel-headers-6.12.7_1/Makefile:1937: /var/lib/dkms/nvidia/470.239.06/build] Chyba 2' and 'DKMS fails to build': read from the DKMS words",
 }
 TOP1_FLOOR = 0.89  # 215/219 (98.2%) when written; 364/393 (92.6%) once kbgrow5 added 36 fresh serving logs (12 KNOWN_MISSES); 397/435 (91.3%) with kbgrow7's 42 infrastructure-user logs (9 more KNOWN_MISSES); 438/486 (90.1%) with kbgrow8's 51 research-code logs (10 more KNOWN_MISSES); 468/523 (89.5%) with kbgrow4's 37 image/audio/speech logs (7 more KNOWN_MISSES); 560 logs with kbgrow6's 37 fine-tuning logs (2 more); 592 with recall2's 32 cuda/torch/config logs (3 more); 620 logs with recall4's 60 kernels/runtime-libs logs (3 more); 781 with recall7's 27 cuda/config/multi_gpu/triton logs (2 more)
 
