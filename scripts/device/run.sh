@@ -14,7 +14,7 @@
 # Parameters (environment): PART, DEADLINE (s: every part packs its files into $OUT before it), ABROUNDS (4),
 # LFROUNDS (2), ZROUNDS (3), SPLIT (fault-suite instances side by side, 4; the GPU memory holder runs alone after),
 # SUITESRC (A or B: whose scenarios/gpu/suite.py runs, and so whose src it tests), NEWSRC (B's src, relative to the
-# checkout), BROOT (B's tree: src, scenarios, bench/explain_accuracy.py), NVJ_PARTS (the nvJitLink pieces), T (the target
+# checkout), BROOT (B's tree: src, scenarios, bench/explain_accuracy.py, scripts/corpus_split.py), NVJ_PARTS (the nvJitLink pieces), T (the target
 # Python, /opt/torch/.venv/bin/python3 on the lent machines), W (work folder), SITE (where the carried wheels are
 # installed), STAGE_TXT (stage.sh's record, copied into the machine's record).
 # CPU dry run (no GPU: the GPU steps fail or skip): OUT=/tmp/x T=<stack venv python> PART=V bash scripts/device/run.sh

@@ -35,7 +35,7 @@ cp fla_core-0.6.0-*.whl flash_linear_attention-0.6.0-*.whl "$S/"; cp p1 "$S/nvj/
 cd "$TREE"
 # B's src, and the fault suite as B has it (its scenarios and the bench module it ranks with): the suite puts the
 # src beside its own scenarios/ first on PYTHONPATH, so the checkout's copy would test A whatever PYTHONPATH says
-BPATHS="src scenarios bench/explain_accuracy.py"
+BPATHS="src scenarios bench/explain_accuracy.py scripts/corpus_split.py"
 if [ "$BREV" = WORKTREE ]; then
   tar czf "$S/srcB.tgz" --exclude=__pycache__ $BPATHS; BDESC="$(git rev-parse --short HEAD) + the working tree's changes"
 else
