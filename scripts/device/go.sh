@@ -6,7 +6,13 @@
 set -u
 S=$(dirname "$0")
 mkdir -p .whl && cp "$S"/*.whl .whl/
-rm -rf "$S/B" && mkdir -p "$S/B" && tar xzf "$S/srcB.tgz" -C "$S/B" && ln -sfn "$PWD/.whl" "$S/B/.whl"
+rm -rf "$S/B" && mkdir -p "$S/B"
+if [ -f "$S/srcB.deleted" ]; then  # B = A's paths with B's changed files laid over them
+  cp -a --parents src scenarios bench/explain_accuracy.py scripts/corpus_split.py "$S/B/"
+  find "$S/B" -name __pycache__ -prune -exec rm -rf {} +
+  while read -r f; do [ -n "$f" ] && rm -f "$S/B/$f"; done < "$S/srcB.deleted"
+fi
+tar xzf "$S/srcB.tgz" -C "$S/B" && ln -sfn "$PWD/.whl" "$S/B/.whl"
 export STAGE_TXT=$S/stage.txt NVJ_PARTS=$S/nvj NEWSRC=$S/B/src BROOT=$S/B PART=${PART:-VT} ABROUNDS=${ABROUNDS:-4}
 export SPLIT=${SPLIT:-4} DEADLINE=${DEADLINE:-540} SUITESRC=${SUITESRC:-B} PYTHONUNBUFFERED=1
 W=${W:-/tmp/stackpeel-device}; export W

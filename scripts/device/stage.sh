@@ -12,6 +12,8 @@
 #           library takes about 7 minutes on a shared 2-core machine; stage before the first try).
 # BREV:     the revision of this worktree whose src/ is B (default HEAD; `WORKTREE` copies the working tree's src).
 # DRY=1:    stage and check, and say so (the same as a real staging: there is nothing to send from here).
+# NVJ=0:    leave out nvJitLink 13.0.39's piece (26.1 MB): the two older-nvjitlink scenarios then skip.
+# FULL=1:   carry B's paths whole, not only the files that differ from the sent checkout's.
 set -eu
 CHECKOUT=${CHECKOUT:?set CHECKOUT to the checkout the device tool sends}
 STAGE=${STAGE:-.whl-dev}; CACHE=${CACHE:-/tmp/stackpeel-device-cache}; BREV=${BREV:-HEAD}
@@ -34,13 +36,26 @@ fi
 cp fla_core-0.6.0-*.whl flash_linear_attention-0.6.0-*.whl "$S/"; cp p1 "$S/nvj/p1"
 cd "$TREE"
 # B's src, and the fault suite as B has it (its scenarios and the bench module it ranks with): the suite puts the
-# src beside its own scenarios/ first on PYTHONPATH, so the checkout's copy would test A whatever PYTHONPATH says
+# src beside its own scenarios/ first on PYTHONPATH, so the checkout's copy would test A whatever PYTHONPATH says.
+# The tree that travels is at most 64 MiB with the carried folder, and the main checkout alone was 35 MB in session
+# 38: where the sent checkout is clean at a commit this repository has, only B's files that differ from it travel
+# (srcB.tgz, srcB.deleted: go.sh lays them over a copy of A's); else (or FULL=1) B's whole paths.
 BPATHS="src scenarios bench/explain_accuracy.py scripts/corpus_split.py"
+ABASE=$(git -C "$CHECKOUT" rev-parse HEAD)
+rm -f "$S/srcB.deleted"
 if [ "$BREV" = WORKTREE ]; then
-  tar czf "$S/srcB.tgz" --exclude=__pycache__ $BPATHS; BDESC="$(git rev-parse --short HEAD) + the working tree's changes"
+  tar czf "$S/srcB.tgz" --exclude=__pycache__ $BPATHS; BDESC="$(git rev-parse --short HEAD) + the working tree's changes, whole"
+elif [ -z "${FULL:-}" ] && git cat-file -e "$ABASE^{commit}" 2>/dev/null && git -C "$CHECKOUT" diff --quiet HEAD -- $BPATHS \
+     && [ -z "$(git -C "$CHECKOUT" ls-files -o --exclude-standard -- $BPATHS)" ]; then
+  CHANGED=$(git diff --no-renames --name-only --diff-filter=d "$ABASE" "$BREV" -- $BPATHS)
+  git diff --no-renames --name-only --diff-filter=D "$ABASE" "$BREV" -- $BPATHS > "$S/srcB.deleted"
+  if [ -n "$CHANGED" ]; then git archive --format=tar "$BREV" $CHANGED | gzip -9 > "$S/srcB.tgz"
+  else tar czf "$S/srcB.tgz" -T /dev/null; fi
+  BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [over A: $(echo "$CHANGED" | grep -c .) files, $(grep -c . "$S/srcB.deleted") deleted]"
 else
-  git archive --format=tar "$BREV" $BPATHS | gzip -9 > "$S/srcB.tgz"; BDESC=$(git log -1 --format='%h %s' "$BREV" | cut -c1-100)
+  git archive --format=tar "$BREV" $BPATHS | gzip -9 > "$S/srcB.tgz"; BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [whole]"
 fi
+[ "${NVJ:-1}" = 1 ] || { rm -rf "$S/nvj"; BDESC="$BDESC; no nvJitLink piece (NVJ=0: the older-nvjitlink scenarios skip)"; }
 cp "$HERE/go.sh" "$HERE/run.sh" "$S/"
 {
   echo "staged: $(date -u '+%Y-%m-%d %H:%M UTC')"
