@@ -51,7 +51,7 @@ elif [ -z "${FULL:-}" ] && git cat-file -e "$ABASE^{commit}" 2>/dev/null && git 
   git diff --no-renames --name-only --diff-filter=D "$ABASE" "$BREV" -- $BPATHS > "$S/srcB.deleted"
   if [ -n "$CHANGED" ]; then git archive --format=tar "$BREV" $CHANGED | gzip -9 > "$S/srcB.tgz"
   else tar czf "$S/srcB.tgz" -T /dev/null; fi
-  BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [over A: $(echo "$CHANGED" | grep -c .) files, $(grep -c . "$S/srcB.deleted") deleted]"
+  BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [over A: $(echo "$CHANGED" | grep -c . || true) files, $(grep -c . "$S/srcB.deleted" || true) deleted]"
 else
   git archive --format=tar "$BREV" $BPATHS | gzip -9 > "$S/srcB.tgz"; BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [whole]"
 fi
