@@ -109,3 +109,79 @@ def test_the_full_cache_is_the_root_and_a_cache_write_fails(tmp_path, stack_pyth
     ok = subprocess.run([stack_python, "-c", CACHE_PUT], env=dict(setup.env, TRITON_CACHE_DIR=str(tmp_path / "ok")),
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and "put" in ok.stdout, ok.stderr[-1000:]
+
+
+# ---- scripts/device: the shared device call's staging and unpacking, on a scratch repository ----------------
+
+DEVICE = Path(__file__).resolve().parent.parent / "scripts" / "device"
+B_PATHS = ("src", "scenarios", "bench/explain_accuracy.py", "scripts/corpus_split.py")
+
+
+@pytest.mark.parametrize("name", ["stage.sh", "go.sh", "run.sh"])
+def test_the_device_scripts_parse(name):
+    assert subprocess.run(["bash", "-n", str(DEVICE / name)], capture_output=True).returncode == 0
+
+
+def test_b_carries_what_the_suite_imports_and_go_copies_the_same_paths():
+    stage, go = (DEVICE / "stage.sh").read_text(), (DEVICE / "go.sh").read_text()
+    assert f'BPATHS="{" ".join(B_PATHS)}"' in stage
+    assert f'cp -a --parents {" ".join(B_PATHS)} "$S/B/"' in go
+    # the suite ranks with bench/explain_accuracy.py, which loads scripts/corpus_split.py by path
+    assert "from explain_accuracy import ranking" in SUITE_PATH.read_text()
+    assert '"scripts" / "corpus_split.py"' in (SUITE_PATH.parent.parent.parent / "bench" / "explain_accuracy.py").read_text()
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_stage_carries_only_bs_changes_and_go_rebuilds_b(tmp_path):
+    """A scratch 'main' (A) and a clone whose branch (B) changes, adds and deletes files under B's paths:
+    stage.sh (NVJ=0, fake wheels in its cache) carries only B's changed files and the deleted list, and
+    go.sh, on a copy of A's tree, rebuilds B's paths exactly as B's commit has them."""
+    if not shutil.which("git"):
+        pytest.skip("needs git")
+    main = tmp_path / "main"
+    for rel, text in (("src/pkg/a.py", "a = 1\n"), ("src/pkg/gone.py", "x\n"), ("scenarios/gpu/suite.py", "s\n"),
+                      ("bench/explain_accuracy.py", "b\n"), ("scripts/corpus_split.py", "c\n"), ("README", "r\n")):
+        (main / rel).parent.mkdir(parents=True, exist_ok=True)
+        (main / rel).write_text(text)
+    (main / ".gitignore").write_text("/.whl-*/\n/.whl/\n")
+    git(tmp_path, "init", "-q", str(main))
+    git(main, "add", "-A")
+    git(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "A")
+    branch = tmp_path / "branch"
+    subprocess.run(["git", "clone", "-q", str(main), str(branch)], check=True)
+    (branch / "src/pkg/a.py").write_text("a = 2\n")
+    (branch / "src/pkg/new.py").write_text("n = 1\n")
+    (branch / "src/pkg/gone.py").unlink()
+    dev = branch / "scripts" / "device"
+    dev.mkdir(parents=True)
+    for name in ("stage.sh", "go.sh", "run.sh"):
+        shutil.copy(DEVICE / name, dev / name)
+    git(branch, "add", "-A")
+    git(branch, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "B")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for wheel in ("fla_core-0.6.0-py3-none-any.whl", "flash_linear_attention-0.6.0-py3-none-any.whl"):
+        (cache / wheel).write_bytes(b"not a wheel")
+    env = dict(os.environ, CHECKOUT=str(main), STAGE=".whl-t", CACHE=str(cache), NVJ="0")
+    p = subprocess.run(["bash", str(dev / "stage.sh")], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    staged = main / ".whl-t"
+    assert "[over A: 2 files, 1 deleted]" in (staged / "stage.txt").read_text()
+    assert (staged / "srcB.deleted").read_text().split() == ["src/pkg/gone.py"]
+    assert not (staged / "nvj").exists()
+    assert git(main, "status", "--porcelain") == ""  # the staged folder is ignored there
+    out = tmp_path / "out"
+    out.mkdir()
+    run = subprocess.run(["bash", ".whl-t/go.sh"], cwd=main, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, OUT=str(out), PART="none", T=sys.executable, W=str(tmp_path / "w"),
+                                  SITE=str(tmp_path / "site")))
+    assert "unknown PART=none" in run.stdout
+    b = staged / "B"
+    assert (b / "src/pkg/a.py").read_text() == "a = 2\n" and (b / "src/pkg/new.py").read_text() == "n = 1\n"
+    assert not (b / "src/pkg/gone.py").exists()
+    for rel in ("scenarios/gpu/suite.py", "bench/explain_accuracy.py", "scripts/corpus_split.py"):
+        assert (b / rel).read_text() == (main / rel).read_text()
+    assert not (b / "README").exists() and (b / ".whl").is_symlink()

@@ -55,7 +55,7 @@ for d in ('fla-core', 'flash-linear-attention', 'transformers', 'einops', 'nvidi
 # wheel the fault suite reads (suite.py OLDER_NVJITLINK: nvidia/cu13/lib/libnvJitLink.so.13), if its sha256 matches
 NVJ_SHA=8b56de439f60292ca674bfcf2eed447d3bb72bc7103a7fb4e841b679451141b4
 nvj() {
-  [ -n "${NVJ_PARTS:-}" ] || return 0
+  [ -n "${NVJ_PARTS:-}" ] && [ -d "$NVJ_PARTS" ] || return 0
   ls .whl/nvidia_nvjitlink-13.0.39-*.whl >/dev/null 2>&1 && return 0
   mkdir -p .whl
   $P - "$NVJ_PARTS" "$NVJ_SHA" <<'PY' >> "$W/driver.log" 2>&1

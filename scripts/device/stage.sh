@@ -27,13 +27,13 @@ mkdir -p "$CACHE"; rm -rf "$S"; mkdir -p "$S/nvj"
 cd "$CACHE"
 ls fla_core-0.6.0-*.whl flash_linear_attention-0.6.0-*.whl >/dev/null 2>&1 || \
   python3 -m pip download -q --no-deps --only-binary=:all: -d . fla-core==0.6.0 flash-linear-attention==0.6.0
-if ! [ -f p1 ] || ! xz -dc p1 | sha256sum | grep -q "^$SHA "; then
+if [ "${NVJ:-1}" = 1 ] && { ! [ -f p1 ] || ! xz -dc p1 | sha256sum | grep -q "^$SHA "; }; then
   ls nvidia_nvjitlink-13.0.39-*.whl >/dev/null 2>&1 || python3 -m pip download -q --no-deps --only-binary=:all: \
     --python-version 3.12 --implementation cp --platform manylinux_2_12_x86_64 -d . nvidia-nvjitlink==13.0.39
   unzip -p nvidia_nvjitlink-13.0.39-*.whl nvidia/cu13/lib/libnvJitLink.so.13 | xz --x86 --lzma2=preset=9e -T1 -c > p1.tmp
   mv p1.tmp p1
 fi
-cp fla_core-0.6.0-*.whl flash_linear_attention-0.6.0-*.whl "$S/"; cp p1 "$S/nvj/p1"
+cp fla_core-0.6.0-*.whl flash_linear_attention-0.6.0-*.whl "$S/"; [ "${NVJ:-1}" = 1 ] && cp p1 "$S/nvj/p1"
 cd "$TREE"
 # B's src, and the fault suite as B has it (its scenarios and the bench module it ranks with): the suite puts the
 # src beside its own scenarios/ first on PYTHONPATH, so the checkout's copy would test A whatever PYTHONPATH says.
@@ -55,7 +55,7 @@ elif [ -z "${FULL:-}" ] && git cat-file -e "$ABASE^{commit}" 2>/dev/null && git 
 else
   git archive --format=tar "$BREV" $BPATHS | gzip -9 > "$S/srcB.tgz"; BDESC="$(git log -1 --format='%h %s' "$BREV" | cut -c1-100) [whole]"
 fi
-[ "${NVJ:-1}" = 1 ] || { rm -rf "$S/nvj"; BDESC="$BDESC; no nvJitLink piece (NVJ=0: the older-nvjitlink scenarios skip)"; }
+[ "${NVJ:-1}" = 1 ] || { rmdir "$S/nvj"; BDESC="$BDESC; no nvJitLink piece (NVJ=0: the older-nvjitlink scenarios skip)"; }
 cp "$HERE/go.sh" "$HERE/run.sh" "$S/"
 {
   echo "staged: $(date -u '+%Y-%m-%d %H:%M UTC')"
