@@ -792,6 +792,48 @@ def tmp_full(m: Machine, tmp: Path) -> Setup:
     return _tmp_fault(tmp, full=True)
 
 
+
+# -- gpu38: where Triton looks for libcuda.so.1, and a full cache --------------------------------------------
+
+def ldconfig_cache_without_libcuda(m: Machine, tmp: Path) -> Setup:
+    """/etc/ld.so.cache replaced (private mount namespace) by a valid cache of an empty root, and
+    LD_LIBRARY_PATH unset: `/sbin/ldconfig -p` lists no libcuda.so.1 and Triton has nowhere else to
+    look, while the loader still finds the driver's libcuda.so.1 in its default directories (/lib,
+    /usr/lib and the multiarch ones), so torch works: a container that bind-mounted the driver's
+    libraries without refreshing the linker cache (FAILURE_MODES T5)."""
+    root = tmp / "empty-root"
+    (root / "etc").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["/sbin/ldconfig", "-r", str(root)], capture_output=True, text=True, timeout=60)
+    cache = root / "etc" / "ld.so.cache"
+    if not cache.is_file():
+        raise RuntimeError(f"ldconfig -r wrote no cache (rc {proc.returncode}): {proc.stderr[-300:]}")
+    env = fresh_cache(base_env(), tmp)
+    env.pop("LD_LIBRARY_PATH", None)
+    script = 'mount --bind "$0" /etc/ld.so.cache && exec "$@"'
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(cache)])
+
+
+def ldconfig_hidden(m: Machine, tmp: Path) -> Setup:
+    """An empty tmpfs over the directory that holds /sbin/ldconfig (private mount namespace), as in a
+    distroless image: Triton's hard-coded `/sbin/ldconfig -p` raises FileNotFoundError on a fresh cache."""
+    env = fresh_cache(base_env(), tmp)
+    script = ('d=$(dirname "$(readlink -f /sbin/ldconfig)") && mount -t tmpfs -o size=1m tmpfs "$d" && '
+              '[ ! -e /sbin/ldconfig ] && exec "$@"')
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"])
+
+
+def cache_on_full_mount(m: Machine, tmp: Path) -> Setup:
+    """TRITON_CACHE_DIR on a 64 KiB tmpfs filled to the last block (private mount namespace), as a
+    quota or a full disk leaves it: the folder exists and is writable, every write fails with ENOSPC."""
+    mnt = tmp / "cache-mount"
+    mnt.mkdir(exist_ok=True)
+    env = base_env()
+    env["TRITON_CACHE_DIR"] = str(mnt / "triton")
+    script = ('mount -t tmpfs -o size=64k tmpfs "$0" && mkdir "$0/triton" && '
+              '{ dd if=/dev/zero of="$0/fill" bs=4k count=64 2>/dev/null; true; } && exec "$@"')
+    return Setup(env, ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(mnt)])
+
+
 #: the Triton layer's own codes: a temporary-directory fault must not be blamed on them
 TRITON_LAYER_ROOTS = ("triton-cache-unusable", "env-path-unusable", "no-c-compiler", "c-compiler-broken",
                       "triton-build-failed", "triton-kernel-failed", "triton-driver-init-failed")
@@ -1138,6 +1180,29 @@ SCENARIOS: List[Scenario] = [
                   "toolchain.extension_build": ["No space left on device"]},
         proofs=[Proof("user kernel fails on a fresh cache", [], False, "No space left on device")],
         explain=["temp-dir-unusable"]),
+    # gpu38: Triton's own libcuda discovery (T5) and a full cache (T8); written before their first GPU run
+    Scenario(
+        "libcuda-not-in-ldconfig", "the linker cache lists no libcuda.so.1 (a valid /etc/ld.so.cache of an empty "
+        "root bound over the real one) and LD_LIBRARY_PATH unset; the loader still finds the driver's libcuda.so.1 "
+        "in its default directories, so torch works and Triton's `/sbin/ldconfig -p` lookup fails",
+        ldconfig_cache_without_libcuda, need_all(need_gpu(), need_unshare), roots=["libcuda-not-in-ldconfig"],
+        forbid_roots=["libcuda-missing", "no-nvidia-driver", "triton-build-failed"],
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "libcuda.so cannot found")],
+        explain=["libcuda-not-in-ldconfig"]),
+    Scenario(
+        "ldconfig-missing", "/sbin/ldconfig absent (an empty tmpfs over its directory, as in a distroless image), "
+        "TRITON_LIBCUDA_PATH unset, fresh Triton cache",
+        ldconfig_hidden, need_all(need_gpu(), need_unshare), roots=["ldconfig-missing"],
+        forbid_roots=["libcuda-missing", "no-nvidia-driver"],
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "/sbin/ldconfig")],
+        explain=["ldconfig-missing"]),
+    Scenario(
+        "triton-cache-full", "TRITON_CACHE_DIR on a full 64 KiB tmpfs (a quota or a full disk): the folder is "
+        "writable, every write into it fails with ENOSPC",
+        cache_on_full_mount, need_all(need_gpu(), need_unshare), roots=["triton-cache-unusable"],
+        forbid_roots=["temp-dir-unusable", "triton-build-failed"],
+        proofs=[Proof("user kernel fails on a fresh cache", [], False, "No space left on device")],
+        explain=["triton-cache-unusable"]),
     Scenario(
         "multi-gpu-healthy", "2+ GPUs: NCCL all-reduce across all GPUs, peer access, /dev/shm and memlock",
         healthy, need_gpu(2), no_blocking=True,
