@@ -555,7 +555,9 @@ _FACT_RES = (
                                        r"\bis_triton_available:\s{1,60}False\b)")),
     # a GPU's capability in the words of torch, vLLM, deviceQuery
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
-    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
+    # not a requirement ("GPUs with compute capability 8.0 or higher": SageAttention's assertion)
+    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b"
+                          r"(?! or (?:higher|above|newer|later|greater))(?!\+)")),
     ("gpu_cc", re.compile(r"CUDA Capability Major/Minor version number:\s*(\d{1,2}\.\d)")),
     # "compute_capability: 7.5" (xFormers' info), "Compute Capability: 8.6", "**Compute Capability:** 12.0";
     # not a requirement ("minimum compute capability: 8.0")

@@ -1,0 +1,246 @@
+"""tools38: a signature that does not count beside a contradicting fact (``unless``), a bound on the
+compute capability of the GPUs a log names (``gpu_cc`` in ``requires``/``unless``), and cuDNN's
+CUDNN_STATUS_ARCH_MISMATCH (``cudnn-gpu-arch-unsupported``). docs/dev/KNOWLEDGE.md, docs/dev/tools38.md.
+"""
+from __future__ import annotations
+
+import pytest
+
+from stackpeel import combinations, knowledge
+from stackpeel.explain import explain_text
+from stackpeel.explain.knowledge import Requires
+from stackpeel.knowledge import KnowledgeError
+
+
+def codes(text: str) -> list:
+    return [c["code"] for c in explain_text(text).to_dict()["candidates"]]
+
+
+def first(text: str):
+    found = codes(text)
+    return found[0] if found else None
+
+
+# ----------------------------------------------------------------------------- 1. unless
+
+WHISPER = ("/usr/lib/python3.10/site-packages/whisper/transcribe.py:114: UserWarning: FP16 is not supported "
+           "on CPU; using FP32 instead\n  warnings.warn(\"FP16 is not supported on CPU; using FP32 instead\")")
+CT2 = ("[2024-03-06 11:43:38.305] [ctranslate2] [thread 2816] [warning] The compute type inferred from the saved "
+       "model is float16, but the target device or backend do not support efficient float16 computation. The "
+       "model weights have been automatically converted to use the float32 compute type instead.")
+WARNINGS = [(WHISPER, "torch-cpu-only-build"), (CT2, "gpu-arch-lacks-dtype")]
+
+NVIDIA_SMI = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0  On |                  N/A |
++-------------------------------+----------------------+----------------------+"""
+
+#: a GPU fact the warning needs (tools37's requires)
+GPU_SHOWN = ["GPU: NVIDIA GeForce RTX 3080", "I have an RTX 4090 but it is very slow", NVIDIA_SMI]
+
+#: the user chose the CPU: the warning says nothing about a missing GPU
+CPU_CHOSEN = [
+    "$ whisper audio.mp3 --device cpu --model medium",
+    "$ whisper audio.mp3 --device=cpu --model medium",
+    "$ whisper audio.mp3 --device 'cpu'",
+    "model = WhisperModel('small', device='cpu', compute_type='int8')",
+    'model = WhisperModel("large-v2", device="cpu")',
+    'pipe = pipeline("automatic-speech-recognition", device = "cpu")',
+    "python transcribe.py device=cpu model=base",
+    'CUDA_VISIBLE_DEVICES="" python transcribe.py',
+    "CUDA_VISIBLE_DEVICES=-1 python transcribe.py",
+]
+
+#: no CPU chosen: near misses of the words above
+NOT_CPU_CHOSEN = [
+    "$ whisper audio.mp3 --device cuda --model medium",
+    'model = WhisperModel("large-v2", device="cuda", compute_type="float16")',
+    'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    "x = x.cpu().numpy()",
+    "CUDA_VISIBLE_DEVICES=0 python transcribe.py",
+    "cpu_offload=True, device_map='auto'",
+    "the cpu is an i9, --device not given",
+]
+
+
+@pytest.mark.parametrize("gpu", GPU_SHOWN)
+@pytest.mark.parametrize("warning,code", WARNINGS)
+def test_warning_beside_a_gpu_still_names_its_cause(warning, code, gpu):
+    assert first(f"{gpu}\n{warning}") == code
+
+
+@pytest.mark.parametrize("cpu", CPU_CHOSEN)
+@pytest.mark.parametrize("gpu", GPU_SHOWN)
+@pytest.mark.parametrize("warning,code", WARNINGS)
+def test_cpu_chosen_on_purpose_silences_the_warning(warning, code, gpu, cpu):
+    assert code not in codes(f"{gpu}\n{cpu}\n{warning}")
+
+
+@pytest.mark.parametrize("other", NOT_CPU_CHOSEN)
+@pytest.mark.parametrize("warning,code", WARNINGS)
+def test_near_misses_of_the_cpu_choice_do_not_silence(warning, code, other):
+    assert first(f"GPU: NVIDIA GeForce RTX 3080\n{other}\n{warning}") == code
+
+
+def test_cpu_choice_does_not_hide_a_failure_elsewhere():
+    text = ("$ whisper a.mp3 --device cpu\n" + WHISPER + "\nTraceback (most recent call last):\n"
+            "  File \"x.py\", line 1, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: 'ffmpeg'")
+    assert "torch-cpu-only-build" not in codes(text)
+    assert first(text) == "ffmpeg-not-found"
+
+
+# ----------------------------------------------------------------------------- 2. gpu_cc
+
+#: the GPU names the brief lists, as logs print them, and their compute capability (NVIDIA's CUDA
+#: GPUs list; knowledge/gpus.toml)
+NAMES = [
+    ("|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |", "7.5"),
+    ("GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-8f6c)", "7.0"),
+    ("torch.cuda.get_device_name(0): NVIDIA GeForce GTX 1080 Ti", "6.1"),
+    ("GPU: NVIDIA GeForce RTX 3090", "8.6"),
+    ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1234)", "8.0"),
+    ("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |                    0 |", "9.0"),
+    ("GPU 0: NVIDIA L4 (UUID: GPU-5)", "8.9"),
+    ("'NVIDIA GeForce RTX 4090'", "8.9"),
+    ("Device 0: NVIDIA GeForce RTX 5090, compute capability 12.0, VMM: yes", "12.0"),
+    ("NVIDIA Jetson Nano Developer Kit", "5.3"),
+    ("Jetson TX2", "6.2"),
+    ("Quadro P4000", "6.1"),
+    ("NVIDIA Jetson AGX Orin", "8.7"),
+]
+
+
+@pytest.mark.parametrize("line,cc", NAMES)
+def test_gpu_names_give_their_capability(line, cc):
+    assert combinations.facts_from_text(line).versions.get("gpu_cc") == [cc]
+
+
+@pytest.mark.parametrize("line", [
+    "SM80 kernel is not available. make sure you GPUs with compute capability 8.0 or higher.",
+    "requires GPUs with compute capability 8.0+",
+    "jetson nano",  # no vendor casing: prose, not a device name
+])
+def test_requirements_are_no_capability_fact(line):
+    assert not combinations.facts_from_text(line).versions.get("gpu_cc")
+
+
+def test_a_capability_the_log_states_is_still_read():
+    assert combinations.facts_from_text("Your Tesla T4 GPU has compute capability 7.5.").versions["gpu_cc"] == ["7.5"]
+
+
+FA = ("Traceback (most recent call last):\n  File \"train.py\", line 80, in forward\n"
+      "    out = flash_attn_func(q, k, v, causal=True)\n"
+      "RuntimeError: FlashAttention only supports Ampere GPUs or newer.")
+
+BLACKWELL = [
+    "GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-1a2b)",
+    "|   0  NVIDIA B200                    On  | 00000000:1B:00.0 Off |                    0 |",
+    "torch.cuda.get_device_name(0) -> 'NVIDIA RTX PRO 6000 Blackwell Workstation Edition'",
+    "UserWarning: NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible",
+]
+OLDER = [
+    "",
+    "GPU 0: Tesla T4 (UUID: GPU-1)",
+    "Quadro RTX 5000",
+    "GPU 0: Tesla V100-SXM2-16GB",
+    "GPU 0: NVIDIA H100 80GB HBM3",
+    "NVIDIA GeForce RTX 3090",
+    "It took 5090 seconds",  # a number, no GPU
+]
+
+
+@pytest.mark.parametrize("gpu", BLACKWELL)
+def test_flash_attn_ampere_line_on_blackwell_is_a_release_without_the_gpu(gpu):
+    found = codes(f"{gpu}\n{FA}")
+    assert found[0] == "extension-arch-missing"
+    assert "flash-attn-arch-unsupported" not in found
+
+
+@pytest.mark.parametrize("gpu", OLDER)
+def test_flash_attn_ampere_line_elsewhere_stays_the_gpu_too_old(gpu):
+    found = codes(f"{gpu}\n{FA}")
+    assert found[0] == "flash-attn-arch-unsupported"
+    assert "extension-arch-missing" not in found
+
+
+def _requires(raw: dict) -> Requires:
+    kb = knowledge.parse([("t.toml", {"some-code": {
+        "layer": "torch", "kind": "root", "severity": "blocking", "title": "t", "meaning": "m", "fix": "f",
+        "log": [{"id": "s", "patterns": ["Something went wrong here"], "requires": raw}]}})])
+    req = kb.codes["some-code"].logs[0].requires
+    return Requires(None, req.facts, combinations.parse_specifier(req.gpu_cc) if req.gpu_cc else None)
+
+
+def test_capability_bound_holds_for_any_gpu_the_log_names():
+    below8 = _requires({"gpu_cc": "<8.0"})
+    t4_and_a100 = combinations.facts_from_text("GPU 0: Tesla T4\nGPU 1: NVIDIA A100-SXM4-40GB")
+    assert below8.holds("", "", t4_and_a100)
+    assert not below8.holds("", "", combinations.facts_from_text("GPU 0: NVIDIA A100-SXM4-40GB"))
+    assert not below8.holds("", "", combinations.facts_from_text("no GPU named"))
+    band = _requires({"gpu_cc": ">=7.0,<8.0"})
+    assert band.holds("", "", combinations.facts_from_text("Tesla V100"))
+    assert not band.holds("", "", combinations.facts_from_text("GeForce GTX 1080"))
+
+
+# ----------------------------------------------------------------------------- loader
+
+def _load(log: dict):
+    data = {"some-code": {"layer": "torch", "kind": "root", "severity": "blocking", "title": "t", "meaning": "m",
+                          "fix": "f", "log": [dict({"id": "s", "patterns": ["Something went wrong here"]}, **log)]}}
+    if "cpu-ish" in repr(log):  # declared only where named (an unused context is refused)
+        data["context"] = {"cpu-ish": {"pattern": "--device cpu", "means": "m"}}
+    return knowledge.parse([("t.toml", data)])
+
+
+@pytest.mark.parametrize("log", [
+    {"unless": {"context_name": "cpu-ish"}},
+    {"unless": {"context": "--device cpu"}, "requires": {"context_name": "cpu-ish"}},
+    {"requires": {"gpu_cc": "<8.0"}},
+    {"requires": {"gpu_cc": ">=7.0,<8.0"}, "unless": {"context_name": "cpu-ish"}},
+    {"unless": {"gpu_cc": ">=10.0"}},
+    {"requires": {"context": "x{4}", "facts": ["gpus"], "gpu_cc": "==7.5"}},
+])
+def test_loader_accepts(log):
+    sig = _load(log).codes["some-code"].logs[0]
+    assert (sig.requires is not None) == ("requires" in log) and (sig.unless is not None) == ("unless" in log)
+
+
+def test_a_context_only_unless_names_counts_as_used():
+    assert _load({"unless": {"context_name": "cpu-ish"}}).codes["some-code"].logs[0].unless.name == "cpu-ish"
+
+
+@pytest.mark.parametrize("log", [
+    {"unless": {}},
+    {"unless": "cpu"},
+    {"unless": {"context": "a", "context_name": "cpu-ish"}},
+    {"unless": {"context_name": "no-such-context"}},
+    {"unless": {"context": "(unclosed"}},
+    {"unless": {"other": 1}},
+    {"unless": {"facts": []}},
+    {"unless": {"facts": ["gpus"]}},  # facts stand beside a context (tools37)
+    {"unless": {"context": "--device cpu", "facts": []}},
+    {"unless": {"facts": ["cuda"]}},
+    {"requires": {"gpu_cc": "8.0"}},
+    {"requires": {"gpu_cc": "<8"}},
+    {"requires": {"gpu_cc": "<8.0.1"}},
+    {"requires": {"gpu_cc": ">>8.0"}},
+    {"requires": {"gpu_cc": "~=8.0"}},
+    {"requires": {"gpu_cc": 8.0}},
+    {"requires": {"gpu_cc": "<8.0,>=7.0,<9.0,>1.0"}},
+    {"unless": {"gpu_cc": "sm_80"}},
+])
+def test_loader_refuses(log):
+    with pytest.raises(KnowledgeError):
+        _load(log)
+
+
+def test_built_in_entries():
+    kb = knowledge.load()
+    logs = {s.id: s for c in kb.codes.values() for s in c.logs}
+    assert logs["whisper-fp16-on-cpu"].unless.name == "cpu-chosen"
+    assert logs["ctranslate2-float16-converted-to-float32"].unless.name == "cpu-chosen"
+    assert logs["flash-attn-ampere-only"].unless.gpu_cc == ">=10.0"
+    assert logs["flash-attn-ampere-only-on-blackwell"].requires.gpu_cc == ">=10.0"
+    assert logs["flash-attn-ampere-only-on-blackwell"].code == "extension-arch-missing"
