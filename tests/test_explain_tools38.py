@@ -244,3 +244,52 @@ def test_built_in_entries():
     assert logs["flash-attn-ampere-only"].unless.gpu_cc == ">=10.0"
     assert logs["flash-attn-ampere-only-on-blackwell"].requires.gpu_cc == ">=10.0"
     assert logs["flash-attn-ampere-only-on-blackwell"].code == "extension-arch-missing"
+
+
+# ----------------------------------------------------------------------------- 3. cuDNN ARCH_MISMATCH
+
+CUDNN_ARCH = [
+    # torch (aten/src/ATen/cudnn/Exceptions.h)
+    "RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH",
+    # torch with cuDNN 9
+    "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH",
+    # TensorFlow's stream executor
+    "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_ARCH_MISMATCH",
+    # cuDNN's mnistCUDNN sample, Caffe's CUDNN_CHECK
+    "Testing single precision\nCUDNN failure\nError: CUDNN_STATUS_ARCH_MISMATCH\nmnistCUDNN.cpp:394\nAborting...",
+    "F0309 14:17:01.1 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (6 vs. 0)  "
+    "CUDNN_STATUS_ARCH_MISMATCH",
+    # waifu2x#176's title
+    "can't user cuDNN backend(CUDNN_STATUS_ARCH_MISMATCH)",
+    # the cuDNN frontend's string
+    "RuntimeError: cudnn_frontend: execute failed: The function requires a feature absent from the current GPU "
+    "device.",
+]
+
+
+@pytest.mark.parametrize("text", CUDNN_ARCH)
+def test_cudnn_arch_mismatch_is_the_gpu_older_than_cudnn(text):
+    assert first(text) == "cudnn-gpu-arch-unsupported"
+
+
+@pytest.mark.parametrize("text", [
+    # the frontend's per-engine note: it tries the next engine
+    "Warning: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH; Reason: FORT_NATIVE_8X engine requires Ampere or newer",
+    # a program's own source quoting the name
+    '        if "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH" in str(exc):',
+    # other cuDNN statuses
+    "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+    "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED",
+    # other libraries' arch mismatches
+    "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx(...)`",
+    "cuBLAS error 8 at ggml-cuda.cu:1234: the function requires a feature absent from the device",
+    "CURAND_STATUS_ARCH_MISMATCH",
+])
+def test_cudnn_arch_mismatch_near_misses(text):
+    assert "cudnn-gpu-arch-unsupported" not in codes(text)
+
+
+def test_cudnn_arch_mismatch_explains_the_cudnn_symptom():
+    kb = knowledge.load()
+    assert "cudnn-gpu-arch-unsupported" in kb.codes["cudnn-call-failed"].caused_by
+    assert kb.codes["cudnn-gpu-arch-unsupported"].kind == "root"
