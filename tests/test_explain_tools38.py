@@ -293,3 +293,63 @@ def test_cudnn_arch_mismatch_explains_the_cudnn_symptom():
     kb = knowledge.load()
     assert "cudnn-gpu-arch-unsupported" in kb.codes["cudnn-call-failed"].caused_by
     assert kb.codes["cudnn-gpu-arch-unsupported"].kind == "root"
+
+
+# ----------------------------------------------------------------------------- 4. torch's OOM numbers
+
+# c10/cuda/CUDACachingAllocator.cpp's message, torch >= 2.1 ("capacty" in 2.1), with the processes
+# NVML lists before or after this process's line, and the older "(GPU 0; X total capacity; ...)" form
+HELD = [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB "
+    "of which 3.12 MiB is free. Process 1234 has 18.20 GiB memory in use. Process 5678 has 5.40 GiB memory in use. "
+    "Including non-PyTorch memory, this process has 5.40 GiB memory in use. Of the allocated memory 4.90 GiB is "
+    "allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated.",
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacty of 79.11 GiB "
+    "of which 1.93 GiB is free. Including non-PyTorch memory, this process has 6.17 GiB memory in use. Process 998 has "
+    "71.00 GiB memory in use. Of the allocated memory 5.61 GiB is allocated by PyTorch",
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 690.00 MiB (GPU 0; 39.59 GiB total capacity; "
+    "973.79 MiB already allocated; 474.62 MiB free; 1.72 GiB reserved in total by PyTorch) If reserved memory is >> "
+    "allocated memory try setting max_split_size_mb to avoid fragmentation.",
+]
+OWN = [
+    # the job itself fills the GPU
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.15 GiB. GPU 0 has a total capacity of 39.56 GiB "
+    "of which 6.80 GiB is free. Including non-PyTorch memory, this process has 36.61 GiB memory in use. Of the "
+    "allocated memory 31.66 GiB is allocated by PyTorch, and 4.11 GiB is reserved by PyTorch but unallocated.",
+    # another process holds some, less than half the GPU
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 298.00 MiB. GPU 0 has a total capacity of 44.39 GiB "
+    "of which 12.06 MiB is free. Process 6324 has 8.06 GiB memory in use. Including non-PyTorch memory, this process "
+    "has 36.30 GiB memory in use.",
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity; 9.53 GiB already "
+    "allocated; 18.56 MiB free; 9.80 GiB reserved in total by PyTorch)",
+    # the older form cannot see the process's memory outside torch's allocator: a wider margin
+    # (instruct-nerf2nerf#33: 13.5 of 23.7 GiB outside torch's reserve, tiny-cuda-nn's)
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 988.00 MiB (GPU 0; 23.70 GiB total capacity; 8.13 GiB "
+    "already allocated; 14.50 MiB free; 9.20 GiB reserved in total by PyTorch)",
+    # no numbers
+    "RuntimeError: CUDA error: out of memory",
+]
+
+
+@pytest.mark.parametrize("text", HELD)
+def test_oom_numbers_show_memory_held_by_other_processes(text):
+    found = explain_text(text).to_dict()["candidates"]
+    assert found[0]["code"] == "gpu-memory-held-by-other-processes"
+    assert found[0]["basis"] == "facts"
+
+
+@pytest.mark.parametrize("text", OWN)
+def test_oom_numbers_of_the_job_itself_stay_out_of_memory(text):
+    found = codes(text)
+    assert found[0] == "gpu-out-of-memory"
+    assert "gpu-memory-held-by-other-processes" not in found
+
+
+def test_oom_numbers_are_read():
+    from stackpeel.explain.facts import torch_oom_numbers
+    other = combinations.facts_from_text(HELD[0]).other["torch_oom"]
+    assert torch_oom_numbers(other)[:3] == pytest.approx((23.65, 3.12 / 1024, 5.40))
+    old = combinations.facts_from_text(HELD[2]).other["torch_oom"]
+    assert torch_oom_numbers(old)[:3] == pytest.approx((39.59, 474.62 / 1024, 2.72))
+    assert torch_oom_numbers("") is None
+
