@@ -505,6 +505,16 @@ _WHEEL_RE = re.compile(r"\b(flash_attn|mamba_ssm|causal_conv1d|"
                        r"\+cu(\d{2,3})torch(\d{1,2}\.\d{1,2})cxx11abi(TRUE|FALSE)")
 #: facts that are no version of the matcher: (key, regex); the first line wins
 _FACT_RES = (
+    # torch's out-of-memory message with its numbers (c10/cuda/CUDACachingAllocator.cpp): since torch
+    # 2.1 "GPU 0 has a total capacity of X of which Y is free. [Process N has Z memory in use. ...]
+    # Including non-PyTorch memory, this process has W memory in use" (2.1 spelled it "capacty");
+    # before, "(GPU 0; X total capacity; A already allocated; Y free; R reserved in total by PyTorch)".
+    # Read by explain.facts (torch_oom_numbers) for what other processes hold
+    ("torch_oom", re.compile(r"(has a total capac(?:i)?ty of [\d.]{1,10} ?[KMGT]?i?B of which [\d.]{1,10} ?[KMGT]?i?B "
+                             r"is free\.[^\n]{0,1200}?this process has [\d.]{1,10} ?[KMGT]?i?B memory in use)")),
+    ("torch_oom", re.compile(r"(\(GPU \d{1,3}; [\d.]{1,10} ?[KMGT]?i?B total capacity; [\d.]{1,10} ?[KMGT]?i?B already "
+                             r"allocated; [\d.]{1,10} ?[KMGT]?i?B free; [\d.]{1,10} ?[KMGT]?i?B reserved in total by "
+                             r"PyTorch\))")),
     # torch's own arch list: its warning ("supports CUDA capabilities sm_50 sm_60 ...") or a
     # printed torch.cuda.get_arch_list() (['sm_50', 'sm_60', ...]); nvcc -gencode lines are not
     ("arch_list", re.compile(r"supports CUDA capabilities ((?:(?:sm|compute)_\d{2,3}a?\s*){1,30})")),
@@ -555,7 +565,9 @@ _FACT_RES = (
                                        r"\bis_triton_available:\s{1,60}False\b)")),
     # a GPU's capability in the words of torch, vLLM, deviceQuery
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
-    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b")),
+    # not a requirement ("GPUs with compute capability 8.0 or higher": SageAttention's assertion)
+    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b"
+                          r"(?! or (?:higher|above|newer|later|greater))(?!\+)")),
     ("gpu_cc", re.compile(r"CUDA Capability Major/Minor version number:\s*(\d{1,2}\.\d)")),
     # "compute_capability: 7.5" (xFormers' info), "Compute Capability: 8.6", "**Compute Capability:** 12.0";
     # not a requirement ("minimum compute capability: 8.0")

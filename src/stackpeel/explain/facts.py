@@ -26,6 +26,7 @@ one at most medium. Pure: reads only its arguments and the bundled tables.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -391,11 +392,51 @@ def _arch_runs(arch_list: Sequence[str], cc: Tuple[int, ...]) -> bool:
     return False
 
 
+_SIZE_RE = re.compile(r"([\d.]{1,10}) ?([KMGT]?)i?B")
+_UNITS = {"": 1 / 2 ** 30, "K": 1 / 2 ** 20, "M": 1 / 2 ** 10, "G": 1.0, "T": 2.0 ** 10}
+#: what a process holds on a GPU besides the memory torch reserves (its CUDA context, cuBLAS's
+#: workspace), GiB: the older message counts only torch's reserved memory
+OOM_CONTEXT_GIB = 1.0
+#: the share of the GPU others must hold: the newer message counts all of this process's memory;
+#: the older one cannot see what other libraries of the process allocate outside torch's allocator
+#: (tiny-cuda-nn in nerfstudio, CuPy, TensorRT), so it needs a wider margin (instruct-nerf2nerf#33:
+#: 13.5 of 23.7 GiB outside torch's reserve, the job's own images too large)
+OOM_OTHERS_SHARE = {"new": 0.5, "old": 0.75}
+
+
+def torch_oom_numbers(text: str) -> Optional[Tuple[float, float, float, str]]:
+    """(total, free, this process, "new" or "old") in GiB from torch's out-of-memory numbers (the
+    ``torch_oom`` fact); for the older message, this process is what torch reserved plus
+    :data:`OOM_CONTEXT_GIB`."""
+    sizes = []
+    for m in _SIZE_RE.finditer(text or ""):
+        try:
+            sizes.append(float(m.group(1)) * _UNITS[m.group(2)])
+        except ValueError:
+            return None
+    if "this process has" in text and len(sizes) >= 3:
+        return sizes[0], sizes[1], sizes[-1], "new"
+    if "reserved in total by PyTorch" in text and len(sizes) == 4:
+        return sizes[0], sizes[2], sizes[3] + OOM_CONTEXT_GIB, "old"
+    return None
+
+
 def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List[str], str, Tuple[str, ...]]]:
     """(code, rule, fact keys, explanation, the generic codes it narrows) for each fact of the log
     that decides the specific cause of a generic build or compile failure."""
     v = facts.versions
     out: List[Tuple[str, str, List[str], str, Tuple[str, ...]]] = []
+    # torch's out-of-memory numbers: when the GPU's memory in use by others (total - free - this
+    # process) is at least half the GPU (OOM_OTHERS_SHARE), other processes hold it and this job got
+    # what was left (tools38; c10/cuda/CUDACachingAllocator.cpp prints the numbers and the processes)
+    oom = torch_oom_numbers(str(facts.other.get("torch_oom") or ""))
+    if oom and oom[0] >= 1.0 and oom[0] - oom[1] - oom[2] >= OOM_OTHERS_SHARE[oom[3]] * oom[0]:
+        total, free, mine, _ = oom
+        out.append(("gpu-memory-held-by-other-processes", "oom-memory-held-by-others", ["torch_oom"],
+                    f"torch's out-of-memory message says the GPU has {total:.2f} GiB, {free:.2f} GiB free, and this "
+                    f"process holds about {mine:.2f} GiB: the other {total - free - mine:.2f} GiB are held by other "
+                    "processes (c10/cuda/CUDACachingAllocator.cpp prints these numbers and lists them: 'Process N "
+                    "has ... memory in use').", ("gpu-out-of-memory",)))
     nvcc, cuda = _release(facts.other.get("nvcc")), _release(v.get("cuda"))
     # no torch version printed: the CUDA of the PyTorch index a pip command installed torch from
     index = facts.other.get("torch_index_cuda") or ""

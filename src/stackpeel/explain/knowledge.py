@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Pattern, Sequence, Tuple
 
+from .. import combinations as _combinations
 from .. import knowledge as _knowledge
 from ..knowledge import KnowledgeError
 
@@ -187,21 +188,49 @@ class Refine:
 
 @dataclass(frozen=True)
 class Requires:
-    """A fact the log must show for an entry to count (knowledge ``requires``): ``context``
-    matches the lines around the hit or a kept line, or the log states one of ``facts``."""
+    """A fact of the log (knowledge ``requires``, and ``unless``, which must not hold): ``context``
+    matches the lines around the hit or a kept line, or the log states one of ``facts``; and, with
+    ``gpu_cc`` (a capability bound), a GPU the log names has a capability within it. Each part
+    given must hold."""
 
-    context: Pattern[str]
+    context: Optional[Pattern[str]]
     facts: Tuple[str, ...] = ()
+    gpu_cc: Optional[Any] = None  # combinations.Specifier
 
     def holds(self, context: str, kept: str, facts: Any) -> bool:
-        if self.context.search(context) or (kept and self.context.search(kept)):
-            return True
+        if self.context is not None or self.facts:
+            if not (self.shown(context, kept) or self._stated(facts)):
+                return False
+        return self.gpu_cc is None or self.capability(facts) is not None
+
+    def shown(self, context: str, kept: str) -> bool:
+        return self.context is not None and bool(self.context.search(context) or (kept and self.context.search(kept)))
+
+    def _stated(self, facts: Any) -> bool:
         if not facts:
             return False
         versions = getattr(facts, "versions", None) or {}
         other = getattr(facts, "other", None) or {}
         return any(bool(getattr(facts, "gpus", ())) if f == "gpus" else (f in versions or f in other)
                    for f in self.facts)
+
+    def capability(self, facts: Any) -> Optional[str]:
+        """The capability of a GPU the log names that meets ``gpu_cc`` (None: none does)."""
+        if self.gpu_cc is None or not facts:
+            return None
+        ccs = (getattr(facts, "versions", None) or {}).get("gpu_cc") or ()
+        for cc in ([ccs] if isinstance(ccs, str) else ccs):
+            if cc and self.gpu_cc.contains(str(cc)):
+                return str(cc)
+        return None
+
+
+def _requires(req: Any, where: str) -> Optional[Requires]:
+    """The explain-side :class:`Requires` of a knowledge ``Requirement`` (None for None)."""
+    if req is None:
+        return None
+    return Requires(_compile(req.context, where) if req.context else None, req.facts,
+                    _combinations.parse_specifier(req.gpu_cc) if req.gpu_cc else None)
 
 
 @dataclass(frozen=True)
@@ -228,6 +257,8 @@ class Entry:
     warning: bool = False
     #: a fact the log must also show for the entry to count (None: none)
     requires: Optional[Requires] = None
+    #: a fact that, where the log shows it, drops the entry's hits (knowledge ``unless``)
+    unless: Optional[Requires] = None
 
     @property
     def is_root(self) -> bool:
@@ -743,7 +774,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fallback=sig.fallback,
             said=sig.said,
             warning=sig.warning,
-            requires=Requires(_compile(sig.requires.context, where), sig.requires.facts) if sig.requires else None,
+            requires=_requires(sig.requires, where), unless=_requires(sig.unless, where),
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}
     confirms = {c.code: c.confirmed_by for c in kb.codes.values() if c.confirmed_by}

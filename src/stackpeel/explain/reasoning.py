@@ -1011,15 +1011,21 @@ def _gives_cause(e: Entry, text: str) -> bool:
 
 
 def _requirements_met(parsed: ParseResult, entries: Mapping[str, Entry]) -> ParseResult:
-    """``parsed`` without the hits of entries whose ``requires`` fact the log does not show: not
+    """``parsed`` without the hits of entries whose ``requires`` fact the log does not show (not
     on the lines around the hit, not on a line the scan kept (host.kept_text), not among the
-    facts it states. Unchanged (the same object) when no hit is dropped."""
-    gated = [h for h in parsed.hits if getattr(entries.get(h.entry), "requires", None) is not None]
+    facts it states, no GPU within its capability bound) or whose ``unless`` fact it shows.
+    Unchanged (the same object) when no hit is dropped."""
+    gated = [h for h in parsed.hits for e in [entries.get(h.entry)]
+             if e is not None and (e.requires is not None or e.unless is not None)]
     if not gated:
         return parsed
     kept = _host.kept_text(parsed)
-    dropped = {id(h) for h in gated
-               if not entries[h.entry].requires.holds(f"{h.line.text}\n{h.context}", kept, parsed.facts)}
+    dropped = set()
+    for h in gated:
+        e, near = entries[h.entry], f"{h.line.text}\n{h.context}"
+        if (e.requires is not None and not e.requires.holds(near, kept, parsed.facts)) \
+                or (e.unless is not None and e.unless.holds(near, kept, parsed.facts)):
+            dropped.add(id(h))
     if not dropped:
         return parsed
     return replace(parsed, hits=[h for h in parsed.hits if id(h) not in dropped])

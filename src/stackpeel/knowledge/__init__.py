@@ -85,6 +85,10 @@ class Requirement:
     context: str
     name: str = ""
     facts: Tuple[str, ...] = ()
+    #: a bound on a GPU's compute capability (a version specifier, '<8.0', '>=10.0'): the log
+    #: must name a GPU (knowledge/gpus.toml, or a capability it prints) whose capability meets
+    #: it; with ``context``/``facts`` too, both must hold (tools38). "" when none
+    gpu_cc: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,9 @@ class LogSignature:
     warning: bool = False
     #: a fact the log must also show for this signature to count (None: none needed)
     requires: Optional[Requirement] = None
+    #: a fact that, where the log shows it, makes this signature not count (tools38: a CPU the user
+    #: chose beside a warning routine on a CPU, a GPU capability that contradicts the line)
+    unless: Optional[Requirement] = None
 
 
 @dataclass(frozen=True)
@@ -314,8 +321,9 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning",
-             "requires"}
-_REQUIRES_FORM = "requires is {context = regex[, facts = [...]]} or {context_name = NAME[, facts = [...]]}"
+             "requires", "unless"}
+_REQUIRES_FORM = ("{what} is {{context = regex[, facts = [...]][, gpu_cc = '<8.0']}}, {{context_name = NAME[, "
+                  "facts = [...]][, gpu_cc = ...]}} or {{gpu_cc = '>=10.0'}}")
 _EXC_KEYS = {"type", "message"}
 #: the top-level table of shared refine contexts (``[context.NAME]``); no code may take this name
 CONTEXT_TABLE = "context"
@@ -471,12 +479,13 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
             refine.append(Refine(r["context"], r["code"], r.get("local", False), far_unless=far_unless))
         could_be = lraw.get("could_be")
         requires = _requirement(lraw.get("requires"), lwhere, regexes, contexts) if "requires" in lraw else None
+        unless = _requirement(lraw.get("unless"), lwhere, regexes, contexts, "unless") if "unless" in lraw else None
         logs.append(LogSignature(
             id=lraw["id"], code=code, patterns=patterns, weight=weight, kind=kind, layer=layer,
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
             fallback=_flag(lraw, "fallback", lwhere), said=_flag(lraw, "said", lwhere),
-            warning=_flag(lraw, "warning", lwhere), requires=requires,
+            warning=_flag(lraw, "warning", lwhere), requires=requires, unless=unless,
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
@@ -539,26 +548,45 @@ def default_files() -> List[Path]:
     return sorted((p for p in KB_DIR.glob("*.toml") if p.name not in DATA_FILES), key=_file_order)
 
 
-def _requirement(raw: Any, where: str, regexes: bool, contexts: Optional[Mapping[str, str]]) -> Requirement:
-    """A signature's ``requires`` table, validated (:class:`Requirement`)."""
-    if not isinstance(raw, dict) or not raw or set(raw) - {"context", "context_name", "facts"} \
-            or ("context" in raw) == ("context_name" in raw):
-        raise KnowledgeError(f"{where}: {_REQUIRES_FORM}")
+def _requirement(raw: Any, where: str, regexes: bool, contexts: Optional[Mapping[str, str]],
+                 what: str = "requires") -> Requirement:
+    """A signature's ``requires`` (or ``unless``) table, validated (:class:`Requirement`)."""
+    form = _REQUIRES_FORM.format(what=what)
+    if not isinstance(raw, dict) or not raw or set(raw) - {"context", "context_name", "facts", "gpu_cc"} \
+            or ("context" in raw and "context_name" in raw) \
+            or not ({"context", "context_name", "gpu_cc"} & set(raw)):
+        raise KnowledgeError(f"{where}: {form}")
     facts = raw.get("facts", [])
-    if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts) or len(set(facts)) != len(facts):
-        raise KnowledgeError(f"{where}: requires facts is a list of distinct names of {REQUIRE_FACTS}")
+    if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts) or len(set(facts)) != len(facts) \
+            or ("facts" in raw and not facts):
+        raise KnowledgeError(f"{where}: {what} facts is a non-empty list of distinct names of {REQUIRE_FACTS}")
     unknown = [f for f in facts if f not in REQUIRE_FACTS]
     if unknown:
-        raise KnowledgeError(f"{where}: requires names unknown fact(s) {unknown} (known: {REQUIRE_FACTS})")
+        raise KnowledgeError(f"{where}: {what} names unknown fact(s) {unknown} (known: {REQUIRE_FACTS})")
+    gpu_cc = raw.get("gpu_cc", "")
+    if "gpu_cc" in raw:
+        gpu_cc = _capability_bound(gpu_cc, f"{where}: {what} gpu_cc")
     if "context_name" in raw:
         name = raw["context_name"]
-        return Requirement(_named_context(name, contexts, f"{where}: requires"), name, tuple(facts))
-    pattern = raw["context"]
-    if not isinstance(pattern, str) or not pattern:
-        raise KnowledgeError(f"{where}: {_REQUIRES_FORM}")
-    if regexes:
-        _compiles(pattern, f"{where}: bad requires regex")
-    return Requirement(pattern, facts=tuple(facts))
+        return Requirement(_named_context(name, contexts, f"{where}: {what}"), name, tuple(facts), gpu_cc)
+    pattern = raw.get("context", "")
+    if "context" in raw and (not isinstance(pattern, str) or not pattern):
+        raise KnowledgeError(f"{where}: {form}")
+    if regexes and pattern:
+        _compiles(pattern, f"{where}: bad {what} regex")
+    return Requirement(pattern, facts=tuple(facts), gpu_cc=gpu_cc)
+
+
+#: a compute-capability bound: one to three clauses of <, <=, >, >=, == on a capability (major.minor)
+_CC_BOUND_RE = re.compile(r"(?:<=?|>=?|==)\d{1,2}\.\d(?:,(?:<=?|>=?|==)\d{1,2}\.\d){0,2}")
+
+
+def _capability_bound(value: Any, what: str) -> str:
+    """``value`` if it is a capability bound ('<8.0', '>=10.0', '>=7.0,<8.0'), else KnowledgeError."""
+    if not isinstance(value, str) or not _CC_BOUND_RE.fullmatch(value.replace(" ", "")):
+        raise KnowledgeError(f"{what} is a compute-capability bound such as '<8.0', '>=10.0' or '>=7.0,<8.0', "
+                             f"not {value!r}")
+    return value.replace(" ", "")
 
 
 def _named_context(name: Any, contexts: Optional[Mapping[str, str]], what: str) -> str:
@@ -667,11 +695,12 @@ def parse(documents: Sequence[Tuple[str, Mapping[str, Any]]], accepted: int = 0)
             codes[code] = parse_code(code, raw, file, order, regexes=i >= accepted, contexts=contexts)
             order += 1
     used = {r.name for c in codes.values() for s in c.logs for r in s.refine}
-    used |= {s.requires.name for c in codes.values() for s in c.logs if s.requires is not None}
+    used |= {r.name for c in codes.values() for s in c.logs for r in (s.requires, s.unless) if r is not None}
     for name in contexts:
         if name not in used:
             raise KnowledgeError(f"{context_files[name]} [{CONTEXT_TABLE}.{name}]: no refine names it "
-                                 "(nor a requires; a shared context is for regexes refines would otherwise repeat)")
+                                 "(nor a requires or unless; a shared context is for regexes refines would "
+                                 "otherwise repeat)")
     sig_ids: Dict[str, str] = {}
     aliases: Dict[str, str] = {}
     for c in codes.values():
