@@ -36,16 +36,28 @@ TORCH_Q = ("Unexpected error from cudaGetDeviceCount(). Did you run some cuda fu
            "NumCudaDevices() that might have already set an error?")
 WARN = "/usr/lib/python3/dist-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: " + TORCH_Q
 
-#: number -> the code torch's full line (with cudaGetErrorString's text) is answered by
+#: number -> the code torch's full line (with cudaGetErrorString's text) is answered by. None: the
+#: symptom `cuda-init-failed` (999, "unknown error") whose first cause is the priors' pick among the
+#: training threads that showed the line (nvidia_uvm missing or broken after suspend, or the symptom
+#: itself on a tie): the cut line must answer as the whole line does and keep the symptom in the list.
 CUT = [(46, "cuda-devices-unavailable"), (804, "cuda-forward-compat-unsupported"),
-       (802, "fabric-manager-not-running"), (803, "driver-library-mismatch"), (999, "cuda-init-failed"),
+       (802, "fabric-manager-not-running"), (803, "driver-library-mismatch"), (999, None),
        (34, "libcuda-stub-loaded"), (35, "driver-too-old-for-torch"), (2, "address-space-limit")]
+
+
+_UNKNOWN_ERROR_FIRST = {"cuda-init-failed", "nvidia-uvm-missing", "nvidia-uvm-broken-after-suspend"}
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize("number,code", CUT)
 def test_torchs_device_count_error_cut_before_its_text_is_read_by_its_number(number, code, prefix):
     rep = answer(f"{prefix}{WARN} Error {number}")
+    if code is None:
+        from stackpeel.explain.numbers import lookup
+        whole = answer(f"{WARN} Error {number}: {lookup('cudaError', number)[1]}")
+        assert rep.exit_code == 1 and codes(rep)[:1] == codes(whole)[:1], (number, codes(rep), codes(whole))
+        assert "cuda-init-failed" in codes(rep) and codes(rep)[0] in _UNKNOWN_ERROR_FIRST, codes(rep)
+        return
     assert rep.exit_code == 1 and codes(rep)[:1] == [code], (number, codes(rep))
 
 
@@ -55,7 +67,8 @@ def test_the_cut_line_answers_as_torchs_whole_line_does(number, code):
     text = lookup("cudaError", number)[1]
     whole = answer(f"RuntimeError: {TORCH_Q} Error {number}: {text}")
     cut = answer(f"RuntimeError: {TORCH_Q} Error {number}")
-    assert codes(cut)[:1] == codes(whole)[:1] == [code], (codes(cut), codes(whole))
+    assert codes(cut)[:1] == codes(whole)[:1], (codes(cut), codes(whole))
+    assert codes(cut)[0] in (_UNKNOWN_ERROR_FIRST if code is None else {code}), codes(cut)
 
 
 @pytest.mark.parametrize("text", [
