@@ -138,3 +138,24 @@ def test_cpp_extension_words_without_a_stall_stay_quiet():
                  "from torch.utils.cpp_extension import load",
                  "The build stopped with an error while compiling, see below"):
         assert "extension-build-stuck" not in _ids(line), line
+
+
+def test_mid_training_timeout_after_tokenizing_keeps_its_reading():
+    # a LlamaFactory log tokenizes first (the bar reaches 100 %), trains, and times out much later on a
+    # gradient all-reduce: the busy-rank reading needs one of the first collectives, a barrier
+    text = (
+        "Running tokenizer on dataset: 100%|██████████| 5000/5000 [00:41<00:00, 121.3 examples/s]\n"
+        "{'loss': 0.8533, 'grad_norm': 4.869833469390869, 'learning_rate': 1.4516129032258065e-05, 'epoch': 0.16}\n"
+        "  2%|▏         | 13/620 [01:07<50:20,  4.98s/it][rank0]:[E1123 00:52:57.664949121 ProcessGroupNCCL.cpp:607] "
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1516, OpType=ALLREDUCE, "
+        "NumelIn=25427968, NumelOut=25427968, Timeout(ms)=600000) ran for 600017 milliseconds before timing out.\n"
+    )
+    assert BUSY not in codes(text)
+
+
+def test_old_torch_watchdog_wording_during_tokenizing():
+    # torch 1.x/2.0 printed no sizes: 'WorkNCCL(SeqNum=2, OpType=ALLREDUCE, Timeout(ms)=1800000)'
+    text = ("Running tokenizer on dataset:  63%|██████▎   | 630000/1000000 [29:57<17:35, 350.4 examples/s]\n"
+            "[E ProcessGroupNCCL.cpp:821] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+            "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800631 milliseconds before timing out.\n")
+    assert codes(text)[:1] == [BUSY]
