@@ -333,13 +333,21 @@ CUDA_UNKNOWN = (
     "> " + CUDA_UNKNOWN.replace("\n", "\n> "),                        # quoted in a reply
     "[rank0]: " + CUDA_UNKNOWN.splitlines()[0] + "\n",                 # prefixed by a launcher
 ])
-def test_cuda_unknown_error_alone_keeps_its_symptom_first_and_both_uvm_causes_next(text):
+def test_cuda_unknown_error_alone_is_ranked_as_its_threads_decide_with_both_uvm_causes(text):
+    # The shipped threads decide, not this test: with five (2 nvidia-uvm-missing, 2 broken after suspend,
+    # 1 the symptom itself) the tie named nothing and the symptom stayed first; harv38b's sixth (lxd-5618)
+    # made it 3-2-1, a share of a half over MIN_SHARE, and the guess puts nvidia-uvm-missing first. Either
+    # way the symptom's line is the evidence and both uvm causes stay in the answer.
     data = json.loads(priors.PRIORS_FILE.read_text(encoding="utf-8"))["priors"]["cuda-init-failed"]
-    assert data["n"] >= priors.MIN_THREADS                            # enough threads, but split
+    assert data["n"] >= priors.MIN_THREADS
+    counts = sorted(((code, len(urls)) for code, urls in data["causes"].items()), key=lambda c: (-c[1], c[0]))
+    guess = priors.Prior("cuda-init-failed", data["n"], tuple(counts)).guess()
     expl = explain_text(text)
-    top = expl.candidates[0]
-    assert (top.code, top.basis) == ("cuda-init-failed", "signature")  # no base-rate guess on a split
-    assert {"nvidia-uvm-missing", "nvidia-uvm-broken-after-suspend"} <= set(top.could_be[:3])
+    codes = [c.code for c in expl.candidates]
+    assert codes[0] == (guess[0] if guess else "cuda-init-failed"), (codes, guess, counts)
+    assert "cuda-init-failed" in codes
+    listed = set(codes) | set(next(c for c in expl.candidates if c.code == "cuda-init-failed").could_be)
+    assert {"nvidia-uvm-missing", "nvidia-uvm-broken-after-suspend"} <= listed
 
 
 def test_a_healthy_cuda_initialization_line_is_no_symptom():

@@ -108,10 +108,11 @@ def test_a_shared_output_offers_the_injected_cause_among_three(path):
     # torch's out-of-memory error naming another process (gpu-memory-held-by-another-process): the GPU is full
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.81 "
      "GiB of which 3.98 GiB is free. Process 4242 has 135.82 GiB memory in use.", "gpu-out-of-memory"),
-    # the same on an H100 of 80 GB (session 35's fault suite, gpu-memory-held-by-another-process)
+    # the same on an H100 of 80 GB (session 35's fault suite, gpu-memory-held-by-another-process): this process
+    # holds 518 MiB of the 75.8 GiB in use, so other processes hold it (tools38's reading of torch's numbers)
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 79.18 "
      "GiB of which 3.40 GiB is free. Process 11100 has 75.26 GiB memory in use. Including non-PyTorch memory, this "
-     "process has 518.00 MiB memory in use.", "gpu-out-of-memory"),
+     "process has 518.00 MiB memory in use.", "gpu-memory-held-by-other-processes"),
     # a DataLoader worker's shm allocation under docker's 64 MiB /dev/shm, as torch words it with errno 0 (its third
     # worker in session 35's H100 run of dataloader-docker-shm; the others said 'Resource temporarily unavailable (11)')
     ("RuntimeError: unable to allocate shared memory(shm) for file </torch_8872_2652403122_1>: Success (0)",

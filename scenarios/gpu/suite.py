@@ -1136,12 +1136,14 @@ SCENARIOS: List[Scenario] = [
         f"{USER_MODEL_GIB} GiB",
         # check's own probes need well under the 4 GiB left (a context each); NVML lists the holder with its
         # command line (one PID namespace here). torch's message names the holder ('Process N has ... memory
-        # in use'): explain reads it as the GPU out of memory
+        # in use') and, since torch 2.1, what this process holds ('Including non-PyTorch memory, this process
+        # has ...'): explain reads the other processes' share from those numbers (tools38); an older message
+        # without the second figure reads as the GPU out of memory
         gpu_memory_held, need_gpu(), findings=["gpu-memory-held-by-other-processes"],
         forbid_roots=["no-nvidia-driver"], evidence={"gpu.nvml": ["gpu_memory_holder.py"]},
         proofs=[Proof(f"user kernel with a {USER_MODEL_GIB} GiB model fails", ["--alloc-gib", str(USER_MODEL_GIB)],
                       False, "CUDA out of memory")],
-        explain=["gpu-out-of-memory"]),
+        explain=["gpu-memory-held-by-other-processes", "gpu-out-of-memory"]),
     Scenario(
         "home-read-only-default-cache", "HOME on a read-only mount and no TRITON_CACHE_DIR (private mount "
         "namespace): Triton's default cache ~/.triton/cache cannot be created",
