@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
+STACK = os.environ.get("STACKPEEL_STACK_PYTHON",
+                       str(Path(__file__).resolve().parent.parent / ".venv-stack" / "bin" / "python"))
 
 
 def _run(cwd: Path, env: dict) -> dict:

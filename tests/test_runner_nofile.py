@@ -120,7 +120,8 @@ def test_answer_lost_for_another_reason_says_why(tmp_path, how):
     assert "without writing its answer: IsADirectoryError" in res["failure"]["detail"]
 
 
-STACK = os.environ.get("STACKPEEL_STACK_PYTHON", "/work/main/.venv-stack/bin/python")
+STACK = os.environ.get("STACKPEEL_STACK_PYTHON",
+                       str(Path(__file__).resolve().parent.parent / ".venv-stack" / "bin" / "python"))
 
 
 def _check(limit_cmd: str, tmp_path: Path,
