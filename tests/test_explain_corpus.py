@@ -135,6 +135,8 @@ KNOWN_MISSES: Dict[str, str] = {
     # zai-org/GLM-4 moved to training with its alias group (session 39, THUDM/GLM-4 is training by the hash)
     "GLM-4-479-generationconfig-eos-token-tensor-transformers-444": "AttributeError on transformers' private '_eos_token_tensor' from a cached remote modeling_chatglm.py under transformers 4.44; that the remote code predates the transformers release came from the maintainer (C: the transformers_modules path plus the version the user names); resemblance named it only while the log was its own exemplar",
     "glm-4-68-cublas-not-supported-bf16": "the title's CUBLAS_STATUS_NOT_SUPPORTED from cublasGemmStridedBatchedEx and torch 2.1.2, no dtype or GPU name (the tracebacks were screenshots); that the GPU lacks bf16 came from the reporter's later answer (E); explain names the cuBLAS call failure",
+    # harv39b (processes: fork/spawn, workers, signals, docs/dev/harv39b.md)
+    "gluonts-756-num-workers-1-macos-spawn-main-guard": "a macOS spawn child's traceback cut after multiprocessing/spawn.py _fixup_main_from_path, before the RuntimeError's 'bootstrapping phase' text (B/E: the message is not in the paste; the frames alone do not say which error the re-run script raised)",
     # harv38c (hangs and timeouts whose log holds only the symptom, docs/dev/harv38c.md)
     "vllm-2770-nccl-watchdog-timeout-cuda-graph-enforce-eager": "two NCCL watchdog timeout lines from vLLM's Ray workers; the cause (NCCL collectives mixed with CUDA graph launches, fixed by enforce_eager) is not in the paste and has no signature (E: nccl-cuda-graph-mixing-deadlock, harv38c, has no log line to read)",
     "diffsynth-538-client-socket-timed-out-smaller-dataset": "the title only (the TCPStore client's 'client socket has timed out after 1800000ms'); that the main rank was still preparing a large dataset (fixed by using less data) is not in the paste (E); collective-rendezvous-unreachable is the message's usual reading",
@@ -467,6 +469,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv39b
+    "maskrcnn-benchmark-103-unable-to-open-shared-memory-object": "the title only (torch's 'unable to open shared memory object </torch_...> in read-write mode'), dataloader-shm-too-small first by a guess from the words 'shared memory'",
     # session 36: collected blind (holdout-2026-12-09, val36c) while axolotl-ai-cloud/axolotl was validation by the hash; tools36's alias group (OpenAccess-AI-Collective/axolotl) put it on the training side before it was scored
     "axolotl-3142-flash-attn-undefined-symbol": "a flash-attn 'undefined symbol' import error under axolotl, extension-torch-mismatch first by a guess from the words 'flash-attn' and 'undefined symbol' (scored once, as it came)",
     # session 36 lead: moved from validation with oobabooga/textgen (ALIASES.toml), right first by the words of bitsandbytes' setup lines
