@@ -81,6 +81,10 @@ def test_cuda_failures_elsewhere_are_not_the_fabric():
     assert "nccl-nvls-transport-cuda-failure" not in _ids(
         "node1:1:1 [0] transport/p2p.cc:275 NCCL WARN Cuda failure 'peer access is not supported'")
     assert "nccl-nvls-transport-cuda-failure" not in _ids("node23:12098:12141 [2] NCCL INFO transport/nvls.cc:394 -> 1")
+    # NCCL's numbered out of memory in the NVLS transport stays gpu-out-of-memory (review30)
+    for line in ("gpu1:2:2 [0] transport/nvls.cc:160 NCCL WARN Cuda failure 2 'out of memory'",
+                 "gpu1:2:2 [0] transport/nvls.cc:160 NCCL WARN Cuda failure 'out of memory'"):
+        assert "nccl-nvls-transport-cuda-failure" not in _ids(line), line
 
 
 def test_returnn_dmesg_aer_names_the_gpu_hardware():
