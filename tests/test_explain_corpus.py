@@ -472,6 +472,10 @@ KNOWN_MISSES: Dict[str, str] = {
     # labelled with the symptom code itself and lost their top-1 to it (nvidia-uvm-missing first)
     "cog-svd-11-cuda-unknown-error": "cuInit's 'unknown error' alone, cause not established in the thread (labelled with the symptom, cuda-init-failed): since harv38b the cuda-init-failed prior names nvidia-uvm-missing first (3 of its 6 threads), cuda-init-failed second (D/E)",
     "pytorch-159954-cuda-unknown-error-uvm-reload": "torch's 'CUDA unknown error' with no other line; the reporter's fix was reloading nvidia_uvm after suspend (nvidia-uvm-broken-after-suspend), the label is the symptom cuda-init-failed: since harv38b the cuda-init-failed prior names nvidia-uvm-missing first (D/E)",
+    # harv39d: hardware faults whose cause is not in the pasted text (E)
+    "mineru-426-unspecified-launch-failure-faulty-gpu": "only 'RuntimeError: CUDA error: unspecified launch failure' and the reporter's Chinese prose (the GPU stays unusable until a reboot; swapping in a card of the same model fixed it): a launch failure has program causes as often as hardware ones (E)",
+    "mumax-58-cuda-illegal-instruction-overclocked-gpu": "'CUDA illegal instructions' and 'Unknwon CU result: 700' retold in prose; that the GPU was overclocked (maintainer: only seen on flaky, overclocked GPUs) is not in the log (E); harv39d stopped the shell-SIGILL reading of the CUDA wording, so explain now says nothing",
+    "tensorflow-40042-gpu-overheated-slows-down": "TensorFlow step lines whose rate falls over time and a time(1) summary: no error and no temperature in the log; the reporter found the GPU overheating (E). gpu-thermal-throttling (harv39d) reads nvidia-smi's 'Thermal Slowdown : Active' when a log has it",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which

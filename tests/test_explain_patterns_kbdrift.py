@@ -289,7 +289,8 @@ WORDINGS = [
      "node1:123:456 [0] NCCL WARN Bootstrap : no socket interface found"),
     ("nccl-socket-ifname-wrong", "NCCL 2.4.8-2.30", "src/transport/net_socket.cc",
      "node1:123:456 [0] NCCL WARN NET/Socket : No usable listening interface found"),
-    ("nccl-p2p-blocked", "NCCL 2.12-2.30", "src/graph/paths.cc",
+    # harv39d: NCCL names a hardware issue for NVLink-connected GPUs (NVIDIA/nccl#2329): nvlink-degraded
+    ("nvlink-degraded", "NCCL 2.12-2.30", "src/graph/paths.cc",
      "node1:123:456 [0] NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the "
      "case given their connectivity, and is probably due to a hardware issue."),
     ("nccl-ib-hca-wrong", "NCCL 2.4.8-2.30", "src/transport/net_ib.cc",
