@@ -2342,7 +2342,7 @@ class LogScanner:
             # a message a specific signature names once joined; so may a line only a user's-
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
             # CPU version" wrapped before "PaddlePaddle.")
-            catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
+            catch_all = bool(entries) and all(e.fallback or e.number or e.said for e in entries)
             if catch_all and (INFO_LEVEL_RE.match(rest) or level in _QUIET_LEVELS):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
                 # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so:
@@ -2366,14 +2366,14 @@ class LogScanner:
                     joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
-                if found and not (catch_all and all(e.fallback or e.said for e in found)):
+                if found and not (catch_all and all(e.fallback or e.number or e.said for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
             elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
                 # a line a specific entry named may be the start of a re-wrapped message whose
                 # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
                 joined, found = self._paragraph(rest, where, entries)
-                if found and not all(e.fallback or e.said for e in found):
+                if found and not all(e.fallback or e.number or e.said for e in found):
                     rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
             if not entries and shape and self._folded < MAX_FOLDED:
