@@ -2098,6 +2098,15 @@ class LogScanner:
             text = f"{tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}"
             if tb.exc_line and tb.exc_line not in found and FACT_GATE.search(text):
                 found[tb.exc_line] = text
+        # torch's out-of-memory message wrapped at word boundaries (tools39): its numbers read across
+        # the exception's lines, or a hit's line and the lines after it, joined
+        wrapped = [(tb.exc_line, f"{tb.exc_type}: {tb.message}".split("\n"))
+                   for tb in (*r.tracebacks, *self._tb_tail) if tb.exc_line and "\n" in (tb.message or "")]
+        wrapped += [(h.line.number, [h.line.text, *(a.text for a in h.after)]) for h in r.hits if h.after]
+        for number, pieces in wrapped:
+            joined = _combinations.torch_oom_across(pieces)
+            if joined is not None:
+                found[number] = joined
         if not found:
             return
         collector = _combinations.FactCollector()
