@@ -11,6 +11,7 @@ import pytest
 from stackpeel import knowledge
 from stackpeel.explain import explain_text, match_codes
 from stackpeel.explain.numbers import read_numbers
+from stackpeel.explain.priors import MIN_SHARE, MIN_THREADS, ORDER_MIN_SHARE, ORDER_MIN_THREADS
 
 
 def cands(text: str) -> list:
@@ -238,3 +239,68 @@ def test_shell_child_segfault_is_not_a_launcher():
     # a shell's child is no launcher's worker: the words decide (native crash), as before
     assert first(SH.format(139)) == "native-crash-in-gpu-library"
 
+
+# ----------------------------------------------------------------------------- priors' thresholds (item 2)
+
+def test_prior_thresholds():
+    assert (MIN_THREADS, MIN_SHARE) == (5, 0.4)
+    assert (ORDER_MIN_THREADS, ORDER_MIN_SHARE) == (8, 0.5)
+
+
+# ----------------------------------------------------------------------------- 3. torch's OOM numbers wrapped over lines
+
+import textwrap  # noqa: E402
+
+from stackpeel.combinations import torch_oom_across  # noqa: E402
+
+OOM_OTHERS = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+              "23.65 GiB of which 3.12 MiB is free. Process 1234 has 17.20 GiB memory in use. Including non-PyTorch "
+              "memory, this process has 6.40 GiB memory in use. Of the allocated memory 5.90 GiB is allocated by "
+              "PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated.")
+OOM_MINE = OOM_OTHERS.replace("Process 1234 has 17.20 GiB memory in use. ", "").replace("this process has 6.40 GiB",
+                                                                                          "this process has 23.60 GiB")
+OOM_OLD_OTHERS = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total capacity; "
+                  "2.10 GiB already allocated; 3.12 MiB free; 2.20 GiB reserved in total by PyTorch) If reserved memory "
+                  "is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+OOM_OLD_MINE = OOM_OLD_OTHERS.replace("2.10 GiB already", "21.10 GiB already").replace("2.20 GiB reserved",
+                                                                                         "22.90 GiB reserved")
+TB = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
+
+
+def wrapped(text: str, width: int, prefix: str = "") -> str:
+    return "\n".join(prefix + ln for ln in textwrap.wrap(text, width))
+
+
+SHAPES = [
+    lambda t: TB + wrapped(t, 80),
+    lambda t: TB + wrapped(t, 100),
+    lambda t: wrapped(t, 120),
+    lambda t: wrapped(t, 72),
+    lambda t: TB + wrapped(t, 90, "[rank0]: "),
+    lambda t: wrapped(t, 90, "    "),
+]
+
+
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+@pytest.mark.parametrize("message", [OOM_OTHERS, OOM_OLD_OTHERS])
+def test_wrapped_oom_numbers_name_other_processes(shape, message):
+    assert first(SHAPES[shape](message)) == "gpu-memory-held-by-other-processes"
+
+
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+@pytest.mark.parametrize("message", [OOM_MINE, OOM_OLD_MINE])
+def test_wrapped_oom_numbers_of_this_process_stay_out_of_memory(shape, message):
+    found = codes(SHAPES[shape](message))
+    assert found[0] == "gpu-out-of-memory" and "gpu-memory-held-by-other-processes" not in found
+
+
+def test_oom_across_reads_only_a_message_it_starts():
+    lines = textwrap.wrap(OOM_OTHERS, 80)
+    assert torch_oom_across(lines).startswith("torch.OutOfMemoryError")
+    assert torch_oom_across([OOM_OTHERS]) is None                 # whole on one line: the line reads it
+    assert torch_oom_across(lines[1:]) is None or "has a total" in lines[1]
+    assert torch_oom_across(["RuntimeError: something else", *lines[1:]]) is None
+    # a blank line ends the message
+    assert torch_oom_across([lines[0], "", *lines[1:]]) is None
+    # a message cut before its numbers: nothing to read
+    assert torch_oom_across(lines[:2]) is None
