@@ -243,7 +243,7 @@ def test_shell_child_segfault_is_not_a_launcher():
 # ----------------------------------------------------------------------------- priors' thresholds (item 2)
 
 def test_prior_thresholds():
-    assert (MIN_THREADS, MIN_SHARE) == (5, 0.4)
+    assert (MIN_THREADS, MIN_SHARE) == (6, 0.4)
     assert (ORDER_MIN_THREADS, ORDER_MIN_SHARE) == (8, 0.5)
 
 
