@@ -454,11 +454,6 @@ KNOWN_MISSES: Dict[str, str] = {
     "lxd-5618-container-cudagetdevicecount-30-nvidia-uvm-not-passed": "deviceQuery's 'cudaGetDeviceCount returned 30 -> unknown error' in an LXD container beside a working nvidia-smi: cuda-init-failed (a symptom) first, nvidia-uvm-missing third; that /dev/nvidia-uvm was not passed in is the reporter's later finding (C1/D)",
     "sd3.5-18-a100-mig-slurm-wrong-cuda-visible-devices-nvml-internal-assert": "the title alone, torch's 'NVML_SUCCESS == r INTERNAL ASSERT FAILED at CUDACachingAllocator.cpp', and 'A100 - 80GB in MIG Mode': the assert is the allocator's NVML query failing, after an out-of-memory on a MIG slice as often as with a wrong CUDA_VISIBLE_DEVICES; the log does not tell them apart (D/E)",
     "skypilot-568-aws-g5-a10g-ami-driver-450-too-old-nvidia-smi-failed": "nvidia-smi's 'couldn't communicate with the NVIDIA driver' and modinfo's 'version: 450.142.00' on an A10 (G5): that 450 predates the A10 needs a table of the first driver branch per GPU, which explain does not have (C3)",
-    # harv38b: the cuda-init-failed prior (priors.json, rebuilt with lxd-5618) now has 3 of 6 threads on
-    # nvidia-uvm-missing and names it first for a bare 'CUDA unknown error' (999); these two logs are
-    # labelled with the symptom code itself and lost their top-1 to it (nvidia-uvm-missing first)
-    "cog-svd-11-cuda-unknown-error": "cuInit's 'unknown error' alone, cause not established in the thread (labelled with the symptom, cuda-init-failed): since harv38b the cuda-init-failed prior names nvidia-uvm-missing first (3 of its 6 threads), cuda-init-failed second (D/E)",
-    "pytorch-159954-cuda-unknown-error-uvm-reload": "torch's 'CUDA unknown error' with no other line; the reporter's fix was reloading nvidia_uvm after suspend (nvidia-uvm-broken-after-suspend), the label is the symptom cuda-init-failed: since harv38b the cuda-init-failed prior names nvidia-uvm-missing first (D/E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
