@@ -15,6 +15,7 @@ Validation logs are never read: the split (scripts/corpus_split.py) decides, by 
     python scripts/build_priors.py --loo --expected-only   # the same, counting expected codes only
     python scripts/build_priors.py --loo --by-signature    # priors keyed by the symptom's signature first
     python scripts/build_priors.py --loo --order           # the order table's guess where the prior names nothing
+    python scripts/build_priors.py --loo --runtime         # per MIN_*, the order table after the prior (as explain)
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def loo_by_signature(rows) -> str:
     keyed = [(f"{s}@{e}", u, est, cb, [e]) for s, u, est, cb, en, _ in rows for e in en]
     by_sig = priors.build(keyed, catalogue)["priors"]
     out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out; a signature's own prior "
-           "decides when it has min_threads threads, else the code's (4, 0.5):",
+           "decides when it has min_threads threads, else the code's "
+           f"({priors.MIN_THREADS}, {priors.MIN_SHARE}):",
            "min_threads min_share  fires  right  gained  lost  net  (signature only: fires right gained lost net)"]
     for n_min in (2, 3, 4, 5, 6):
         for share in (0.5, 0.6, 0.7, 0.8, 1.0):
@@ -158,7 +160,8 @@ def loo_order(rows, seen) -> str:
     built = priors.build([r[:5] for r in rows], catalogue, seen)
     data, order = built["priors"], built["order"]
     out = [f"{len(rows)} training logs with a symptom first, {len(seen)} symptom candidates in the order table; "
-           "leave-one-thread-out; the prior (4, 0.5) first, the order table where it names nothing:",
+           f"leave-one-thread-out; the prior ({priors.MIN_THREADS}, {priors.MIN_SHARE}) first, the order table where "
+           "it names nothing:",
            "min_threads min_share  fires  right  gained  lost  net  (of which the order table: fires right)"]
     for n_min in (2, 3, 4, 5, 6, 8, 10, 12):
         for share in (0.3, 0.4, 0.5, 0.6):
@@ -182,6 +185,35 @@ def loo_order(rows, seen) -> str:
     return "\n".join(out)
 
 
+def loo_runtime(rows, seen) -> str:
+    """The runtime's grid per (MIN_THREADS, MIN_SHARE): the symptom's prior at that pair first, the
+    ``order`` table at (:data:`priors.ORDER_MIN_THREADS`, :data:`priors.ORDER_MIN_SHARE`) where it
+    names nothing, as explain asks them; each log with its own thread left out. Counts expected codes."""
+    catalogue = all_codes()
+    built = priors.build([r[:5] for r in rows], catalogue, seen)
+    data, order = built["priors"], built["order"]
+    out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out; the prior per pair first, the "
+           f"order table ({priors.ORDER_MIN_THREADS}, {priors.ORDER_MIN_SHARE}) where it names nothing:",
+           "min_threads min_share  fires  right  gained  lost  net"]
+    for n_min in (3, 4, 5, 6, 8, 10):
+        for share in (0.3, 0.4, 0.5, 0.6):
+            fires = right = gained = lost = 0
+            for symptom, source, _, could_be, entries, expected in rows:
+                with similar.leaving_out(source):
+                    p = priors.of(symptom, data)
+                    g = p.cause_for(could_be, entries, n_min, share) if p else None
+                    w = priors.order_guess(symptom, could_be, data=order) if g is None else None
+                g = g or (w[:2] if w else None)
+                if g is None:
+                    continue
+                fires += 1
+                right += g[0] in expected
+                gained += g[0] in expected and symptom not in expected
+                lost += symptom in expected and g[0] not in expected
+            out.append(f"{n_min:11d} {share:9.1f} {fires:6d} {right:6d} {gained:7d} {lost:5d} {gained - lost:4d}")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed file is not current")
@@ -190,12 +222,17 @@ def main(argv=None) -> int:
                     help="with --loo: count the logs' expected codes, not the '# cause:' their threads established")
     ap.add_argument("--order", action="store_true",
                     help="with --loo: the grid of the order table's guess where the symptom's prior names nothing")
+    ap.add_argument("--runtime", action="store_true",
+                    help="with --loo: the grid per MIN_THREADS/MIN_SHARE with the order table after it, as explain asks")
     ap.add_argument("--by-signature", action="store_true",
                     help="with --loo: the grid of priors keyed by signature, with the code's prior as fallback")
     args = ap.parse_args(argv)
     rows, seen = collect()
     if args.loo and args.order:
         print(loo_order(rows, seen))
+        return 0
+    if args.loo and args.runtime:
+        print(loo_runtime(rows, seen))
         return 0
     if args.loo and args.by_signature:
         print(loo_by_signature(rows))

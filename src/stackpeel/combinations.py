@@ -832,6 +832,35 @@ def facts_from_lines(lines: Iterable[Tuple[int, str]]) -> LogFacts:
     return c.result()
 
 
+#: torch's out-of-memory message begun on a line its numbers did not all fit on
+_OOM_START_RE = re.compile(r"has a total capac(?:i)?ty of|\(GPU \d{1,3}; [\d.]{1,10} ?[KMGT]?i?B total capacity"
+                           r"|CUDA out of memory\. Tried to allocate")
+_OOM_RES = tuple(rx for key, rx in _FACT_RES if key == "torch_oom")
+#: what a logger or a launcher puts before each piece of a wrapped message: indentation, "[rank3]:"
+_WRAP_PREFIX_RE = re.compile(r"^\s{0,40}(?:\[(?:rank|default)?\d{0,5}\]:?\s{0,4})?")
+#: lines after the first one a wrapped message is read across (torch's newer message, with three
+#: processes listed, is about 600 characters: eight lines of a terminal 80 columns wide)
+OOM_WRAP_LINES = 10
+
+
+def torch_oom_across(lines: Sequence[str]) -> Optional[str]:
+    """torch's out-of-memory message (the ``torch_oom`` fact's text) from a line and the lines after it,
+    where a paste or a logger wrapped it at word boundaries (tools38 read it on one line only): the
+    pieces joined with a space, each without its indentation or rank prefix. None when the first line
+    holds the numbers whole, does not start the message, or no join holds them."""
+    if not lines or not _OOM_START_RE.search(lines[0]) or any(rx.search(lines[0]) for rx in _OOM_RES):
+        return None
+    text = lines[0].rstrip()
+    for nxt in lines[1:1 + OOM_WRAP_LINES]:
+        piece = _WRAP_PREFIX_RE.sub("", nxt, count=1).strip()
+        if not piece:
+            return None
+        text = f"{text} {piece}"
+        if any(rx.search(text) for rx in _OOM_RES):
+            return text
+    return None
+
+
 def facts_from_text(text: str) -> LogFacts:
     """:func:`facts_from_lines` over the lines of ``text`` (numbered from 1)."""
     return facts_from_lines(enumerate(text.splitlines(), 1))

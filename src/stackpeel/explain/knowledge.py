@@ -255,6 +255,9 @@ class Entry:
     said: bool = False
     #: a program's warning: counts only in a log that shows a failure on another line
     warning: bool = False
+    #: reads a bare status number's name (knowledge ``number``): counts only where no entry matched
+    #: another line of the log, fallback ones included
+    number: bool = False
     #: a fact the log must also show for the entry to count (None: none)
     requires: Optional[Requires] = None
     #: a fact that, where the log shows it, drops the entry's hits (knowledge ``unless``)
@@ -774,6 +777,7 @@ def from_knowledge(kb: _knowledge.KnowledgeBase, checks: Optional[Mapping[str, s
             fallback=sig.fallback,
             said=sig.said,
             warning=sig.warning,
+            number=sig.number,
             requires=_requires(sig.requires, where), unless=_requires(sig.unless, where),
         ))
     clues = {c.code: c.clues for c in kb.codes.values() if c.clues}

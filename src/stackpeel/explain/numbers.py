@@ -141,6 +141,9 @@ def _call_namespace(call: str) -> Optional[str]:
 
 _NUM = r"(?P<num>-?\d{1,10})\b"
 _SEP = r"[ \t]{0,8}(?:[:=#][ \t]{0,4})?\(?[ \t]{0,2}"
+#: a check macro's own words between the library's and the number: "CUDA error: Error code 35",
+#: "CUBLAS error: Status code 13" (optional)
+_CODE_WORD = r"(?:(?:[Ee]rror|[Ss]tatus)[ _]code[ \t]{0,2}(?:[:=#][ \t]{0,2})?)?"
 #: a call's result that is a count, not a status: "cudaGetDeviceCount returned 8 devices",
 #: "returned 3 CUDA GPUs", "cudaMemGetInfo returned 2048 MB"
 _NOT_A_COUNT = (r"(?![ \t]{1,2}(?:[A-Za-z]{1,12} )?(?:devices?|GPUs?|gpus?|bytes?|[KMGT]i?B|elements?|items?"
@@ -200,10 +203,11 @@ CONTEXTS: Tuple[Context, ...] = (
             ("0x",), lambda m: _hex(m.group("hex"))),
     # "HRESULT -2005270523", "HRESULT: -2005270523" (a negative decimal HRESULT)
     Context("HRESULT", r"\bHRESULT\b" + _SEP + _NUM, ("hresult",), lambda m: _negative_hresult(_num(m))),
-    # the CUDA runtime's: "CUDA error 35", "CUDA error: 35", "cuda error code 700" (not old torch's
-    # "cuda runtime error (8) : invalid device function": CUDA 10.0 and older numbered them otherwise,
-    # and the text follows anyway)
-    Context("CUDA error", r"(?i)\bcuda[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
+    # the CUDA runtime's: "CUDA error 35", "CUDA error: 35", "cuda error code 700", a check macro's
+    # "CUDA error: Error code 35" (fprintf(stderr, "CUDA error: Error code %d\n", err) of a cudaError_t)
+    # (not old torch's "cuda runtime error (8) : invalid device function": CUDA 10.0 and older numbered
+    # them otherwise, and the text follows anyway)
+    Context("CUDA error", r"(?i)\bcuda[ _]error(?:[ _]code)?" + _SEP + _CODE_WORD + _NUM, ("cuda",),
             lambda m: ("cudaError", _num(m))),
     # the CUDA driver's: "CUDA driver error: 999", "CUDA driver error 804"
     Context("CUDA driver error", r"(?i)\bcuda[ _]driver[ _]error(?:[ _]code)?" + _SEP + _NUM, ("cuda",),
@@ -215,9 +219,11 @@ CONTEXTS: Tuple[Context, ...] = (
             r"|nvmlReturn(?:_t)?|VkResult)\b" + _SEP + _NUM,
             ("cudaerror", "curesult", "ncclresult", "cublasstatus", "cudnnstatus", "nvmlreturn", "vkresult"),
             lambda m: (_LIBRARY[m.group("lib").lower()], _num(m))),
-    # a library's words: "NCCL error 2", "nccl error: 3", "cuBLAS error 13", "CUDNN status 3000", "NVML error 9"
+    # a library's words: "NCCL error 2", "nccl error: 3", "cuBLAS error 13", "CUDNN status 3000", "NVML error 9",
+    # a check macro's "CUBLAS error: Status code 13"
     Context("library error",
-            r"(?i)\b(?P<lib>nccl|cublas|cudnn|nvml)[ _](?:error|status|result|failure)(?:[ _]code)?" + _SEP + _NUM,
+            r"(?i)\b(?P<lib>nccl|cublas|cudnn|nvml)[ _](?:error|status|result|failure)(?:[ _]code)?" + _SEP + _CODE_WORD
+            + _NUM,
             ("nccl", "cublas", "cudnn", "nvml"), lambda m: (_LIBRARY[m.group("lib").lower()], _num(m))),
     # numba's "[804] Call to cuInit results in UNKNOWN_CUDA_ERROR"
     Context("numba driver call", r"\[(?P<num>\d{1,4})\] Call to " + _DRIVER_CALL, ("call to cu",),

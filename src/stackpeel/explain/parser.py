@@ -2098,6 +2098,15 @@ class LogScanner:
             text = f"{tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}"
             if tb.exc_line and tb.exc_line not in found and FACT_GATE.search(text):
                 found[tb.exc_line] = text
+        # torch's out-of-memory message wrapped at word boundaries (tools39): its numbers read across
+        # the exception's lines, or a hit's line and the lines after it, joined
+        wrapped = [(tb.exc_line, f"{tb.exc_type}: {tb.message}".split("\n"))
+                   for tb in (*r.tracebacks, *self._tb_tail) if tb.exc_line and "\n" in (tb.message or "")]
+        wrapped += [(h.line.number, [h.line.text, *(a.text for a in h.after)]) for h in r.hits if h.after]
+        for number, pieces in wrapped:
+            joined = _combinations.torch_oom_across(pieces)
+            if joined is not None:
+                found[number] = joined
         if not found:
             return
         collector = _combinations.FactCollector()
@@ -2342,7 +2351,7 @@ class LogScanner:
             # a message a specific signature names once joined; so may a line only a user's-
             # statement rule matched (PaddlePaddle's "Cannot use GPU because you have installed
             # CPU version" wrapped before "PaddlePaddle.")
-            catch_all = bool(entries) and all(e.fallback or e.said for e in entries)
+            catch_all = bool(entries) and all(e.fallback or e.number or e.said for e in entries)
             if catch_all and (INFO_LEVEL_RE.match(rest) or level in _QUIET_LEVELS):
                 # a catch-all names an error nothing more specific explains; an INFO record is no
                 # error, nor a user's sentence (NCCL_DEBUG=INFO prints "dlerror=libnccl-net.so:
@@ -2366,14 +2375,14 @@ class LogScanner:
                     joined, found = self._paragraph(rest, where, entries, folded=shape is not None)
                 # (a line a catch-all named keeps it unless the join names more; a line nothing
                 # named takes what the join names, a fallback entry too: it ranks last anyway)
-                if found and not (catch_all and all(e.fallback or e.said for e in found)):
+                if found and not (catch_all and all(e.fallback or e.number or e.said for e in found)):
                     rest, entries = joined, found
                     line = Line(lineno, rest, key)
             elif entries and where is not None and not in_frames and self._rejoins < MAX_REJOINS:
                 # a line a specific entry named may be the start of a re-wrapped message whose
                 # whole names one more (a `No space left on device` whose paragraph ends on /dev/shm)
                 joined, found = self._paragraph(rest, where, entries)
-                if found and not all(e.fallback or e.said for e in found):
+                if found and not all(e.fallback or e.number or e.said for e in found):
                     rest, entries = joined, entries + found
                     line = Line(lineno, rest, key)
             if not entries and shape and self._folded < MAX_FOLDED:

@@ -58,7 +58,13 @@ VERSION = 1
 #: torch-cuda-unavailable's leading cause to 10 of 17, under 0.6, and no prior fired at all; the
 #: grid then gave 4 and 0.6 net -1 (3 fire, 0 gained, 1 lost), 4 and 0.5 net -1, 5 and 0.3 or
 #: 0.4 net +3 (8 gained, 5 lost), 6 and over net +1 (bench/results/build_priors-loo-2026-12-06-session34.txt)
-MIN_THREADS = 5
+#: Re-chosen in session 39 (2,036 training logs, 127 with a symptom first) on the runtime's grid
+#: (``--loo --runtime``: the prior per pair, then the order table at (8, 0.5), as explain asks them):
+#: 5 and 0.3 or 0.4 net +2 (9 gained, 7 lost); 6 to 10 and 0.3 or 0.4 net +4 (the same 9 gained, 5
+#: lost: two logs the prior took from their symptom go to the order table, which keeps them); 0.5 and
+#: over fires on 4 to 11 logs, net 0 to +3. The prior alone (``--loo``) is +1 at 5 and at 6
+#: (bench/results/build_priors-loo-2026-12-07-tools39.txt)
+MIN_THREADS = 6
 MIN_SHARE = 0.4
 #: the same for the ``order`` table (:func:`order_guess`), asked only when the symptom's prior names
 #: nothing. Chosen the same way (``scripts/build_priors.py --loo --order``): from 4 to 12 threads

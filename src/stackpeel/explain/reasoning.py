@@ -411,8 +411,13 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     # a catch-all signature (a bare CUDA error name) speaks only when nothing else matched; a user's
     # sentence that names a symptom ("can't use the GPU after sleep") does not silence it: that
     # sentence is read only where no program's line shows the failure, and the catch-all's is one
-    specific = any(not e.fallback and not (e.said and not e.is_root)
+    specific = any(not e.fallback and not e.number and not (e.said and not e.is_root)
                    for e in (entries.get(h.entry) for h in parsed.hits) if e is not None)
+    # a bare status number read as its name (a ``number`` signature: "exit code 137 [SIGKILL: Killed]")
+    # gives way to any other signature, a catch-all included, but one of its own line that states a
+    # symptom its code can cause (the launcher's "returned non-zero exit status 137" it narrows)
+    worded = [(h.line.number, set(e.could_be)) for h in parsed.hits
+              for e in [entries.get(h.entry)] if e is not None and not e.number and not e.said]
     clue_lines = list(dict.fromkeys(w for seen in parsed.clues.values() for w in seen))
     #: codes a line of the log names itself, and codes only the context far from the line chose
     near: set = set()
@@ -437,7 +442,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     hinted = {id(h) for h in parsed.hits if optional_import_warning(h)}
     hint_codes = {c for h in parsed.hits if id(h) in hinted
                   for e in [entries.get(h.entry)] if e is not None for c in e.all_codes()}
-    elsewhere = any(not e.fallback and not e.said and not (hint_codes & {*e.all_codes(), *e.could_be})
+    elsewhere = any(not e.fallback and not e.number and not e.said and not (hint_codes & {*e.all_codes(), *e.could_be})
                     for h in parsed.hits if id(h) not in hinted
                     for e in [entries.get(h.entry)] if e is not None)
     # a program's warning (a ``warning`` signature: triton-windows' 'Failed to find MSVC.', after
@@ -454,6 +459,9 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
+            continue
+        if e.number and (specific or any(n != hit.line.number or not could_be & set(e.all_codes())
+                                         for n, could_be in worded)):
             continue
         if id(hit) in hinted and elsewhere:
             continue

@@ -117,6 +117,10 @@ class LogSignature:
     #: a program's warning that names a cause only where the log shows a failure on another
     #: line; in a run that goes on (no traceback, no error line, no other signature) it is silent
     warning: bool = False
+    #: reads the name explain.numbers gave a bare status number ("exit code 137 [SIGKILL: Killed]"):
+    #: weaker than any message, it counts only where no signature matched another line of the log
+    #: (fallback ones included), so a bare number never outranks a named message (tools39)
+    number: bool = False
     #: a fact the log must also show for this signature to count (None: none needed)
     requires: Optional[Requirement] = None
     #: a fact that, where the log shows it, makes this signature not count (tools38: a CPU the user
@@ -321,7 +325,7 @@ _CODE_KEYS = {"layer", "kind", "severity", "title", "meaning", "message", "messa
               "deprecated", "aliases", "log", "exception"}
 _REMEDY_KEYS = {"automatic", "why", "verify"}
 _LOG_KEYS = {"id", "patterns", "weight", "kind", "layer", "could_be", "refine", "source", "fallback", "said", "warning",
-             "requires", "unless"}
+             "number", "requires", "unless"}
 _REQUIRES_FORM = ("{what} is {{context = regex[, facts = [...]][, gpu_cc = '<8.0']}}, {{context_name = NAME[, "
                   "facts = [...]][, gpu_cc = ...]}} or {{gpu_cc = '>=10.0'}}")
 _EXC_KEYS = {"type", "message"}
@@ -485,7 +489,8 @@ def parse_code(code: str, raw: Mapping[str, Any], file: str, order: int, regexes
             could_be=tuple(raw.get("caused_by", []) if could_be is None else could_be),
             refine=tuple(refine), source=_str(lraw, "source", lwhere), order=order * 1000 + i,
             fallback=_flag(lraw, "fallback", lwhere), said=_flag(lraw, "said", lwhere),
-            warning=_flag(lraw, "warning", lwhere), requires=requires, unless=unless,
+            warning=_flag(lraw, "warning", lwhere), number=_flag(lraw, "number", lwhere),
+            requires=requires, unless=unless,
         ))
     exceptions: List[ExceptionShape] = []
     for i, eraw in enumerate(raw.get("exception", ())):
