@@ -148,7 +148,10 @@ def missing_modules(text: str) -> FrozenSet[str]:
 BOILERPLATE = re.compile(
     r"CUDA kernel errors might be asynchronously reported"
     r"|For debugging consider passing CUDA_LAUNCH_BLOCKING"
-    r"|Compile with .?TORCH_USE_CUDA_DSA.? to enable device-side assertions")
+    r"|Compile with .?TORCH_USE_CUDA_DSA.? to enable device-side assertions"
+    # torchrun's and mmengine's notice on every multi-process start (session 39: it resembled the
+    # invalid-OMP_NUM_THREADS threads by its variable's words alone)
+    r"|Setting OMP_NUM_THREADS environment variable for each process to be")
 
 
 #: the folders installed packages live in
