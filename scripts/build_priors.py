@@ -151,37 +151,50 @@ def loo_by_signature(rows) -> str:
     return "\n".join(out)
 
 
+def _runtime_guess(row, data, order, prior=(), order_at=()):
+    """explain's question on one log, its own thread left out: the symptom's prior (at ``prior``,
+    (min_threads, min_share), else the defaults) first, the ``order`` table (at ``order_at``) where it
+    names nothing. Returns (guess (code, threads) or None, the order table's answer or None)."""
+    symptom, source, _, could_be, entries, _ = row
+    with similar.leaving_out(source):
+        p = priors.of(symptom, data)
+        g = p.cause_for(could_be, entries, *prior) if p else None
+        w = priors.order_guess(symptom, could_be, *order_at, data=order) if g is None else None
+    return g or (w[:2] if w else None), w
+
+
+def _grid_row(rows, data, order, prior=(), order_at=()) -> Tuple[int, int, int, int, int, int]:
+    """fires, right, gained, lost, and of the fires the order table's fires and right, over ``rows``
+    (:func:`_runtime_guess` per log; right, gained and lost count expected codes)."""
+    fires = right = gained = lost = wide = wide_right = 0
+    for row in rows:
+        symptom, expected = row[0], row[5]
+        g, w = _runtime_guess(row, data, order, prior, order_at)
+        if g is None:
+            continue
+        fires += 1
+        right += g[0] in expected
+        wide += w is not None
+        wide_right += w is not None and g[0] in expected
+        gained += g[0] in expected and symptom not in expected
+        lost += symptom in expected and g[0] not in expected
+    return fires, right, gained, lost, wide, wide_right
+
+
 def loo_order(rows, seen) -> str:
     """Top-1 gained and lost on the symptom-first training logs when, where the symptom's prior
     (:data:`priors.MIN_THREADS`, :data:`priors.MIN_SHARE`) names nothing, the ``order`` table (every
     training log the symptom was a candidate of) names the cause (:func:`priors.order_guess`), per
     (ORDER_MIN_THREADS, ORDER_MIN_SHARE); each log with its own thread left out. Counts expected codes."""
-    catalogue = all_codes()
-    built = priors.build([r[:5] for r in rows], catalogue, seen)
-    data, order = built["priors"], built["order"]
+    built = priors.build([r[:5] for r in rows], all_codes(), seen)
     out = [f"{len(rows)} training logs with a symptom first, {len(seen)} symptom candidates in the order table; "
            f"leave-one-thread-out; the prior ({priors.MIN_THREADS}, {priors.MIN_SHARE}) first, the order table where "
            "it names nothing:",
            "min_threads min_share  fires  right  gained  lost  net  (of which the order table: fires right)"]
     for n_min in (2, 3, 4, 5, 6, 8, 10, 12):
         for share in (0.3, 0.4, 0.5, 0.6):
-            fires = right = gained = lost = wide = wide_right = 0
-            for symptom, source, _, could_be, entries, expected in rows:
-                with similar.leaving_out(source):
-                    p = priors.of(symptom, data)
-                    g = p.cause_for(could_be, entries) if p else None
-                    w = priors.order_guess(symptom, could_be, n_min, share, order) if g is None else None
-                g = g or (w[:2] if w else None)
-                if g is None:
-                    continue
-                fires += 1
-                right += g[0] in expected
-                wide += w is not None
-                wide_right += w is not None and g[0] in expected
-                gained += g[0] in expected and symptom not in expected
-                lost += symptom in expected and g[0] not in expected
-            out.append(f"{n_min:11d} {share:9.1f} {fires:6d} {right:6d} {gained:7d} {lost:5d} {gained - lost:4d}"
-                       f"   {wide:6d} {wide_right:6d}")
+            f, r, g, lo, wide, wide_right = _grid_row(rows, built["priors"], built["order"], order_at=(n_min, share))
+            out.append(f"{n_min:11d} {share:9.1f} {f:6d} {r:6d} {g:7d} {lo:5d} {g - lo:4d}   {wide:6d} {wide_right:6d}")
     return "\n".join(out)
 
 
@@ -189,28 +202,14 @@ def loo_runtime(rows, seen) -> str:
     """The runtime's grid per (MIN_THREADS, MIN_SHARE): the symptom's prior at that pair first, the
     ``order`` table at (:data:`priors.ORDER_MIN_THREADS`, :data:`priors.ORDER_MIN_SHARE`) where it
     names nothing, as explain asks them; each log with its own thread left out. Counts expected codes."""
-    catalogue = all_codes()
-    built = priors.build([r[:5] for r in rows], catalogue, seen)
-    data, order = built["priors"], built["order"]
+    built = priors.build([r[:5] for r in rows], all_codes(), seen)
     out = [f"{len(rows)} training logs with a symptom first; leave-one-thread-out; the prior per pair first, the "
            f"order table ({priors.ORDER_MIN_THREADS}, {priors.ORDER_MIN_SHARE}) where it names nothing:",
            "min_threads min_share  fires  right  gained  lost  net"]
     for n_min in (3, 4, 5, 6, 8, 10):
         for share in (0.3, 0.4, 0.5, 0.6):
-            fires = right = gained = lost = 0
-            for symptom, source, _, could_be, entries, expected in rows:
-                with similar.leaving_out(source):
-                    p = priors.of(symptom, data)
-                    g = p.cause_for(could_be, entries, n_min, share) if p else None
-                    w = priors.order_guess(symptom, could_be, data=order) if g is None else None
-                g = g or (w[:2] if w else None)
-                if g is None:
-                    continue
-                fires += 1
-                right += g[0] in expected
-                gained += g[0] in expected and symptom not in expected
-                lost += symptom in expected and g[0] not in expected
-            out.append(f"{n_min:11d} {share:9.1f} {fires:6d} {right:6d} {gained:7d} {lost:5d} {gained - lost:4d}")
+            f, r, g, lo, _, _ = _grid_row(rows, built["priors"], built["order"], prior=(n_min, share))
+            out.append(f"{n_min:11d} {share:9.1f} {f:6d} {r:6d} {g:7d} {lo:5d} {g - lo:4d}")
     return "\n".join(out)
 
 
@@ -223,7 +222,7 @@ def main(argv=None) -> int:
     ap.add_argument("--order", action="store_true",
                     help="with --loo: the grid of the order table's guess where the symptom's prior names nothing")
     ap.add_argument("--runtime", action="store_true",
-                    help="with --loo: the grid per MIN_THREADS/MIN_SHARE with the order table after it, as explain asks")
+                    help="with --loo: the grid per MIN_THREADS/MIN_SHARE, the order table after it, as explain asks")
     ap.add_argument("--by-signature", action="store_true",
                     help="with --loo: the grid of priors keyed by signature, with the code's prior as fallback")
     args = ap.parse_args(argv)
