@@ -297,7 +297,8 @@ def _devices_text(devices: Sequence[Mapping[str, Any]]) -> str:
 
 class Nvml(Check):
     """NVML through ctypes (libnvidia-ml.so.1): driver version, GPU names and compute capability.
-    Also catches driver libraries whose version differs from the kernel module's."""
+    Also catches driver libraries whose version differs from the kernel module's, GPUs whose memory
+    other processes hold, and GPUs slowed now by heat or the power brake (clock event reasons)."""
 
     id = "gpu.nvml"
     title = "NVML (libnvidia-ml) and driver library versions"
