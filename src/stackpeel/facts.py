@@ -94,6 +94,42 @@ class GpuDeviceNodesFacts(_GpuDeviceNodesFactsOptional):
     uvm_tools: Dict[str, Any]
 
 
+class NvmlSlowdownFacts(TypedDict):
+    """One NVML device's ``slowdown`` (probes/gpu.py ``clock_slowdown``): the GPU temperature in
+    degrees C, the clock event reasons bitmask (nvml.h ``nvmlClocksEventReason*``) with the call that
+    answered and the bits' names as nvidia-smi prints them, the temperature thresholds that the
+    driver gave (shutdown, slowdown, mem_max, gpu_max), and each failed call's error. ``None`` where
+    a call failed; ``reasons_call`` is None when neither the new nor the old name is exported."""
+
+    errors: Dict[str, Any]
+    reasons: Optional[List[str]]
+    reasons_call: Optional[str]
+    reasons_mask: Optional[int]
+    temperature_c: Optional[int]
+    thresholds_c: Dict[str, int]
+
+
+class _NvmlDeviceFactsOptional(TypedDict, total=False):
+    compute_mode: Optional[str]
+    memory: Optional[Dict[str, Any]]
+    memory_errors: Dict[str, Any]
+    processes: Optional[List[Any]]
+    slowdown: NvmlSlowdownFacts  # absent in facts recorded before gpu40
+
+
+class NvmlDeviceFacts(_NvmlDeviceFactsOptional):
+    """One entry of ``gpu.nvml``'s ``devices``; the optional keys are absent when the handle could
+    not be had (``error``) and in facts recorded before they were added."""
+
+    cc: Optional[str]
+    cc_major: Optional[int]
+    cc_minor: Optional[int]
+    error: Optional[Dict[str, Any]]
+    index: int
+    name: Optional[str]
+    uuid: Optional[str]
+
+
 class _GpuNvmlFactsOptional(TypedDict, total=False):
     pid: int
 
@@ -102,11 +138,12 @@ class GpuNvmlFacts(_GpuNvmlFactsOptional):
     """Facts of ``gpu.nvml`` (check ``gpu.nvml``). Each device may carry ``memory`` (total, free,
     used bytes) and ``processes`` (pid, used_bytes, name) from NVML, and ``compute_mode``
     (nvmlDeviceGetComputeMode: "DEFAULT", "EXCLUSIVE_THREAD", "PROHIBITED", "EXCLUSIVE_PROCESS";
-    None when unreadable; absent in facts recorded before fd25)."""
+    None when unreadable; absent in facts recorded before fd25), and ``slowdown`` (temperature and
+    clock event reasons, :class:`NvmlSlowdownFacts`; absent before gpu40)."""
 
     cuda_driver_version: Optional[int]
     device_count: Optional[int]
-    devices: List[Any]
+    devices: List[NvmlDeviceFacts]
     driver_version: Optional[str]
     errors: Dict[str, Any]
     init_error: Any

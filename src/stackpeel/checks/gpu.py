@@ -256,18 +256,55 @@ class DeviceNodes(Check):
                            **params)
 
 
+#: NVML clock event reasons (nvml.h) that mean the GPU is slowed by heat or by its power brake, as
+#: probes/gpu.py names them: SW Thermal Slowdown 0x20, HW Thermal Slowdown 0x40, HW Power Brake
+#: Slowdown 0x80. Idle (0x1), application clocks (0x2), the SW power cap (0x4), sync boost (0x10)
+#: and the display clock (0x100) are how a healthy GPU runs; HW Slowdown (0x8) comes with 0x40 or
+#: 0x80 and, alone, also during P-state changes, so it is named only beside them
+SLOWDOWN_FAULTS = {0x20: "SW Thermal Slowdown", 0x40: "HW Thermal Slowdown", 0x80: "HW Power Brake Slowdown"}
+SLOWDOWN_FAULT_MASK = 0x20 | 0x40 | 0x80
+SLOWDOWN_FAULTS_BY_NAME = set(SLOWDOWN_FAULTS.values())
+
+
+def slowdown_summary(devices: Sequence[Mapping[str, Any]]) -> str:
+    """What the summary says of the GPUs' clock slowdown reasons: that none slows for heat or the
+    power brake (with the temperatures), or on which GPUs the reasons could not be read and why.
+    Empty for facts recorded before the probe read them."""
+    read = [d for d in devices if d.get("slowdown")]
+    if not read:
+        return ""
+    ok = [d for d in read if d["slowdown"].get("reasons_mask") is not None]
+    unread = [d for d in read if d["slowdown"].get("reasons_mask") is None]
+    parts = []
+    calm = [d for d in ok if not d["slowdown"]["reasons_mask"] & SLOWDOWN_FAULT_MASK]
+    if calm:
+        temps = sorted(d["slowdown"]["temperature_c"] for d in calm if d["slowdown"].get("temperature_c") is not None)
+        span = (f"{temps[0]} C" if temps[0] == temps[-1] else f"{temps[0]}-{temps[-1]} C") if temps else "?"
+        parts.append(f"no thermal or power-brake clock slowdown on {len(calm)} GPU(s) ({span})")
+    if unread:
+        by_why: Dict[str, List[str]] = {}
+        for d in unread:
+            e = (d["slowdown"].get("errors") or {}).get("clock_event_reasons") or {}
+            by_why.setdefault(str(e.get("name") or "not read"), []).append(str(d.get("index")))
+        parts.append("clock slowdown reasons could not be read (" + "; ".join(
+            f"GPU {', '.join(idx)}: {why}" for why, idx in by_why.items()) + ")")
+    return "; ".join(parts)
+
+
 def _devices_text(devices: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{d.get('name') or '?'} (cc {d.get('cc') or '?'})" for d in devices)
 
 
 class Nvml(Check):
     """NVML through ctypes (libnvidia-ml.so.1): driver version, GPU names and compute capability.
-    Also catches driver libraries whose version differs from the kernel module's."""
+    Also catches driver libraries whose version differs from the kernel module's, GPUs whose memory
+    other processes hold, and GPUs slowed now by heat or the power brake (clock event reasons)."""
 
     id = "gpu.nvml"
     title = "NVML (libnvidia-ml) and driver library versions"
     layer = "gpu"
-    codes = ("nvml-unavailable", "driver-library-mismatch", "gpu-memory-held-by-other-processes")
+    codes = ("nvml-unavailable", "driver-library-mismatch", "gpu-memory-held-by-other-processes",
+             "gpu-thermal-throttling")
     facts = _facts.GpuNvmlFacts
     requires = ("gpu.device_nodes",)
     probe = "gpu.nvml"
@@ -307,7 +344,35 @@ class Nvml(Check):
         summary = (f"NVML {facts['nvml_version'] or '?'}, driver {facts['driver_version'] or '?'}: "
                    f"{count if count is not None else '?'} GPU(s)" + (f": {_devices_text(devices)}" if devices else ""))
         held = [f for f in (self._held(ctx, d, facts.get("pid")) for d in devices) if f is not None]
-        return ctx.verdict(summary, *mismatch, *held)
+        hot = [f for f in (self._slowdown(ctx, d) for d in devices) if f is not None]
+        clocks = slowdown_summary(devices)
+        return ctx.verdict(summary + (f"; {clocks}" if clocks else ""), *mismatch, *held, *hot)
+
+    @staticmethod
+    def _slowdown(ctx: Context, dev: Mapping[str, Any]):
+        """A finding when a GPU's clock event reasons hold a thermal or power-brake slowdown now."""
+        slow = dev.get("slowdown") or {}
+        mask = slow.get("reasons_mask")
+        if mask is None or not mask & SLOWDOWN_FAULT_MASK:
+            return None
+        names = [n for n in slow.get("reasons") or [] if n in SLOWDOWN_FAULTS_BY_NAME or n == "HW Slowdown"]
+        temp = slow.get("temperature_c")
+        err = (slow.get("errors") or {}).get("nvmlDeviceGetTemperature") or {}
+        thresholds = slow.get("thresholds_c") or {}
+        limits = [f"{label} {thresholds[key]} C" for key, label in (("gpu_max", "max operating"),
+                                                                   ("slowdown", "slowdown"),
+                                                                   ("shutdown", "shutdown")) if key in thresholds]
+        lines = [f"nvmlDeviceGetCurrentClocksEventReasons(GPU {dev.get('index')}): {mask:#x} = "
+                 + ", ".join(slow.get("reasons") or []),
+                 f"nvmlDeviceGetTemperature(GPU {dev.get('index')}): "
+                 + (f"{temp} C" if temp is not None else str(err.get("name") or "not read"))]
+        lines += [f"nvmlDeviceGetTemperatureThreshold({key}): {v} C" for key, v in sorted(thresholds.items())]
+        variant = ["active"] + (["power-brake"] if mask & 0x80 else [])
+        return ctx.finding(
+            "gpu-thermal-throttling", variant, evidence="\n".join(lines), index=dev.get("index"),
+            name=dev.get("name") or "?", reasons=", ".join(names), mask=f"{mask:#x}",
+            temperature=f"{temp} C" if temp is not None else f"unknown ({err.get('name') or 'not read'})",
+            thresholds=f" (the driver's thresholds: {', '.join(limits)})" if limits else "")
 
     @staticmethod
     def _held(ctx: Context, dev: Mapping[str, Any], own_pid: Optional[int]):

@@ -489,6 +489,93 @@ def device_memory(nv, handle):
     return memory, processes, errors
 
 
+#: The clock event ("throttle") reason bits of nvml.h, lowest first, by the names nvidia-smi -q
+#: prints under "Clocks Event Reasons" ("Clocks Throttle Reasons" on older drivers):
+#: nvmlClocksEventReasonGpuIdle 0x1, ...ApplicationsClocksSetting 0x2, ...SwPowerCap 0x4,
+#: nvmlClocksThrottleReasonHwSlowdown 0x8, nvmlClocksEventReasonSyncBoost 0x10,
+#: ...SwThermalSlowdown 0x20, nvmlClocksThrottleReasonHwThermalSlowdown 0x40,
+#: ...HwPowerBrakeSlowdown 0x80, nvmlClocksEventReasonDisplayClockSetting 0x100
+CLOCK_EVENT_REASONS = (
+    (0x1, "GPU Idle"), (0x2, "Applications Clocks Setting"), (0x4, "SW Power Cap"), (0x8, "HW Slowdown"),
+    (0x10, "Sync Boost"), (0x20, "SW Thermal Slowdown"), (0x40, "HW Thermal Slowdown"),
+    (0x80, "HW Power Brake Slowdown"), (0x100, "Display Clock Setting"),
+)
+
+#: nvmlTemperatureThresholds_t (nvml.h) of nvmlDeviceGetTemperatureThreshold, in degrees C
+TEMPERATURE_THRESHOLDS = (("shutdown", 0), ("slowdown", 1), ("mem_max", 2), ("gpu_max", 3))
+NVML_TEMPERATURE_GPU = 0  # nvmlTemperatureSensors_t: the GPU die
+
+
+def decode_clock_event_reasons(mask):
+    """The names of the bits set in an nvmlDeviceGetCurrentClocksEventReasons mask, lowest bit first;
+    a bit nvml.h does not name is written in hex (``"0x200"``). None for None."""
+    if mask is None:
+        return None
+    out = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+    known = 0
+    for bit, _ in CLOCK_EVENT_REASONS:
+        known |= bit
+    rest = mask & ~known
+    bit = 1
+    while rest and bit <= rest:
+        if rest & bit:
+            out.append("0x%x" % bit)
+        bit <<= 1
+    return out
+
+
+def _uint_getter(nv, name, handle, *args):
+    """(value, error) of an NVML getter ``name(device, args..., unsigned int/long long *out)``;
+    a missing symbol is an error entry, never an exception."""
+    wide = name.endswith("Reasons")
+    kind = ctypes.c_ulonglong if wide else ctypes.c_uint
+    f = nv.fn(name, [ctypes.c_void_p] + [ctypes.c_int for _ in args] + [ctypes.POINTER(kind)])
+    if f is None:
+        return None, {"code": None, "name": "symbol missing", "message": name}
+    value = kind(0)
+    try:
+        rc = f(handle, *[ctypes.c_int(a) for a in args] + [ctypes.byref(value)])
+    except Exception as exc:  # a foreign library: never let one call end the probe
+        return None, {"code": None, "name": type(exc).__name__, "message": str(exc)}
+    if rc != 0:
+        return None, nv.error(rc)
+    return int(value.value), None
+
+
+def clock_slowdown(nv, handle):
+    """What slows one GPU's clocks now: its temperature (nvmlDeviceGetTemperature, GPU sensor),
+    the clock event reasons mask (nvmlDeviceGetCurrentClocksEventReasons, or the older name
+    nvmlDeviceGetCurrentClocksThrottleReasons on drivers before R535) decoded to nvidia-smi's names,
+    and the temperature thresholds the driver gives (nvmlDeviceGetTemperatureThreshold). Every
+    value is None (a threshold absent) where its call failed; ``errors`` says why."""
+    out = {"temperature_c": None, "reasons_mask": None, "reasons_call": None, "reasons": None,
+           "thresholds_c": {}, "errors": {}}
+    out["temperature_c"], e = _uint_getter(nv, "nvmlDeviceGetTemperature", handle, NVML_TEMPERATURE_GPU)
+    if e:
+        out["errors"]["nvmlDeviceGetTemperature"] = e
+    for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+        try:
+            getattr(nv.lib, name)
+        except AttributeError:
+            continue  # an older (or newer) driver has the other name; both missing is recorded below
+        mask, e = _uint_getter(nv, name, handle)
+        out["reasons_call"] = name
+        if e is None:
+            out["reasons_mask"], out["reasons"] = mask, decode_clock_event_reasons(mask)
+            out["errors"].pop("clock_event_reasons", None)
+            break
+        out["errors"]["clock_event_reasons"] = dict(e, call=name)
+    if out["reasons_call"] is None:
+        out["errors"]["clock_event_reasons"] = {
+            "code": None, "name": "symbol missing", "call": None,
+            "message": "nvmlDeviceGetCurrentClocksEventReasons / nvmlDeviceGetCurrentClocksThrottleReasons"}
+    for key, which in TEMPERATURE_THRESHOLDS:
+        value, e = _uint_getter(nv, "nvmlDeviceGetTemperatureThreshold", handle, which)
+        if e is None:
+            out["thresholds_c"][key] = value
+    return out
+
+
 def nvml_facts(library="libnvidia-ml.so.1", root="/"):
     kernel_version, _ = parse_nvrm_version(_read(root, "/proc/driver/nvidia/version"))
     out = {"library": library, "loaded": False, "load_error": None, "path": None, "path_version": None,
@@ -572,6 +659,7 @@ def nvml_facts(library="libnvidia-ml.so.1", root="/"):
             dev["memory"], dev["processes"], errs = device_memory(nv, handle)
             if errs:
                 dev["memory_errors"] = errs
+            dev["slowdown"] = clock_slowdown(nv, handle)
             out["devices"].append(dev)
     finally:
         shut = nv.fn("nvmlShutdown", [])

@@ -5,6 +5,13 @@
  *   FAKE_CUDA_DRIVER_VERSION  nvmlSystemGetCudaDriverVersion_v2 (default 13000)
  *   FAKE_NVML_COMPUTE_MODE    nvmlDeviceGetComputeMode of every GPU (default 0, DEFAULT; 3 EXCLUSIVE_PROCESS;
  *                             -1: the call fails with NVML_ERROR_NOT_SUPPORTED)
+ *   FAKE_NVML_CLOCK_REASONS   nvmlDeviceGetCurrentClocksEventReasons' mask of every GPU (strtoull: "0x40" or
+ *                             decimal; default 0x1, GPU Idle; "-" fails with NVML_ERROR_NOT_SUPPORTED); built with
+ *                             -DFAKE_NVML_OLD_CLOCKS only the pre-R535 name ...ThrottleReasons is exported, with
+ *                             -DFAKE_NVML_NO_CLOCKS neither
+ *   FAKE_NVML_TEMP            nvmlDeviceGetTemperature (default 34 C; -1: NVML_ERROR_NOT_SUPPORTED)
+ *   FAKE_NVML_THRESHOLDS      0: nvmlDeviceGetTemperatureThreshold fails (NOT_SUPPORTED); else shutdown 92,
+ *                             slowdown 89, mem_max 95, gpu_max 87 C (an H100 SXM's)
  *   FAKE_GPUS                 see fake_gpus.h (NVML ignores CUDA_VISIBLE_DEVICES, like the real one)
  *
  * gcc -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o libnvidia-ml.so.580.159.04 fake_nvml.c
@@ -101,5 +108,46 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t dev, int *major, in
     if (n_gpus < 0) return 1;
     *major = dev->major;
     *minor = dev->minor;
+    return 0;
+}
+
+static nvmlReturn_t clock_reasons(nvmlDevice_t dev, unsigned long long *reasons) {
+    const char *v = getenv("FAKE_NVML_CLOCK_REASONS");
+    (void)dev;
+    if (n_gpus < 0) return 1;
+    if (v && *v == '-') return 3;
+    *reasons = v && *v ? strtoull(v, NULL, 0) : 0x1ULL;
+    return 0;
+}
+
+#ifndef FAKE_NVML_NO_CLOCKS
+#ifndef FAKE_NVML_OLD_CLOCKS
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *reasons) {
+    return clock_reasons(dev, reasons);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev, unsigned long long *reasons) {
+    return clock_reasons(dev, reasons);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, int sensor, unsigned int *temp) {
+    int t = fake_env_int("FAKE_NVML_TEMP", 34);
+    (void)dev;
+    if (n_gpus < 0) return 1;
+    if (sensor != 0) return 2;
+    if (t < 0) return 3;
+    *temp = (unsigned int)t;
+    return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t dev, int which, unsigned int *temp) {
+    static const unsigned int h100[] = {92, 89, 95, 87};  /* shutdown, slowdown, mem_max, gpu_max */
+    (void)dev;
+    if (n_gpus < 0) return 1;
+    if (!fake_env_int("FAKE_NVML_THRESHOLDS", 1)) return 3;
+    if (which < 0 || which > 3) return 2;
+    *temp = h100[which];
     return 0;
 }
