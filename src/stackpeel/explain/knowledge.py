@@ -402,6 +402,12 @@ ERROR_WORDS = (
     # (parser.HARD_ERROR_RE "exit", "tool"; SOFT_ERROR_RE "failed")
     ", status=", "Failing at address", "stack traceback:", "No such element", "ailing to", "Cuda error",
     "THCudaCheck",
+    # tools40: pytest's "E       assert ...", asyncio's unretrieved task exception, the exit statuses of GNU
+    # time, docker's classic builder, a Python child's repr and Code::Blocks, a crash in Windows' and
+    # macOS's words, Slurm's job states and exit codes, runpy's missing module (parser.HARD_ERROR_RE)
+    "E   ", "abnormally", "never retrieved", "on-zero ", "onzero ", "returncode", "rocess returned",
+    "referenced memory", "Faulting ", "EXC_BAD_", "EXC_ARITHMETIC", "OUT_OF_ME+", "ExitCode=", ": No module named",
+    "module specification",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

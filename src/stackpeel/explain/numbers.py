@@ -192,6 +192,14 @@ CONTEXTS: Tuple[Context, ...] = (
     # make's "make: *** [Makefile:5: all] Error 139", docker's "Exited (137)"
     Context("make or docker exit status", r"(?:\] Error |\bExited \()" + _NUM, ("] error", "exited ("),
             lambda m: _exit_status(_num(m))),
+    # Slurm's exit code, "status:signal" (scontrol show job's "ExitCode=0:9", sacct's ExitCode column
+    # after a job's state: "OUT_OF_ME+    0:125", "FAILED      0:9"): the number after the colon is the
+    # signal that ended the job (src/common/slurm_protocol_defs.c; tools40). (Not the status before it:
+    # sacct reads it off the batch script, whose shell may have reported any number.)
+    Context("Slurm exit code",
+            r"\b(?:(?:Derived)?ExitCode=|(?:FAILED|CANCELLED|OUT_OF_ME(?:MORY|\+)|NODE_FAIL|TIMEOUT)\+?[ \t]{1,20})"
+            r"\d{1,3}:" + _NUM,
+            ("exitcode=", "failed", "cancelled", "out_of_me", "node_fail", "timeout"), lambda m: _signal(_num(m))),
     # "killed by signal 9", "received signal 11", "Signal 7 (SIGBUS) received" (named: left)
     Context("signal", r"(?i)\bsignal[ \t]{0,2}(?:[:=#][ \t]{0,2})?\(?" + _NUM, ("signal",),
             lambda m: _signal(_num(m))),
@@ -267,6 +275,8 @@ GATE_LITERALS: Tuple[str, ...] = (
     "IGNAL", "] Error", "0xC", "0xc", "0XC", "0x8", "0X8", "HRESULT", "CUDA", "Cuda", "cuda", "CUresult",
     "Nccl", "nccl", "NCCL", "cublas", "CUBLAS", "cudnn", "CUDNN", "nvml", "NVML", "VkResult",
     "code=", "code =", "code  =", "set an error?",
+    # sacct's state before its ExitCode column (tools40; "ExitCode=" has "xit")
+    "FAILED", "CANCELLED", "OUT_OF_ME", "NODE_FAIL", "TIMEOUT",
     *("cu" + c for c in string.ascii_uppercase), *("vk" + c for c in string.ascii_uppercase),
 )
 GATE_RE = _literal_alternation(GATE_LITERALS)

@@ -181,12 +181,25 @@ _LEVEL_GROUPS = ("l1", "l2", "l3", "l4", "l5")
 _LOG_PREFIX_FIRST = frozenset("0123456789[DINWECF")
 
 
+#: exception classes whose names carry none of :data:`_EXC_SUFFIXES`, raised where the stack
+#: fails (tools40): the standard library's concurrent.futures.process.BrokenProcessPool (a worker
+#: died: OOM killer, a native crash), concurrent.futures.BrokenExecutor, subprocess.TimeoutExpired,
+#: zipfile.BadZipFile (a cut download), http.client.RemoteDisconnected and IncompleteRead;
+#: pkg_resources' DistributionNotFound and (Contextual)VersionConflict; packaging's
+#: InvalidVersion, InvalidRequirement, InvalidSpecifier; Triton's OutOfResources
+_UNSUFFIXED_EXCEPTIONS = frozenset((
+    "BrokenProcessPool", "BrokenExecutor", "TimeoutExpired", "BadZipFile", "RemoteDisconnected", "IncompleteRead",
+    "DistributionNotFound", "VersionConflict", "ContextualVersionConflict", "InvalidVersion", "InvalidRequirement",
+    "InvalidSpecifier", "OutOfResources"))
+
+
 def _is_exception_type(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
+    # (a private class keeps its underscore: torch._C._LinAlgError)
+    last = name.rsplit(".", 1)[-1].lstrip("_")
     if not last or not last[0].isupper():
         return False
     if last in ("KeyboardInterrupt", "StopIteration", "StopAsyncIteration", "Exception", "ExceptionGroup",
-                "BaseExceptionGroup"):
+                "BaseExceptionGroup") or last in _UNSUFFIXED_EXCEPTIONS:
         return True
     if last in _EXC_SUFFIXES:
         return False
@@ -611,6 +624,12 @@ HARD_ERROR_RE = re.compile(
     # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
     # python[123] general protection fault ip:...")
     r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b"
+    # a crash in the operating system's words (tools40): Windows' access-violation dialog ("The
+    # instruction at 0x... referenced memory at 0x.... The memory could not be read."), its event
+    # log's Application Error record ("Faulting application name: python.exe, ..."), macOS's Mach
+    # exceptions as lldb and crash reports name them ("stop reason = EXC_BAD_ACCESS (code=1, ...)")
+    r"|\breferenced memory at 0x[0-9A-Fa-f]{1,16}\b|\bFaulting (?:application|module) name: \S"
+    r"|\bEXC_(?:BAD_ACCESS|BAD_INSTRUCTION|ARITHMETIC)\b"
     # glibc's aborts on a corrupted heap or stack (malloc/malloc.c malloc_printerr: "free(): invalid
     # pointer", "double free or corruption (out)", "malloc(): corrupted top size", "corrupted size
     # vs. prev_size"; debug/fortify_fail.c: "*** stack smashing detected ***: terminated") and
@@ -626,7 +645,16 @@ HARD_ERROR_RE = re.compile(
     r" \()"
     # an exception that ended a thread: Python's threading.excepthook ("Exception in thread
     # Thread-3:", "Exception in thread Thread-1 (worker):") and the JVM ("Exception in thread \"main\"")
-    r"|(?P<thread>^\s{0,8}Exception in thread \S)"
+    r"|(?P<thread>^\s{0,8}Exception in thread \S"
+    # the same of Python's other runtimes (tools40): asyncio's exception handler (asyncio/futures.py
+    # and tasks.py: "Task exception was never retrieved", events.py Handle._run: "Exception in
+    # callback ..."), uvicorn's ("Exception in ASGI application"), CPython's unraisable hook
+    # (Python/errors.c PyErr_WriteUnraisable: "Exception ignored in: <function ...>")
+    r"|^\s{0,8}(?:Task exception was never retrieved|Exception in (?:callback|ASGI application)\b"
+    r"|Exception ignored in: \S))"
+    # pytest's failure lines (_pytest/_code/code.py FormattedExcinfo.fail_marker "E"): the assertion
+    # it rewrote and what it compared ("E       assert 0 == 1", "E        +  where 0 = len([])")
+    r"|(?P<pytest>^E {3,16}(?:assert\b|\+{1,2} {1,4}where\b))"
     # a shell that could not run a command, in its own words: bash (execute_cmd.c: "bash: x:
     # command not found", file_error's "bash: ./train.sh: Permission denied", "-bash: /usr/bin/python:
     # No such file or directory", "bash: ./x.sh: /bin/bash^M: bad interpreter: ..."; in a script
@@ -638,7 +666,10 @@ HARD_ERROR_RE = re.compile(
     r"interpreter\b[^\n]{0,80})\s*$"
     r"|^[^\s:]{1,200}: line \d{1,7}: [^\n]{1,300}?: (?:Permission denied|command not found|No such file or "
     r"directory)\s*$"
-    r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S)"
+    r"|^zsh: (?:permission denied|command not found|no such file or directory|exec format error): \S"
+    # the interpreter's own line for a module `python -m` could not run (runpy._run_module_as_main:
+    # "%s: %s" % (sys.executable, exc): "/usr/bin/python3: No module named torch") (tools40)
+    r"|^[^\s:]{0,200}python[\d.]{0,5}(?:\.exe)?: (?:No module named \S|Error while finding module specification))"
     # (and capitalised, as Kubernetes' "Exit Code: 137", debuggers' and IDEs' "Exit code: 0xC0000005")
     # (not Windows' STATUS_CONTROL_C_EXIT, -1073741510 / 3221225786 / 0xC000013A, nor an IDE's
     # "exit code 130 (interrupted by signal 2: SIGINT)": the user pressed Ctrl+C, an interruption,
@@ -652,6 +683,14 @@ HARD_ERROR_RE = re.compile(
     r"|\bexitcode\s{0,4}:\s{0,4}" + _CTRL_C + r"-?[1-9]|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]"
     # the same in words: "exited with a non-zero exit code", "returned a nonzero exit status"
     r"|\bnon-?zero exit(?: code| status)?\b"
+    # (tools40) GNU time's "Command exited with non-zero status 1", docker's classic builder's "The
+    # command '/bin/sh -c ...' returned a non-zero code: 1" (moby builder/dockerfile), a Python
+    # child's repr "CompletedProcess(args=[...], returncode=1)", Code::Blocks' console runner's
+    # "Process returned -1073741571 (0xC00000FD)" (0 on success)
+    # (after the verb: "exit with a non-zero status if a check fails" is an option's help)
+    r"|\b(?:exited|returned|terminated|finished)(?: with)?(?: an?)? non-?zero (?:return )?(?:code|status)\b"
+    r"|\breturncode\s{0,2}[=:]\s{0,2}" + _CTRL_C + r"-?[1-9]"
+    r"|\b[Pp]rocess returned " + _CTRL_C + r"-?[1-9]"
     # systemd's record of a unit's main process (src/core/service.c: "Main process exited,
     # code=exited, status=1/FAILURE", "code=killed, status=9/KILL", "code=dumped, status=11/SEGV")
     r"|\bcode=(?:exited|killed|dumped), status=(?!0/)\d{1,3}/[A-Z]{2,20}"
@@ -662,6 +701,8 @@ HARD_ERROR_RE = re.compile(
     # (and "Cuda error 10 in file 'cuda_common.cu'", torch 0.x's "THCudaCheck FAIL file=... error=35")
     r"|(?P<cuda>CUDA error|Cuda error|THCudaCheck FAIL|CUDA_ERROR_[A-Z]|\bcudaError[A-Z]|CUBLAS_STATUS_[A-Z]"
     r"|CUDNN_STATUS_[A-Z]"
+    # cuda-gdb's stop on a kernel's fault ("CUDA Exception: Warp Illegal Address") (tools40)
+    r"|\bCUDA Exception: [A-Z]"
     # ggml's ggml_cuda_error (ggml-cuda.cu): the line after "CUDA error: <text>", where the
     # failed call was; the text before it names the cause
     r"|^\s{0,8}current device: -?\d{1,3}, in function \w{1,100} at )"
@@ -694,6 +735,11 @@ HARD_ERROR_RE = re.compile(
     r"|\bBack-off restarting|\bFailed[A-Z][a-z]{2,30}\b|Insufficient nvidia\.com/gpu"
     r"|\b(?:OUT_OF_MEMORY|NODE_FAIL|BOOT_FAIL|PREEMPTED|DEADLINE|TIMEOUT|CANCELLED\+?(?: by \d{1,10})?)\s{1,20}"
     r"-?\d{1,3}:\d{1,3}\b|\bCANCELLED AT \d|DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)|Job step aborted"
+    # (tools40) Slurm's failed job states as scontrol prints them ("JobState=OUT_OF_MEMORY Reason=...")
+    # and sacct's state column cut to its width ("OUT_OF_ME+"), and a job's exit code or signal
+    # ("ExitCode=1:0", "ExitCode=0:9"; src/common/slurm_protocol_defs.c job_state_string)
+    r"|\b(?:Job)?State=(?:OUT_OF_MEMORY|FAILED|NODE_FAIL|BOOT_FAIL|TIMEOUT|DEADLINE)\b|\bOUT_OF_ME\+"
+    r"|\bExitCode=(?:[1-9]\d{0,2}:\d{1,3}|\d{1,3}:[1-9]\d{0,2})\b"
     r"|Root Cause \(first observed failure\)|^\s{0,8}panic: |^goroutine \d{1,9} \[running\]"
     r"|thread '[^'\n]{1,100}'(?: \(\d{1,10}\))? panicked|terminate called (?:after throwing|without an active|"
     r"recursively)|\bwhat\(\):"
@@ -746,7 +792,8 @@ SOFT_ERROR_RE = re.compile(
     r"access"
     r"|connect|locate|create|execute|read|stat|bind|be loaded)\b|[Cc]ouldn['\u2019]t (?:find|load|open|locate|import"
     r"|be found|be loaded|connect|allocate|access|create|initiali[sz]e|start|read)\b)"
-    r"|(?P<exited>(?:exited|terminated|died|crashed) unexpectedly|\b(?:worker|actor|raylet) died\b"
+    # ("abnormally": Windows' and Java's "The process terminated abnormally", MPI's "exited abnormally")
+    r"|(?P<exited>(?:exited|terminated|died|crashed) (?:unexpectedly|abnormally)|\b(?:worker|actor|raylet) died\b"
     r"|\b[Kk]ernel (?:crashed|died|appears to have died)"
     # Ray's GCS on a node whose raylet stopped answering (gcs_health_check_manager / node manager:
     # "The node with node id: ... has been marked dead because the detector has missed too many
@@ -1026,6 +1073,14 @@ def exception_name(text: str) -> Optional[str]:
     return None
 
 
+def warning_line(text: str) -> bool:
+    """Whether ``text`` is a Python warning's own line, ``UserWarning: ...``, after any logger's
+    prefix (``2024-05-01 12:00:00 WARNING  FutureWarning: ...``), outside a traceback: the
+    category's name in the exception's place (tools40)."""
+    exc = exception_line(strip_log_prefix(text.lstrip()))
+    return exc is not None and exc[0].endswith("Warning")
+
+
 def error_shape(text: str) -> Optional[str]:
     """The shape of error ``text`` shows ("label", "crash", "exit", "exception", "failed", ...),
     or None for a line no user would call an error. Healthy counts ("0 failed"), fallback
@@ -1290,7 +1345,9 @@ _QUOTE_MARKS = frozenset("`\"\u201c")
 DECOR_RE = re.compile(
     r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
     r"(?:(?:stdout|stderr) [FP] )?"
-    r"|>[ \t]?|\|[ \t]|E {3,8}(?=\S))"
+    # (pytest's "E" marker stays before the assertion it rewrote, "E       assert 0 == 1": the
+    # marker is what makes that line an error line, HARD_ERROR_RE "pytest")
+    r"|>[ \t]?|\|[ \t]|E {3,8}(?=\S)(?!assert\b|\+{1,2} {1,4}where\b))"
 )
 _DECOR_FIRST = frozenset("0123456789>|E")
 #: first characters of a line that may carry a decoration or a stream prefix (a quote, a rank,
@@ -1630,6 +1687,11 @@ class LogScanner:
         #: error): reported only where the log shows no failure in its own words (:meth:`close`)
         self._by_level: List[Line] = []
         self._n_by_level = 0
+        #: a warning's own line outside a traceback (``UserWarning: ...`` with its file cut off, a
+        #: ``WARNING`` record's ``FutureWarning: ...``): an error line only where the log shows a
+        #: failure besides (:meth:`close`); a healthy run prints them too (tools40)
+        self._warned: List[Line] = []
+        self._n_warned = 0
         #: chunk-wide indexes (base + index) of the last paragraph reported as one error line
         self._paragraph_seen: Tuple[int, int] = (-1, -1)
         #: (chunk lines, whether they read as word-wrapped as a whole: :func:`soft_wrapped`)
@@ -1827,6 +1889,8 @@ class LogScanner:
         kept = {tb.index for tb in r.tracebacks}
         r.tracebacks.extend(tb for tb in self._tb_tail if tb.index not in kept)
         r.streams = [s for s in self._streams if s]
+        if self._warned:
+            self._place_warnings(r)
         if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
             self._rescan_quiet(r)
         self._quiet = None
@@ -1841,6 +1905,26 @@ class LogScanner:
         r.suspects = []
         _scrub_kept(r)
         return r
+
+    def _place_warnings(self, r: ParseResult) -> None:
+        """The warnings' own lines (:attr:`_warned`) are error lines where the log shows a failure
+        besides them: a traceback, another error line, a signature's line that is no program's
+        warning and no user's sentence. Elsewhere a healthy run printed them: only those that
+        state a failure in words are possible failures (:func:`suspect_shape`), as a WARNING
+        record's are, and nothing resembles or fingerprints the rest (tools40)."""
+        entries = {e.id: e for e in self.kb.entries}
+        failing = r.n_other_errors or r.n_tracebacks or any(
+            not (e.warning or e.said) for e in (entries.get(h.entry) for h in r.hits) if e is not None)
+        if failing:
+            r.other_errors = sorted(r.other_errors + self._warned, key=lambda ln: ln.number)[:OTHER_ERRORS]
+            r.n_other_errors += self._n_warned
+            r.n_warnings -= self._n_warned
+        else:
+            said = [ln for ln in self._warned if suspect_shape(ln.text)]
+            if said and not r.n_other_errors:
+                r.suspects = sorted(r.suspects + said, key=lambda ln: ln.number)[:OTHER_ERRORS]
+                r.n_suspects += len(said)
+        self._warned = []
 
     def _rescan_quiet(self, r: ParseResult) -> None:
         """A log with no error line, read again line by line (at most QUIET_RESCAN_CHARS): the
@@ -2548,6 +2632,12 @@ class LogScanner:
         if WARNING_RE.match(text):
             r.n_warnings += 1
         elif shape or error_shape(text):
+            if warning_line(text):
+                r.n_warnings += 1
+                self._n_warned += 1
+                if len(self._warned) < OTHER_ERRORS:
+                    self._warned.append(line)
+                return
             r.n_other_errors += 1
             if len(r.other_errors) < OTHER_ERRORS:
                 r.other_errors.append(line)
