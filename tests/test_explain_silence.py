@@ -90,6 +90,11 @@ SILENT = "No error in this log. No known problem found."
 #: ('.../t/unable-to-start-cuda-container-with-recent-update-...'), which URL_RE now leaves out, so those
 #: cuts show no failure; the cuts that keep nvidia-container-cli's line are read (driver-too-old-for-build)
 CUT_LIMITS: Dict[str, str] = {
+    # harv40b: the 'uncited' cut drops the title ('Raspberry Pi 4 Illegal instruction') and keeps only
+    # the tail of a Rust launcher's debug line, 'DEBUG Command exited with signal: Some(4)' (ExitStatus's
+    # Debug form): the failure rule sees a signal, no signature reads the Option's number
+    "pytorch-176993-raspberry-pi-4-torch-2.10-illegal-instruction-signal-4.log":
+        "the uncited cut keeps only 'DEBUG Command exited with signal: Some(4)', which no signature reads",
 }
 
 

@@ -614,6 +614,10 @@ HARD_ERROR_RE = re.compile(
     r"|\b\d{1,10} (?:Killed|Terminated|Aborted|Hangup)\s{2,}|^\[\d{1,4}\][+-]?\s{1,4}(?:Killed|Terminated|Aborted|"
     r"\u5df2\u6740\u6b7b)\s"
     r"|^zsh: (?:segmentation fault|killed|abort|bus error|illegal hardware instruction|floating point exception)\b"
+    # harv40b: zsh's job report names the pid before its signal text (Src/jobs.c printjob with
+    # the sigmsg table of Src/signames2.awk): "[1]    10389 segmentation fault  python test.py"
+    r"|^\[\d{1,4}\]\s{0,4}[+-]?\s{1,6}\d{1,10} (?:segmentation fault|bus error|illegal hardware instruction"
+    r"|abort|floating point exception)\b"
     # a job's fatal signal alone on its line, as bash prints strsignal() for a foreground job
     # that died without a core ("Aborted", "Terminated", "Trace/breakpoint trap"); macOS's libc
     # words some otherwise and bash there adds the number ("Abort trap: 6", "Killed: 9")
