@@ -566,7 +566,7 @@ _FACT_RES = (
     # a GPU's capability in the words of torch, vLLM, deviceQuery
     ("gpu_cc", re.compile(r"with CUDA capability sm_(\d{2,3})\b")),
     # not a requirement ("GPUs with compute capability 8.0 or higher": SageAttention's assertion)
-    ("gpu_cc", re.compile(r"(?:has|with) compute capability (?:of )?(\d{1,2}\.\d)\b"
+    ("gpu_cc", re.compile(r"(?:has|have|with) (?:a )?compute capability (?:of )?(\d{1,2}\.\d)\b"
                           r"(?! or (?:higher|above|newer|later|greater))(?!\+)")),
     ("gpu_cc", re.compile(r"CUDA Capability Major/Minor version number:\s*(\d{1,2}\.\d)")),
     # "compute_capability: 7.5" (xFormers' info), "Compute Capability: 8.6", "**Compute Capability:** 12.0";
