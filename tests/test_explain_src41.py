@@ -106,6 +106,9 @@ FAMILIES = {
         # deepspeed op_builder/pin_memory.py via jit_load
         "RuntimeError: Unable to JIT load the pin_memory op due to it not being compatible due to "
         "hardware/software issue. pin_memory is only supported on POSIX platforms, not Windows.",
+        # deepspeed setup.py (DS_BUILD_AIO=1 on Windows)
+        "RuntimeError: Cannot pre-compile async_io without pin_memory, which is required at runtime but is not "
+        "compatible on this platform.",
     ],
     "torch-cpu-only-build": [
         # deepspeed op_builder/gds.py via jit_load
@@ -242,6 +245,8 @@ test_healthy = healthy_test(HEALTHY)
      "deepspeed-jit-op-gpu-too-old"),
     (" [WARNING]  please install triton==1.0.0 if you want to use sparse attention",
      "deepspeed-jit-sparse-attn-triton-1-0"),
+    (" [WARNING]  pin_memory is only supported on POSIX platforms, not Windows.",
+     "deepspeed-jit-pin-memory-posix-only"),
     (" [WARNING]  If libaio is already installed (perhaps from source), try setting the CFLAGS and LDFLAGS "
      "environment variables to where it can be found.", "deepspeed-jit-async-io-libaio-hint"),
     # TransformerEngine: FP8 on Ada with new libraries is fine; the version line of a matching install
