@@ -183,7 +183,8 @@ FAMILIES = {
         "ValueError: Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group "
         "or running the driver on a GPU node.",
     ],
-    "gpu-out-of-memory": [
+    # src41: the message names the cause, other processes on the GPU (was gpu-out-of-memory)
+    "gpu-memory-held-by-other-processes": [
         # SGLang python/sglang/srt/model_executor/model_runner.py init_torch_distributed
         "RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
         "min_per_gpu_memory=10.2, local_gpu_memory=70.1, local_gpu_memory * 0.9 = 63.1",

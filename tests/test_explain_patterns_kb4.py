@@ -193,6 +193,9 @@ FAMILIES = {
     ],
     "gpu-out-of-memory": [
         "node1:123:456 [0] init.cc:1234 NCCL WARN Cuda failure 'out of memory'",
+    ],
+    # src41: vLLM's start-up check names the cause, other processes on the GPU (was gpu-out-of-memory)
+    "gpu-memory-held-by-other-processes": [
         "ValueError: Free memory on device (10.5/79.1 GiB) on startup is less than desired GPU memory "
         "utilization (0.9, 71.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
         "processes.",

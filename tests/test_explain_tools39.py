@@ -41,6 +41,9 @@ NUMBER_SIGNATURES = {
     "windows-status-invalid-image-format": "library-wrong-format",
     "windows-status-dll-init-failed": "msvc-runtime-missing",
     "windows-status-entrypoint-not-found": "library-shadowed",
+    # src41
+    "windows-status-stack-overflow": "windows-stack-overflow",
+    "windows-status-in-page-error": "windows-mapped-file-unreadable",
 }
 
 
@@ -180,7 +183,7 @@ WINDOWS_NOT = [
     "Process finished with exit code -1073741510 (0xC000013A)",      # Ctrl+C: no failure
     "Process finished with exit code 3221225786",
     "Process finished with exit code 1073741523",                    # positive, no status
-    "Process finished with exit code -1073741571 (0xC00000FD)",      # stack overflow: no code of this KB
+    # (stack overflow, 0xC00000FD, had no code here; src41 gave it windows-stack-overflow)
     "allocated 3221225773 bytes",                                    # a size, not a status
 ]
 
