@@ -967,6 +967,12 @@ STARTUP_NOTICE_RE = re.compile(
     # torchvision/io/_video_opt.py: its optional video ops are absent from the pip wheels, said on import
     r"|video reader based on ffmpeg c\+\+ ops not available"
     r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
+    # (tools41) TensorFlow's dso_loader on the same optional TF-TRT libraries at start-up ("Could not load
+    # dynamic library 'libnvinfer.so.7'; dlerror: ...", 'libnvinfer_plugin.so.7'): the run goes on without
+    # TensorRT; transformers' notice at import where torch is absent (transformers/__init__.py: a
+    # tokenizer-only process prints it and works; a signature reads it where a model needed torch)
+    r"|Could not load dynamic library 'libnvinfer(?:_plugin)?\.so[\d.]{0,12}'"
+    r"|PyTorch was not found\. Models won't be available|None of PyTorch, TensorFlow >= 2\.0, or Flax have been found"
     # TensorFlow 2.9+ (tensorflow/core/util/port.cc): a note on numerics, printed on every start
     r"|oneDNN custom operations are on\. You may see slightly different numerical results"
     r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
