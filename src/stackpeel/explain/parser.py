@@ -967,12 +967,6 @@ STARTUP_NOTICE_RE = re.compile(
     # torchvision/io/_video_opt.py: its optional video ops are absent from the pip wheels, said on import
     r"|video reader based on ffmpeg c\+\+ ops not available"
     r"|Cannot dlopen some TensorRT libraries\. If you would like to use Nvidia GPU with TensorRT"
-    # (tools41) TensorFlow's dso_loader on the same optional TF-TRT libraries at start-up ("Could not load
-    # dynamic library 'libnvinfer.so.7'; dlerror: ...", 'libnvinfer_plugin.so.7'): the run goes on without
-    # TensorRT; transformers' notice at import where torch is absent (transformers/__init__.py: a
-    # tokenizer-only process prints it and works; a signature reads it where a model needed torch)
-    r"|Could not load dynamic library 'libnvinfer(?:_plugin)?\.so[\d.]{0,12}'"
-    r"|PyTorch was not found\. Models won't be available|None of PyTorch, TensorFlow >= 2\.0, or Flax have been found"
     # TensorFlow 2.9+ (tensorflow/core/util/port.cc): a note on numerics, printed on every start
     r"|oneDNN custom operations are on\. You may see slightly different numerical results"
     r"|os\.fork\(\) was called\. os\.fork\(\) is incompatible with multithreaded code"
@@ -1102,6 +1096,14 @@ def warning_line(text: str) -> bool:
     return exc is not None and exc[0].endswith("Warning")
 
 
+#: a library's warning printed without a level, held back as a WARNING record's words are (tools41):
+#: transformers' notice at import without torch (transformers/__init__.py logger.warning_advice "PyTorch
+#: was not found. Models won't be available ..."), which every tokenizer-only process prints. By the
+#: documented rule it alone is still a possible failure (its "not found"), never an error line; a
+#: signature (transformers-no-framework-notice) reads it where a model needed torch
+HELD_BACK_NOTICE_RE = re.compile(r"PyTorch was not found\. Models won't be available")
+
+
 def error_shape(text: str) -> Optional[str]:
     """The shape of error ``text`` shows ("label", "crash", "exit", "exception", "failed", ...),
     or None for a line no user would call an error. Healthy counts ("0 failed"), fallback
@@ -1117,7 +1119,7 @@ def error_shape(text: str) -> Optional[str]:
         return m.lastgroup
     if exception_line(strip_log_prefix(text.lstrip())):
         return "exception"
-    leveled = INFO_LEVEL_RE.match(text) or WARN_LEVEL_RE.match(text)
+    leveled = INFO_LEVEL_RE.match(text) or WARN_LEVEL_RE.match(text) or HELD_BACK_NOTICE_RE.search(text)
     if not leveled and exception_name(text):
         return "exception"
     if leveled:
@@ -1912,14 +1914,19 @@ class LogScanner:
         r.streams = [s for s in self._streams if s]
         if self._warned:
             self._place_warnings(r)
-        if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
+        # a hit of a program's warning signature (``warning = true``: transformers' no-torch notice,
+        # triton-windows' 'Failed to find MSVC.') shows no failure itself: beside it, the lines that
+        # say something went wrong are still the log's possible failures (tools41)
+        entries = {e.id: e for e in self.kb.entries} if r.hits else {}
+        hits = any(e is None or not e.warning for e in (entries.get(h.entry) for h in r.hits))
+        if self._quiet and not (r.n_other_errors or hits or r.n_tracebacks):
             self._rescan_quiet(r)
         self._quiet = None
         if self._by_level and not (r.n_other_errors or r.hits or r.n_tracebacks or r.suspects):
             # no line states a failure in its own words: the records whose level alone says
             # error are the errors
             r.other_errors, r.n_other_errors = list(self._by_level), self._n_by_level
-        if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
+        if r.suspects and not (r.n_other_errors or hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
             r.other_errors, r.n_other_errors, r.suspect_only = list(r.suspects), r.n_suspects, True
