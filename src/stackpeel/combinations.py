@@ -458,11 +458,18 @@ _LOG_DISTS = (
     ("accelerate", r"accelerate"), ("deepspeed", r"deepspeed"),
 )
 # every repeat bounded: the scanner runs these on any line a log holds (linear on adversarial text)
+# (a local label's dots are inner ones: "+rocm5.7", not the period that ends a sentence, tools41)
 _VER = (r"v?(\d{1,6}\.\d{1,6}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.post|\.dev|post|dev)\d{0,6}){0,3}"
-        r"(?:\+[A-Za-z0-9.]{1,40})?)")
-_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?:" + alts + r")(?:\.__version__|\s{1,3}version)?(?:\s{0,3}(?:==|=|"
-                                                           r":)\s{0,3}|\s{1,40})['\"]?" + _VER +
-                               r"(?![\w.])", re.IGNORECASE)) for name, alts in _LOG_DISTS]
+        r"(?:\+[A-Za-z0-9]{1,40}(?:\.[A-Za-z0-9]{1,40}){0,4})?)")
+#: a number that is a quantity, not a release ("torch  1.5 GB of RAM", "vllm 0.9 GiB free", "numpy 1.2 s")
+_NOT_A_RELEASE = (r"(?!\s{0,2}(?:[KMGT]i?B\b|[KMGT]b\b|%|x\b|it/s|s/it|ms\b|s\b|secs?\b|seconds?\b|minutes?\b"
+                  r"|hours?\b|[GM]Hz\b))")
+# the version ends at a sentence's period ("It installed pytorch 2.4."), not inside "2.4.x" (tools41)
+# (the name starts its field: collect_env's "CUDA used to build PyTorch: 12.1" is the CUDA's field, not
+# torch's version, tools41)
+_DIST_RES = [(name, re.compile(r"(?<![\w./-])(?<!to build )(?:" + alts + r")(?:\.__version__|\s{1,3}version)?"
+                                                           r"(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
+                               r"(?!\w|\.\w)" + _NOT_A_RELEASE, re.IGNORECASE)) for name, alts in _LOG_DISTS]
 #: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
 #: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
 #: "Requirement already satisfied: torch>=2 in /venv/lib/python3.10/site-packages (2.1.0)"
@@ -876,6 +883,61 @@ def versions_from_text(text: str) -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- state facts
+
+# --------------------------------------------------------------------------- pairings a log contradicts
+
+#: where a sentence or a table's field ends inside a line: a period, semicolon, "!" or "?" before
+#: white space (not the dots of "2.3.1"), a "|" between fields (tools41)
+_SEGMENT_END_RE = re.compile(r"[.;!?](?=\s)|\|")
+#: the keys a contradiction is read for: versions, one value each (not a GPU's list of capabilities)
+_PAIRED_KEYS_SKIP = ("gpu_cc", "machine")
+
+
+def segment_versions(text: str) -> List[Dict[str, Any]]:
+    """The versions each sentence or field of ``text`` (one line) states, in order: the reader
+    run on each piece alone (:data:`_SEGMENT_END_RE` cuts them), pieces that state none left out."""
+    out: List[Dict[str, Any]] = []
+    start = 0
+    for m in [*_SEGMENT_END_RE.finditer(text), None]:
+        piece = text[start:m.start() if m is not None else len(text)]
+        start = m.end() if m is not None else len(text)
+        if piece.strip():
+            vs = dict(facts_from_lines([(1, piece)]).versions)
+            if vs:
+                out.append(vs)
+    return out
+
+
+def _same_version(a: Any, b: Any) -> bool:
+    pa, pb = parse_version(a), parse_version(b)
+    if pa is None or pb is None:
+        return str(a) == str(b)
+    return _cmp(pa, pb) == 0
+
+
+def contradicted_pairing(facts: "LogFacts", keys: Iterable[str]) -> Optional[Tuple[str, str, str]]:
+    """Whether the log itself says two of ``keys`` did not go together (tools41): the sentence
+    (or field) ``b``'s value was read from states another value of ``a`` than the one the log's
+    facts hold for ``a`` ("It installed pytorch 2.4" ... "going back with pip install torch==2.3.1
+    torchvision==0.18.1": torchvision 0.18.1 went with torch 2.3.1, so torch 2.4 with torchvision
+    0.18.1 is a pairing across sentences that no line states). Returns (a, b, the value of a
+    stated beside b), or None when no sentence contradicts the pairing. Facts read from different
+    lines that no sentence contradicts (collect_env's torch on one line, its CUDA on the next)
+    still pair."""
+    keys = [k for k in keys if k not in _PAIRED_KEYS_SKIP]
+    vs = facts.versions
+    for b in keys:
+        where = facts.lines.get(b)
+        if not where or b not in vs:
+            continue
+        for seg in segment_versions(where[1]):
+            if b not in seg or not _same_version(seg[b], vs[b]):
+                continue
+            for a in keys:
+                if a != b and a in seg and a in vs and not _same_version(seg[a], vs[a]):
+                    return a, b, str(seg[a])
+    return None
+
 
 def supports_capability(arch_list: Sequence[str], cc: str) -> Optional[bool]:
     """Whether a torch build whose ``get_arch_list()`` is ``arch_list`` runs on a GPU of

@@ -155,6 +155,10 @@ def _combination_findings(facts: _combinations.LogFacts, evidenced: Mapping[str,
                           catalogue: Mapping[str, Any]) -> List[FactFinding]:
     out = []
     for m in _combinations.match_combinations(facts.versions, partial=True):
+        if _combinations.contradicted_pairing(facts, m.observed):
+            # a sentence of the log pairs one of these versions with another value of the other
+            # (tools41): the combination would hold only across sentences
+            continue
         e = m.combination
         code = e.code
         if e.covered_by:  # the live check that covers it reports its own, more specific code

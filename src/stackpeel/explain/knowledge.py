@@ -400,7 +400,7 @@ ERROR_WORDS = (
     'HTTP/1.1" 5', 'HTTP/1.0" 5', 'HTTP/2" 5', 'HTTP/2.0" 5',
     # systemd's unit status, Open MPI's signal report, Lua's traceback, GStreamer, a failing step
     # (parser.HARD_ERROR_RE "exit", "tool"; SOFT_ERROR_RE "failed")
-    ", status=", "Failing at address", "stack traceback:", "No such element", "ailing to", "Cuda error",
+    "Failing at address", "stack traceback:", "No such element", "ailing to", "Cuda error",
     "THCudaCheck",
     # tools40: pytest's "E       assert ...", asyncio's unretrieved task exception, the exit statuses of GNU
     # time, docker's classic builder, a Python child's repr and Code::Blocks, a crash in Windows' and
@@ -408,6 +408,9 @@ ERROR_WORDS = (
     "E   ", "abnormally", "never retrieved", "on-zero ", "onzero ", "returncode", "rocess returned",
     "referenced memory", "Faulting ", "EXC_BAD_", "EXC_ARITHMETIC", "OUT_OF_ME+", "ExitCode=", ": No module named",
     "module specification",
+    # tools41: systemd's status with its "code=" cut off, Neovim's :terminal record, systemd-coredump's
+    # record, the short "ERR: "/"ERR! " tags and "[ERR]" (parser.HARD_ERROR_RE "exit", "crash", "level")
+    "status=", "rocess exited", "dumped core", "ERR: ", "ERR! ", "ERR]",
 )
 #: "error", "reported an error", "failed" in Chinese, Japanese, Korean, Russian (parser's
 #: "foreign" shape). Apart from ERROR_WORDS: a first character above U+00FF in the chunk gate

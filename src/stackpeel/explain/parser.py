@@ -628,6 +628,9 @@ HARD_ERROR_RE = re.compile(
     # segfault at 0 ip 00007f... sp 00007f... error 4 in libcuda.so.1[...]"; traps.c: "traps:
     # python[123] general protection fault ip:...")
     r"|\bsegfault at [0-9a-f]{1,16} ip [0-9a-f]{1,16}\b|\btraps: [^\n]{1,100}? general protection fault\b"
+    # systemd-coredump's record of a process that dumped core (src/coredump/coredump.c: "Process 4321
+    # (python3) of user 1000 dumped core.") (tools41)
+    r"|\bof user \d{1,10} dumped core\b"
     # a crash in the operating system's words (tools40): Windows' access-violation dialog ("The
     # instruction at 0x... referenced memory at 0x.... The memory could not be read."), its event
     # log's Application Error record ("Faulting application name: python.exe, ..."), macOS's Mach
@@ -698,6 +701,10 @@ HARD_ERROR_RE = re.compile(
     # systemd's record of a unit's main process (src/core/service.c: "Main process exited,
     # code=exited, status=1/FAILURE", "code=killed, status=9/KILL", "code=dumped, status=11/SEGV")
     r"|\bcode=(?:exited|killed|dumped), status=(?!0/)\d{1,3}/[A-Z]{2,20}"
+    # (tools41) the status alone, its "code=" cut off by a wrap or a paste ("status=1/FAILURE",
+    # "(status=203/EXEC)"; systemd's exit_status_to_string names), and Neovim's :terminal record of
+    # its job (src/nvim/channel.c channel_process_exit_cb: "[Process exited 1]"; 0 on success)
+    r"|(?<![\w.-])status=(?!0/)\d{1,3}/[A-Z][A-Z_]{1,20}\b|\[Process exited " + _CTRL_C + r"-?[1-9]\d{0,10}\]"
     # a Windows status a bare number was read as (.numbers: "Command returned -1073741819
     # [STATUS_ACCESS_VIOLATION]", "returned 0xC00000FD [STATUS_STACK_OVERFLOW]", MSVC's C++ exception
     # "returned 0xE06D7363 [EH_EXCEPTION_NUMBER: ...]"); not STATUS_CONTROL_C_EXIT (Ctrl+C)
@@ -725,6 +732,10 @@ HARD_ERROR_RE = re.compile(
     # the lower- and mixed-case tags of other loggers and runners (Node's and Rust's "[error] ...",
     # "[Fatal]", a test runner's or an init system's "[FAIL] ...", "[FAILED] ..."), before text
     r"|(?P<level>\[(?:error|Error|fatal|Fatal|ERR|FAIL|FAILED)\][ \t:]"
+    # (tools41) the short tag some tools start an error line with ("ERR: ...", node-gyp's and
+    # older npm's "ERR! ...": gyp/lib/log.js, npmlog's level "ERR!"), not "STDERR:", "ERR_..."
+    # nor a count ("ERR: 0")
+    r"|(?:^|(?<=\s))ERR[:!] {1,4}(?!0\b|[Nn]one\b)\S"
     r"|^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
     r"FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
@@ -1085,6 +1096,14 @@ def warning_line(text: str) -> bool:
     return exc is not None and exc[0].endswith("Warning")
 
 
+#: a library's warning printed without a level, held back as a WARNING record's words are (tools41):
+#: transformers' notice at import without torch (transformers/__init__.py logger.warning_advice "PyTorch
+#: was not found. Models won't be available ..."), which every tokenizer-only process prints. By the
+#: documented rule it alone is still a possible failure (its "not found"), never an error line; a
+#: signature (transformers-no-framework-notice) reads it where a model needed torch
+HELD_BACK_NOTICE_RE = re.compile(r"PyTorch was not found\. Models won't be available")
+
+
 def error_shape(text: str) -> Optional[str]:
     """The shape of error ``text`` shows ("label", "crash", "exit", "exception", "failed", ...),
     or None for a line no user would call an error. Healthy counts ("0 failed"), fallback
@@ -1100,7 +1119,7 @@ def error_shape(text: str) -> Optional[str]:
         return m.lastgroup
     if exception_line(strip_log_prefix(text.lstrip())):
         return "exception"
-    leveled = INFO_LEVEL_RE.match(text) or WARN_LEVEL_RE.match(text)
+    leveled = INFO_LEVEL_RE.match(text) or WARN_LEVEL_RE.match(text) or HELD_BACK_NOTICE_RE.search(text)
     if not leveled and exception_name(text):
         return "exception"
     if leveled:
@@ -1895,14 +1914,19 @@ class LogScanner:
         r.streams = [s for s in self._streams if s]
         if self._warned:
             self._place_warnings(r)
-        if self._quiet and not (r.n_other_errors or r.hits or r.n_tracebacks):
+        # a hit of a program's warning signature (``warning = true``: transformers' no-torch notice,
+        # triton-windows' 'Failed to find MSVC.') shows no failure itself: beside it, the lines that
+        # say something went wrong are still the log's possible failures (tools41)
+        entries = {e.id: e for e in self.kb.entries} if r.hits else {}
+        hits = any(e is None or not e.warning for e in (entries.get(h.entry) for h in r.hits))
+        if self._quiet and not (r.n_other_errors or hits or r.n_tracebacks):
             self._rescan_quiet(r)
         self._quiet = None
         if self._by_level and not (r.n_other_errors or r.hits or r.n_tracebacks or r.suspects):
             # no line states a failure in its own words: the records whose level alone says
             # error are the errors
             r.other_errors, r.n_other_errors = list(self._by_level), self._n_by_level
-        if r.suspects and not (r.n_other_errors or r.hits or r.n_tracebacks):
+        if r.suspects and not (r.n_other_errors or hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
             r.other_errors, r.n_other_errors, r.suspect_only = list(r.suspects), r.n_suspects, True

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..codes import all_codes
-from ..combinations import LogFacts, match_combinations
+from ..combinations import LogFacts, contradicted_pairing, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from . import host as _host
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
@@ -277,7 +277,8 @@ class Explanation:
             "fingerprint": self.fingerprint,
             "facts": {**(self.facts.to_dict() if self.facts else {}),
                       # the entries that fully hold, by the matcher check uses (partial ones are findings)
-                      "combinations": [m.id for m in match_combinations(self.facts.versions)] if self.facts else [],
+                      "combinations": [m.id for m in match_combinations(self.facts.versions)
+                                       if not contradicted_pairing(self.facts, m.observed)] if self.facts else [],
                       "findings": [f.to_dict() for f in self.fact_findings]},
         }
 
