@@ -233,12 +233,13 @@ def test_transformers_notice_alone_names_nothing():
     # the 4.x wording holds no word of failure: silent
     assert silent(NOTICE_OLD + "\n")
     assert silent(NOTICE_OLD + "\ntokenizer loaded, 32000 tokens\nwrote 1200 shards\n")
-    # the newer one says "not found": by the documented rule a possible failure, never an error line
-    # and never torch-not-installed alone
+    # the newer one says "not found", so by its words a possible failure, never an error line; but its
+    # own warning signature (transformers-no-framework-notice) reads it as the notice a tokenizer-only
+    # process prints, so alone it is no failure (as every warning signature's line alone, rev32fix,
+    # src38, src40) and never torch-not-installed
     assert error_shape(NOTICE_NEW) is None and suspect_shape(NOTICE_NEW) == "suspect"
     for text in (NOTICE_NEW + "\n", NOTICE_NEW + "\ntokenizer loaded, 32000 tokens\nwrote 1200 shards\n"):
-        d = answer(text)
-        assert d["exit_code"] == 1 and d["suspect_only"] and not d["candidates"], text
+        assert silent(text), text
 
 
 def test_warning_signature_leaves_the_possible_failures_beside_it():

@@ -1926,10 +1926,16 @@ class LogScanner:
             # no line states a failure in its own words: the records whose level alone says
             # error are the errors
             r.other_errors, r.n_other_errors = list(self._by_level), self._n_by_level
-        if r.suspects and not (r.n_other_errors or hits or r.n_tracebacks):
+        # the warning signature's own line is no possible failure beside itself: a log that holds only
+        # that warning ("nvcc warning : Cannot find valid GPU for '-arch=native'", triton-windows'
+        # 'Failed to find MSVC.' before a run that goes on) stays healthy
+        warned_at = {h.line.number for h in r.hits if entries.get(h.entry) is not None and entries[h.entry].warning}
+        suspects = [ln for ln in r.suspects if ln.number not in warned_at]
+        if suspects and not (r.n_other_errors or hits or r.n_tracebacks):
             # no error line at all: the lines that still say something went wrong are the
             # errors to report (never "No known problem" on them), marked as such
-            r.other_errors, r.n_other_errors, r.suspect_only = list(r.suspects), r.n_suspects, True
+            n = r.n_suspects - (len(r.suspects) - len(suspects))
+            r.other_errors, r.n_other_errors, r.suspect_only = suspects, n, True
         r.suspects = []
         _scrub_kept(r)
         return r
