@@ -78,7 +78,7 @@ def _live_text(c: Candidate) -> str:
 def _size(expl: Explanation) -> str:
     mb = expl.bytes / 1e6
     size = f"{mb:.1f} MB" if mb >= 1 else f"{expl.bytes:,} bytes"
-    return f"{expl.lines:,} lines, {size}"
+    return f"{expl.lines:,} line{'' if expl.lines == 1 else 's'}, {size}"
 
 
 def _evidence_lines(c: Candidate, ind: str, width: int) -> List[str]:
