@@ -15,8 +15,9 @@ sentence of the log says otherwise, and three start-up notices that are no failu
    ends a version at a sentence's period ("pytorch 2.4.") and reads no quantity ("torch  1.5 GB").
 3. transformers' "PyTorch was not found. Models won't be available" / "None of PyTorch, TensorFlow
    >= 2.0, or Flax have been found" is a warning-level catch-all that needs a line using what torch
-   provides (the newer wording, alone, a possible failure held back from the error lines); a warning
-   signature's hit no longer hides the log's possible failures; TensorFlow's dso_loader line for
+   provides (either wording alone is no failure: a warning signature's own line is not a possible
+   failure beside itself, lead's fix c472f60c); a warning signature's hit no longer hides the log's
+   other possible failures; TensorFlow's dso_loader line for
    TF-TRT's libnvinfer stays held back; onnxruntime's "Removing initializer" and "no shape specified"
    warnings stay no failure.
 docs/dev/tools41.md.
