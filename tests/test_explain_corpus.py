@@ -132,6 +132,10 @@ def test_each_live_check_really_emits_its_code():
 # what the log does show (or an unknown-error fingerprint). Kept visible as strict xfails
 # so that fixing one is noticed; the aggregate floor below is what must hold.
 KNOWN_MISSES: Dict[str, str] = {
+    # harv42c (vision-language and multimodal models, docs/dev/harv42c.md): the blind misses not fixed
+    "cogvlm-504-cli-demo-hf-past-key-values-str-shape-newest-transformers": "E/C: \"AttributeError: 'str' object has no attribute 'shape'\" at past_key_values[0][0].shape inside the cached remote modeling_cogvlm.py; that the newest transformers changed what the model's remote code receives (4.36.2 works) is the reporter's finding, not a line; a rule on a transformers_modules path plus an AttributeError would rest on this thread and GLM-4-479 only (explain names torch-too-old-for-package by resemblance)",
+    "open-llava-video-r1-4-cannot-import-llavallamaforcausallm-llava-not-on-path": "E: LLaVA's llava/model/__init__.py swallows the real import error, so 'cannot import name LlavaLlamaForCausalLM from llava.model' says only that some import under it failed; that the repository's llava package was not on sys.path is the reporter's later finding (read as dependency-version-mismatch, the most common reason in other LLaVA threads)",
+    "unsloth-2901-qwen2.5-vl-for-inference-transformers-4.53-compiled-module": "E: 'ValueError: not enough values to unpack (expected 2, got 1)' at 'cos, sin = position_embeddings' in unsloth's compiled Qwen2-VL module; that unsloth's patched code does not fit transformers 4.53 is the maintainer's answer, not a line",
     # harv41a (sharded and large-scale training frameworks at start-up, docs/dev/harv41a.md): the blind
     # misses not fixed
     "colossalai-1773-colossal-c-missing-no-full-cuda-toolkit": "No module named 'colossal_C' after a source install: that the full CUDA toolkit (nvcc) was missing when the extensions would have been built is the reporter's later finding, not in the paste (E: nvcc-missing); the line alone says only that the compiled module is absent",
