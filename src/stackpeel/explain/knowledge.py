@@ -398,6 +398,9 @@ ERROR_WORDS = (
     "traceback", "xception when", "xception while", "xception during", "broken",
     # a server's access log of a 5xx answer (parser.HARD_ERROR_RE "tool")
     'HTTP/1.1" 5', 'HTTP/1.0" 5', 'HTTP/2" 5', 'HTTP/2.0" 5',
+    # tools42: the client's side of it: a status line, requests' repr, a proxy's page (parser.HARD_ERROR_RE "tool")
+    "HTTP/1.1 5", "HTTP/1.0 5", "HTTP/2 5", "HTTP/2.0 5", "<Response [5", "Bad Gateway", "Gateway Time",
+    "Service Unavailable",
     # systemd's unit status, Open MPI's signal report, Lua's traceback, GStreamer, a failing step
     # (parser.HARD_ERROR_RE "exit", "tool"; SOFT_ERROR_RE "failed")
     "Failing at address", "stack traceback:", "No such element", "ailing to", "Cuda error",

@@ -384,3 +384,53 @@ def read_text(text: str) -> str:
     if not GATE_RE.search(text):
         return text
     return "\n".join(read_numbers(ln) if GATE_RE.search(ln) else ln for ln in text.split("\n"))
+
+
+# -- an exit status that names no cause --------------------------------------------------------
+
+#: a program's report of a child's (or its own) exit status, in the launchers' words: JetBrains'
+#: "Process finished with exit code 1", Compose's "train-1 exited with code 1", Neovim's "[Process
+#: exited 1]", systemd's "status=1/FAILURE", GNU time's "Command exited with non-zero status 1",
+#: Code::Blocks' "Process returned 1 (0x1)", subprocess' "returned non-zero exit status 1",
+#: "returncode=1", srun's "Exited with exit code 1", GitHub Actions' "Process completed with exit code 1"
+_STATUS_RE = re.compile(
+    r"(?i)(?:\b(?:finished|exited|completed|terminated|failed|returned|stopped)(?P<cut>[ \t]{1,4})with[ \t]{1,4}"
+    r"(?:an?[ \t]{1,4})?(?:non-zero[ \t]{1,4})?(?:exit[ \t]{1,4})?(?:code|status)"
+    r"|\bProcess[ \t]{1,4}exited|\bProcess[ \t]{1,4}returned|\breturned[ \t]{1,4}(?:a[ \t]{1,4})?non-zero"
+    r"(?:[ \t]{1,4}exit)?[ \t]{1,4}(?:code|status)|\bexit(?:[ _]?code|[ _]status)|\breturn[ _]?code"
+    r"|\bstatus=(?=\d{1,3}/(?!KILL|SEGV|ABRT|BUS|ILL|FPE|TERM|INT|HUP|QUIT|TRAP|SYS|PIPE|XCPU|XFSZ)[A-Z]))"
+    r"[ \t]{0,4}(?:[:=][ \t]{0,4})?(?P<num>-?\d{1,10})\b(?:[ \t]{0,2}\(0x[0-9A-Fa-f]{1,8}\)|/[A-Z]{2,20}\b)?\]?")
+
+#: a level or a state a program tags its status report with ("srun: error: node: task 0: Exited with
+#: exit code 1", "Error: setup.py exited with code 1", "##[error]Process completed with exit code 1.",
+#: colcon's "Failed   <<< pkg [1.72s, exited with code 1]"): it says no more than the status
+_LEVEL_TAG_RE = re.compile(r"(?i)\b(?:error|fatal|failed|failure)\b\]?[ \t]{0,4}(?::|\]|<<<)")
+#: what is left of a line once its bare status is taken out, when it still says what failed (an exception's
+#: type too: "CalledProcessError: Command '['which', 'c++']'" names the command that failed)
+_LEFT_SAYS_RE = re.compile(r"(?i)\w(?:error|exception)\b"
+                           r"|\b(?:error|errno|fail|fatal|abort|exception|traceback|crash|killed|denied|"
+                           r"not found|no such|cannot|can't|unable|panic|missing|undefined|invalid|segfault)")
+
+
+def bare_status(line: str) -> Optional[str]:
+    """``line`` without the exit statuses it reports that name no cause: a status that is no signal
+    (128+N or -N) and no Windows status (:func:`_exit_status`): 1 is a program's own failure, 2 a usage
+    error, 255 anything (tools42). None where the line holds nothing else that says what failed
+    ("Process finished with exit code 1", "train-1 exited with code 1"); the line as it is where it
+    holds no such status. A status that names a signal (137 SIGKILL, 139 SIGSEGV) stays: it says how
+    the process ended, which a guess may read."""
+    if not _DIGIT_RE.search(line):
+        return line
+    cut, pos, out = False, 0, []
+    for m in _STATUS_RE.finditer(line):
+        value = int(m.group("num"))
+        if value == 0 or _exit_status(value) is not None or _NAMED_AFTER_RE.match(line, m.end()) \
+                or "signal" in line[m.end():m.end() + 40].lower():
+            continue
+        # (the verb stays: "command 'nvcc' failed" says what failed, "Process finished" nothing)
+        out.append(line[pos:m.start("cut") if m.group("cut") is not None else m.start()])
+        pos, cut = m.end(), True
+    if not cut:
+        return line
+    left = "".join(out) + line[pos:]
+    return left if _LEFT_SAYS_RE.search(_LEVEL_TAG_RE.sub(" ", left)) else None

@@ -783,7 +783,12 @@ HARD_ERROR_RE = re.compile(
     # a server's access log that answered a request with a 5xx status (uvicorn's, gunicorn's and
     # werkzeug's common log format, at INFO: '"POST /generate HTTP/1.1" 500 Internal Server Error'):
     # the request failed inside the server, whatever the record's level; a 4xx is the client's
-    r"|\"[A-Z]{3,7} [^\"\n]{1,500} HTTP/\d(?:\.\d)?\" 5\d\d\b)"
+    r"|\"[A-Z]{3,7} [^\"\n]{1,500} HTTP/\d(?:\.\d)?\" 5\d\d\b"
+    # the same answer seen from the client (tools42): a response's status line ("HTTP/1.1 502 Bad Gateway",
+    # curl -i, a proxy in front of a GPU service), requests' Response repr ("<Response [503]>"), a proxy's
+    # page title ("502 Bad Gateway", nginx's ngx_http_special_response.c)
+    r"|\bHTTP/\d(?:\.\d)? 5\d\d\b(?![.,]\d)|<Response \[5\d\d\]>|\b50[234] (?:Bad Gateway|Service Unavailable"
+    r"|Gateway Time-?out)\b)"
 )
 SOFT_ERROR_RE = re.compile(
     r"(?P<failed>\b(?:[Ff]ailed|FAILED|[Ff]ails)\b"
@@ -951,6 +956,10 @@ HEALTHY_ERROR_WORDS_RE = re.compile(
     # a tree walk's note on a directory it may not read (findutils, du: "find: '/proc/1/map_files':
     # Permission denied"): the walk goes on and the paste's point is what it found
     r"|^(?:find|du): [^\n]{1,300}: Permission denied\s*$"
+    # a logging level in a configuration dump ("log_level: ERROR", "'level': 'error'", "LOG_LEVEL=FATAL",
+    # "verbosity = error"): a setting, what a logger will print, not a record of an error (tools42)
+    r"|\b(?:[Ll]og_?[Ll]evel|LOG_?LEVEL|[Ll]evel|LEVEL|[Vv]erbosity|VERBOSITY|[Ss]everity|[Tt]hreshold)[\"']?\s{0,3}"
+    r"[=:]\s{0,3}[\"']?(?:ERROR|[Ee]rror|FATAL|[Ff]atal|CRITICAL|[Cc]ritical)[\"']?(?=\s{0,3}(?:[,;}\])]|$))"
 )
 #: notices that libraries print on healthy runs (at start-up, or as a performance hint),
 #: whatever their level or shape (an ``E`` glog record, a ``UserWarning``): TensorFlow/XLA's duplicate
@@ -1311,9 +1320,10 @@ def complaint(text: str) -> bool:
             or (("crash" in low or "segfault" in low) and CRASH_SUBJECT_RE.search(text) is not None)) \
         and not WARN_LEVEL_RE.match(text) and not COMPLAINT_NOTICE_RE.search(text)
 #: a command's help line ("  --timeout TIMEOUT   seconds to wait", "  -x, --exitfirst  exit on
-#: the first error or failed test", "  --on-error ACTION   what to do on error"): an option described
+#: the first error or failed test", "  --on-error ACTION   what to do on error", argparse's choices
+#: "  --on-error {stop,continue}   what to do on an error"): an option described
 OPTION_HELP_RE = re.compile(
-    r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =][A-Z][A-Z_]{0,30})?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S")
+    r"^\s{0,8}-{1,2}\w[\w-]{0,40}(?:[ =](?:[A-Z][A-Z_]{0,30}|\{[\w,.-]{1,80}\}))?(?:, -{1,2}\w[\w-]{0,40})?\s{2,}\S")
 #: a notice that the run goes on without something (vLLM's "Custom allreduce is disabled because
 #: ... P2P test failed. To silence this warning, ..."): no failure of the run
 SUSPECT_GOES_ON_RE = re.compile(

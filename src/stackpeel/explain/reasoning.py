@@ -33,6 +33,7 @@ from ..codes import all_codes
 from ..combinations import LogFacts, contradicted_pairing, match_combinations
 from ..model import SCHEMA_VERSION, ExitCode, envelope
 from . import host as _host
+from . import numbers as _numbers
 from .knowledge import Entry, KnowledgeBase, fix_text, layer_rank, load
 from .parser import WARN_LEVEL_RE, Hit, ParseResult, error_shape, split_prefix, suspect_shape
 
@@ -931,8 +932,10 @@ def _guesses(parsed: ParseResult, exceptions: Sequence[ExceptionInfo], kb: Knowl
 
     # the words of the stack are near the start of a message: a kept line is read up to
     # vocabulary.TEXT_CHARS (40 lines of 16 KB of adversarial text took 0.7 s, now 0.1 s)
-    texts: List[Tuple[int, str, str, float]] = [(ln.number, ln.text.strip()[:vocabulary.TEXT_CHARS], ln.stream, 1.0)
-                                                for ln in parsed.other_errors]
+    # an exit status that names no cause ("exited with code 1") gives no words (numbers.bare_status)
+    texts: List[Tuple[int, str, str, float]] = [(ln.number, text.strip()[:vocabulary.TEXT_CHARS], ln.stream, 1.0)
+                                                for ln in parsed.other_errors
+                                                for text in [_numbers.bare_status(ln.text)] if text is not None]
     for x in exceptions:
         if x.codes:
             continue

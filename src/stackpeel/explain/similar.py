@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..knowledge import KB_DIR
+from .numbers import bare_status
 
 EXEMPLARS_FILE = KB_DIR / "exemplars.json"
 FORMAT = "stackpeel-exemplars"
@@ -188,8 +189,10 @@ def material(parsed: Any) -> str:
     lines that say something went wrong, the lines signatures matched (less :data:`BOILERPLATE`)."""
     parts = [f"{tb.exc_type or ''} {tb.message}"[:TEXT_CHARS] for tb in parsed.tracebacks]
     parts += [w for w in (frame_words(tb) for tb in parsed.tracebacks) if w]
-    parts += [ln.text[:TEXT_CHARS] for ln in parsed.other_errors]
-    parts += [ln.text[:TEXT_CHARS] for ln in parsed.suspects]
+    # an exit status that names no cause ("Process finished with exit code 1") resembles every thread
+    # that pasted one, whatever failed there: it is left out, and a line that says nothing else with it
+    parts += [text[:TEXT_CHARS] for ln in (*parsed.other_errors, *parsed.suspects)
+              for text in [bare_status(ln.text)] if text is not None]
     parts += [h.line.text[:TEXT_CHARS] for h in parsed.hits]
     return "\n".join(line for part in parts for line in part.splitlines() if not BOILERPLATE.search(line))
 
