@@ -35,8 +35,17 @@ UPSAMPLE = "AttributeError: 'Upsample' object has no attribute 'recompute_scale_
 ARCH_86 = "ValueError: Unknown CUDA arch (8.6) or GPU not supported"
 ARCH_89 = "    raise ValueError(\"Unknown CUDA arch ({}) or GPU not supported\".format(arch))\nValueError: Unknown CUDA arch (8.9) or GPU not supported"
 
+# IDEA-Research/GroundingDINO groundingdino/models/GroundingDINO/ms_deform_attn.py (guarded `from groundingdino
+# import _C`; MultiScaleDeformableAttnFunction.forward then calls _C.ms_deform_attn_forward)
+GDINO_C = "NameError: name '_C' is not defined"
+# torch 2.x torch/utils/cpp_extension.py _check_cuda_version raises RuntimeError(CUDA_MISMATCH_MESSAGE, a, b):
+# setuptools prints the tuple, so the message keeps its '(%s)' placeholders
+CUDA_MISMATCH_TUPLE = ("RuntimeError: ('\\nThe detected CUDA version (%s) mismatches the version that was used to "
+                       "compile\\nPyTorch (%s). Please make sure to use the same CUDA versions.\\n', '12.1', '11.8')")
+
 FAMILIES = {
-    "kernel-extension-not-built": [MSDA_MISSING, MSDA_MASK2FORMER],
+    "kernel-extension-not-built": [MSDA_MISSING, MSDA_MASK2FORMER, GDINO_C],
+    "nvcc-torch-cuda-mismatch": [CUDA_MISMATCH_TUPLE],
     "dependency-version-mismatch": [UPSAMPLE],
     "torch-arch-not-supported": [ARCH_86, ARCH_89],
 }
@@ -139,3 +148,16 @@ def test_unknown_arch_with_a_name_or_list_stays_the_variable():
                  "ValueError: Unknown CUDA arch (Blackwell) or GPU not supported",
                  "ValueError: Unknown CUDA arch (all) or GPU not supported"):
         assert _codes(line + "\n")[:1] == ["env-torch-cuda-arch-list-invalid"], line
+
+
+def test_groundingdino_warning_alone_is_not_a_failure():
+    # printed at every start on a CPU-only host; it only counts beside a failure
+    ids = _ids("UserWarning: Failed to load custom C++ ops. Running on CPU mode Only!")
+    assert "groundingdino-c-ops-warning" in ids
+    assert "groundingdino-c-ops-not-loaded" not in ids
+
+
+def test_c_not_defined_near_misses_stay_quiet():
+    for line in ("NameError: name 'C' is not defined", "NameError: name '_Cfg' is not defined",
+                 "from torch._C import _cuda_getDeviceCount"):
+        assert "groundingdino-c-ops-not-loaded" not in _ids(line)
