@@ -235,6 +235,11 @@ JSON_TEXT_KEYS = ("log", "MESSAGE", "message", "msg")
 JSON_RECORD_MARKS = frozenset(("stream", "time", "timestamp", "@timestamp", "ts", "level", "levelname",
                                "severity", "_PID", "__REALTIME_TIMESTAMP", "SYSLOG_IDENTIFIER", "logger"))
 
+#: a JSON record's level keys, and the levels that mean its program met an error
+JSON_LEVEL_KEYS = ("level", "levelname", "severity")
+JSON_ERROR_LEVELS = frozenset(("ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "PANIC", "DPANIC", "ALERT", "EMERG",
+                               "EMERGENCY"))
+
 
 def json_record_text(line: str) -> Optional[str]:
     """The text of a log record written as one JSON object (``{"log":"...\\n","stream":"stderr",
@@ -248,7 +253,14 @@ def json_record_text(line: str) -> Optional[str]:
     for key in JSON_TEXT_KEYS:
         value = obj.get(key)
         if isinstance(value, str):
-            return value[:-1] if value.endswith("\n") else value
+            text = value[:-1] if value.endswith("\n") else value
+            # a record at error level keeps its level as a logger's prefix (zap's, logrus' and slog's JSON
+            # handlers: {"level":"error","msg":"allocation rejected"}): its text alone may name no failure,
+            # and the record says one happened (lead42); one line only, so a logged traceback stays one
+            level = next((obj[k] for k in JSON_LEVEL_KEYS if isinstance(obj.get(k), str)), "")
+            if level.upper() in JSON_ERROR_LEVELS and "\n" not in text:
+                return "ERROR " + text
+            return text
     return None
 
 
@@ -736,7 +748,13 @@ HARD_ERROR_RE = re.compile(
     # older npm's "ERR! ...": gyp/lib/log.js, npmlog's level "ERR!"), not "STDERR:", "ERR_..."
     # nor a count ("ERR: 0")
     r"|(?:^|(?<=\s))ERR[:!] {1,4}(?!0\b|[Nn]one\b)\S"
-    r"|^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal)\b|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
+    # Go's log/slog prints its levels in capitals ("time=... level=ERROR source=server.go:421 msg=...", ollama),
+    # zap, logrus and slog's JSON handlers a "level" key beside the message (lead42); a config's "log_level" is
+    # not a record, nor is a "level" key without a message
+    r"|\"(?:msg|message)\" ?: ?\"[^\n]{0,2000}\"(?:level|severity)\" ?: ?\"(?:error|ERROR|fatal|FATAL|panic|PANIC)\""
+    r"|\"(?:level|severity)\" ?: ?\"(?:error|ERROR|fatal|FATAL|panic|PANIC)\"(?=[^\n]{0,2000}\"(?:msg|message)\" ?:)"
+    r"|^(?:ERRO|FATA)\[\d|\blevel=(?:error|fatal|panic|ERROR|FATAL|PANIC)\b"
+    r"|^ERROR\s|^[\w.-]{1,30}: ERROR\s|\[(?:ERROR|CRITICAL|"
     r"FATAL)\]| - (?:ERROR|CRITICAL) - |[\"'`(](?:ERROR|CRITICAL|FATAL) - |\|\s(?:ERROR|CRITICAL)\s{1,8}\|"
     r"|^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.,]?\d{0,9}\s{1,4}(?:ERROR|CRITICAL)\s)"
     # the failure lines of the tools GPU users paste output from, each in the tool's own words:
