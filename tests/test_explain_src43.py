@@ -70,6 +70,9 @@ FAMILIES = {
         "cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) failed: out of memory",
         "RuntimeError: Could not allocate memory: gpu_memory.h:462 cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) "
         "failed with error out of memory",
+        # TensorRT-LLM cpp/include/tensorrt_llm/common/cudaUtils.h check
+        "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in cudaMemGetInfo(&free, &total): out of memory "
+        "(/app/tensorrt_llm/cpp/tensorrt_llm/runtime/bufferManager.cpp:211)",
     ],
     "cuda-malloc-async-unsupported": [
         # rmm cpp/src/mr/detail/cuda_async_memory_resource_impl.cpp
@@ -109,6 +112,7 @@ NEW_SIGNATURES = {
     "rapids-driver-older-than-runtime": FAMILIES["driver-too-old-for-build"][0].split("\n")[0],
     "rmm-pool-size-exceeded": FAMILIES["gpu-out-of-memory"][0],
     "tcnn-could-not-allocate-memory": FAMILIES["gpu-out-of-memory"][2],
+    "trtllm-cuda-runtime-error-oom": FAMILIES["gpu-out-of-memory"][3],
     "rmm-cuda-async-unsupported": FAMILIES["cuda-malloc-async-unsupported"][0],
     "spconv-gpu-arch-not-in-prebuilt": FAMILIES["extension-arch-missing"][0],
     "lightning-no-gpu-backend": SYMPTOMS["torch-cuda-unavailable"][1],
@@ -165,6 +169,11 @@ test_healthy = healthy_test(HEALTHY)
     ("maximum pool size set to 8.00 GiB", "rmm-pool-size-exceeded"),
     ("Could not free memory: cudaFree(m_data) failed: driver shutting down", "tcnn-could-not-allocate-memory"),
     ("Could not allocate memory: out of host memory", "tcnn-could-not-allocate-memory"),
+    # TensorRT-LLM's CUDA check with other errors (each named by its own signature)
+    ("[TensorRT-LLM][ERROR] CUDA runtime error in error: peer access is not supported between these two devices",
+     "trtllm-cuda-runtime-error-oom"),
+    ("[TensorRT-LLM][ERROR] CUDA runtime error in cudaStreamSynchronize(stream): no kernel image is available for "
+     "execution on the device", "trtllm-cuda-runtime-error-oom"),
     # RMM's other capability check, torch's async allocator notice
     ("RMM failure at: cuda_async_memory_resource.hpp:50: Requested IPC memory handle type not supported",
      "rmm-cuda-async-unsupported"),
