@@ -66,7 +66,7 @@ FAMILIES = {
         "MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/opt/conda/include/rmm/mr/device/"
         "pool_memory_resource.hpp:196: Maximum pool size exceeded",
         # tiny-cuda-nn include/tiny-cuda-nn/gpu_memory.h GPUMemory::allocate_memory (2.x, then 1.x)
-        "RuntimeError: Could not allocate memory: /tmp/tcnn/include/tiny-cuda-nn/gpu_memory.h:590 "
+        "RuntimeError: Could not allocate memory: /opt/tcnn/include/tiny-cuda-nn/gpu_memory.h:590 "
         "cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) failed: out of memory",
         "RuntimeError: Could not allocate memory: gpu_memory.h:462 cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) "
         "failed with error out of memory",
