@@ -15,10 +15,11 @@ Eleven new training-side logs; explain named five first before any change. The f
   as an extension imported before torch; CUDAExtension links libc10 first and the CUDA libraries
   last, so only libc10_cuda / libtorch_cuda missing means a torch without them; now
   ``torch-cpu-only-build``, while ``libc10.so`` keeps ``library-missing``;
-- XLA's warning ``The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler
-  version 12.6.77`` (xla/service/gpu/nvptx_compiler.cc), alone in the log (A1,
-  google-deepmind/alphafold3#272): now ``driver-too-old-for-build`` at weight 1, below any failure a
-  program's own line names.
+Not fixed: XLA's warning ``The NVIDIA driver's CUDA version is 12.2 which is older than the PTX
+compiler version 12.6.77`` alone in the log (google-deepmind/alphafold3#272). kb5 holds the warning a
+healthy notice (slower compiles only) and harvx20 left a rule for it to the lead; a weight-1
+signature was measured here (it reads this log and localcolabfold-126, loses nothing) and taken
+out for the same reason, so its 2024+ wording stays quiet like the older one.
 Each message is the library's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their reading.
 """
@@ -39,18 +40,10 @@ GRAPHBOLT = "ImportError: Cannot load Graphbolt C++ library"
 # glibc's loader for an extension linked against torch_cuda (openmm-torch's _openmmtorch)
 TORCH_CUDA_SO = "ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory"
 C10_CUDA_SO = "OSError: libc10_cuda.so: cannot open shared object file: No such file or directory"
-# openxla/xla xla/service/gpu/nvptx_compiler.cc (LOG_FIRST_N(WARNING, 1))
-XLA_DRIVER = ("2025-10-15 18:52:49.085286: W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA "
-              "driver's CUDA version is 12.4 which is older than the PTX compiler version 12.6.77. Because the "
-              "driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may "
-              "slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA "
-              "forward compatibility packages.")
-
 FAMILIES = {
     "dependency-version-mismatch": [JAX_DROPVAR, JAX_TOPOLOGY],
     "extension-torch-mismatch": [GRAPHBOLT],
     "torch-cpu-only-build": [TORCH_CUDA_SO, C10_CUDA_SO],
-    "driver-too-old-for-build": [XLA_DRIVER],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -135,18 +128,20 @@ def test_split_cuda_library_keeps_its_own_reading():
     assert _codes(line + "\n")[:1] == ["extension-torch-mismatch"]
 
 
-def test_xla_driver_warning_ranks_below_a_named_failure():
-    # the warning beside an out-of-memory failure: the failure is the answer
+# openxla/xla xla/service/gpu/nvptx_compiler.cc (LOG_FIRST_N(WARNING, 1))
+XLA_DRIVER = ("2025-10-15 18:52:49.085286: W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA "
+              "driver's CUDA version is 12.4 which is older than the PTX compiler version 12.6.77. Because the "
+              "driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may "
+              "slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA "
+              "forward compatibility packages.")
+
+
+def test_xla_driver_older_than_ptx_compiler_stays_a_healthy_notice():
+    # kb5's decision (slower compiles only), kept for the 2024+ wording: the warning alone names
+    # nothing, and beside a failure the failure is the answer
+    assert "driver-too-old-for-build" not in _codes(XLA_DRIVER + "\n")
     text = (
         XLA_DRIVER + "\n"
         "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 50677266816 bytes.\n"
     )
     assert _codes(text)[:1] != ["driver-too-old-for-build"]
-
-
-def test_xla_driver_near_misses_stay_quiet():
-    for line in (
-        "The NVIDIA driver's CUDA version is 12.6 which is newer than the PTX compiler version 12.4.131.",
-        "W external/xla/xla/stream_executor/cuda/cuda_asm_compiler.cc:280] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 12.0",
-    ):
-        assert "xla-driver-older-than-ptx-compiler" not in _ids(line), line
