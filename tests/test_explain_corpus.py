@@ -332,7 +332,6 @@ KNOWN_MISSES: Dict[str, str] = {
     # names the missing CUDA 10.1 runtime (TF 2.1 logs 'Could not load dynamic library cudart64_101.dll' only at a lower log level)
     # harvx20 (2026-12-04): the only program line is XLA's driver-older-than-ptxas warning, which
     # kb5 made a healthy notice (test_explain_patterns_kb5 HEALTHY); the maintainer read it as the old driver
-    "localcolabfold-126-xla-driver-older-than-ptxas": "XLA's 'driver's CUDA version is 11.0 which is older than the ptxas CUDA version' is held as a healthy notice (slower compiles only, kb5); that the old driver also breaks the GPU relaxation is the maintainer's reading",
     # apps20: KoboldCpp stops on a bare GGML_ASSERT while running a model its release does not
     # support yet; only the release number (1.111.2) and the maintainers' knowledge say so
     "koboldcpp-2124-acestep-xl-older-version": "a bare GGML_ASSERT(ggml_can_repeat(b, a)) failed: that the KoboldCpp release predates the model is the maintainers' knowledge, not the log's",
@@ -554,8 +553,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "free-auto-gpt-45-faiss-gpu-sdist-metadata-names-faiss-cpu": "pip's 'Generating metadata for package faiss-gpu produced metadata for project name faiss-cpu' / 'has inconsistent name' (silent): faiss-gpu publishes no wheel for this Python and its stub sdist names itself faiss-cpu; no rule written: the wording's other threads the search returned are on the validation side (A1)",
     "ml-on-gcp-89-dask-cuda-total-memory-import-distributed-newer": "the reporter's title splits the ImportError ('cannot import name 'TOTAL_MEMORY' from [BUG] 'distributed.worker'') and the body shows only the code frame `from distributed.worker import TOTAL_MEMORY` (unknown): the unedited line reads dependency-version-mismatch (B)",
     "thrust-1636-xgboost-illegal-address-nut-shorting-gpu": "XGBoost's 'cudaErrorIllegalAddress: an illegal memory access was encountered' (cuda-error-unclassified): that a nut left on the board shorted the GPU is the reporter's finding, no Xid or other hardware line is in the log (E)",
-    # harv43b-2026-12-16 (docs/dev/harv43b.md): the blind misses not fixed
-    "alphafold3-272-xla-driver-cuda-older-than-ptx-compiler": "XLA's 'The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler version 12.6.77' alone (the 2024+ wording of the warning kb5 holds a healthy notice, slower compiles only); a driver-too-old-for-build signature was measured (this log and localcolabfold-126 hit, nothing lost) and left out as in harvx20: reversing that decision is the lead's call (docs/dev/harv43b.md)",
+    # harv43b-2026-12-16 (docs/dev/harv43b.md): the blind miss not fixed (alphafold3-272 reads since lead43)
     "localcolabfold-240-jax-0.4.29-setup-tpu-ml-dtypes-conflict": "only ColabFold's caught 'jax.tools.colab_tpu.setup_tpu() was required for older JAX versions ...' (a newer JAX raises it for every caller; ColabFold catches it and falls back, so it prints whatever the cause) and the reporter's ml-dtypes conflict in prose; the error that followed was cut from the paste, and that jax 0.4.29 broke it is the maintainer's finding (E)",
 }
 # Training logs no signature explains whose cause explain guesses from the words of their error

@@ -449,8 +449,14 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                     for e in [entries.get(h.entry)] if e is not None)
     # a program's warning (a ``warning`` signature: triton-windows' 'Failed to find MSVC.', after
     # which the run may go on) names its cause only where another line shows a failure
-    failing_besides = bool(parsed.n_tracebacks or parsed.n_other_errors or any(
-        not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
+    # (a piece of the warning's own line, hard-wrapped onto a line of its own, is no other failure:
+    # XLA's "...h may slow down compilation. You should update your NVIDIA driver ..." lead43)
+    warned = [h.line.text for h in parsed.hits for e in [entries.get(h.entry)] if e is not None and e.warning]
+    other_errors = [ln for ln in parsed.other_errors
+                    if not (warned and len(ln.text.strip()) >= 20 and any(ln.text.strip() in w for w in warned))]
+    failing_besides = bool(
+        parsed.n_tracebacks or other_errors or parsed.n_other_errors > len(parsed.other_errors)
+        or any(not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     copies = _refined_copies(parsed, entries)
     # what a refine with ``far_unless`` reads besides the line's neighbours: every line the scan kept
     kept_lines: List[Tuple[int, str]] = [(ln.number, ln.text) for ln in parsed.other_errors]

@@ -1,0 +1,78 @@
+"""lead43: XLA's warning that the driver is older than the ptxas it compiles with.
+
+kb5 and harvx20 held ``The NVIDIA driver's CUDA version is X which is older than the ptxas CUDA
+version`` a healthy notice (XLA only disables parallel compilation), and harv43b measured a
+signature for its 2024+ wording (``... older than the PTX compiler version``) and left the decision
+to the lead. Both wordings now read as ``driver-too-old-for-build`` as a *warning* signature
+(``warning = true``, weight 1): alone, in a run that finishes, the warning names nothing; in a log
+where another line shows a failure and no program's line names a cause, the old driver is the
+answer (the warning itself says to update the driver; localcolabfold#126 and alphafold3#272's
+maintainers said so); beside a failure a program's own line names, that failure stays first.
+Messages: openxla/xla xla/service/gpu/nvptx_compiler.cc ChooseLinkingMethod.
+"""
+from __future__ import annotations
+
+import pytest
+
+from stackpeel.explain import explain_text
+
+NEW = ("2025-10-15 18:52:49.085286: W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA "
+       "driver's CUDA version is 12.4 which is older than the PTX compiler version 12.6.77. Because the "
+       "driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may "
+       "slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA "
+       "forward compatibility packages.")
+OLD = ("2022-05-01 10:00:00.123456: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/"
+       "nvptx_compiler.cc:497] The NVIDIA driver's CUDA version is 11.0 which is older than the ptxas "
+       "CUDA version (11.6.124). Because the driver is older than the ptxas version, XLA is disabling "
+       "parallel compilation, which may slow down compilation. You should update your NVIDIA driver or "
+       "use the NVIDIA-provided CUDA forward compatibility packages.")
+UNNAMED_FAILURE = (
+    "Traceback (most recent call last):\n"
+    '  File "run_alphafold.py", line 812, in <module>\n'
+    "    app.run(main)\n"
+    "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: "
+    "run time error: custom call 'xla.gpu.func.launch' failed.\n")
+OOM = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+       "allocate 50677266816 bytes.\n")
+
+
+def codes(text: str) -> list:
+    return [c.code for c in explain_text(text).candidates]
+
+
+@pytest.mark.parametrize("warning", [NEW, OLD], ids=["ptx-compiler", "ptxas"])
+def test_the_warning_alone_names_nothing(warning):
+    assert codes("I0101 starting\n" + warning + "\nI0101 done, 5 models predicted\n") == []
+
+
+@pytest.mark.parametrize("warning", [NEW, OLD], ids=["ptx-compiler", "ptxas"])
+def test_beside_an_unnamed_failure_the_old_driver_is_first(warning):
+    assert codes(warning + "\n" + UNNAMED_FAILURE)[:1] == ["driver-too-old-for-build"]
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "(pid=123) ", "> ", "    "])
+def test_prefixed_and_quoted(prefix):
+    assert codes(prefix + NEW + "\n" + UNNAMED_FAILURE)[:1] == ["driver-too-old-for-build"]
+
+
+def test_a_failure_a_program_names_stays_first():
+    got = codes(NEW + "\n" + OOM)
+    assert got[:1] == ["gpu-out-of-memory"] and "driver-too-old-for-build" in got
+
+
+def test_a_driver_newer_than_ptxas_is_no_match():
+    line = NEW.replace("older than the PTX compiler", "newer than the PTX compiler")
+    assert "driver-too-old-for-build" not in codes(line + "\n" + UNNAMED_FAILURE)
+
+
+def test_a_piece_of_the_warning_wrapped_onto_its_own_line_is_no_other_failure():
+    # localcolabfold#126's paste, hard-wrapped at the terminal's width: the third piece reads like
+    # an error line of its own ("You should update your NVIDIA driver"), but it is the warning's
+    wrapped = ("2022-12-16 18:31:30.311235: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/"
+               "nvptx_compiler.cc:497] The NVIDIA driver's CUDA version is 11.\n"
+               "0 which is older than the ptxas CUDA version (11.6.124). Because the driver is older than the "
+               "ptxas version, XLA is disabling parallel compilation, whic\n"
+               "h may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided "
+               "CUDA forward compatibility packages.\n")
+    assert codes(wrapped) == []
+    assert codes(wrapped + UNNAMED_FAILURE)[:1] == ["driver-too-old-for-build"]
