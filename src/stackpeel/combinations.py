@@ -469,8 +469,9 @@ _NOT_A_RELEASE = (r"(?!\s{0,2}(?:[KMGT]i?B\b|[KMGT]b\b|%|x\b|it/s|s/it|ms\b|s\b|
 # torch's version, tools41)
 #: (the separator may be one cell border of a Markdown or box table: "| torch | 2.1.0 |", the
 #: environment table of an issue template; tools43)
+_DIST_SEP = r"(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40}|[ \t]{0,40}[|\u2502][ \t]{0,40})['\"`]?"
 _DIST_RES = [(name, re.compile(r"(?<![\w./-])(?<!to build )(?:" + alts + r")(?:\.__version__|\s{1,3}version)?"
-                                                           r"(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40}|[ \t]{0,40}[|\u2502][ \t]{0,40})['\"`]?" + _VER +
+                               + _DIST_SEP + _VER +
                                r"(?!\w|\.\w)" + _NOT_A_RELEASE, re.IGNORECASE)) for name, alts in _LOG_DISTS]
 #: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
 #: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
