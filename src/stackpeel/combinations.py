@@ -719,8 +719,10 @@ def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[
                     continue
                 taken.append(m.span())
                 out.append((m.group(0), row.cc))
-    # then the names written glued or in lower case (tools43), where the text says it is a GPU
-    for row in rows:
+    # then the names written glued or in lower case (tools43), where the text says it is a GPU;
+    # one search of all their spellings first, so a line that names none costs one pass
+    any_glued = _any_glued(rows)
+    for row in rows if any_glued is not None and any_glued.search(line) else ():
         for rx in row.glued:
             for m in rx.finditer(line):
                 if any(m.start() < e and s < m.end() for s, e in taken):
@@ -731,6 +733,20 @@ def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[
                 taken.append(m.span())
                 out.append((m.group(0), row.cc))
     return out
+
+
+_ANY_GLUED: Dict[int, Tuple[Sequence[GpuModel], Optional["re.Pattern[str]"]]] = {}
+
+
+def _any_glued(rows: Sequence[GpuModel]) -> Optional["re.Pattern[str]"]:
+    """One regex of every glued spelling of ``rows`` (None when there is none), built once per table."""
+    hit = _ANY_GLUED.get(id(rows))
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    alts = [rx.pattern[len("(?i)"):] for row in rows for rx in row.glued]
+    rx = re.compile("(?i)(?:" + "|".join(alts) + ")") if alts else None
+    _ANY_GLUED[id(rows)] = (rows, rx)
+    return rx
 
 
 def _glued_says_gpu(text: str) -> bool:
