@@ -703,6 +703,7 @@ def gpu_table(path: Optional[Path] = None) -> List[GpuModel]:
             raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: bad pattern: {exc}") from None
         rows.append(GpuModel(raw["cc"], raw["name"], pats, glued))
     _CACHE[str(p)] = (p.stat().st_mtime, rows)  # type: ignore[assignment]
+    _any_glued(rows)  # compiled with the table, not at the first line read
     return rows
 
 
@@ -720,8 +721,9 @@ def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[
                 taken.append(m.span())
                 out.append((m.group(0), row.cc))
     # then the names written glued or in lower case (tools43), where the text says it is a GPU;
-    # one search of all their spellings first, so a line that names none costs one pass
-    any_glued = _any_glued(rows)
+    # one search of all their spellings first, so a line that names none costs one pass (none at
+    # all for a line without a digit: every glued spelling holds a model number)
+    any_glued = _any_glued(rows) if _GLUED_HINT_RE.search(line.lower()) else None
     for row in rows if any_glued is not None and any_glued.search(line) else ():
         for rx in row.glued:
             for m in rx.finditer(line):
@@ -735,6 +737,10 @@ def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[
     return out
 
 
+#: what every glued spelling holds, searched in the line in lower case (one cheap pass before the
+#: per-row spellings): a letter, maybe a separator, and a model number ("rtx2080", "a100", "mx 150"),
+#: or a 40x0 before "ti"
+_GLUED_HINT_RE = re.compile(r"[a-z][ _-]?[0-9]{2}|[0-9]{4}[ _-]?ti")
 _ANY_GLUED: Dict[int, Tuple[Sequence[GpuModel], Optional["re.Pattern[str]"]]] = {}
 
 
