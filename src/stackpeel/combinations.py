@@ -467,8 +467,11 @@ _NOT_A_RELEASE = (r"(?!\s{0,2}(?:[KMGT]i?B\b|[KMGT]b\b|%|x\b|it/s|s/it|ms\b|s\b|
 # the version ends at a sentence's period ("It installed pytorch 2.4."), not inside "2.4.x" (tools41)
 # (the name starts its field: collect_env's "CUDA used to build PyTorch: 12.1" is the CUDA's field, not
 # torch's version, tools41)
+#: (the separator may be one cell border of a Markdown or box table: "| torch | 2.1.0 |", the
+#: environment table of an issue template; tools43)
+_DIST_SEP = r"(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40}|[ \t]{0,40}[|\u2502][ \t]{0,40})['\"`]?"
 _DIST_RES = [(name, re.compile(r"(?<![\w./-])(?<!to build )(?:" + alts + r")(?:\.__version__|\s{1,3}version)?"
-                                                           r"(?:\s{0,3}(?:==|=|:)\s{0,3}|\s{1,40})['\"]?" + _VER +
+                               + _DIST_SEP + _VER +
                                r"(?!\w|\.\w)" + _NOT_A_RELEASE, re.IGNORECASE)) for name, alts in _LOG_DISTS]
 #: what pip says it installed or found: "Successfully installed torch-2.5.1 triton-3.1.0", a
 #: wheel's file name ("Downloading torch-2.1.0+cu121-cp310-cp310-linux_x86_64.whl"), and
@@ -616,16 +619,66 @@ FACT_LITERALS = (
     "/content/", "kube", "k8s", "SLURM", "srun", "sbatch", "slurm", "docker", "FROM ", "podman", "win32", ":\\",
     "Windows-1", "OS: ", "Python 3.", "gpu architecture", "gpu-architecture", "Found CUDA", "nvidia-",
     "python=", "python ", "cxx11abi", "satisfied", "Triton is not available", "river",
+    # GPU names people type glued or in lower case (tools43: "rtx2080ti", "a100-80g", "h100sxm")
+    "rtx", "gtx", "Rtx", "a100", "h100", "h200", "v100", "a800", "h800", "l40s",
 )
 
 
 @dataclass(frozen=True)
 class GpuModel:
-    """One row of ``knowledge/gpus.toml``: the names of a GPU family and its compute capability."""
+    """One row of ``knowledge/gpus.toml``: the names of a GPU family and its compute capability.
+    ``glued`` holds, for each pattern that names a model number, the same name written as
+    people also type it (:func:`glued_pattern`: "rtx2080ti", "a100-80g", "H100SXM")."""
 
     cc: str
     name: str
     patterns: Tuple["re.Pattern[str]", ...]
+    glued: Tuple["re.Pattern[str]", ...] = ()
+
+
+def glued_pattern(source: str) -> Optional[str]:
+    """The spelling of a gpus.toml pattern that reads a GPU name written without its spaces,
+    in lower case, or with a suffix glued to the model number (tools43): "RTX2080Ti",
+    "rtx 3090", "a100-80g", "H100SXM5", "nvidia_a100". A space outside a character class may be
+    absent, or an underscore or hyphen; a ``\\b`` after the model number becomes "no digit
+    follows" (a letter may: "Ti", "SXM", "G"), one before it "no letter or digit before" (an
+    underscore may: "nvidia_a100"); the match is case-insensitive. Only patterns
+    with a digit in them (a model number) get one: a name of words alone ("Orin", "Xavier",
+    "TITAN RTX") stays as written, case-sensitive. :func:`gpus_in_line` accepts a glued match
+    only where the name itself says it is a GPU (:func:`_glued_says_gpu`)."""
+    if not re.search(r"[0-9]", source) and "\\d" not in source:
+        return None
+        return None
+    out: List[str] = []
+    i, in_class = 0, False
+    while i < len(source):
+        c = source[i]
+        if c == "\\" and i + 1 < len(source):
+            pair = source[i:i + 2]
+            if pair == "\\b" and not in_class:
+                out.append("(?![0-9])" if i > 0 else "(?<![A-Za-z0-9])")
+            else:
+                out.append(pair)
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append(c)
+        elif c == "[":
+            in_class = True
+            out.append(c)
+        elif c == " ":
+            out.append("[ _-]")
+            if source[i + 1:i + 2] != "?":
+                out.append("?")
+        else:
+            out.append(c)
+        i += 1
+    return "(?i)" + "".join(out)
+
+
+#: a vendor word just before a lower-case match ("nvidia_a100", "tesla-v100", "geforce rtx4090")
+_GLUED_VENDOR_BEFORE_RE = re.compile(r"(?i)(?:nvidia|tesla|geforce|quadro)[ _-]?$")
 
 
 def gpu_table(path: Optional[Path] = None) -> List[GpuModel]:
@@ -645,10 +698,12 @@ def gpu_table(path: Optional[Path] = None) -> List[GpuModel]:
             raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: cc {raw['cc']!r} is no version")
         try:
             pats = tuple(re.compile(x) for x in raw["patterns"])
+            glued = tuple(re.compile(g) for g in (glued_pattern(x) for x in raw["patterns"]) if g)
         except re.error as exc:
             raise SpecifierError(f"{p.name} [[gpu]] #{i + 1}: bad pattern: {exc}") from None
-        rows.append(GpuModel(raw["cc"], raw["name"], pats))
+        rows.append(GpuModel(raw["cc"], raw["name"], pats, glued))
     _CACHE[str(p)] = (p.stat().st_mtime, rows)  # type: ignore[assignment]
+    _any_glued(rows)  # compiled with the table, not at the first line read
     return rows
 
 
@@ -657,14 +712,64 @@ def gpus_in_line(line: str, table: Optional[Sequence[GpuModel]] = None) -> List[
     the first row of the table that matches a span wins it."""
     out: List[Tuple[str, str]] = []
     taken: List[Tuple[int, int]] = []
-    for row in gpu_table() if table is None else table:
+    rows = gpu_table() if table is None else table
+    for row in rows:
         for rx in row.patterns:
             for m in rx.finditer(line):
                 if any(m.start() < e and s < m.end() for s, e in taken):
                     continue
                 taken.append(m.span())
                 out.append((m.group(0), row.cc))
+    # then the names written glued or in lower case (tools43), where the text says it is a GPU;
+    # one search of all their spellings first, so a line that names none costs one pass (none at
+    # all for a line without a digit: every glued spelling holds a model number)
+    any_glued = _any_glued(rows) if _GLUED_HINT_RE.search(line.lower()) else None
+    for row in rows if any_glued is not None and any_glued.search(line) else ():
+        for rx in row.glued:
+            for m in rx.finditer(line):
+                if any(m.start() < e and s < m.end() for s, e in taken):
+                    continue
+                tail = line[m.start():m.end() + 8]
+                if not (_glued_says_gpu(tail) or _GLUED_VENDOR_BEFORE_RE.search(line[max(0, m.start() - 9):m.start()])):
+                    continue
+                taken.append(m.span())
+                out.append((m.group(0), row.cc))
     return out
+
+
+#: what every glued spelling holds, searched in the line in lower case (one cheap pass before the
+#: per-row spellings): a letter, maybe a separator, and a model number ("rtx2080", "a100", "mx 150"),
+#: or a 40x0 before "ti"
+_GLUED_HINT_RE = re.compile(r"[a-z][ _-]?[0-9]{2}|[0-9]{4}[ _-]?ti")
+_ANY_GLUED: Dict[int, Tuple[Sequence[GpuModel], Optional["re.Pattern[str]"]]] = {}
+
+
+def _any_glued(rows: Sequence[GpuModel]) -> Optional["re.Pattern[str]"]:
+    """One regex of every glued spelling of ``rows`` (None when there is none), built once per table."""
+    hit = _ANY_GLUED.get(id(rows))
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    alts = [rx.pattern[len("(?i)"):] for row in rows for rx in row.glued]
+    rx = re.compile("(?i)(?:" + "|".join(alts) + ")") if alts else None
+    _ANY_GLUED[id(rows)] = (rows, rx)
+    return rx
+
+
+def _glued_says_gpu(text: str) -> bool:
+    """Whether a glued match (with the few characters after it) says by itself that it is a GPU:
+    a capital letter in the matched name as the vendor writes it ("RTX2080Ti", "H100SXM"), a series
+    or vendor word first ("rtx", "gtx", "quadro", "tesla", "nvidia", "geforce", "jetson", "titan"),
+    or a GPU's suffix after the number (a memory size "-80g"/"80gb", "sxm", "pcie", "nvl", "ti",
+    "super"). A lone "p100" or "a100" in lower case (a latency percentile, a run's name) is no GPU,
+    unless a vendor word stands just before it (:data:`_GLUED_VENDOR_BEFORE_RE`)."""
+    head = re.match(r"[A-Za-z]{0,8}[0-9]{1,5}", text)
+    name = head.group(0) if head else text
+    if re.search(r"[A-Z]", name):
+        return True
+    low = text.lower()
+    return bool(re.match(r"(?:rtx|gtx|quadro|tesla|nvidia|geforce|jetson|titan)", low)
+                or re.match(r"[a-z]{0,8}[0-9]{1,5}[ _-]?(?:sxm|pcie|nvl|ti(?![a-z])|super|[0-9]{1,3} ?gb?(?![a-z]))",
+                            low))
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from .. import combinations as _combinations
 from ..redact import scrub_shapes, scrub_text, secret_values
 from .knowledge import Entry, KnowledgeBase, _literal_alternation, load, needles_of, rare_start
 from .numbers import GATE_RE as NUMBERS_GATE, read_numbers, read_wrapped
+from .stacks import GATE_RE as STACK_GATE, read_abort_stacks
 from .translate import PASTED_CHARS as _PASTED_CHARS, PASTED_CHARS_RE as _PASTED_CHARS_RE, translate
 
 #: characters of one line that are kept and searched
@@ -2032,6 +2033,7 @@ class LogScanner:
         if not body.isascii():
             body = self._translate(body)
         body = self._read_numbers(body)
+        body = self._read_abort_stacks(body)
         if self._quiet is not None:
             if r.hits or r.n_tracebacks or r.n_other_errors or self._quiet_chars + len(body) > QUIET_RESCAN_CHARS:
                 self._quiet = None
@@ -2151,6 +2153,23 @@ class LogScanner:
                     lines[i + 1] = new
                     changed = True
         return "\n".join(lines) if changed else body
+
+    def _read_abort_stacks(self, body: str) -> str:
+        """``body`` with the first frame past libc's abort path marked where it is a GPU library's
+        (:mod:`.stacks`, tools43); only the lines the frame gate flags are read."""
+        flagged = flagged_lines(STACK_GATE, body)
+        if not flagged:
+            return body
+        lines = body.split("\n")
+        found = read_abort_stacks(lines, [i for i in flagged if len(lines[i]) <= MAX_LINE])
+        if not found:
+            return body
+        kept = self.result.translated
+        for i, new in found.items():
+            if len(kept) < MAX_TRANSLATED:
+                kept.setdefault(self._lineno + i + 1, lines[i])
+            lines[i] = new
+        return "\n".join(lines)
 
     def _read_lines(self, lines: List[str], indexes: List[int], read) -> bool:
         """Replace ``lines[i]`` by ``read(lines[i])`` for each index (a line past MAX_LINE is

@@ -398,6 +398,55 @@ def _exceptions(parsed: ParseResult, kb: KnowledgeBase) -> Tuple[List[ExceptionI
 
 # ----------------------------------------------------------------------------- explain
 
+#: the launchers' catch-all signatures (launcher-worker-failed): a worker died, its status says how
+LAUNCHER_CATCH_ALLS = frozenset(("launcher-child-failed",))
+#: the exception types a launcher raises about its worker (not the worker's own failure)
+_LAUNCHER_EXC_RE = re.compile(r"(?:^|\.)(?:ChildFailedError|CalledProcessError|SystemExit|KeyboardInterrupt|"
+                              r"ProcessRaisedException|ProcessExitedException|SignalException)$")
+#: a worker's exit status as torchrun (api.py 'failed (exitcode: 1)', the Root Cause table's
+#: 'exitcode  : 1 (pid: ...)') and DeepSpeed's launcher ('exits with return code = 1') print it
+_WORKER_STATUS_RE = re.compile(r"(?:exitcode\s{0,4}:\s{0,4}|exits with return code = )(-?\d{1,4})\b")
+
+
+def _launcher_reports_child_traceback(parsed: ParseResult, entries: Mapping[str, Any]) -> bool:
+    """Whether the log's launcher catch-all (:data:`LAUNCHER_CATCH_ALLS`) reports a worker that
+    printed its own traceback earlier (tools43): every worker status the log prints is a plain
+    exit status (1 to 127: the worker's Python raised; not a negative signal number, not a
+    shell's 128+N, and none read as a signal's name), at least one is printed, and a traceback
+    whose exception is not a launcher's (ChildFailedError, CalledProcessError, SystemExit ...)
+    starts before the first launcher line."""
+    launcher = [h for h in parsed.hits if h.entry in LAUNCHER_CATCH_ALLS]
+    if not launcher:
+        return False
+    first = min(h.line.number for h in launcher)
+    texts = [h.whole or h.line.text for h in parsed.hits if h.entry in entries]
+    texts += [ln.text for ln in parsed.other_errors]
+    texts += [tb.message for tb in parsed.tracebacks if tb.exc_type and _LAUNCHER_EXC_RE.search(tb.exc_type)]
+    statuses = [int(m.group(1)) for t in texts for m in _WORKER_STATUS_RE.finditer(t)]
+    if not statuses or any(not 0 < n < 128 for n in statuses):
+        return False
+    if any("[SIG" in t or "Signal " in t for t in texts):
+        return False
+    return any(tb.exc_type and not _LAUNCHER_EXC_RE.search(tb.exc_type) and tb.start < first
+               for tb in parsed.tracebacks)
+
+
+def _without_launcher(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]
+                      ) -> Tuple[ParseResult, List[ExceptionInfo]]:
+    """``parsed`` and ``exceptions`` without the launcher's report of its worker (tools43): its
+    hits, the error lines from its first line on (torchrun's summary table), its exceptions."""
+    first = min((h.line.number for h in parsed.hits if h.entry in LAUNCHER_CATCH_ALLS), default=None)
+    if first is None:
+        return parsed, list(exceptions)
+    kept = replace(
+        parsed,
+        hits=[h for h in parsed.hits if h.entry not in LAUNCHER_CATCH_ALLS],
+        other_errors=[ln for ln in parsed.other_errors if ln.number < first],
+        tracebacks=[tb for tb in parsed.tracebacks if not (tb.exc_type and _LAUNCHER_EXC_RE.search(tb.exc_type))],
+    )
+    return kept, [x for x in exceptions if not (x.type and _LAUNCHER_EXC_RE.search(x.type))]
+
+
 def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBase] = None,
             catalogue: Optional[Mapping[str, Any]] = None) -> Explanation:
     """Rank the causes the parsed log evidences. Pure: reads only its arguments
@@ -458,6 +507,11 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         parsed.n_tracebacks or other_errors or parsed.n_other_errors > len(parsed.other_errors)
         or any(not e.said and not e.warning for e in (entries.get(h.entry) for h in parsed.hits) if e is not None))
     copies = _refined_copies(parsed, entries)
+    # a launcher's catch-all (torchrun's ChildFailedError, 'failed (exitcode: 1)') beside the worker's
+    # own traceback printed before it, where the worker's status is a plain exit status (a Python
+    # exception, no signal): the traceback is the failure, the launcher's report of it says nothing
+    # more, and its could-be (the OOM killer, /dev/shm, a time limit: signals) do not fit (tools43)
+    reported_child = _launcher_reports_child_traceback(parsed, entries)
     # what a refine with ``far_unless`` reads besides the line's neighbours: every line the scan kept
     kept_lines: List[Tuple[int, str]] = [(ln.number, ln.text) for ln in parsed.other_errors]
     kept_lines += [(tb.exc_line or tb.start, f"{tb.files_text}\n{tb.exc_type or ''}: {tb.message}")
@@ -467,6 +521,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
     for hit in parsed.hits:
         e = entries.get(hit.entry)
         if e is None or (e.fallback and specific) or (e.warning and not failing_besides):
+            continue
+        if reported_child and e.fallback and e.id in LAUNCHER_CATCH_ALLS:
             continue
         if e.number and (specific or any(n != hit.line.number or not could_be & set(e.all_codes())
                                          for n, could_be in worded)):
@@ -639,13 +695,15 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         # a run the user stopped (Ctrl+C) is no failure: no cause is guessed from its lines
         candidates, unexplained = [], ()
     elif not candidates:
-        candidates = early_guesses if early_guesses is not None else possible(
-            _guesses(parsed, exceptions, kb, catalogue)) or []
+        # the worker's own traceback is the failure: no guess from the launcher's report of it
+        g_parsed, g_exceptions = _without_launcher(parsed, exceptions) if reported_child else (parsed, exceptions)
+        candidates = early_guesses if early_guesses is not None and not reported_child else possible(
+            _guesses(g_parsed, g_exceptions, kb, catalogue)) or []
         if parsed.suspect_only:
             # lines that only may show a failure guess no cause from their words: they are listed
             candidates = [c for c in candidates if c.basis != "vocabulary"]
         elif not candidates:
-            candidates = possible(_similar_guesses(parsed, exceptions, kb, catalogue)) or []
+            candidates = possible(_similar_guesses(g_parsed, g_exceptions, kb, catalogue)) or []
     elif early_guesses and all(c.basis in ("combination", "facts") for c in candidates):
         candidates = candidates + [g for g in early_guesses if g.code not in {c.code for c in candidates}]
     notes = []
