@@ -76,3 +76,28 @@ def test_a_piece_of_the_warning_wrapped_onto_its_own_line_is_no_other_failure():
                "CUDA forward compatibility packages.\n")
     assert codes(wrapped) == []
     assert codes(wrapped + UNNAMED_FAILURE)[:1] == ["driver-too-old-for-build"]
+
+
+# harv43a left gcc's newer hint unread: gcc 10 and later print "this is probably fixable by adding"
+# (gcc/c-family/known-headers.cc), gcc 8-9 "did you forget to"
+GCC_HINTS = [
+    "diff_gaussian_rasterization/cuda_rasterizer/rasterizer_impl.h:23:42: note: 'uint32_t' is defined in header "
+    "'<cstdint>'; this is probably fixable by adding '#include <cstdint>'",
+    "simple_knn.cu:12:5: note: 'FLT_MAX' is defined in header '<cfloat>'; this is probably fixable by adding "
+    "'#include <cfloat>'",
+    "rasterizer_impl.h:23:42: note: 'uint32_t' is defined in header '<cstdint>'; did you forget to '#include <cstdint>'?",
+    "knn.c:3:1: note: 'uint64_t' is defined in header '<stdint.h>'; this is probably fixable by adding "
+    "'#include <stdint.h>'",
+]
+
+
+@pytest.mark.parametrize("line", GCC_HINTS, ids=["gcc13-cstdint", "gcc13-cfloat", "gcc9", "c-stdint"])
+def test_gccs_include_hint_names_the_missing_std_include(line):
+    text = line + "\nerror: command '/usr/bin/gcc' failed with exit code 1\n"
+    assert codes(text)[:1] == ["extension-source-missing-std-include"]
+
+
+def test_a_hint_for_another_header_is_no_match():
+    line = ("foo.cc:3:1: note: 'std::vector' is defined in header '<vector>'; this is probably fixable by adding "
+            "'#include <vector>'")
+    assert "extension-source-missing-std-include" not in codes(line + "\nerror: build failed\n")
