@@ -101,3 +101,21 @@ def test_a_hint_for_another_header_is_no_match():
     line = ("foo.cc:3:1: note: 'std::vector' is defined in header '<vector>'; this is probably fixable by adding "
             "'#include <vector>'")
     assert "extension-source-missing-std-include" not in codes(line + "\nerror: build failed\n")
+
+
+# explain.numbers names a bare status number unless the line holds its name or its text; a line cut
+# or wrapped inside the text holds only the text's start, and the name put after the number then
+# broke the program's own wording ("Cuda error(209) [cudaErrorNoKernelImageForDevice: ...],")
+PADDLE_OLD = "ExternalError:  Cuda error(209), no kernel image is available for execution on the device."
+
+
+@pytest.mark.parametrize("cut", [60, 70, 80])
+def test_a_status_whose_text_the_line_starts_is_not_named_again(cut):
+    from stackpeel.explain.numbers import read_numbers
+    line = PADDLE_OLD[:cut]
+    assert read_numbers(line) == line
+
+
+def test_a_status_without_its_text_is_still_named():
+    from stackpeel.explain.numbers import read_numbers
+    assert "cudaErrorNoKernelImageForDevice" in read_numbers("ExternalError:  Cuda error(209)")

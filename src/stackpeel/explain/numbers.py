@@ -291,6 +291,10 @@ _HEX_AFTER_RE = re.compile(r"[ \t]{0,2}\(0[xX][0-9A-Fa-f]{1,8}\)")
 _TEXT_AFTER_RE = re.compile(r"[)\]]?[ \t]{0,2}:[ \t]{0,2}[A-Za-z]")
 
 
+#: how much of a long status text a line must hold to hold the text (a wrap or a cut ends the rest)
+TEXT_HEAD = 24
+
+
 def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...], bool]]:
     """(position after the number, namespace, (name, text?), as the program's text?) of every number ``line`` holds in
     a context, left to right, each name once; not those the line already names."""
@@ -314,6 +318,8 @@ def readings(line: str) -> List[Tuple[int, str, Tuple[str, ...], bool]]:
                 continue  # "code=35(cudaErrorInsufficientDriver)", "Error 2: unhandled ...": named as written
             if names[0] in line or (len(names) > 1 and names[1] in line):
                 continue  # the line holds the name or the text already
+            if len(names) > 1 and len(names[1]) > TEXT_HEAD and names[1][:TEXT_HEAD] in line:
+                continue  # the text's start: a line cut or wrapped inside it ("... for execution on")
             after = _HEX_AFTER_RE.match(line, end)
             if after is not None:
                 end = after.end()
