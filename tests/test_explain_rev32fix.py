@@ -56,6 +56,7 @@ def test_local_refine_flag_is_read_and_checked(tmp_path):
     from stackpeel import knowledge
     rules = [r for s in knowledge.load().signatures() if s.id == "no-kernel-image" for r in s.refine]
     assert [(r.context, r.code) for r in rules if r.local] == [
+        (r"\b(?:CUDA|Cuda) error\(\d{1,3}\),", "framework-gpu-arch-unsupported"),  # Paddle's own wording, harv43c
         (r"\bTORCH_CUDA_ARCH_LIST\b", "extension-arch-missing")]
     # a `local` that is no boolean is refused, naming the file and the code
     path = tmp_path / "toolchain.toml"
