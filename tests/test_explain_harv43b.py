@@ -15,11 +15,11 @@ Eleven new training-side logs; explain named five first before any change. The f
   as an extension imported before torch; CUDAExtension links libc10 first and the CUDA libraries
   last, so only libc10_cuda / libtorch_cuda missing means a torch without them; now
   ``torch-cpu-only-build``, while ``libc10.so`` keeps ``library-missing``;
-Not fixed: XLA's warning ``The NVIDIA driver's CUDA version is 12.2 which is older than the PTX
-compiler version 12.6.77`` alone in the log (google-deepmind/alphafold3#272). kb5 holds the warning a
-healthy notice (slower compiles only) and harvx20 left a rule for it to the lead; a weight-1
-signature was measured here (it reads this log and localcolabfold-126, loses nothing) and taken
-out for the same reason, so its 2024+ wording stays quiet like the older one.
+XLA's warning ``The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler
+version 12.6.77`` (google-deepmind/alphafold3#272): a weight-1 signature was measured here and taken
+out; the lead then made both wordings a *warning* signature of ``driver-too-old-for-build``
+(``docs/dev/lead43.md``, ``tests/test_explain_lead43.py``): alone it names nothing, beside an
+unnamed failure it is the answer, beside a failure a program names that failure stays first.
 Each message is the library's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their reading.
 """
@@ -137,8 +137,8 @@ XLA_DRIVER = ("2025-10-15 18:52:49.085286: W external/xla/xla/service/gpu/nvptx_
 
 
 def test_xla_driver_older_than_ptx_compiler_stays_a_healthy_notice():
-    # kb5's decision (slower compiles only), kept for the 2024+ wording: the warning alone names
-    # nothing, and beside a failure the failure is the answer
+    # lead43's reading (a warning signature): the warning alone names nothing, and beside a failure
+    # a program's own line names (out of memory here) that failure is the answer
     assert "driver-too-old-for-build" not in _codes(XLA_DRIVER + "\n")
     text = (
         XLA_DRIVER + "\n"
