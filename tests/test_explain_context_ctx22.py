@@ -11,14 +11,12 @@ import pytest
 
 from stackpeel.explain import explain_text
 
+from explain_helpers import codes_of as _codes
+
 GAP = "\n".join(f"step {i}: ok" for i in range(8))
 
 # torch/cuda/__init__.py _lazy_init: raise AssertionError("Torch not compiled with CUDA enabled")
 NOT_COMPILED = "AssertionError: Torch not compiled with CUDA enabled"
-
-
-def _codes(text):
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("text", [

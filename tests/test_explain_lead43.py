@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
+from explain_helpers import codes_of as codes
 
 NEW = ("2025-10-15 18:52:49.085286: W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA "
        "driver's CUDA version is 12.4 which is older than the PTX compiler version 12.6.77. Because the "
@@ -34,10 +34,6 @@ UNNAMED_FAILURE = (
     "run time error: custom call 'xla.gpu.func.launch' failed.\n")
 OOM = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
        "allocate 50677266816 bytes.\n")
-
-
-def codes(text: str) -> list:
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("warning", [NEW, OLD], ids=["ptx-compiler", "ptxas"])

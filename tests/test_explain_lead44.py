@@ -12,9 +12,10 @@ import re
 
 import pytest
 
-from stackpeel.explain import explain_text
 from stackpeel.explain.stacks import GPU_LIBRARY_NAMES, GPU_MODULE_RE
 from stackpeel.knowledge import load
+
+from explain_helpers import codes_of as codes
 
 #: an alternation that starts like the GPU library list
 _COPY_RE = re.compile(r"lib\(\?:cuda\|")
@@ -45,10 +46,6 @@ def test_gpu_modules(module):
 @pytest.mark.parametrize("module", ["libc.so.6", "libpython3.10.so.1.0", "libstdc++.so.6", "libcudaaa"])
 def test_other_modules(module):
     assert not GPU_MODULE_RE.search(module)
-
-
-def codes(text: str) -> list:
-    return [c.code for c in explain_text(text).candidates]
 
 
 # torch 1.10-1.12 split libtorch_cuda.so into libtorch_cuda_cu.so and libtorch_cuda_cpp.so; the

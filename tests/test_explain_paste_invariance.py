@@ -27,10 +27,6 @@ def _docker(body: str) -> str:
                      for line in body.split("\n"))
 
 
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
-
-
 # -- JSON log records -------------------------------------------------------------------------
 
 def test_docker_json_lines_read_as_the_log_they_hold():
@@ -307,12 +303,13 @@ def test_error_record_stays_an_error_once_its_prefix_is_read():
     assert scan_text(line).n_other_errors == 1
 
 
-
 # -- a message re-wrapped at word boundaries (session 20) ---------------------------------------
 
 import textwrap  # noqa: E402
 
 from stackpeel.explain.parser import soft_wrap_paragraph  # noqa: E402
+
+from explain_helpers import codes_of as _codes
 
 # c10/cuda/CUDAFunctions.cpp device_count_impl, with cudaErrorSymbolNotFound (500)
 DEVICE_COUNT = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "

@@ -14,7 +14,6 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -47,41 +46,7 @@ MESSAGES = {
                                       "following command to get more information:",
 }
 
-WRAPPERS = {
-    "plain": lambda m: m,
-    "torchrun-rank": lambda m: "[rank3]: " + m,
-    "python-logging": lambda m: "2024-05-01 12:00:00,123 - ERROR - " + m,
-    "glog": lambda m: "E0501 12:00:00.123456  1234 worker.cc:42] " + m,
-    "ray-worker": lambda m: "(RayWorkerWrapper pid=4821, ip=10.0.0.2) " + m,
-    "vllm-worker": lambda m: "(VllmWorker rank=1 pid=4821) ERROR 05-01 12:00:00 [multiproc_executor.py:42] " + m,
-    "docker-compose": lambda m: "trainer-1  | " + m,
-    "prose-backticks": lambda m: "When I start training I get `" + m + "` right away.",
-    "prose-quotes": lambda m: 'The error is "' + m + '" and nothing else.',
-    "markdown-quote": lambda m: "> " + m,
-    "word-wrapped-80": lambda m: "\n".join(textwrap.wrap(m, 80, break_long_words=False, break_on_hyphens=False)),
-    "terminal-cut-80": lambda m: "\n".join(m[i:i + 80] for i in range(0, len(m), 80)),
-    "crlf": lambda m: "step 1\r\n" + m + "\r\n",
-    # whole-stream prefixes of container and service logs (bench/explain_invariance.py)
-    "kubectl-prefix": lambda m: "[pod/trainer-0/main] " + m,
-    "journald": lambda m: "May 01 12:00:00 gpu-node-3 python3[4242]: " + m,
-    "docker-json": lambda m: json.dumps({"log": m + "\n", "stream": "stderr", "time": "2024-05-01T12:00:00.123456789Z"}),
-}
-
-
-def wrapped(wrap: str, text: str) -> str:
-    """``text`` with each of its lines passed through ``WRAPPERS[wrap]`` (a whole log, wrapped line by line)."""
-    return "\n".join(WRAPPERS[wrap](line) for line in text.splitlines()) + "\n"
-
-
-def codes_of(text: str):
-    """The codes explain names for ``text``, in its order (the helper every pattern file uses)."""
-    return [c.code for c in explain_text(text).candidates]
-
-
-def codes(text: str):
-    """The codes explain names for ``text`` read as a log whose last line ends (a newline is
-    added where ``text`` has none), in its order: the helper the files of single cases use."""
-    return codes_of(text if text.endswith("\n") else text + "\n")
+from explain_helpers import WRAPPERS, codes, codes_of, wrapped  # noqa: E402,F401  (re-exported)
 
 
 def ids(line: str):

@@ -27,6 +27,8 @@ import pytest
 
 from stackpeel.explain import explain_text
 from stackpeel.knowledge import load as load_kb
+
+from explain_helpers import codes_of as _codes
 from test_explain_patterns import assert_sourced_root, family_tests, healthy_test, sourced_roots_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
@@ -126,10 +128,6 @@ def test_the_names_users_proposed_are_aliases():
                         ("fp16-overflow-black-image", "fp16-nan-output"),
                         ("espeak-library-not-found", "phonemizer-backend-missing")]:
         assert alias in kb.get(code).aliases, (alias, code)
-
-
-def _codes(log: str):
-    return [c.code for c in explain_text(log).candidates]
 
 
 # --- the allocator's words: Windows is the page file, a Linux path is the host's memory -------

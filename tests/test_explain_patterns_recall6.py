@@ -36,6 +36,8 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.explain import explain_text
+
+from explain_helpers import codes_of as _codes
 from test_explain_patterns import family_tests, healthy_test, users_words_test
 
 # code -> messages (each must rank the code first, whatever wraps it)
@@ -76,10 +78,6 @@ test_users_words_name_the_cause = users_words_test({
     "crashes after a few seconds with CUDA error 999 (Also my screen goes black for a second)": "gpu-display-watchdog",
     "Volume rendering on Windows produces a timeout error: A TDR has been detected": "gpu-display-watchdog",
 })
-
-
-def _codes(log):
-    return [c.code for c in explain_text(log).candidates]
 
 
 def test_only_the_uvm_module_missing_is_uvm():

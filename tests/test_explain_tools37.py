@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from stackpeel import knowledge
-from stackpeel.explain import explain_text
 from stackpeel.knowledge import REQUIRE_FACTS, KnowledgeError
+
+from explain_helpers import codes_of as _codes
 
 WHISPER = ("/usr/lib/python3.10/site-packages/whisper/transcribe.py:114: UserWarning: FP16 is not supported "
            "on CPU; using FP32 instead\n  warnings.warn(\"FP16 is not supported on CPU; using FP32 instead\")")
@@ -59,10 +60,6 @@ NO_GPU_FACTS = [
     "It took 3060 seconds to finish in 2080 runs.",
     "torch==2.1.0+cpu",
 ]
-
-
-def _codes(text: str):
-    return [c.code for c in explain_text(text).candidates]
 
 
 @pytest.mark.parametrize("fact", GPU_FACTS, ids=range(len(GPU_FACTS)))

@@ -11,14 +11,7 @@ from stackpeel.explain import explain_text
 from stackpeel.explain.knowledge import Requires
 from stackpeel.knowledge import KnowledgeError
 
-
-def codes(text: str) -> list:
-    return [c["code"] for c in explain_text(text).to_dict()["candidates"]]
-
-
-def first(text: str):
-    found = codes(text)
-    return found[0] if found else None
+from explain_helpers import codes_of as codes, first
 
 
 # ----------------------------------------------------------------------------- 1. unless

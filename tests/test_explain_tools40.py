@@ -12,22 +12,10 @@ from __future__ import annotations
 import pytest
 
 from stackpeel import knowledge
-from stackpeel.explain import explain_text
 from stackpeel.explain.numbers import read_numbers
 from stackpeel.explain.parser import error_shape, exception_line, warning_line
 
-
-def answer(text: str) -> dict:
-    return explain_text(text).to_dict()
-
-
-def codes(text: str) -> list:
-    return [c["code"] for c in answer(text)["candidates"]]
-
-
-def silent(text: str) -> bool:
-    d = answer(text)
-    return d["exit_code"] == 0 and not d["candidates"]
+from explain_helpers import answer, codes, silent
 
 
 #: a healthy run's lines around the line under test (they must not decide anything)

@@ -27,21 +27,9 @@ from __future__ import annotations
 import pytest
 
 from stackpeel import combinations
-from stackpeel.explain import explain_text
 from stackpeel.explain.parser import error_shape, suspect_shape
 
-
-def answer(text: str) -> dict:
-    return explain_text(text).to_dict()
-
-
-def codes(text: str) -> list:
-    return [c["code"] for c in answer(text)["candidates"]]
-
-
-def silent(text: str) -> bool:
-    d = answer(text)
-    return d["exit_code"] == 0 and not d["candidates"]
+from explain_helpers import answer, codes, silent
 
 
 #: a healthy run's lines around the line under test (they must not decide anything)

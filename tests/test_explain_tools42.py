@@ -19,22 +19,10 @@ from __future__ import annotations
 
 import pytest
 
-from stackpeel.explain import explain_text
 from stackpeel.explain.numbers import bare_status
 from stackpeel.explain.parser import error_shape
 
-
-def answer(text: str) -> dict:
-    return explain_text(text).to_dict()
-
-
-def codes(text: str) -> list:
-    return [c["code"] for c in answer(text)["candidates"]]
-
-
-def silent(text: str) -> bool:
-    d = answer(text)
-    return d["exit_code"] == 0 and not d["candidates"]
+from explain_helpers import answer, codes, silent
 
 
 def unknown(text: str) -> bool:

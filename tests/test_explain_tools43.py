@@ -16,16 +16,9 @@ from __future__ import annotations
 import pytest
 
 from stackpeel.combinations import facts_from_text, glued_pattern, gpus_in_line
-from stackpeel.explain import explain_text
 from stackpeel.explain.stacks import MARK, abort_callers
 
-
-def answer(text: str) -> dict:
-    return explain_text(text).to_dict()
-
-
-def codes(text: str) -> list:
-    return [c["code"] for c in answer(text)["candidates"]]
+from explain_helpers import answer, codes
 
 
 def entries(text: str) -> list:
