@@ -612,19 +612,8 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
                 explains[a].remove(b)
                 explained_by[b].remove(a)
 
-    # a symptom every line of which a root reads as well (a generic signature of the very line a root's
-    # names: torch's "undefined symbol" import failure under a CUDA library's symbol version) tells no
-    # root apart from another: the line is accounted for by the root that reads it, whichever root the
-    # graph says explains the symptom
-    root_lines: Dict[int, Set[str]] = {}
-    for acc in accs.values():
-        if acc.root and not acc.inferred:
-            for ev in acc.evidence:
-                root_lines.setdefault(ev.line, set()).add(acc.code)
-
     def closure_of(code: str) -> List[str]:
-        return [c for c in closure.get(code, [])
-                if not accs[c].evidence or any(root_lines.get(ev.line, set()) <= {c} for ev in accs[c].evidence)]
+        return closure.get(code, [])
 
     def rank(acc: _Acc) -> Tuple:
         layer = _layer(acc, catalogue)
