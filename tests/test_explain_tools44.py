@@ -106,6 +106,9 @@ def test_with_a_known_cause_the_list_marks_the_launchers_report():
     assert expl.last_exception.type == "RuntimeError"
     text = " ".join(render_text(expl).split())
     assert "(the launcher's report of the worker's exception at line 6)" in text
+    md = render_markdown(expl)
+    assert "`torch.distributed.elastic.multiprocessing.errors.ChildFailedError:" in md
+    assert md.count("(the launcher's report of the worker's exception at line 6)") == 1
 
 
 def test_a_chained_worker_traceback_names_its_last_exception():

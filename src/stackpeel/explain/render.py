@@ -394,6 +394,8 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", "### Exceptions", ""]
         for e in expl.exceptions[-4:]:
             chain = f" ({e.chain} of line {e.parent_line})" if e.chain and e.parent_line else ""
+            if e is expl.launcher_exception:
+                chain = f" (the launcher's report of the worker's exception at line {expl.last_exception.line})"
             out.append(f"- line {e.line}: `{_md_escape(_short(f'{e.type}: {e.message}', 140))}`{chain}")
     if expl.live is not None:
         out += ["", "### Live checks", ""]
