@@ -233,6 +233,10 @@ class Explanation:
     #: the user stopped the run (Ctrl+C: a KeyboardInterrupt is the log's last exception and no
     #: error precedes it): its exception line; the log shows no failure and no cause is guessed
     interrupted: Optional[Evidence] = None
+    #: where a launcher's catch-all reports a worker that printed its own traceback before it
+    #: (torchrun's ChildFailedError after the worker's ValueError, tools43): the line of the
+    #: worker's exception, the failure a user reads first (:attr:`last_exception`)
+    worker_exception_line: Optional[int] = None
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -242,6 +246,22 @@ class Explanation:
     @property
     def codes(self) -> List[str]:
         return [c.code for c in self.candidates]
+
+    @property
+    def last_exception(self) -> Optional[ExceptionInfo]:
+        """The exception that ended the run as a user reads it: the log's last, but where a launcher's
+        summary (ChildFailedError) reports a worker's own traceback printed before it, the worker's."""
+        if self.worker_exception_line is not None:
+            for x in self.exceptions:
+                if x.line == self.worker_exception_line:
+                    return x
+        return self.exceptions[-1] if self.exceptions else None
+
+    @property
+    def launcher_exception(self) -> Optional[ExceptionInfo]:
+        """The launcher's exception that reports the worker's (:attr:`last_exception`), when it does."""
+        last = self.last_exception
+        return self.exceptions[-1] if last is not None and self.exceptions and last is not self.exceptions[-1] else None
 
     @property
     def has_errors(self) -> bool:
@@ -274,6 +294,7 @@ class Explanation:
             "streams": list(self.streams),
             "notes": list(self.notes),
             "interrupted": self.interrupted.to_dict() if self.interrupted else None,
+            "worker_exception_line": self.worker_exception_line,
             "live": self.live.to_dict() if self.live else None,
             "fingerprint": self.fingerprint,
             "facts": {**(self.facts.to_dict() if self.facts else {}),
@@ -431,6 +452,18 @@ def _launcher_reports_child_traceback(parsed: ParseResult, entries: Mapping[str,
                for tb in parsed.tracebacks)
 
 
+def _worker_exception_line(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]) -> Optional[int]:
+    """Where the launcher reports a worker's traceback (:func:`_launcher_reports_child_traceback`): the
+    line of the last exception, not a launcher's, whose traceback starts before the launcher's first
+    line (a chained traceback's last part; of the ranks that print the same one, the last)."""
+    launcher = [h.line.number for h in parsed.hits if h.entry in LAUNCHER_CATCH_ALLS]
+    if not launcher:
+        return None
+    first = min(launcher)
+    worker = [x for x in exceptions if x.type and not _LAUNCHER_EXC_RE.search(x.type) and x.start < first]
+    return worker[-1].line if worker and worker[-1] is not exceptions[-1] else None
+
+
 def _without_launcher(parsed: ParseResult, exceptions: Sequence[ExceptionInfo]
                       ) -> Tuple[ParseResult, List[ExceptionInfo]]:
     """``parsed`` and ``exceptions`` without the launcher's report of its worker (tools43): its
@@ -575,6 +608,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
 
     _infer(accs, parsed, kb, catalogue)
     exceptions, n_exc = _exceptions(parsed, kb)
+    worker_line = _worker_exception_line(parsed, exceptions) if reported_child else None
     findings, fact_notes, early_guesses = _apply_facts(accs, parsed, exceptions, kb, catalogue)
     # the OS the log plainly comes from rules out guesses and base rates of causes that cannot
     # happen there (/dev/shm on native Windows); a cause a line states is never dropped (tools36b)
@@ -794,7 +828,7 @@ def explain(parsed: ParseResult, source: str = "<log>", kb: Optional[KnowledgeBa
         n_unexplained=parsed.n_other_errors, suspect_only=parsed.suspect_only, n_warnings=parsed.n_warnings,
         streams=tuple(parsed.streams),
         notes=tuple(notes), fingerprint=fingerprint, facts=parsed.facts if parsed.facts else None,
-        fact_findings=tuple(findings), interrupted=interrupted,
+        fact_findings=tuple(findings), interrupted=interrupted, worker_exception_line=worker_line,
     )
 
 

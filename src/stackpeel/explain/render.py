@@ -100,6 +100,17 @@ def _fix_lines(c: Candidate, ind: str, width: int) -> List[str]:
     return out
 
 
+def _last_exception_title(expl: Explanation) -> str:
+    """How the exception that ended the run is introduced: the log's last, or, where a launcher's
+    summary (torchrun's ChildFailedError) reports a worker's own traceback printed before it, the
+    worker's, with the launcher's line named (reasoning.Explanation.last_exception)."""
+    last, launcher = expl.last_exception, expl.launcher_exception
+    if launcher is None:
+        return f"Last exception (line {last.line})"
+    kind = (launcher.type or "exception").rsplit(".", 1)[-1]
+    return f"The worker's exception (line {last.line}; the launcher's {kind} at line {launcher.line} reports it)"
+
+
 def render_text(expl: Explanation, width: int = WIDTH) -> str:
     """The explanation as text, laid out like ``stackpeel check``'s report: the root cause with the
     line that proves it, then one fix block, then each symptom once ("also caused by" when other
@@ -120,8 +131,8 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
         else:
             out.append("No error in this log. No known problem found.")
         if expl.exceptions:
-            last = expl.exceptions[-1]
-            out.extend(_wrap(f"Last exception (line {last.line}): {last.shown}", "  ", width,
+            last = expl.last_exception
+            out.extend(_wrap(f"{_last_exception_title(expl)}: {last.shown}", "  ", width,
                              first="", max_lines=3))
         if expl.unexplained:
             out.append("Lines that say something went wrong:" if expl.suspect_only else
@@ -186,6 +197,8 @@ def render_text(expl: Explanation, width: int = WIDTH) -> str:
         for e in expl.exceptions[-4:]:
             link = {"cause": "caused by the one at", "context": "raised while handling the one at"}.get(e.chain or "")
             tail = f"  ({link} line {e.parent_line})" if link and e.parent_line else ""
+            if e is expl.launcher_exception:
+                tail = f"  (the launcher's report of the worker's exception at line {expl.last_exception.line})"
             trunc = " [truncated]" if e.truncated else ""
             stream = f"{e.stream} " if e.stream else ""
             lines = _wrap(f"line {e.line}: {stream}{_short(f'{e.type}: {e.message}', 140)}{trunc}", "    ", width,
@@ -265,9 +278,9 @@ def _render_guesses_text(expl: Explanation, out: List[str], width: int) -> str:
         out.append(f"    stackpeel check --only {','.join(checks[:4])}")
     if expl.exceptions:
         out.append("")
-        last = expl.exceptions[-1]
+        last = expl.last_exception
         trunc = " [truncated]" if last.truncated else ""
-        out.extend(_wrap(f"Last exception (line {last.line}): {_short(last.shown, 200)}{trunc}",
+        out.extend(_wrap(f"{_last_exception_title(expl)}: {_short(last.shown, 200)}{trunc}",
                          "  ", width, first="", max_lines=3))
     for note in expl.notes:
         out.append("")
@@ -325,8 +338,8 @@ def render_markdown(expl: Explanation) -> str:
                    f"**Unknown error** (fingerprint `{expl.fingerprint}`): no knowledge-base entry explains it."
                    if expl.has_errors else "**No error in this log. No known problem found.**")
         if expl.exceptions:
-            last = expl.exceptions[-1]
-            out += ["", f"Last exception (line {last.line}):", "", "```",
+            last = expl.last_exception
+            out += ["", f"{_last_exception_title(expl)}:", "", "```",
                     _short(last.shown, 400), "```"]
         return "\n".join(out) + "\n"
     root = expl.candidates[0]
@@ -381,6 +394,8 @@ def render_markdown(expl: Explanation) -> str:
         out += ["", "### Exceptions", ""]
         for e in expl.exceptions[-4:]:
             chain = f" ({e.chain} of line {e.parent_line})" if e.chain and e.parent_line else ""
+            if e is expl.launcher_exception:
+                chain = f" (the launcher's report of the worker's exception at line {expl.last_exception.line})"
             out.append(f"- line {e.line}: `{_md_escape(_short(f'{e.type}: {e.message}', 140))}`{chain}")
     if expl.live is not None:
         out += ["", "### Live checks", ""]
