@@ -163,3 +163,14 @@ def test_dyld_near_misses_stay_quiet():
                  "  Expected in:     <8F09D9D9-3AB7-367A-B2FF-80087FA15C9E> /opt/homebrew/lib/libomp.dylib",
                  "Symbol not found: __ZN8pybind116detail11type_casterIbvE4loadENS_6handleEb"):
         assert "dyld-torch-symbol-not-found" not in _ids(line), line
+
+
+def test_envpool_without_a_wheel_for_this_platform():
+    # sail-sg/envpool#153: macOS, where envpool published no wheel (it ships no source distribution)
+    text = ("ERROR: Could not find a version that satisfies the requirement envpool (from versions: none)\n"
+            "ERROR: No matching distribution found for envpool\n")
+    assert _codes(text)[:1] == ["package-no-matching-wheel"]
+    for line in ("ERROR: No matching distribution found for envpoolx",
+                 "Successfully installed envpool-0.8.4",
+                 "ERROR: No matching distribution found for envs"):
+        assert "pip-no-gpu-package-version" not in _ids(line), line
