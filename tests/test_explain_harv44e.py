@@ -174,3 +174,19 @@ def test_envpool_without_a_wheel_for_this_platform():
                  "Successfully installed envpool-0.8.4",
                  "ERROR: No matching distribution found for envs"):
         assert "pip-no-gpu-package-version" not in _ids(line), line
+
+
+# Gymnasium 1.0 removed gymnasium/wrappers/compatibility.py (EnvCompatibility, LegacyEnv)
+GYMNASIUM_COMPAT = "ModuleNotFoundError: No module named 'gymnasium.wrappers.compatibility'"
+
+
+def test_gymnasium_1_compatibility_module_is_a_release_pair():
+    # pytorch/rl#2495: the message in backquotes in the reporter's sentence, versions beside it
+    text = ("returns `ModuleNotFoundError: No module named 'gymnasium.wrappers.compatibility'` with "
+            "`gymnasium==1.0.0` & `torchrl==0.5.0`.\n")
+    assert _codes(text)[:1] == ["dependency-version-mismatch"]
+    assert _codes("step 1/10\n" + GYMNASIUM_COMPAT + "\nexiting\n")[:1] == ["dependency-version-mismatch"]
+    for line in ("ModuleNotFoundError: No module named 'gymnasium'",
+                 "from gymnasium.wrappers.compatibility import EnvCompatibility",
+                 "ModuleNotFoundError: No module named 'gymnasium.wrappers.compatibility_v2'"):
+        assert "gymnasium-1-compatibility-module-removed" not in _ids(line), line
