@@ -12,7 +12,10 @@ resemblance. The fixed misses:
   ``The python version needs to be greater or equal to 3.10.9 and less than 3.11.0`` (later ``The
   Python version must be >= 3.10.9 and < 3.13.0.``) and the older ``Incompatible Python version:
   3.11.3 required 3.[9, 10]`` of the installers adapted from SD.Next's (A1, bmaltais/kohya_ss#2949,
-  #1361); now ``package-no-matching-wheel``, the code of pip's own Requires-Python refusal.
+  #1361); now ``package-no-matching-wheel``, the code of pip's own Requires-Python refusal;
+- peft's dataclass configs refusing a keyword a newer peft added: ``LoraConfig.__init__() got an
+  unexpected keyword argument 'use_dora'`` from diffusers' DreamBooth LoRA script on peft 0.7.0 (first
+  only by resemblance, huggingface/diffusers#9664); now ``dependency-version-mismatch`` by signature.
 Each message is the program's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their reading.
 """
@@ -37,7 +40,13 @@ KOHYA_PY_3 = "ERROR    The Python version must be >= 3.10.9 and < 3.13.0."
 LAUNCHER_PY_1 = "20:01:15-133757 ERROR    Incompatible Python version: 3.11.3 required 3.[9, 10]"
 LAUNCHER_PY_2 = "RuntimeError: Incompatible Python version: 3.12.1 required 3.9-3.11"
 
+# huggingface/peft tuners' @dataclass configs through CPython's dataclass __init__ (3.10+ qualified name)
+PEFT_DORA = "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'use_dora'"
+PEFT_LAYER_REPL = "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'layer_replication'"
+PEFT_LOKR = "TypeError: LoKrConfig.__init__() got an unexpected keyword argument 'use_effective_conv2d'"
+
 FAMILIES = {
+    "dependency-version-mismatch": [PEFT_DORA, PEFT_LAYER_REPL, PEFT_LOKR],
     "fp16-nan-output": [NAN_CACHE, NAN_NPZ, NAN_FLIPPED, NAN_ZEROS],
     "package-no-matching-wheel": [KOHYA_PY_1, KOHYA_PY_2, KOHYA_PY_3, LAUNCHER_PY_1, LAUNCHER_PY_2],
 }
@@ -98,3 +107,23 @@ def test_python_guard_near_misses_stay_quiet():
                  "Incompatible Python version: 3.8",
                  "Kohya_ss GUI version: v25.0.3"):
         assert "launcher-python-version-guard" not in _ids(line), line
+
+
+def test_diffusers_dreambooth_report_names_the_old_peft():
+    # huggingface/diffusers#9664's description as pasted
+    text = (
+        "1. If run `accelerate launch train_dreambooth_lora_sdxl.py ...` then i get\n"
+        "`subprocess.CalledProcessError: Command ... returned non-zero exit status 1.`\n"
+        "1. If run `python train_dreambooth_lora_sdxl.py ...` then i get\n"
+        "`TypeError: LoraConfig.__init__() got an unexpected keyword argument 'use_dora'`\n"
+        "- peft version: 0.7.0\n"
+    )
+    assert _codes(text)[:1] == ["dependency-version-mismatch"]
+
+
+def test_peft_config_near_misses_stay_quiet():
+    for line in ("    unet_lora_config = LoraConfig(r=args.rank, use_dora=args.use_dora)",
+                 "TypeError: __init__() got an unexpected keyword argument 'use_dora'",
+                 "TypeError: MyLoraConfigLoader.__init__() got an unexpected keyword argument 'x'",
+                 "LoraConfig.__init__() missing 1 required positional argument: 'r'"):
+        assert "peft-config-keyword-newer-than-peft" not in _ids(line), line
