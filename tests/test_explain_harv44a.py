@@ -8,6 +8,9 @@ Twenty new training-side logs; explain named thirteen first before any change. T
   set the providers parameter``: a caller written for an older onnxruntime (insightface 0.6 and older,
   SimSwap's copy of it) was read as a CPU-only onnxruntime from the provider list the message prints
   (A2, neuralchen/SimSwap#445); now ``dependency-version-mismatch``;
+- its reverse, ``unexpected keyword argument 'provider_options'``: an onnxruntime older than the caller
+  (insightface 0.7 on onnxruntime 1.4), named first only by resemblance (deepinsight/insightface#2635);
+  now a signature of ``dependency-version-mismatch``;
 - BasicSR's ``NameError: name 'fused_act_ext' is not defined`` (and upfirdn2d_ext, deform_conv_ext): the
   guarded import of an op a pip wheel never compiled; ranked an extension built for another torch first
   (A2, TencentARC/GFPGAN#90); now ``kernel-extension-not-built``;
@@ -41,6 +44,10 @@ ORT_PROVIDERS_CPU = ("ValueError: This ORT build has ['AzureExecutionProvider', 
                      "Since ORT 1.9, you are required to explicitly set the providers parameter when "
                      "instantiating InferenceSession. For example, onnxruntime.InferenceSession(..., "
                      "providers=['AzureExecutionProvider', 'CPUExecutionProvider'], ...)")
+# the reverse: an onnxruntime older than the provider_options keyword (deepinsight/insightface#2635, 1.4.0)
+ORT_NO_PROVIDER_OPTIONS = "TypeError: __init__() got an unexpected keyword argument 'provider_options'"
+ORT_NO_PROVIDER_OPTIONS_311 = ("TypeError: InferenceSession.__init__() got an unexpected keyword argument "
+                               "'provider_options'")
 # BasicSR basicsr/ops/fused_act/fused_act.py, upfirdn2d/upfirdn2d.py, dcn/deform_conv.py (guarded imports)
 FUSED_ACT = "NameError: name 'fused_act_ext' is not defined"
 UPFIRDN = "NameError: name 'upfirdn2d_ext' is not defined"
@@ -59,7 +66,8 @@ CODEFORMER_CPU = ("RuntimeWarning: Running on CPU now! Make sure your PyTorch ve
 LMDB_PATCH_NG = 'Exception: Building py-lmdb from source on Windows requires the "patch-ng" python module.'
 
 FAMILIES = {
-    "dependency-version-mismatch": [ORT_PROVIDERS_GPU, ORT_PROVIDERS_CPU],
+    "dependency-version-mismatch": [ORT_PROVIDERS_GPU, ORT_PROVIDERS_CPU, ORT_NO_PROVIDER_OPTIONS,
+                                    ORT_NO_PROVIDER_OPTIONS_311],
     "kernel-extension-not-built": [FUSED_ACT, UPFIRDN, DEFORM_CONV],
     "model-file-unopenable": [NO_DETECTOR],
     "vulkan-driver-libs-missing": [NO_VULKAN],
@@ -156,6 +164,8 @@ def test_near_misses_stay_quiet():
     for line, sig in (
         ("ort_session = onnxruntime.InferenceSession(path, providers=['CUDAExecutionProvider'])",
          "onnxruntime-providers-argument-required"),
+        ("session = InferenceSession(path, providers=providers, provider_options=provider_options)",
+         "onnxruntime-too-old-for-provider-options"),
         ("NameError: name 'fused_act' is not defined", "basicsr-ext-not-compiled"),
         ("building 'basicsr.ops.fused_act.fused_act_ext' extension", "basicsr-ext-not-compiled"),
         ("    self.det_model = self.models['detection']", "insightface-no-detection-model"),
