@@ -566,6 +566,8 @@ KNOWN_MISSES: Dict[str, str] = {
 # lines (knowledge/vocabulary.toml: confidence "low", basis "vocabulary"); match_codes, which
 # only reads signatures, names nothing for them.
 GUESSED = {
+    # harv44a-2026-12-17 (docs/dev/harv44a.md): no CUDA message pasted, only the reporter's words
+    "hat-4-gpu-oom-test-512-input-16gb": "the reporter's sentences 'I get gpu oom error when running test.py' and 'Both led to GPU OOM' (no CUDA out-of-memory line was pasted), gpu-out-of-memory first by a guess from the words 'gpu oom'",
     # harv41c-2026-12-14: FBGEMM's 'fbgemm_gpu_py.so: undefined symbol: _ZN3tbb6detail2r117deallocate_memoryEPv' (the issue title only; fixed by the torch release the wheel was built for), extension-torch-mismatch first by a guess from the words
     "fbgemm-4334-tbb-undefined-symbol-fixed-by-torch-2.7": "the title only, an fbgemm_gpu_py.so undefined symbol (a TBB one), extension-torch-mismatch first by a guess from the words 'fbgemm_gpu' and 'undefined symbol'",
     # harv39b
