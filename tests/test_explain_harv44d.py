@@ -14,6 +14,10 @@ Twenty new training-side logs; explain named eleven first before any change. The
 - a paste that stops at the traceback frame importing ``torchvision.transforms.functional_tensor``
   (removed in torchvision 0.17) without the error line (B, facebookresearch/pytorchvideo#258); now
   ``dependency-version-mismatch``, as the ``No module named`` line already was.
+A second round of two logs, scored blind at the first round's tree, missed one:
+- pytracking's Precise RoI Pooling op is a git submodule (``ltr/external/PreciseRoIPooling``); a
+  clone without it leaves an empty folder that imports as a namespace package, so the next name
+  fails (A1, visionml/pytracking#229); now ``git-submodules-missing``.
 Each message is the library's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their reading.
 """
@@ -33,10 +37,14 @@ ROI_ALIGN = "ImportError: cannot import name 'roi_align_cuda' from 'mmdet.ops.ro
 # BVLC/caffe include/caffe/util/device_alternate.hpp CUDA_CHECK through glog CHECK_EQ (src/caffe/syncedmem.cpp)
 CAFFE_OOM = "F1017 07:50:15.537199  5808 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)  out of memory"
 CAFFE_OOM_BARE = "Check failed: error == cudaSuccess (2 vs. 0)  out of memory"
+# visionml/pytracking ltr/models/target_classifier/initializer.py with the submodule folder empty / absent
+PRROI_EMPTY = "ModuleNotFoundError: No module named 'ltr.external.PreciseRoIPooling.pytorch'"
+PRROI_ABSENT = "ModuleNotFoundError: No module named 'ltr.external.PreciseRoIPooling'"
 
 FAMILIES = {
     "kernel-extension-not-built": [DCN_FROM, DCN_PY36, ROI_ALIGN],
     "gpu-out-of-memory": [CAFFE_OOM, CAFFE_OOM_BARE],
+    "git-submodules-missing": [PRROI_EMPTY, PRROI_ABSENT],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -129,3 +137,12 @@ def test_functional_tensor_near_misses_stay_quiet():
                  "    from torchvision.transforms.functional import rgb_to_grayscale",
                  "    import torchvision.transforms.functional as F"):
         assert "torchvision-functional-tensor-import-line" not in _ids(line), line
+
+
+def test_preciseroipooling_near_misses_stay_quiet():
+    # the installed pip package of the op, and a build of it, are not the empty submodule
+    for line in ("ModuleNotFoundError: No module named 'prroi_pool'",
+                 "Emitting ninja build file /root/.cache/torch_extensions/_prroi_pooling/build.ninja...",
+                 "    from ltr.external.PreciseRoIPooling.pytorch.prroi_pool import PrRoIPool2D",
+                 "RuntimeError: Error building extension '_prroi_pooling'"):
+        assert "pytracking-preciseroipooling-submodule-empty" not in _ids(line), line
