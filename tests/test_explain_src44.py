@@ -57,9 +57,24 @@ FAMILIES = {
         # NVIDIA DALI dali/core/dynlink_cuda.cc loadCudaLibrary
         'dlopen "libcuda.so" failed!',
     ],
+    "gpu-out-of-memory": [
+        # NVIDIA DALI include/dali/core/cuda_error.h CUDABadAlloc(requested_size), as DALI's pipeline wraps it
+        "RuntimeError: Critical error in pipeline:\nError when executing Mixed operator ImageDecoder encountered:\n"
+        "Can't allocate 129499136 bytes on device 0.\nCurrent pipeline object is no longer valid.",
+    ],
+}
+
+# symptoms: their code heads the answer only where nothing narrower is named
+SYMPTOMS = {
+    "torch-cuda-unavailable": [
+        # NVIDIA DALI dali/core/device_guard.cc DeviceGuard
+        'RuntimeError: [/opt/dali/dali/core/device_guard.cc:33] Assert on "cuInitChecked()" failed: Failed to load '
+        "libcuda.so. Check your library paths and if the driver is installed correctly.",
+    ],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
+test_symptom_in_every_wrapper, test_symptom_own_signature = family_tests(SYMPTOMS)
 
 # warnings: code -> messages; each names its code in a log that fails, and nothing alone
 WARNINGS = {
@@ -120,6 +135,8 @@ NEW_SIGNATURES = {
     "detectron2-launch-gpus-exceed-device-count": FAMILIES["device-ordinal-out-of-range"][0].split("\n")[0],
     "ray-tune-cluster-has-no-gpus": FAMILIES["scheduler-gpu-request-unsatisfiable"][1],
     "dali-dlopen-libcuda-failed": FAMILIES["libcuda-missing"][0],
+    "dali-cant-allocate-on-device": "Can't allocate 129499136 bytes on device 0.",
+    "dali-cuinit-failed": SYMPTOMS["torch-cuda-unavailable"][0],
     "mmcv-setup-compiling-without-cuda": WARNINGS["framework-cpu-only-build"][1],
     "dali-cuda-library-not-accessible": WARNINGS["library-missing"][2],
     "dali-gpu-not-available": WARNINGS["torch-cuda-unavailable"][0],
@@ -176,6 +193,9 @@ test_healthy = healthy_test(HEALTHY)
     ("Cannot access cuFFT plan cache: disabled", "dali-cuda-library-not-accessible"),
     # a GPU that is available
     ("GPU is available. Using GPU operators.", "dali-gpu-not-available"),
+    # DALI's pinned host allocation (host RAM, memlock or WSL: not the GPU's memory)
+    ("Can't allocate 1048576 bytes on host.", "dali-cant-allocate-on-device"),
+    ("Failed to load libcudart.so. Check your library paths.", "dali-cuinit-failed"),
 ])
 def test_near_miss_is_not_the_signature(line, sig):
     assert sig not in ids(line)
@@ -249,6 +269,13 @@ def test_detectron2_launch_assertion_in_a_full_traceback():
     assert codes(log)[:1] == ["device-ordinal-out-of-range"], codes(log)
 
 
+def test_dali_cuinit_failure_lists_the_driver_causes():
+    expl = explain_text(SYMPTOMS["torch-cuda-unavailable"][0] + "\n")
+    top = expl.candidates[0]
+    assert top.code == "torch-cuda-unavailable"
+    assert {"libcuda-missing", "no-nvidia-driver", "device-nodes-missing"} <= set(top.could_be), top.could_be
+
+
 def test_dali_cufft_warning_before_the_pipeline_error():
     log = (
         "/venv/lib/python3.10/site-packages/nvidia/dali/backend.py:99: Warning: Cannot access cuFFT library. "
@@ -262,3 +289,41 @@ def test_dali_cufft_warning_before_the_pipeline_error():
         "cuFFT error\n"
     )
     assert codes(log)[:1] == ["library-missing"], codes(log)
+
+
+DALI_NO_KERNEL = (
+    "RuntimeError: Critical error in pipeline:\n"
+    "Error when executing GPU operator Resize encountered:\n"
+    "CUDA runtime API error cudaErrorNoKernelImageForDevice (209):\n"
+    "no kernel image is available for execution on the device\n"
+    "Current pipeline object is no longer valid.\n"
+)
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "    "])
+def test_dali_no_kernel_image_is_dalis_wheel_not_torch(prefix):
+    """DALI's own CUDA error inside its pipeline error names DALI's build (framework-gpu-arch-unsupported),
+    not torch's."""
+    log = "".join(prefix + line + "\n" for line in DALI_NO_KERNEL.splitlines())
+    assert codes(log)[:1] == ["framework-gpu-arch-unsupported"], codes(log)
+
+
+def test_dali_no_kernel_image_in_a_full_traceback():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 50, in <module>\n'
+        "    for data in loader:\n"
+        '  File "/venv/lib/python3.10/site-packages/nvidia/dali/plugin/pytorch.py", line 178, in __next__\n'
+        "    outputs = self._get_outputs()\n" + DALI_NO_KERNEL
+    )
+    assert codes(log)[:1] == ["framework-gpu-arch-unsupported"], codes(log)
+
+
+def test_torch_no_kernel_image_stays_torchs():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 50, in <module>\n'
+        "    out = model(x)\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    assert codes(log)[:1] == ["torch-arch-not-supported"], codes(log)
