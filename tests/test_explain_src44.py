@@ -327,3 +327,45 @@ def test_torch_no_kernel_image_stays_torchs():
         "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
     )
     assert codes(log)[:1] == ["torch-arch-not-supported"], codes(log)
+
+
+# TensorRT-LLM cpp/tensorrt_llm/common/attentionOp.cpp AttentionOp::initialize: the FP8 context-FMHA check, in
+# three releases' wordings; the GPU the log names decides between the GPU's lack and the release's age
+FP8_FMHA = [
+    "[TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled except on Ada or Hopper Arch. "
+    "(/src/tensorrt_llm/cpp/tensorrt_llm/common/attentionOp.cpp:1520)",
+    "what():  [TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled except on Ada or Hopper or "
+    "Blackwell Arch. (/code/tensorrt_llm/cpp/tensorrt_llm/common/attentionOp.cpp:2357)",
+    "[TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA can only be enabled on sm_89, sm_90, sm_100f, sm_120 or "
+    "sm_121. (/src/cpp/tensorrt_llm/common/attentionOp.cpp:2919)",
+]
+
+
+@pytest.mark.parametrize("msg", FP8_FMHA)
+@pytest.mark.parametrize("gpu,code", [
+    ("", "gpu-arch-lacks-dtype"),
+    ("GPU: NVIDIA A100-SXM4-80GB\n", "gpu-arch-lacks-dtype"),
+    ("GPU: Tesla V100-SXM2-32GB\n", "gpu-arch-lacks-dtype"),
+    ("GPU: NVIDIA L40S\n", "framework-gpu-arch-unsupported"),
+    ("[TRT-LLM] [I] Compute capability: (12, 1)\n", "framework-gpu-arch-unsupported"),
+    ("GPU: NVIDIA GeForce RTX 5090\n", "framework-gpu-arch-unsupported"),
+])
+def test_trtllm_fp8_fmha_refusal_reads_the_gpu(msg, gpu, code):
+    assert codes(gpu + msg + "\n")[:1] == [code], codes(gpu + msg + "\n")
+
+
+@pytest.mark.parametrize("msg", FP8_FMHA)
+def test_trtllm_fp8_fmha_signatures_match(msg):
+    assert {"trtllm-fp8-fmha-arch-refused", "trtllm-fp8-fmha-release-predates-gpu"} <= set(ids(msg)), ids(msg)
+
+
+def test_trtllm_test_suite_skip_reason_is_not_the_check():
+    """TensorRT-LLM's own tests skip with a reason that reads alike; a skip is no failure of the user's run."""
+    line = "SKIPPED [1] tests/integration/defs/test_e2e.py:420: FP8 FMHA cannot be enabled on Pre-Hopper Arch."
+    assert not {"trtllm-fp8-fmha-arch-refused", "trtllm-fp8-fmha-release-predates-gpu"} & set(ids(line))
+
+
+def test_trtllm_fp8_fmha_without_context_fmha_is_not_the_arch():
+    line = ("[TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled because Context FMHA is not "
+            "supported.")
+    assert not {"trtllm-fp8-fmha-arch-refused", "trtllm-fp8-fmha-release-predates-gpu"} & set(ids(line))
