@@ -66,3 +66,32 @@ def silent(text: str) -> bool:
     """True when explain answers "No known problem": exit code 0 and no candidate."""
     d = answer(text)
     return d["exit_code"] == 0 and not d["candidates"]
+
+
+#: torchrun (torch.distributed.elastic) after a worker's own traceback: the worker's exception
+#: goes in ``{child}``, its exit status in ``{status}`` (tools43, tools44)
+TORCHRUN_CHILD_FAILED = """Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    main()
+  File "train.py", line 8, in main
+    build(cfg)
+{child}
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {status}) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper
+    return f(*args, **kwargs)
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  host      : node1
+  rank      : 0 (local_rank: 0)
+  exitcode  : {status} (pid: 1234)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""

@@ -18,7 +18,7 @@ import pytest
 from stackpeel.combinations import facts_from_text, glued_pattern, gpus_in_line
 from stackpeel.explain.stacks import MARK, abort_callers
 
-from explain_helpers import answer, codes
+from explain_helpers import TORCHRUN_CHILD_FAILED as CHILD, answer, codes
 
 
 def entries(text: str) -> list:
@@ -158,32 +158,6 @@ def test_a_stack_whose_numbers_break_is_two_stacks():
 
 
 # --------------------------------------------------------------------------- 3. launcher
-
-CHILD = """Traceback (most recent call last):
-  File "train.py", line 10, in <module>
-    main()
-  File "train.py", line 8, in main
-    build(cfg)
-{child}
-ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {status}) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
-Traceback (most recent call last):
-  File "/usr/local/bin/torchrun", line 8, in <module>
-    sys.exit(main())
-  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper
-    return f(*args, **kwargs)
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  host      : node1
-  rank      : 0 (local_rank: 0)
-  exitcode  : {status} (pid: 1234)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-"""
 
 
 def test_the_workers_own_unknown_traceback_is_not_hidden_by_the_launcher():

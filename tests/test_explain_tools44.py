@@ -25,31 +25,8 @@ import pytest
 from stackpeel.explain import explain_text
 from stackpeel.explain.render import render_json, render_markdown, render_text
 
-CHILD = """Traceback (most recent call last):
-  File "train.py", line 10, in <module>
-    main()
-  File "train.py", line 8, in main
-    build(cfg)
-{child}
-ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {status}) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
-Traceback (most recent call last):
-  File "/usr/local/bin/torchrun", line 8, in <module>
-    sys.exit(main())
-  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper
-    return f(*args, **kwargs)
-torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
-train.py FAILED
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  host      : node1
-  rank      : 0 (local_rank: 0)
-  exitcode  : {status} (pid: 1234)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
-"""
+from explain_helpers import TORCHRUN_CHILD_FAILED as CHILD
+
 
 UNKNOWN = "ValueError: the config wants 3 stages, got 2"
 KNOWN = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
