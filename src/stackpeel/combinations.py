@@ -1044,6 +1044,92 @@ def contradicted_pairing(facts: "LogFacts", keys: Iterable[str]) -> Optional[Tup
     return None
 
 
+#: the arch lists the official Linux x86_64 torch wheels ship, per release and CUDA variant
+WHEELS_FILE = DATA_FILE.parent / "torch_wheels.toml"
+#: how a row of :data:`WHEELS_FILE` was established, surest first
+WHEEL_BASES = ("torch-source", "measured", "release-branch", "pull-request")
+_RELEASE_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
+_ARCH_RE = re.compile(r"^(?:sm|compute)_\d{2,3}a?$")
+
+
+@dataclass(frozen=True)
+class TorchWheel:
+    """One row of ``knowledge/torch_wheels.toml``: the cubins (``sm``) and PTX (``ptx``) of the
+    official Linux x86_64 wheels of the torch releases ``torch`` (major.minor) built with the CUDA
+    releases ``cuda``, as ``torch.cuda.get_arch_list()`` prints them, and where that was read."""
+
+    torch: Tuple[str, ...]
+    cuda: Tuple[str, ...]
+    sm: Tuple[str, ...]
+    ptx: Tuple[str, ...]
+    basis: str
+    source: str
+
+    @property
+    def arch_list(self) -> Tuple[str, ...]:
+        return self.sm + self.ptx
+
+
+_WHEELS: Dict[str, List[TorchWheel]] = {}
+
+
+def torch_wheels(path: Optional[Path] = None) -> List[TorchWheel]:
+    """The rows of ``knowledge/torch_wheels.toml``; a malformed row raises :class:`SpecifierError`
+    (an unknown basis, an arch that is not ``sm_XY``/``compute_XY``, a release that is not
+    major.minor, a release and CUDA variant two rows both claim)."""
+    key = str(path or WHEELS_FILE)
+    if key in _WHEELS:
+        return _WHEELS[key]
+    with open(key, "rb") as fh:
+        data = _toml.load(fh)
+    rows: List[TorchWheel] = []
+    seen: Dict[Tuple[str, str], int] = {}
+    for n, raw in enumerate(data.get("wheel", []), 1):
+        where = f"{Path(key).name} wheel #{n}"
+        row = TorchWheel(torch=tuple(raw.get("torch", ())), cuda=tuple(raw.get("cuda", ())),
+                         sm=tuple(raw.get("sm", ())), ptx=tuple(raw.get("ptx", ())),
+                         basis=str(raw.get("basis", "")), source=str(raw.get("source", "")))
+        if row.basis not in WHEEL_BASES or not row.source or not row.torch or not row.cuda or not row.sm:
+            raise SpecifierError(f"{where}: torch, cuda, sm, basis ({'/'.join(WHEEL_BASES)}) and source are required")
+        bad = [x for x in row.torch + row.cuda if not _RELEASE_RE.match(x)] \
+            + [a for a in row.sm if not a.startswith("sm_") or not _ARCH_RE.match(a)] \
+            + [a for a in row.ptx if not a.startswith("compute_") or not _ARCH_RE.match(a)]
+        if bad:
+            raise SpecifierError(f"{where}: malformed {', '.join(bad)}")
+        for pair in ((t, c) for t in row.torch for c in row.cuda):
+            if pair in seen:
+                raise SpecifierError(f"{where}: torch {pair[0]} CUDA {pair[1]} is also in wheel #{seen[pair]}")
+            seen[pair] = n
+        rows.append(row)
+    _WHEELS[key] = rows
+    return rows
+
+
+def torch_wheel_rows(torch_version: Any, cuda: Any = None) -> List[TorchWheel]:
+    """The rows of :func:`torch_wheels` a torch version is one of: the row of its CUDA variant (its
+    ``+cuNNN`` label, else ``cuda``), or, when neither says the variant, every row of its release.
+    Empty for a version the table cannot speak for: a nightly or release candidate (they can carry
+    PTX the release lacks), a ``+cpu``/``+rocm`` build, a label that is no CUDA variant, a release or
+    variant the table lacks."""
+    v = parse_version(torch_version)
+    if v is None or v.pre is not None or v.dev is not None or len(v.release) < 2:
+        return []
+    release = f"{v.release[0]}.{v.release[1]}"
+    variant: Optional[str] = None
+    if v.local:
+        m = re.fullmatch(r"cu(\d{2,3})", v.local)
+        if not m:
+            return []
+        variant = f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
+    elif cuda:
+        c = parse_version(cuda)
+        variant = f"{c.release[0]}.{c.release[1]}" if c is not None and len(c.release) >= 2 else None
+    rows = [r for r in torch_wheels() if release in r.torch]
+    if variant is not None:
+        rows = [r for r in rows if variant in r.cuda]
+    return rows
+
+
 def supports_capability(arch_list: Sequence[str], cc: str) -> Optional[bool]:
     """Whether a torch build whose ``get_arch_list()`` is ``arch_list`` runs on a GPU of
     compute capability ``cc``, by torch's own rule (torch/cuda/__init__.py ``_check_cubins``:

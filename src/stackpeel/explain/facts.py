@@ -506,6 +506,28 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     f"torch build's arch list ({' '.join(facts.arch_list)}), so torch's own kernels have an image "
                     "for it: the kernel without one belongs to an extension built without this GPU's architecture "
                     "(its TORCH_CUDA_ARCH_LIST or prebuilt wheel).", ("entry:no-kernel-image",)))
+    # the same when the log prints no arch list but a torch version: the arch list of the published
+    # Linux x86_64 wheels of that release (knowledge/torch_wheels.toml, docs/dev/archtable44.md), of its
+    # CUDA variant when the log says which (the +cuNNN label, torch.version.cuda, the wheel index),
+    # else of every variant of the release, which must all run the GPU. Conda's and Windows' lists
+    # of 2.1-2.5 hold these and more, but Windows' later lists are not in the table, so a Windows
+    # log is left out; so is a host the log shows is not x86_64
+    elif ccs and not facts.arch_list and v.get("torch") and "windows" not in facts.context \
+            and v.get("machine") in (None, "x86_64"):
+        rows = _combinations.torch_wheel_rows(v["torch"], v.get("cuda") or torch_cuda)
+        if rows and all(_arch_runs(r.arch_list, c) for r in rows for c in ccs):
+            shown = ", ".join(".".join(map(str, c[:2])) for c in ccs)
+            which = (f"the published Linux wheel of torch {v['torch']} ships {' '.join(rows[0].arch_list)}"
+                     if len(rows) == 1 else
+                     f"every published Linux wheel of torch {v['torch']}, whichever its CUDA variant, ships code for it "
+                     f"({' / '.join(' '.join(r.arch_list) for r in rows)})")
+            out.append(("extension-arch-missing", "gpu-in-published-torch-arch-list", ["gpu_cc", "torch"],
+                        f"The GPU has compute capability {shown} and {which}, so torch's own kernels have an "
+                        "image for it: the kernel without one belongs to an extension built without this GPU's "
+                        "architecture (its TORCH_CUDA_ARCH_LIST or prebuilt wheel). `python -c \"import torch; "
+                        "print(torch.cuda.get_arch_list())\"` prints the list of the torch installed. Where the "
+                        f"published list was read: {'; '.join(dict.fromkeys(r.source for r in rows))}.",
+                        ("entry:no-kernel-image",)))
     # cudart's 35 ("CUDA driver version is insufficient for CUDA runtime version") although the
     # driver's own CUDA (nvidia-smi's "CUDA Version") is of the runtime's major or newer: minor-version
     # compatibility (NVIDIA's CUDA Compatibility guide) lets that driver run this runtime, so cudart

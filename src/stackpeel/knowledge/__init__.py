@@ -37,9 +37,9 @@ KINDS = ("root", "symptom")
 EXPLAIN_ONLY = "explain_only"
 KB_DIR = Path(__file__).parent
 #: data files beside the codes, read by their own modules (combinations.toml: stackpeel.combinations;
-#: vocabulary.toml: stackpeel.explain.vocabulary; gpus.toml: stackpeel.combinations;
+#: vocabulary.toml: stackpeel.explain.vocabulary; gpus.toml and torch_wheels.toml: stackpeel.combinations;
 #: locales_extra.toml: stackpeel.explain.translate)
-DATA_FILES = ("combinations.toml", "vocabulary.toml", "gpus.toml", "locales_extra.toml")
+DATA_FILES = ("combinations.toml", "vocabulary.toml", "gpus.toml", "torch_wheels.toml", "locales_extra.toml")
 
 
 class KnowledgeError(ValueError):
