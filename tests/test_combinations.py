@@ -780,9 +780,10 @@ def test_explain_matches_the_aarch64_entry_only_where_the_log_shows_the_host():
 # "7.0;7.5;8.0;8.6;9.0;10.0;12.0" (the 2.8-2.10 era script); the 2.4-2.6 era script: 11.8
 # "5.0;6.0;7.0;7.5;8.0;8.6;3.7;9.0", 12.4 "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX" (aarch64: "9.0").
 # torch.cuda reads the installed wheel's own list (get_arch_list()) and judges the GPU by torch's
-# DEVICE_REQUIREMENT rule, so these builds need no entry in combinations.toml: the list is data the
-# wheel carries, and an entry would be a second root for the same fact (covered_by would leave it
-# to torch.cuda anyway). chk29 item 1.
+# DEVICE_REQUIREMENT rule, so check needs no entry in combinations.toml for them: the list is data the
+# wheel carries, and a reported entry would be a second root for the same fact. chk29 item 1. explain
+# has no live torch, so lead45 added entries for the GPUs these lists lack, covered_by torch.cuda:
+# check matches and leaves them (_arch_matches counts only entries check reports itself).
 CU126_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
 CU118_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_37", "sm_90"]
 CU124_X86 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]
@@ -798,8 +799,12 @@ ARCH_ENTRIES = {e.id for e in combos.load() if "torch-arch-not-supported" in e.e
 
 
 def _arch_matches(report):
-    """Combination entries about a torch build's GPU code that matched (by id)."""
-    return [m for m in report.result("config.known_combinations").facts["matched"] if m in ARCH_ENTRIES]
+    """Combination entries about a torch build's GPU code that config.known_combinations reports
+    itself (by id). Entries that torch.cuda covers (covered_by) may match, for explain, which has
+    no live torch to ask (lead45: knowledge/torch_wheels.toml's entries), but check leaves them to
+    torch.cuda: matched, listed under left_to_live_checks, no finding of their own."""
+    facts = report.result("config.known_combinations").facts
+    return [m for m in facts["matched"] if m in ARCH_ENTRIES and m not in facts["left_to_live_checks"]]
 
 
 # (torch build, its arch list, torch.version.cuda, the Triton it pins)

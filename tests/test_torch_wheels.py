@@ -173,3 +173,18 @@ def test_a_k80_on_a_cu118_wheel_is_fine():
     # 2.1-2.5's cu118 wheels append sm_37: no entry names a K80 there
     versions = {"torch": "2.4.0+cu118", "cuda": "11.8", "gpu_cc": ["3.7"]}
     assert not [m for m in C.match_combinations(versions) if "torch-arch-not-supported" in m.combination.explains]
+
+
+def test_check_leaves_the_new_entries_to_torch_cuda_on_a_recorded_stack():
+    """On recorded H200 facts with a cu126 torch and an RTX 5090 put in: torch.cuda reports the
+    missing Blackwell code live, config.known_combinations matches the entry and leaves it (no second
+    root for one fact)."""
+    from tests.test_combinations import CU126, _report
+
+    report = _report(CU126, "12.0", "NVIDIA GeForce RTX 5090")
+    facts = report.result("config.known_combinations").facts
+    assert "torch-cuda-below-12.8-blackwell" in facts["matched"]
+    assert "torch-cuda-below-12.8-blackwell" in facts["left_to_live_checks"]
+    assert [f.code for f in report.result("torch.cuda").findings] == ["torch-arch-not-supported"]
+    assert all("torch-cuda-below-12.8-blackwell" not in f.message
+               for f in report.result("config.known_combinations").findings)
