@@ -519,8 +519,8 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
             shown = ", ".join(".".join(map(str, c[:2])) for c in ccs)
             which = (f"the published Linux wheel of torch {v['torch']} ships {' '.join(rows[0].arch_list)}"
                      if len(rows) == 1 else
-                     f"every published Linux wheel of torch {v['torch']}, whichever its CUDA variant, ships code for it "
-                     f"({' / '.join(' '.join(r.arch_list) for r in rows)})")
+                     f"every published Linux wheel of torch {v['torch']}, whichever its CUDA variant, ships code "
+                     f"for it ({' / '.join(' '.join(r.arch_list) for r in rows)})")
             out.append(("extension-arch-missing", "gpu-in-published-torch-arch-list", ["gpu_cc", "torch"],
                         f"The GPU has compute capability {shown} and {which}, so torch's own kernels have an "
                         "image for it: the kernel without one belongs to an extension built without this GPU's "
