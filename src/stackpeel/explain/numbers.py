@@ -180,9 +180,10 @@ def _num(m: re.Match) -> int:
 CONTEXTS: Tuple[Context, ...] = (
     # a process's exit status: "exit code 139", "exited with code 132", "Exit Code: 137",
     # "returned non-zero exit status 134", "exitcode  : -11" (torch elastic), "returncode=-9",
-    # "Process finished with exit code -1073741819 (0xC0000005)"
+    # "Process finished with exit code -1073741819 (0xC0000005)", Tabby's llama-server supervisor's
+    # "exited with status code -1073741515" (harv45c: TabbyML/tabby#4117)
     Context("exit status",
-            r"(?i)\b(?:exit(?:ed)?(?:[ _]?code|[ _]status| with(?: exit)? code)|exitcode|exit value"
+            r"(?i)\b(?:exit(?:ed)?(?:[ _]?code|[ _]status| with(?: exit)? code| with status code)|exitcode|exit value"
             r"|return(?:ed)?[ _]?code|returncode|terminated with(?: exit)? code)\b" + _SEP + _NUM,
             ("exit", "return", "terminated"), lambda m: _exit_status(_num(m))),
     # a bare "returned -1073741819" / "returned 3221225477" (a build tool's or a launcher's report of a
