@@ -1,7 +1,8 @@
 """src45 (issue 8 item 2): messages harvested from the programs' own source: bitsandbytes' library loading
 across its releases (0.37's CPU-library fallback, the multi-backend releases' ROCm wording), TensorRT-LLM's
-C++ and Python GPU-architecture checks (bfloat16 before Ampere, the FP8 block-scaling GEMM), and HIP's
-fat-binary loader naming a library without the GPU's code object. docs/dev/src45.md says what was read;
+C++ and Python GPU-architecture checks (bfloat16 before Ampere, the FP8 block-scaling GEMM), HIP's
+fat-binary loader naming a library without the GPU's code object, and text-embeddings-inference's image
+built for another compute capability. docs/dev/src45.md says what was read;
 the lists docs/dev/src45-*.txt hold every message listed and explain's answer before and after.
 
 Every message below is the program's own text with plausible values filled in (the ``source`` of the
@@ -38,6 +39,11 @@ FAMILIES = {
         "RuntimeError: Pre SM 80 GPUs do not support bfloat16",
         # TensorRT-LLM cpp/tensorrt_llm/thop/fp8BlockScalingGemm.cpp (no GPU named: the GPU's lack)
         "RuntimeError: Unsupported SM version for FP8 block scaling GEMM",
+    ],
+    "framework-gpu-arch-unsupported": [
+        # text-embeddings-inference backends/candle/src/lib.rs CandleBackend::new (an image for another GPU)
+        "Could not start backend: Runtime compute cap 89 is not compatible with compile time compute cap 80",
+        "Runtime compute cap 75 is not compatible with compile time compute cap 80",
     ],
 }
 
@@ -89,6 +95,7 @@ NEW_SIGNATURES = {
     "trtllm-fp8-block-scaling-arch-refused": FAMILIES["gpu-arch-lacks-dtype"][2],
     "trtllm-fp8-block-scaling-release-predates-gpu": FAMILIES["gpu-arch-lacks-dtype"][2],
     "hip-fatbin-missing-code-object": WARNINGS["rocm-gpu-arch-unsupported"][0],
+    "tei-image-built-for-other-compute-cap": FAMILIES["framework-gpu-arch-unsupported"][0],
 }
 
 
@@ -130,6 +137,12 @@ test_healthy = healthy_test(HEALTHY)
     # TensorRT-LLM's other dispatch errors (not the SM version)
     ("RuntimeError: Matrix dtype must be FP8.", "trtllm-fp8-block-scaling-arch-refused"),
     ("Unsupported data type for FP8 block scaling GEMM", "trtllm-fp8-block-scaling-arch-refused"),
+    # text-embeddings-inference's early Blackwell images refusing their own compute capability (a bug of
+    # the release, TEI issue 652), and the same numbers glued to the next line by a wrap repair
+    ("Runtime compute cap 120 is not compatible with compile time compute cap 120",
+     "tei-image-built-for-other-compute-cap"),
+    ("Runtime compute cap 90 is not compatible with compile time compute cap 90step 2",
+     "tei-image-built-for-other-compute-cap"),
     # HIP finding the code object
     ("Found CO in the bundle /opt/x.so for ISA: gfx1100", "hip-fatbin-missing-code-object"),
 ])
@@ -216,3 +229,23 @@ def test_hip_missing_code_object_then_no_binary_for_gpu():
         "RuntimeError: HIP error: invalid device function\n"
     )
     assert codes(log)[:1] == ["rocm-gpu-arch-unsupported"], codes(log)
+
+
+def test_tei_compute_cap_in_the_router_error():
+    log = (
+        '2026-12-07T10:00:00.123456Z  INFO text_embeddings_router: router/src/main.rs:175: Args { model_id: '
+        '"BAA*/***-****-**-v1.5", revision: None }\n'
+        "Error: Could not create backend\n"
+        "\n"
+        "Caused by:\n"
+        "    Could not start backend: Runtime compute cap 89 is not compatible with compile time compute cap 80\n"
+    )
+    assert codes(log)[:1] == ["framework-gpu-arch-unsupported"], codes(log)
+
+
+def test_tei_same_compute_cap_is_not_named():
+    """An equal pair is the release's own bug: the signature stays out (nothing else names it either)."""
+    assert "framework-gpu-arch-unsupported" not in codes(
+        "Error: Could not create backend\n\nCaused by:\n    Could not start backend: Runtime compute cap 120 is "
+        "not compatible with compile time compute cap 120\n"
+    )
