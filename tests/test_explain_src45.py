@@ -58,6 +58,9 @@ WARNINGS = {
         "amdgcn-amd-amdhsa--gfx1031",
         ":1:hip_fatbin.cpp           :109 : 95708404081 us: [pid:2117 tid:0x7ca06301e740] Missing CO for these "
         "ISAs - ",
+        # later releases' wording (neither native, generic nor SPIR-V code object)
+        ":1:hip_fatbin.cpp           :411 : 1234567 us: [pid:2117 tid:0x7ca06301e740] No compatible code objects "
+        "found for: gfx1031, value of HIP_FORCE_SPIRV_CODEOBJECT: 0",
     ],
 }
 WARNING_CASES = [(code, msg) for code, msgs in WARNINGS.items() for msg in msgs]
