@@ -2,7 +2,8 @@
 with CUDA outside torch (OpenCV's CUDA modules and DNN CUDA backend, dlib / face_recognition, decord,
 torchvision.io, PyAV), scored blind, and the general fixes its misses ask for (docs/dev/harv45a.md).
 
-Fourteen new training-side logs; explain named six first before any change. The fixed misses:
+Fifteen new training-side logs (fourteen in round 1, one in round 3); explain named six of the
+first fourteen first before any change, and not the fifteenth. The fixed misses:
 - OpenCV's DNN ``OpenCV was not built to work with the selected device. Please check CUDA_ARCH_PTX or
   CUDA_ARCH_BIN``: the build has no kernels for the GPU's compute capability, read as an OpenCV without
   CUDA by the generic ``(-216:No CUDA support)`` pattern (A2, opencv/opencv#18382); now
@@ -11,15 +12,18 @@ Fourteen new training-side logs; explain named six first before any change. The 
   build or platform``: the CUDA feature was compiled out (A1, opencv/opencv#7344); now
   ``framework-cpu-only-build``;
 - ``AttributeError: module 'cv2.cv2' has no attribute 'cudacodec'``: the PyPI opencv wheels carry no
-  CUDA modules (A1, opencv/opencv_contrib#3077); now ``framework-cpu-only-build``;
+  CUDA modules (A2, opencv/opencv_contrib#3077); now ``framework-cpu-only-build``;
 - dlib's ``Error while calling cudaMalloc(...) ... code: 2, reason: out of memory`` (face_recognition's
   cnn detector, dnn_mmod): no reading at all (A1, davisking/dlib#391, #462); now ``gpu-out-of-memory``;
 - torchvision's ``PyAV is not installed, and is necessary for the video operations in torchvision``:
-  named a torchvision built without video_reader by resemblance (A2, gorkaydemir/track_on#9); now
+  named a torchvision built without video_reader by resemblance (A1, gorkaydemir/track_on#9); now
   ``python-package-not-installed``;
 - ``ImportError: DLL load failed: %1 is not a valid Win32 application`` without ``[WinError 193]``
-  (Python 3.7 and older on Windows): a DLL for another architecture, read as a missing library (A1,
-  PyAV-Org/PyAV#799); now ``library-wrong-format``.
+  (Python 3.7 and older on Windows): a DLL for another architecture, read as a missing library (A2,
+  PyAV-Org/PyAV#799); now ``library-wrong-format``;
+- round 3: PyAV built from source against an older FFmpeg, ``src/av/codec/hwaccel.c:...: error:
+  'AV_HWDEVICE_TYPE_D3D12VA' undeclared``: read as a failed extension build (A1, nagadomi/nunif#317);
+  now ``dependency-version-mismatch``.
 Each message is the library's own text (from its source) or a training-side thread's paste, run
 through the wrappers pasted logs put around lines, with near-misses that keep their reading.
 """
@@ -54,6 +58,12 @@ TV_NO_PYAV = "ImportError: PyAV is not installed, and is necessary for the video
 # Windows LoadLibrary ERROR_BAD_EXE_FORMAT as Python 3.7 and older print it (PyAV-Org/PyAV#799)
 DLL_NOT_WIN32 = "ImportError: DLL load failed: %1 is not a valid Win32 application."
 DLL_NOT_WIN32_38 = "ImportError: DLL load failed while importing _core: %1 is not a valid Win32 application."
+# PyAV 14.1 compiled against FFmpeg older than 7.1 (nagadomi/nunif#317's paste; gcc's quotes vary by locale)
+PYAV_FFMPEG_OLD = ("src/av/codec/hwaccel.c:7905:53: error: \u2018AV_HWDEVICE_TYPE_D3D12VA\u2019 undeclared (first use "
+                   "in this function); did you mean \u2018AV_HWDEVICE_TYPE_D3D11VA\u2019?")
+# the same message as gcc prints it in the C locale (ASCII quotes)
+PYAV_FFMPEG_OLD_ASCII = ("src/av/codec/hwaccel.c:7905:53: error: 'AV_HWDEVICE_TYPE_D3D12VA' undeclared (first use "
+                         "in this function); did you mean 'AV_HWDEVICE_TYPE_D3D11VA'?")
 
 FAMILIES = {
     "framework-gpu-arch-unsupported": [OPENCV_DNN_ARCH],
@@ -61,6 +71,7 @@ FAMILIES = {
     "gpu-out-of-memory": [DLIB_OOM_HOST, DLIB_OOM],
     "python-package-not-installed": [TV_NO_PYAV],
     "library-wrong-format": [DLL_NOT_WIN32, DLL_NOT_WIN32_38],
+    "dependency-version-mismatch": [PYAV_FFMPEG_OLD, PYAV_FFMPEG_OLD_ASCII],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -125,6 +136,9 @@ def test_near_misses_stay_quiet():
         ("pip install av  # PyAV is needed for torchvision.io.read_video", "torchvision-pyav-not-installed"),
         ("[setUpNet] selected device: CUDA (NVIDIA GeForce RTX 2060, compute capability 7.5)",
          "opencv-dnn-cuda-build-lacks-device-arch"),
+        # another package's C source, and a PyAV source error that is not an FFmpeg name
+        ("src/torchaudio/ffmpeg.c:12:5: error: 'AV_HWDEVICE_TYPE_D3D12VA' undeclared", "pyav-source-build-ffmpeg-too-old"),
+        ("src/av/codec/hwaccel.c:7905:53: error: 'my_local_var' undeclared", "pyav-source-build-ffmpeg-too-old"),
     ):
         assert sig not in _ids(line), line
 
