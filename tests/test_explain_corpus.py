@@ -133,6 +133,7 @@ def test_each_live_check_really_emits_its_code():
 # so that fixing one is noticed; the aggregate floor below is what must hold.
 KNOWN_MISSES: Dict[str, str] = {
     # harv45a (image/video decoding and CUDA vision libraries, docs/dev/harv45a.md): the blind miss not fixed (E)
+    "dlib-1094-cuda-build-import-dll-failed-cudnn-not-on-path": "D: Windows' 'DLL failed. The specified module could not be found.' (retyped, no DLL named) is printed for any DLL the extension cannot find; that it was cuDNN's is only the maintainer's reading and the reporter's sentence that the build without DLIB_USE_CUDA imports, so library-missing is second (top-3) after extension-imported-without-torch",
     "dlib-499-no-cuda-capable-device-gpu-too-old": "E: dlib's CHECK_CUDA 'code: 38, reason: no CUDA-capable device is detected' names no GPU; the maintainer's cause (a GPU older than Kepler, below dlib's compute capability 3.0) is not in the paste, and the same line is printed with no driver or a hidden GPU, so no-nvidia-driver stays first",
     # harv44e (deep RL and GPU physics environments, docs/dev/harv44e.md): the blind miss not fixed (C2)
     "rl-1394-set-gym-args-not-found-no-gym-installed": "D: torchrl's implement_for 'Supported version of '_set_gym_args' has not been found' is raised both when neither gym nor gymnasium is installed (this thread: installing gym fixed it) and when the installed one is a release no implementation covers; the paste shows no gym version, so no rule can tell the two",
