@@ -52,7 +52,7 @@ CV2_NO_NVOF = "AttributeError: module 'cv2' has no attribute 'cuda_NvidiaOptical
 DLIB_OOM_HOST = ("Error while calling cudaMallocHost(&data, new_size*sizeof(float)) in file "
                  "C:\\dlib\\dlib\\dnn\\gpu_data.cpp:181. code: 2, reason: out of memory")
 DLIB_OOM = ("RuntimeError: Error while calling cudaMalloc(&data, new_size*sizeof(float)) in file "
-            "/tmp/pip-install-xxga2353/dlib/dlib/cuda/gpu_data.cpp:221. code: 2, reason: out of memory")
+            "/home/user/.cache/pip-install-xxga2353/dlib/dlib/cuda/gpu_data.cpp:221. code: 2, reason: out of memory")
 # pytorch/vision torchvision/io/video.py (_check_av_available)
 TV_NO_PYAV = "ImportError: PyAV is not installed, and is necessary for the video operations in torchvision."
 # Windows LoadLibrary ERROR_BAD_EXE_FORMAT as Python 3.7 and older print it (PyAV-Org/PyAV#799)
@@ -102,14 +102,14 @@ def test_face_recognition_traceback_names_the_memory():
 def test_dlib_other_cuda_codes_are_not_memory():
     # code 35 (the driver older than the runtime) and 98 (invalid device function) are other causes
     for line in (
-        "RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file /tmp/dlib/dlib/dnn/gpu_data.cpp:178. "
+        "RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file /home/user/dlib/dlib/dnn/gpu_data.cpp:178. "
         "code: 35, reason: CUDA driver version is insufficient for CUDA runtime version",
         "RuntimeError: Error while calling cudaOccupancyMaxPotentialBlockSize(&num_blocks,&num_threads,K) in file "
         "dlib/cuda/cuda_utils.h:164. code: 98, reason: invalid device function",
     ):
         assert "dlib-check-cuda-out-of-memory" not in _ids(line), line
         assert first(line) != "gpu-out-of-memory", line
-    line = ("RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file /tmp/dlib/dlib/dnn/gpu_data.cpp:178. "
+    line = ("RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file /home/user/dlib/dlib/dnn/gpu_data.cpp:178. "
             "code: 35, reason: CUDA driver version is insufficient for CUDA runtime version")
     assert first(line) == "driver-too-old-for-build"
 
