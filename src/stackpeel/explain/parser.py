@@ -134,6 +134,9 @@ PREFIX_RE = re.compile(
     r")"
 )
 TB_START = "Traceback (most recent call last)"
+#: the frame Open MPI's show_help prints around every message of mpirun's (opal/util/show_help.c dash_line,
+#: 74 dashes): the worker's exception message before it has ended (torch elastic's own rules are 60 at most)
+SHOW_HELP_FRAME = "-" * 74
 CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
 CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
@@ -1623,7 +1626,7 @@ def _scrub_kept(r: ParseResult) -> None:
 class _Open:
     """A traceback being read (per stream)."""
 
-    __slots__ = ("tb", "state", "foreign", "lit", "indent")
+    __slots__ = ("tb", "state", "foreign", "lit", "indent", "stamped")
 
     def __init__(self, tb: Traceback, lit: str, indent: str = ""):
         self.tb = tb
@@ -1634,6 +1637,8 @@ class _Open:
         #: torchrun's Root Cause table indents under "traceback :"): a line of this traceback at that
         #: indentation and no deeper is its exception line, as an unindented one is elsewhere
         self.indent = indent
+        #: whether the "Traceback" line carried a logger's timestamped record prefix
+        self.stamped = False
 
 
 #: a span quoted in prose: backticks, double quotes, typographic quotes (single quotes are
@@ -2467,7 +2472,7 @@ class LogScanner:
                     break
         self._streams.setdefault(key, None)
         line = Line(lineno, rest, key)
-        tb_index = self._traceback_step(key, rest, lineno)
+        tb_index = self._traceback_step(key, rest, lineno, stamped)
         if level in _AS_WRITTEN_LEVELS and key not in self._open:
             # an INFO, DEBUG or WARNING record outside a traceback is read as written: its level
             # keeps it quiet, or a warning, wherever a rule looks for one
@@ -2754,7 +2759,7 @@ class LogScanner:
                 r.suspects.append(line)
 
     # -- tracebacks ----------------------------------------------------------
-    def _traceback_step(self, key: str, text: str, lineno: int) -> Optional[int]:
+    def _traceback_step(self, key: str, text: str, lineno: int, stamped: bool = False) -> Optional[int]:
         """Advance the traceback state machine of ``key``; returns the index of the
         traceback whose exception line ``text`` is, if it is one."""
         pos = text.find(TB_START)
@@ -2775,6 +2780,7 @@ class LogScanner:
                 tb.parent = self._last_closed[key].index
             head = text[:pos]
             self._open[key] = _Open(tb, lit if lit.strip() else "", head[:len(head) - len(head.lstrip(" \t"))])
+            self._open[key].stamped = stamped
             return None
         if CHAIN_CONTEXT in text or CHAIN_CAUSE in text:
             op = self._open.pop(key, None)
@@ -2821,7 +2827,10 @@ class LogScanner:
                 self._close(key)
             return None
         # state == "message": continuation lines of a multi-line exception message
-        if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES:
+        # (a logger's record after a traceback printed without one starts a record of its own: DeepSpeed's
+        # '[...] [INFO] [launch.py:319:sigkill_handler] Killing subprocess' after its worker's traceback)
+        if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES \
+                or (stamped and not op.stamped) or text.strip() == SHOW_HELP_FRAME:
             self._close(key)
             return None
         tb.message += "\n" + text.rstrip()
