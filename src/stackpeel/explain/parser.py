@@ -137,6 +137,9 @@ TB_START = "Traceback (most recent call last)"
 #: the frame Open MPI's show_help prints around every message of mpirun's (opal/util/show_help.c dash_line,
 #: 74 dashes): the worker's exception message before it has ended (torch elastic's own rules are 60 at most)
 SHOW_HELP_FRAME = "-" * 74
+#: a program's own error line ('srun: error: node1: task 0: Exited with exit code 1', slurmstepd's,
+#: a compiler driver's 'x86_64-linux-gnu-gcc: error: ...'): no continuation of an exception's message
+PROGRAM_ERROR_RE = re.compile(r"[\w.+-]{1,40}: (?:error|fatal error): ")
 CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
 CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
@@ -2830,7 +2833,7 @@ class LogScanner:
         # (a logger's record after a traceback printed without one starts a record of its own: DeepSpeed's
         # '[...] [INFO] [launch.py:319:sigkill_handler] Killing subprocess' after its worker's traceback)
         if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES \
-                or (stamped and not op.stamped) or text.strip() == SHOW_HELP_FRAME:
+                or (stamped and not op.stamped) or text.strip() == SHOW_HELP_FRAME or PROGRAM_ERROR_RE.match(text):
             self._close(key)
             return None
         tb.message += "\n" + text.rstrip()
