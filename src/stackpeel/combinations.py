@@ -530,6 +530,19 @@ _FACT_RES = (
     ("arch_list", re.compile(r"supports CUDA capabilities ((?:(?:sm|compute)_\d{2,3}a?\s*){1,30})")),
     ("arch_list", re.compile(r"(?:arch_list\(\)|arch list)\W{0,10}(\[(?:\s*'(?:sm|compute)_\d{2,3}a?',?){1,30}\s*\])")),
     ("arch_list", re.compile(r"^\s*(\[(?:\s*'sm_\d{2,3}a?',){2,30}\s*'(?:sm|compute)_\d{2,3}a?'\s*\])\s*$")),
+    # the signal a launcher reports its worker died of (tools45): torch elastic's 'Signal 9 (SIGKILL)
+    # received by PID' and its statuses ('exitcode  : -9', DeepSpeed's 'exits with return code = -9',
+    # CalledProcessError's 'returned non-zero exit status 137', mpirun's 'Exit code:    137') as
+    # explain.numbers reads them ('-9 [SIGKILL: Killed]'), CPython's "died with <Signals.SIGKILL: 9>",
+    # mpirun's 'exited on signal 9 (Killed)' (help-orterun.txt), srun's 'task 0: Killed' (launch.c:409,
+    # strsignal). Read by explain.facts (_narrowing_facts) for launcher-worker-failed
+    ("worker_signal", re.compile(r"(?:exitcode\s{0,4}:\s{0,4}|exits with return code = |returned non-zero exit status "
+                                 r"|\bExit code:\s{1,8})-?\d{1,4} \[(SIG[A-Z]{2,6}):")),
+    ("worker_signal", re.compile(r"\bSignal \d{1,2} \((SIG[A-Z]{2,6})\) received by PID")),
+    ("worker_signal", re.compile(r"died with <Signals\.(SIG[A-Z]{2,6}): \d")),
+    ("worker_signal", re.compile(r"exited on signal \d{1,2}(?: \[[^\]\n]{1,80}\])? \((Killed|Segmentation fault|Aborted"
+                                 r"|Bus error|Terminated)\)")),
+    ("worker_signal", re.compile(r": tasks? [\d,\[\]-]{1,60}: (Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")),
     ("cuda_available", re.compile(r"Is CUDA available:\s*(True|False|Yes|No)\b")),
     ("cuda_available", re.compile(r"cuda\.is_available\(\)\s*(?:[=:]|->|returns?|is)\s*(True|False)\b")),
     ("cuda_build", re.compile(r"CUDA used to build PyTorch:\s*(None)\b")),
@@ -621,6 +634,8 @@ FACT_LITERALS = (
     "python=", "python ", "cxx11abi", "satisfied", "Triton is not available", "river",
     # GPU names people type glued or in lower case (tools43: "rtx2080ti", "a100-80g", "h100sxm")
     "rtx", "gtx", "Rtx", "a100", "h100", "h200", "v100", "a800", "h800", "l40s",
+    # a launcher's report of its worker's signal (tools45: the worker_signal fact)
+    "exitcode", "return code =", "exit status", "Exit code:", "Signal ", "<Signals.", "on signal", ": task",
 )
 
 
@@ -797,7 +812,8 @@ class LogFacts:
     #: refused, "61"), driver_branch (a driver package's branch, "535"), nccl_versions (two or more different
     #: NCCL releases the log's ranks print, "2.18.1, 2.19.3"), driver_branch_said (a branch a sentence
     #: names, "the 535 driver"), torch_index_cuda (the CUDA of a PyTorch wheel index a pip command
-    #: names, "118")
+    #: names, "118"), worker_signal (the signal a launcher reports its worker died of: "SIGKILL", or
+    #: the strsignal text mpirun and srun print, "Killed")
     other: Mapping[str, str] = field(default_factory=dict)
     #: settings the log shows: wsl, colab, kubernetes, slurm, container, windows
     context: Tuple[str, ...] = ()

@@ -365,6 +365,10 @@ LAST_DRIVER_BRANCH_FOR_CC = {(2,): 390, (3,): 470, (5,): 580, (6,): 580, (7, 0):
 #: "Python 3.x+ not yet supported for torch.compile" / "Dynamo is not supported on Python 3.x+"
 #: (torch/_dynamo/eval_frame.py check_if_dynamo_supported)
 COMPILE_PYTHON_FROM = {(3, 11): (2, 1), (3, 12): (2, 4), (3, 13): (2, 6), (3, 14): (2, 9)}
+#: the signal a launcher names (the worker_signal fact: a name, or the strsignal text mpirun and srun print)
+_WORKER_SIGNALS = {"SIGKILL": "SIGKILL", "Killed": "SIGKILL", "SIGSEGV": "SIGSEGV", "Segmentation fault": "SIGSEGV",
+                   "SIGABRT": "SIGABRT", "Aborted": "SIGABRT", "SIGBUS": "SIGBUS", "Bus error": "SIGBUS",
+                   "SIGTERM": "SIGTERM", "Terminated": "SIGTERM"}
 #: generic codes a C++/CUDA extension build that fails shows
 BUILD_GENERIC = ("extension-build-failed", "kernel-extension-not-built")
 #: generic codes of a failing NCCL communicator (and the signature whose family-0 line a peer of
@@ -596,6 +600,20 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
                     "version, and the bootstrap before it exchanges structs whose layout differs between "
                     "releases, so a peer can read a zeroed address: 'connecting to address with family 0', "
                     "'unhandled system error').", NCCL_GENERIC))
+    # the signal a launcher reports its worker died of (tools45): SIGKILL, which no Python exception
+    # sends and which the kernel's OOM killer and a memory cgroup's limit do (launcher-worker-failed's
+    # and host-oom-killed's own words: torchrun's 'exitcode: -9', a container's exit status 137 = 128+9,
+    # srun's 'task 0: Killed', mpirun's 'exited on signal 9 (Killed)'). Only where a line shows the
+    # launcher's report (the generic code) and no line states another cause (a worker's traceback a
+    # signature reads keeps its cause: the loop below); SIGSEGV and SIGABRT name no one code (the
+    # launcher-worker-native-crash signature narrows that could-be), SIGTERM is the launcher's own
+    sig = _WORKER_SIGNALS.get(str(facts.other.get("worker_signal") or ""))
+    if sig == "SIGKILL":
+        out.append(("host-oom-killed", "launcher-worker-sigkill", ["worker_signal"],
+                    "The launcher reports that its worker was killed by SIGKILL (signal 9; exit status 137 = "
+                    "128+9 from a shell or a container): no Python exception ends a process so; the kernel's "
+                    "OOM killer, or the memory limit of the container or the job, sends it.",
+                    ("launcher-worker-failed",)))
     # a Python newer than the torch release's torch.compile supports
     py, torch = _release(v.get("python")), _release(str(v.get("torch") or "").split("+")[0])
     if py and torch and len(py) >= 2 and tuple(py[:2]) in COMPILE_PYTHON_FROM \

@@ -134,6 +134,12 @@ PREFIX_RE = re.compile(
     r")"
 )
 TB_START = "Traceback (most recent call last)"
+#: the frame Open MPI's show_help prints around every message of mpirun's (opal/util/show_help.c dash_line,
+#: 74 dashes): the worker's exception message before it has ended (torch elastic's own rules are 60 at most)
+SHOW_HELP_FRAME = "-" * 74
+#: a program's own error line ('srun: error: node1: task 0: Exited with exit code 1', slurmstepd's,
+#: a compiler driver's 'x86_64-linux-gnu-gcc: error: ...'): no continuation of an exception's message
+PROGRAM_ERROR_RE = re.compile(r"[\w.+-]{1,40}: (?:error|fatal error): ")
 CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
 CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 FRAME_RE = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
@@ -166,7 +172,8 @@ _LEVEL = r"(?P<{}>DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
 LOG_PREFIX_RE = re.compile(
     r"^(?:(?P<stamped>" + _STAMP + r"(?: - [\w.<>-]{1,80})? - " + _LEVEL.format("l1") + r" - "
-    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?" + _LEVEL.format("l2") + r":? "
+    # (DeepSpeed's '[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] ', deepspeed/utils/logging.py)
+    r"|\[" + _STAMP + r"\](?:\[[^\]\n]{1,80}\])? ?\[?" + _LEVEL.format("l2") + r"\]?:? (?:\[[^\]\s]{1,200}\] )?"
     r"|" + _STAMP + r" \|? ?" + _LEVEL.format("l3") + r" \|? ?"
     r"|(?P<l4>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]{1,200}:\d+\] "
     r"|" + _LEVEL.format("l5") + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]\s]{1,200}\] )?"
@@ -553,6 +560,22 @@ def _record_prefix(text: str) -> Tuple[int, str, bool]:
         if stamped and end > len(text):
             return end, level, stamped
     return read_log_prefix(text)
+
+
+#: the level a relayed line carries at its start: Python logging's default format
+#: ('%(levelname)s:%(name)s:%(message)s', as torchrun's elastic agent prints 'ERROR:torch.distributed...')
+_RELAYED_LEVEL_RE = re.compile(r"(ERROR|CRITICAL|FATAL|WARNING|WARN):[\w.]{1,120}:")
+
+
+def _relayed_level(message: str) -> str:
+    """The level of a logger's record that ``message`` (the message of another record) starts with:
+    a timestamped record prefix's (:data:`LOG_PREFIX_RE`) or Python logging's default format's;
+    ``""`` for none."""
+    end, level, stamped = read_log_prefix(message)
+    if stamped and level:
+        return level
+    m = _RELAYED_LEVEL_RE.match(message) if message[:1] in "EFCW" else None
+    return m.group(1) if m else ""
 
 
 def strip_log_prefix(text: str) -> str:
@@ -1606,13 +1629,19 @@ def _scrub_kept(r: ParseResult) -> None:
 class _Open:
     """A traceback being read (per stream)."""
 
-    __slots__ = ("tb", "state", "foreign", "lit")
+    __slots__ = ("tb", "state", "foreign", "lit", "indent", "stamped")
 
-    def __init__(self, tb: Traceback, lit: str):
+    def __init__(self, tb: Traceback, lit: str, indent: str = ""):
         self.tb = tb
         self.state = "frames"   # frames -> message -> closed
         self.foreign = 0
         self.lit = lit
+        #: the indentation of the "Traceback" line (a log pasted as an indented block, the traceback
+        #: torchrun's Root Cause table indents under "traceback :"): a line of this traceback at that
+        #: indentation and no deeper is its exception line, as an unindented one is elsewhere
+        self.indent = indent
+        #: whether the "Traceback" line carried a logger's timestamped record prefix
+        self.stamped = False
 
 
 #: a span quoted in prose: backticks, double quotes, typographic quotes (single quotes are
@@ -2435,6 +2464,10 @@ class LogScanner:
             # the message core; the record's level is kept apart (an INFO record is no error, nor
             # is an error record that says nothing: a logger's prefix on an empty line)
             level, rest = lvl, rest[end:]
+            if level in _QUIET_LEVELS:
+                # a record that relays another program's line (a wrapper logging each line of its
+                # child at INFO): the level the line carries itself is the one that counts
+                level = _relayed_level(rest) or level
         if not key and self._open:
             for k, op in self._open.items():
                 if op.lit and text.startswith(op.lit):
@@ -2442,7 +2475,7 @@ class LogScanner:
                     break
         self._streams.setdefault(key, None)
         line = Line(lineno, rest, key)
-        tb_index = self._traceback_step(key, rest, lineno)
+        tb_index = self._traceback_step(key, rest, lineno, stamped)
         if level in _AS_WRITTEN_LEVELS and key not in self._open:
             # an INFO, DEBUG or WARNING record outside a traceback is read as written: its level
             # keeps it quiet, or a warning, wherever a rule looks for one
@@ -2729,7 +2762,7 @@ class LogScanner:
                 r.suspects.append(line)
 
     # -- tracebacks ----------------------------------------------------------
-    def _traceback_step(self, key: str, text: str, lineno: int) -> Optional[int]:
+    def _traceback_step(self, key: str, text: str, lineno: int, stamped: bool = False) -> Optional[int]:
         """Advance the traceback state machine of ``key``; returns the index of the
         traceback whose exception line ``text`` is, if it is one."""
         pos = text.find(TB_START)
@@ -2748,7 +2781,9 @@ class LogScanner:
             if chain and key in self._last_closed:
                 tb.chain = chain
                 tb.parent = self._last_closed[key].index
-            self._open[key] = _Open(tb, lit if lit.strip() else "")
+            head = text[:pos]
+            self._open[key] = _Open(tb, lit if lit.strip() else "", head[:len(head) - len(head.lstrip(" \t"))])
+            self._open[key].stamped = stamped
             return None
         if CHAIN_CONTEXT in text or CHAIN_CAUSE in text:
             op = self._open.pop(key, None)
@@ -2763,6 +2798,10 @@ class LogScanner:
                 self._headless(key, text, lineno)
             return None
         tb = op.tb
+        if op.indent and text.startswith(op.indent):
+            # a line at the traceback's own indentation reads as an unindented one (the frames and
+            # source lines below it stay indented)
+            text = text[len(op.indent):]
         if op.state == "frames":
             if not text.strip():
                 return None
@@ -2791,7 +2830,10 @@ class LogScanner:
                 self._close(key)
             return None
         # state == "message": continuation lines of a multi-line exception message
-        if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES:
+        # (a logger's record after a traceback printed without one starts a record of its own: DeepSpeed's
+        # '[...] [INFO] [launch.py:319:sigkill_handler] Killing subprocess' after its worker's traceback)
+        if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES \
+                or (stamped and not op.stamped) or text.strip() == SHOW_HELP_FRAME or PROGRAM_ERROR_RE.match(text):
             self._close(key)
             return None
         tb.message += "\n" + text.rstrip()

@@ -425,8 +425,17 @@ LAUNCHER_CATCH_ALLS = frozenset(("launcher-child-failed",))
 _LAUNCHER_EXC_RE = re.compile(r"(?:^|\.)(?:ChildFailedError|CalledProcessError|SystemExit|KeyboardInterrupt|"
                               r"ProcessRaisedException|ProcessExitedException|SignalException)$")
 #: a worker's exit status as torchrun (api.py 'failed (exitcode: 1)', the Root Cause table's
-#: 'exitcode  : 1 (pid: ...)') and DeepSpeed's launcher ('exits with return code = 1') print it
-_WORKER_STATUS_RE = re.compile(r"(?:exitcode\s{0,4}:\s{0,4}|exits with return code = )(-?\d{1,4})\b")
+#: 'exitcode  : 1 (pid: ...)'), DeepSpeed's launcher ('exits with return code = 1'), accelerate's
+#: CalledProcessError ("Command '[...]' returned non-zero exit status 1."), mpirun (help-orterun.txt
+#: 'Exit code:    1') and srun (launch.c 'task 0: Exited with exit code 1') print it
+_WORKER_STATUS_RE = re.compile(r"(?:exitcode\s{0,4}:\s{0,4}|exits with return code = |returned non-zero exit status "
+                               r"|\bExit code:\s{1,8}|: Exited with exit code )(-?\d{1,4})\b")
+#: a worker's end by a signal as a launcher words it: torch elastic's 'Signal 9 (SIGKILL) received by PID',
+#: explain.numbers' reading of a status ('[SIGKILL: Killed]'), CPython's CalledProcessError ("died with
+#: <Signals.SIGKILL: 9>"), mpirun's 'exited on signal 9 (Killed)', srun's strsignal after the task ('task 0:
+#: Killed', 'task 1: Segmentation fault (core dumped)')
+_WORKER_SIGNAL_RE = re.compile(r"\[SIG[A-Z]{2,6}[:\]]|\bSignal \d{1,2} \(|died with <Signals\.|exited on signal \d"
+                               r"|: tasks? [\d,\[\]-]{1,60}: (?:Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")
 
 
 def _launcher_reports_child_traceback(parsed: ParseResult, entries: Mapping[str, Any]) -> bool:
@@ -441,12 +450,14 @@ def _launcher_reports_child_traceback(parsed: ParseResult, entries: Mapping[str,
         return False
     first = min(h.line.number for h in launcher)
     texts = [h.whole or h.line.text for h in parsed.hits if h.entry in entries]
+    # (and the lines after a launcher's line: mpirun's 'Exit code:    1' a few lines below its own)
+    texts += [ln.text for h in launcher for ln in h.after]
     texts += [ln.text for ln in parsed.other_errors]
     texts += [tb.message for tb in parsed.tracebacks if tb.exc_type and _LAUNCHER_EXC_RE.search(tb.exc_type)]
     statuses = [int(m.group(1)) for t in texts for m in _WORKER_STATUS_RE.finditer(t)]
     if not statuses or any(not 0 < n < 128 for n in statuses):
         return False
-    if any("[SIG" in t or "Signal " in t for t in texts):
+    if any(_WORKER_SIGNAL_RE.search(t) for t in texts):
         return False
     return any(tb.exc_type and not _LAUNCHER_EXC_RE.search(tb.exc_type) and tb.start < first
                for tb in parsed.tracebacks)
