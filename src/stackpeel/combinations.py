@@ -542,7 +542,8 @@ _FACT_RES = (
     ("worker_signal", re.compile(r"died with <Signals\.(SIG[A-Z]{2,6}): \d")),
     ("worker_signal", re.compile(r"exited on signal \d{1,2}(?: \[[^\]\n]{1,80}\])? \((Killed|Segmentation fault|Aborted"
                                  r"|Bus error|Terminated)\)")),
-    ("worker_signal", re.compile(r": tasks? [\d,\[\]-]{1,60}: (Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")),
+    ("worker_signal", re.compile(r": tasks? [\d,\[\]-]{1,60}: "
+                                 r"(Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")),
     ("cuda_available", re.compile(r"Is CUDA available:\s*(True|False|Yes|No)\b")),
     ("cuda_available", re.compile(r"cuda\.is_available\(\)\s*(?:[=:]|->|returns?|is)\s*(True|False)\b")),
     ("cuda_build", re.compile(r"CUDA used to build PyTorch:\s*(None)\b")),

@@ -435,7 +435,8 @@ _WORKER_STATUS_RE = re.compile(r"(?:exitcode\s{0,4}:\s{0,4}|exits with return co
 #: <Signals.SIGKILL: 9>"), mpirun's 'exited on signal 9 (Killed)', srun's strsignal after the task ('task 0:
 #: Killed', 'task 1: Segmentation fault (core dumped)')
 _WORKER_SIGNAL_RE = re.compile(r"\[SIG[A-Z]{2,6}[:\]]|\bSignal \d{1,2} \(|died with <Signals\.|exited on signal \d"
-                               r"|: tasks? [\d,\[\]-]{1,60}: (?:Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")
+                               r"|: tasks? [\d,\[\]-]{1,60}: "
+                               r"(?:Killed|Segmentation fault|Aborted|Bus error|Terminated)\b")
 
 
 def _launcher_reports_child_traceback(parsed: ParseResult, entries: Mapping[str, Any]) -> bool:
