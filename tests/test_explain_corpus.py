@@ -132,11 +132,6 @@ def test_each_live_check_really_emits_its_code():
 # what the log does show (or an unknown-error fingerprint). Kept visible as strict xfails
 # so that fixing one is noticed; the aggregate floor below is what must hold.
 KNOWN_MISSES: Dict[str, str] = {
-    # lead45: validation logs that moved to training when their repositories' other names became alias
-    # groups (a group takes the training side where any name is training); scored as they stand, no rule
-    # written from them this session
-    "litgpt-241-bf16-true-precision-invalid-old-lightning": "A1: Lightning's 'Precision 'bf16-true' is invalid. Allowed precision values: (...)' raised by a Lightning older than the precision names litgpt passes; no signature reads it (explain names gpu-arch-lacks-dtype from the word bf16); moved from validation with the lit-gpt/litgpt group (lead45)",
-    "singularity-6203-shell-without-nv": "C: Lightning's 'But your machine only has: []' is what a GPU job on any machine without visible GPUs prints; the log shows the command, `singularity shell nemo.sif`, and that it lacks --nv (so no device nodes inside) is the thread's finding, a clue no entry reads yet (explain names device-ordinal-out-of-range); moved from validation with singularityware/singularity's group (lead45)",
     # harv45b (small LLM training codebases and course material, docs/dev/harv45b.md): the blind misses not fixed
     "fastbook-424-colab-pip-install-torchtext-requires-torch-1.8": "D/A2: pip's old resolver line 'torchtext 0.9.0 has requirement torch==1.8.0, but you'll have torch 1.7.1 which is incompatible' on Colab; pip-installed-release-incompatible leaves torch to pip-torch-pin-conflict, which reads only the newer wording and kernel packages as an extension built for another torch; the cause here (an old fastai pin pulling an older torch under Colab's torchtext) is a dependency clash no line tells from that sibling",
     "fastbook-580-chapter1-torch-2-no-attribute-utils-downgrade": "E: a bare \"AttributeError: module 'torch' has no attribute '_utils'\" inside torch.serialization while vision_learner loads weights; that PyTorch 2 pulled by `pip install fastbook` does not fit the notebook's stack is the reporter's finding (his torch 1.13.1 pin fixed it), no line names it; explain's resemblance guess is torch-too-old-for-package",
