@@ -9,6 +9,8 @@ was wrong was corrected). The fixed misses:
   name`` (A2, facebookresearch/fairseq#718, #3419); now ``kernel-extension-not-built``;
 - thinc_gpu_ops without its compiled ops (``module 'thinc_gpu_ops' has no attribute 'hash'``): read as a
   torch too old for the package (A2, explosion/thinc#79); now ``kernel-extension-not-built``;
+- (second round, first only by a guess from words) macOS dyld's ``Library not loaded: @rpath/...dylib``
+  (google/sentencepiece#752); now a signature of ``library-missing``;
 - CuPy 8 removed ``cupy.scatter_add``, which thinc 7 calls (``module 'cupy' has no attribute
   'scatter_add'``): read as a torch too old (A2, explosion/spaCy#5193); now ``dependency-version-mismatch``.
 Each message is the library's own text (from its source) or a training-side thread's paste, run through
@@ -39,12 +41,18 @@ THINC_NEURAL_GPU_OPS = "ModuleNotFoundError: No module named 'thinc.neural.gpu_o
 GPU_OPS_UNDEFINED = "NameError: name 'gpu_ops' is not defined"
 # thinc 7.x CupyOps.scatter_add on CuPy 8
 CUPY_SCATTER_ADD = "AttributeError: module 'cupy' has no attribute 'scatter_add'"
+# Apple dyld through Python's dlopen (google/sentencepiece#752's paste) and dyld's own line
+DYLD_SENTENCEPIECE = ("ImportError: dlopen(/Library/Frameworks/Python.framework/Versions/3.10/lib/python3.10/"
+                      "site-packages/sentencepiece/_sentencepiece.cpython-310-darwin.so, 0x0002): Library not loaded: "
+                      "@rpath/libsentencepiece.0.dylib")
+DYLD_OMP = "dyld[4211]: Library not loaded: /usr/local/opt/libomp/lib/libomp.dylib"
 
 FAMILIES = {
     "kernel-extension-not-built": [LIBBLEU_FROM, LIBBLEU_MISSING, LIBBLEU_MISSING_OLD, LIBNAT_36, LIBNAT_CUDA,
                                    LIBBASE, CYTHON, DATA_UTILS_FAST, THINC_GPU_OPS_HASH, THINC_GPU_OPS_MEAN,
                                    THINC_NEURAL_GPU_OPS, GPU_OPS_UNDEFINED],
     "dependency-version-mismatch": [CUPY_SCATTER_ADD],
+    "library-missing": [DYLD_SENTENCEPIECE, DYLD_OMP],
 }
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
@@ -104,6 +112,9 @@ def test_near_misses_stay_quiet():
         ("AttributeError: module 'cupy' has no attribute 'cublas'", "cupy-8-removed-scatter-add"),
         ("AttributeError: module 'cupyx' has no attribute 'scatter_add'", "cupy-8-removed-scatter-add"),
         ("    cupyx.scatter_add(out, ids, inputs)", "cupy-8-removed-scatter-add"),
+        # dyld's healthy chatter and a Linux loader line
+        ("dyld: loaded: /usr/lib/libSystem.B.dylib", "macos-dyld-library-not-loaded"),
+        ("Library not loaded yet, retrying in 5 s", "macos-dyld-library-not-loaded"),
     ):
         assert sig not in _ids(line), line
 
