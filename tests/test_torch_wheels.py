@@ -57,6 +57,8 @@ def test_combinations_name_exactly_the_gpus_a_wheel_lacks(cc):
     ("2.6.0+cu126", None, [("2.6",), ("12.4", "12.6")]),
     ("2.8.0+cu128", None, [("2.8", "2.9", "2.10"), ("12.8",)]),
     ("2.1.0", "12.1", [("2.1", "2.2", "2.3", "2.4", "2.5"), ("12.1", "12.4")]),
+    ("2.0.1+cu117.with.pypi.cudnn", None, [("1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "2.0"),
+                                           ("11.1", "11.3", "11.5", "11.6", "11.7")]),
 ])
 def test_rows_of_a_labelled_or_stated_variant(version, cuda, expect):
     rows = C.torch_wheel_rows(version, cuda)

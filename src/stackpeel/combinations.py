@@ -1134,7 +1134,8 @@ def torch_wheel_rows(torch_version: Any, cuda: Any = None) -> List[TorchWheel]:
     release = f"{v.release[0]}.{v.release[1]}"
     variant: Optional[str] = None
     if v.local:
-        m = re.fullmatch(r"cu(\d{2,3})", v.local)
+        # "cu121"; 1.13's and 2.0's PyPI wheels were promoted as "+cu117.with.pypi.cudnn"
+        m = re.match(r"cu(\d{2,3})(?:[._]|$)", v.local)
         if not m:
             return []
         variant = f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
