@@ -53,8 +53,8 @@ BARE_STATUSES = [
     "Command exited with non-zero status 1",
     "Process returned 1 (0x1)   execution time : 0.312 s",
     "returncode=2",
-    # a level tag says no more than the status: srun's, GitHub Actions', colcon's
-    "srun: error: gpu-node-2: task 0: Exited with exit code 1",
+    # a level tag says no more than the status: GitHub Actions', colcon's (srun's task line is a
+    # launcher's summary since tools45, read as torchrun's and accelerate's are: launcher-worker-failed)
     "##[error]Process completed with exit code 1.",
     "Failed   <<< my_package [1.72s, exited with code 1]",
     "Error: setup.py exited with code 1",

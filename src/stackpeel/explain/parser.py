@@ -2475,7 +2475,7 @@ class LogScanner:
                     break
         self._streams.setdefault(key, None)
         line = Line(lineno, rest, key)
-        tb_index = self._traceback_step(key, rest, lineno, stamped)
+        tb_index = self._traceback_step(key, rest, lineno, stamped, quiet=stamped and level in _QUIET_LEVELS)
         if level in _AS_WRITTEN_LEVELS and key not in self._open:
             # an INFO, DEBUG or WARNING record outside a traceback is read as written: its level
             # keeps it quiet, or a warning, wherever a rule looks for one
@@ -2762,7 +2762,8 @@ class LogScanner:
                 r.suspects.append(line)
 
     # -- tracebacks ----------------------------------------------------------
-    def _traceback_step(self, key: str, text: str, lineno: int, stamped: bool = False) -> Optional[int]:
+    def _traceback_step(self, key: str, text: str, lineno: int, stamped: bool = False,
+                        quiet: bool = False) -> Optional[int]:
         """Advance the traceback state machine of ``key``; returns the index of the
         traceback whose exception line ``text`` is, if it is one."""
         pos = text.find(TB_START)
@@ -2830,10 +2831,13 @@ class LogScanner:
                 self._close(key)
             return None
         # state == "message": continuation lines of a multi-line exception message
-        # (a logger's record after a traceback printed without one starts a record of its own: DeepSpeed's
-        # '[...] [INFO] [launch.py:319:sigkill_handler] Killing subprocess' after its worker's traceback)
+        # (a logger's quiet record after a traceback printed without one starts a record of its own:
+        # DeepSpeed's '[...] [INFO] [launch.py:319:sigkill_handler] Killing subprocess' after its worker's
+        # traceback; an error record, glog's 'E1206 ...' between ranks' tracebacks, is left to the
+        # message's own end, so that a read that counts repeated records instead of reading them closes
+        # tracebacks in the same order: tests/test_explain_long.py)
         if not text.strip() or RECORD_RE.match(text) or tb.message.count("\n") >= MESSAGE_LINES \
-                or (stamped and not op.stamped) or text.strip() == SHOW_HELP_FRAME or PROGRAM_ERROR_RE.match(text):
+                or (quiet and not op.stamped) or text.strip() == SHOW_HELP_FRAME or PROGRAM_ERROR_RE.match(text):
             self._close(key)
             return None
         tb.message += "\n" + text.rstrip()
