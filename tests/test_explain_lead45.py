@@ -11,7 +11,9 @@ from tests.explain_helpers import WRAPPERS, answer, codes, first, wrapped
 
 # Lightning's own words (src/lightning/fabric/utilities/device_parser.py _sanitize_gpu_ids,
 # src/lightning/fabric/accelerators/cuda.py find_usable_cuda_devices)
-EMPTY_LIST = ("lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0]\n"
+# pytorch_lightning 1.x's device_parser.py ('You requested GPUs: {gpus}\n But your machine only has: ...'),
+# as singularity-6203 pastes it; Lightning 2's first line ('You requested gpu:') still reads an ordinal
+EMPTY_LIST = ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0]\n"
               " But your machine only has: []")
 ZERO_GPUS = "ValueError: You requested to find 2 devices but this machine only has 0 GPUs."
 TOO_MANY = ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0, 1, 2, 3]\n"
