@@ -68,15 +68,17 @@ def silent(text: str) -> bool:
     return d["exit_code"] == 0 and not d["candidates"]
 
 
-#: torchrun (torch.distributed.elastic) after a worker's own traceback: the worker's exception
-#: goes in ``{child}``, its exit status in ``{status}`` (tools43, tools44)
-TORCHRUN_CHILD_FAILED = """Traceback (most recent call last):
+#: a worker's own traceback, its exception in ``{child}`` (tools45's launchers start from it too)
+WORKER_TRACEBACK = """Traceback (most recent call last):
   File "train.py", line 10, in <module>
     main()
   File "train.py", line 8, in main
     build(cfg)
 {child}
-ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {status}) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
+"""
+#: torchrun (torch.distributed.elastic) after a worker's own traceback: the worker's exception
+#: goes in ``{child}``, its exit status in ``{status}`` (tools43, tools44)
+TORCHRUN_CHILD_FAILED = WORKER_TRACEBACK + """ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {status}) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
 Traceback (most recent call last):
   File "/usr/local/bin/torchrun", line 8, in <module>
     sys.exit(main())

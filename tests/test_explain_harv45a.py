@@ -31,8 +31,7 @@ through the wrappers pasted logs put around lines, with near-misses that keep th
 from __future__ import annotations
 
 from explain_helpers import codes, first
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, ids as _ids
 
 # opencv/opencv modules/dnn/src/op_cuda.cpp initCUDABackend (opencv/opencv#18382's paste)
 OPENCV_DNN_ARCH = ("cv2.error: OpenCV(4.4.0) /home/ycc/opencv-4.4.0/modules/dnn/src/dnn.cpp:2353: error: "
@@ -76,9 +75,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_opencv_without_cuda_keeps_its_reading():

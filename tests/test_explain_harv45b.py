@@ -22,8 +22,7 @@ through the wrappers pasted logs put around lines, with near-misses that keep th
 
 from __future__ import annotations
 
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import codes_of as _codes, family_tests, healthy_test
+from test_explain_patterns import codes_of as _codes, family_tests, healthy_test, ids as _ids
 
 # karpathy/llm.c llmc/cuda_common.h cuda_check, its two lines joined (karpathy/llm.c#104's paste)
 LLMC_OOM = "[CUDA ERROR] at file train_gpt2.cu:693: out of memory"
@@ -54,9 +53,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_llmc_oom_paste_is_named_by_a_signature():

@@ -20,9 +20,8 @@ pasted logs put around lines, with near-misses and healthy lines that keep their
 from __future__ import annotations
 
 from explain_helpers import codes, silent
-from stackpeel.explain.knowledge import load
 from stackpeel.explain.numbers import read_numbers
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, ids as _ids
 
 # clap_builder's InvalidValue error for tabby's Device ValueEnum (TabbyML/tabby#1163's paste)
 CLAP_CUDA = "error: invalid value 'cuda' for '--device <DEVICE>'"
@@ -41,9 +40,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_tabby_paste_names_the_build_without_cuda():

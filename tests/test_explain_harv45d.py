@@ -25,8 +25,7 @@ the wrappers pasted logs put around lines, with near-misses that keep their read
 from __future__ import annotations
 
 from explain_helpers import codes, first
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, ids as _ids
 
 # OSGeo/PROJ src/iso19111/factory.cpp, the proj.db layout check, as GDAL prints it
 PROJ_MINOR = ("ERROR 1: PROJ: proj_create_from_database: C:\\Program Files\\PostgreSQL\\16\\share\\contrib\\"
@@ -62,9 +61,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_gdal_paste_cut_inside_the_word_names_the_proj_variable():

@@ -17,8 +17,7 @@ through the wrappers pasted logs put around lines, with near-misses that keep th
 from __future__ import annotations
 
 from explain_helpers import codes, first, silent
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import family_tests, healthy_test
+from test_explain_patterns import family_tests, healthy_test, ids as _ids
 
 # python/cpython Lib/urllib/request.py urlretrieve (ContentTooShortError), as AnyLabeling prints it
 URLRETRIEVE_SHORT = ("Could not download https://github.com/vietanhdev/anylabeling-assets/releases/download/v0.2.0/"
@@ -38,9 +37,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_anylabeling_paste_names_the_cut_download():

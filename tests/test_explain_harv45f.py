@@ -19,8 +19,7 @@ the wrappers pasted logs put around lines, with near-misses that keep their read
 
 from __future__ import annotations
 
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import codes_of as _codes, family_tests, healthy_test
+from test_explain_patterns import codes_of as _codes, family_tests, healthy_test, ids as _ids
 
 # facebookresearch/fairseq fairseq/scoring/bleu.py (fairseq/bleu.py before 0.10)
 LIBBLEU_FROM = "ImportError: cannot import name 'libbleu' from 'fairseq'"
@@ -57,9 +56,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_fairseq_generate_traceback_names_the_unbuilt_scorer():

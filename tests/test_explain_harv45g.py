@@ -19,8 +19,7 @@ paste, run through the wrappers pasted logs put around lines, with near-misses t
 
 from __future__ import annotations
 
-from stackpeel.explain.knowledge import load
-from test_explain_patterns import codes_of as _codes, family_tests, healthy_test
+from test_explain_patterns import codes_of as _codes, family_tests, healthy_test, ids as _ids
 
 # facebookresearch/demucs demucs/separate.py load_track (3.x and 4.x wording, and 2.x's 'Ffmpeg')
 DEMUCS_FFMPEG = "When trying to load using ffmpeg, got the following error: FFmpeg is not installed."
@@ -36,9 +35,6 @@ FAMILIES = {
 
 test_in_every_wrapper, test_own_signature = family_tests(FAMILIES)
 
-
-def _ids(text):
-    return [e.id for e in load().match_line(text)]
 
 
 def test_demucs_paste_names_ffmpeg_before_the_torchaudio_backend():

@@ -34,7 +34,7 @@ from stackpeel.explain import explain_text
 from stackpeel.explain.parser import read_log_prefix, scan_text
 from stackpeel.explain.render import render_text
 
-from explain_helpers import TORCHRUN_CHILD_FAILED, answer, codes
+from explain_helpers import TORCHRUN_CHILD_FAILED, WORKER_TRACEBACK, answer, codes
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -44,13 +44,7 @@ UNKNOWN = "ValueError: the config wants 3 stages, got 2"
 KNOWN = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
 
 #: the worker's own traceback, as every log below starts
-WORKER = """Traceback (most recent call last):
-  File "train.py", line 10, in <module>
-    main()
-  File "train.py", line 8, in main
-    build(cfg)
-{child}
-"""
+WORKER = WORKER_TRACEBACK
 
 
 def torchrun(child: str = UNKNOWN, status: object = 1) -> str:

@@ -518,7 +518,7 @@ def _narrowing_facts(facts: _combinations.LogFacts) -> List[Tuple[str, str, List
     # log is left out; so is a host the log shows is not x86_64
     elif ccs and not facts.arch_list and v.get("torch") and "windows" not in facts.context \
             and v.get("machine") in (None, "x86_64"):
-        rows = _combinations.torch_wheel_rows(v["torch"], v.get("cuda") or torch_cuda)
+        rows = _combinations.torch_wheel_rows(v["torch"], torch_cuda)
         if rows and all(_arch_runs(r.arch_list, c) for r in rows for c in ccs):
             shown = ", ".join(".".join(map(str, c[:2])) for c in ccs)
             which = (f"the published Linux wheel of torch {v['torch']} ships {' '.join(rows[0].arch_list)}"
